@@ -1,0 +1,68 @@
+#include "cli/commands.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/options.h"
+#include "model/config/config.h"
+#include "replay/trace.h"
+
+namespace pfsim {
+
+namespace {
+
+const char* kUsage = R"(pfsim - a cycle-approximate simulator of the Ascend a2a3 GM -> L2 prefetch path
+
+usage: pfsim COMMAND [options]
+
+commands:
+  replay FILE [--json] [--verify] [--progress]
+                    replay a memory trace (R|W|P <hex address> <bytes> per line)
+  config [--json]   print the resolved configuration
+  help              this text
+
+options shared by every command:
+  --preset NAME     start from an embedded preset (default: a2a3)
+  --config FILE     override parameters from a TOML file (repeatable)
+  --set KEY=VALUE   override one parameter, e.g. --set l2.size=96MiB (repeatable)
+  --json            machine-readable output
+
+exit status: 0 success, 1 a check failed, 2 bad input
+)";
+
+}  // namespace
+
+int cmd_config(const std::vector<std::string>& args) {
+    std::vector<std::string> seen;
+    CommonOptions o = parse_options(args, {}, &seen);
+    if (!o.positional.empty()) throw UsageError("config takes no file argument");
+    Config cfg = resolve_config(o);
+    if (o.json) {
+        std::cout << cfg.to_json().dump(2) << "\n";
+    } else {
+        std::cout << cfg.to_toml();
+    }
+    return 0;
+}
+
+int run_cli(const std::vector<std::string>& args) {
+    if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+        std::cout << kUsage;
+        return args.empty() ? 2 : 0;
+    }
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    try {
+        if (args[0] == "config") return cmd_config(rest);
+        if (args[0] == "replay") return cmd_replay(rest);
+        throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
+    } catch (const UsageError& e) {
+        std::cerr << "pfsim: " << e.what() << "\n";
+    } catch (const ConfigError& e) {
+        std::cerr << "pfsim: configuration error: " << e.what() << "\n";
+    } catch (const TraceError& e) {
+        std::cerr << "pfsim: trace error: " << e.what() << "\n";
+    }
+    return 2;
+}
+
+}  // namespace pfsim

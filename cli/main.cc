@@ -1,0 +1,24 @@
+// pfsim: the command-line front end. Exit status: 0 success, 1 a check failed
+// (e.g. --verify found a mismatch), 2 bad input (usage, configuration, trace).
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "cli/commands.h"
+
+int sc_main(int argc, char** argv) {
+    // sc_stop() would print an info line on stdout, in the middle of --json output.
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                            sc_core::SC_DO_NOTHING);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    return pfsim::run_cli(args);
+}
+
+// Our own main (it takes precedence over libsystemc's) only to silence the
+// SystemC banner before the library prints it.
+int main(int argc, char** argv) {
+    setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}

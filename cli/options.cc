@@ -1,0 +1,57 @@
+#include "cli/options.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace pfsim {
+
+CommonOptions parse_options(const std::vector<std::string>& args, const std::vector<std::string>& flags,
+                            std::vector<std::string>* seen) {
+    CommonOptions o;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](const std::string& name) -> std::string {
+            const std::string prefix = name + "=";
+            if (a.rfind(prefix, 0) == 0) return a.substr(prefix.size());
+            if (i + 1 >= args.size()) throw UsageError(name + " needs a value");
+            return args[++i];
+        };
+        auto is = [&](const std::string& name) { return a == name || a.rfind(name + "=", 0) == 0; };
+        if (is("--preset")) {
+            o.preset = value("--preset");
+        } else if (is("--config")) {
+            o.config_files.push_back(user_path(value("--config")));
+        } else if (is("--set")) {
+            o.sets.push_back(value("--set"));
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+            seen->push_back(a);
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw UsageError("unknown option '" + a + "'");
+        } else {
+            o.positional.push_back(a);
+        }
+    }
+    return o;
+}
+
+bool has_flag(const std::vector<std::string>& seen, const std::string& flag) {
+    return std::find(seen.begin(), seen.end(), flag) != seen.end();
+}
+
+Config resolve_config(const CommonOptions& options) {
+    Config cfg = Config::from_preset(options.preset);
+    for (const std::string& f : options.config_files) cfg.load_file(f);
+    for (const std::string& s : options.sets) cfg.set(s);
+    cfg.validate();
+    return cfg;
+}
+
+std::string user_path(const std::string& path) {
+    const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
+    if (!dir || path.empty() || path[0] == '/') return path;
+    return std::string(dir) + "/" + path;
+}
+
+}  // namespace pfsim

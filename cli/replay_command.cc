@@ -1,0 +1,83 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "model/soc/soc.h"
+#include "replay/replay.h"
+#include "replay/trace.h"
+
+namespace pfsim {
+
+int cmd_replay(const std::vector<std::string>& args) {
+    std::vector<std::string> seen;
+    CommonOptions o = parse_options(args, {"--verify", "--progress"}, &seen);
+    if (o.positional.size() != 1) throw UsageError("replay takes exactly one trace file");
+    const Config cfg = resolve_config(o);
+    const std::string path = user_path(o.positional[0]);
+    const uint64_t limit = Replay::ring_base(cfg);
+    const std::vector<TraceAccess> trace =
+        read_trace(path, limit, "the replay's GM range (GM less the top pages, which hold its SDMA ring)");
+
+    ReplayOptions ro;
+    ro.verify = has_flag(seen, "--verify");
+    ro.progress = has_flag(seen, "--progress") || isatty(STDERR_FILENO);
+    Soc soc("soc", cfg);
+    Replay replay("replay", cfg, soc, trace, ro);
+    sc_core::sc_start();
+    const ReplayResult& r = replay.result();
+
+    nlohmann::json summary = {
+        {"schema", "pfsim.summary/1"},
+        {"command", "replay"},
+        {"trace", o.positional[0]},
+        {"sim_time_ns", static_cast<double>(r.sim_time) / 1e3},
+        {"accesses", r.accesses},
+        {"line_accesses", r.line_accesses},
+    };
+    summary.update(soc.stats_json());
+    if (ro.verify) summary["verify"] = {{"mismatches", r.mismatches}, {"first", r.first_mismatch}};
+    if (!r.error.empty()) summary["error"] = r.error;
+    summary["config"] = cfg.to_json();
+
+    if (o.json) {
+        std::cout << summary.dump(2) << "\n";
+    } else {
+        const auto& l2 = summary["l2"];
+        const auto& gm = summary["gm"];
+        std::printf("trace            %s (%llu accesses, %llu line accesses)\n", o.positional[0].c_str(),
+                    static_cast<unsigned long long>(r.accesses),
+                    static_cast<unsigned long long>(r.line_accesses));
+        std::printf("sim time         %.3f us\n", static_cast<double>(r.sim_time) / 1e6);
+        std::printf("l2               %llu hits, %llu misses (hit rate %.1f %%), %llu writebacks, "
+                    "%llu prefetched lines\n",
+                    l2["hits"].get<unsigned long long>(), l2["misses"].get<unsigned long long>(),
+                    100.0 * l2["hit_rate"].get<double>(), l2["writebacks"].get<unsigned long long>(),
+                    l2["prefetch_lines"].get<unsigned long long>());
+        std::printf("gm               %llu B read, %llu B written (uncached: %llu B read, %llu B written)\n",
+                    gm["read_bytes"].get<unsigned long long>(), gm["write_bytes"].get<unsigned long long>(),
+                    gm["uncached_read_bytes"].get<unsigned long long>(),
+                    gm["uncached_write_bytes"].get<unsigned long long>());
+        std::printf("sdma             %llu requests (%llu prefetch, %llu B prefetched)\n",
+                    summary["sdma"]["requests"].get<unsigned long long>(),
+                    summary["sdma"]["prefetch_requests"].get<unsigned long long>(),
+                    summary["sdma"]["prefetch_bytes"].get<unsigned long long>());
+        if (ro.verify) {
+            std::printf("verify           %llu mismatching reads%s%s\n",
+                        static_cast<unsigned long long>(r.mismatches), r.mismatches ? "; first: " : "",
+                        r.first_mismatch.c_str());
+        }
+    }
+    if (!r.error.empty()) {
+        std::cerr << "pfsim: " << r.error << "\n";
+        return 1;
+    }
+    return r.mismatches ? 1 : 0;
+}
+
+}  // namespace pfsim

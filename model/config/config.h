@@ -1,0 +1,69 @@
+// The resolved configuration: a preset, then overrides from files and --set.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config/params.h"
+#include "model/config/units.h"
+
+namespace pfsim {
+
+// Bad configuration input. The message names the key and, for files, file:line.
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class Config {
+public:
+    static const std::string kDefaultPreset;
+    static std::vector<std::string> preset_names();
+    // The named embedded preset; it defines every parameter.
+    static Config from_preset(const std::string& name = kDefaultPreset);
+
+    // Overrides from a TOML file (any subset of the keys).
+    void load_file(const std::string& path);
+    // Override from "key=value" (a --set argument).
+    void set(const std::string& assignment);
+    // Cross-parameter checks (geometry, ranges). Throws ConfigError.
+    void validate() const;
+
+    uint64_t count(const std::string& key) const;
+    uint64_t bytes(const std::string& key) const;               // Kind::Size
+    double bandwidth(const std::string& key) const;             // bytes per second
+    Tick time(const std::string& key) const;                    // picoseconds
+    double frequency(const std::string& key) const;             // Hz
+    const std::string& choice(const std::string& key) const;
+    bool flag(const std::string& key) const;
+
+    const std::string& preset() const { return preset_; }
+    // Every parameter in canonical units (B, B/s, ps, Hz), plus "preset".
+    nlohmann::json to_json() const;
+    // Every parameter as TOML, with its origin and description as comments.
+    std::string to_toml() const;
+
+    // Parses TOML text from `source` (a file name, or "preset NAME").
+    void load_toml(const std::string& text, const std::string& source);
+
+private:
+    struct Setting {
+        std::string text;    // as written
+        std::string origin;  // where it was set: "file.toml:12", "--set", "preset a2a3:40"
+        Quantity quantity;
+        bool flag = false;
+    };
+    void assign(const ParamSpec& spec, const std::string& text, const std::string& origin);
+    const Setting& get(const std::string& key, Kind kind) const;
+    double per_cycle_scale(const Setting& s, double canonical_per_cycle) const;
+
+    std::string preset_;
+    std::map<std::string, Setting> settings_;
+};
+
+}  // namespace pfsim

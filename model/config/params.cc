@@ -1,0 +1,96 @@
+#include "model/config/params.h"
+
+#include <map>
+
+namespace pfsim {
+
+namespace {
+
+ParamSpec param(const char* key, Kind kind, const char* description) {
+    ParamSpec p;
+    p.key = key;
+    p.kind = kind;
+    p.description = description;
+    return p;
+}
+
+ParamSpec power_of_two(ParamSpec p) {
+    p.power_of_two = true;
+    return p;
+}
+
+ParamSpec zero_allowed(ParamSpec p) {
+    p.may_be_zero = true;
+    return p;
+}
+
+ParamSpec choice(const char* key, const char* description, std::vector<std::string> choices) {
+    ParamSpec p = param(key, Kind::Choice, description);
+    p.choices = std::move(choices);
+    return p;
+}
+
+}  // namespace
+
+const std::vector<ParamSpec>& param_specs() {
+    static const std::vector<ParamSpec> specs = {
+        param("chip.clock", Kind::Frequency, "core clock; converts 'cycles' and 'B/cycle' values"),
+        param("chip.aiv_cores", Kind::Count, "vector (AIV) cores per die"),
+        param("chip.aic_cores", Kind::Count, "cube (AIC) cores per die"),
+
+        power_of_two(param("gm.size", Kind::Size, "global memory (HBM) capacity per die")),
+        param("gm.channels", Kind::Count, "independent GM channels, address-interleaved"),
+        power_of_two(param("gm.interleave", Kind::Size,
+                           "bytes mapped to one channel before the next channel")),
+        param("gm.bandwidth", Kind::Bandwidth, "aggregate GM bandwidth, split evenly over channels"),
+        param("gm.read_latency", Kind::Time, "GM read access latency, once per request"),
+        param("gm.write_latency", Kind::Time, "GM write access latency, once per request"),
+        zero_allowed(param("gm.request_overhead", Kind::Time,
+                           "channel time per access of up to gm.interleave bytes")),
+
+        param("l2.size", Kind::Size, "L2 capacity shared by all cores of the die"),
+        power_of_two(param("l2.line_bytes", Kind::Size, "L2 line: allocation and access unit")),
+        param("l2.ways", Kind::Count, "associativity"),
+        power_of_two(param("l2.slices", Kind::Count, "L2 slices, each with its own bandwidth")),
+        choice("l2.index", "set index: modulo = line mod sets; xor = line xor its upper bits, mod sets",
+               {"modulo", "xor"}),
+        param("l2.hit_latency", Kind::Time, "latency of an access that hits"),
+        zero_allowed(param("l2.miss_latency", Kind::Time,
+                           "extra latency of a miss, on top of the hit latency and the GM read")),
+        param("l2.slice_read_bandwidth", Kind::Bandwidth, "read bandwidth of one slice"),
+        param("l2.slice_write_bandwidth", Kind::Bandwidth, "write bandwidth of one slice"),
+        param("l2.max_outstanding_misses", Kind::Count, "misses in flight at once (MSHRs)"),
+
+        choice("sdma.provider", "SDMA workspace provider: model = simulated engine; none = no SDMA",
+               {"model", "none"}),
+        param("sdma.channels", Kind::Count, "SDMA channels, one submission ring each"),
+        param("sdma.queue_depth", Kind::Count, "entries in one channel's submission ring"),
+        zero_allowed(param("sdma.mmio_base", Kind::Size, "MMIO address of channel 0's registers")),
+        power_of_two(param("sdma.doorbell_stride", Kind::Size,
+                           "MMIO distance between two channels' register blocks")),
+        zero_allowed(param("sdma.doorbell_tail_offset", Kind::Size,
+                           "tail doorbell offset in a channel's register block")),
+        param("sdma.request_startup", Kind::Time,
+              "engine start-up per request, not hidden between requests of one channel"),
+        param("sdma.channel_bandwidth", Kind::Bandwidth, "data rate of one channel"),
+        param("sdma.bandwidth", Kind::Bandwidth, "aggregate data rate of all channels"),
+        zero_allowed(param("sdma.cold_channel_cost", Kind::Time,
+                           "first doorbell of a cold channel, serialised in the engine")),
+        param("sdma.max_request_bytes", Kind::Size, "largest length one request may carry"),
+
+        param("prefetch.block_bytes", Kind::Size, "bytes per cache-maintenance prefetch request"),
+    };
+    return specs;
+}
+
+const ParamSpec* find_param(const std::string& key) {
+    static const std::map<std::string, const ParamSpec*> index = [] {
+        std::map<std::string, const ParamSpec*> m;
+        for (const ParamSpec& p : param_specs()) m[p.key] = &p;
+        return m;
+    }();
+    auto it = index.find(key);
+    return it == index.end() ? nullptr : it->second;
+}
+
+}  // namespace pfsim

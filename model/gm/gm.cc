@@ -1,0 +1,45 @@
+#include "model/gm/gm.h"
+
+#include "model/common/time.h"
+
+namespace pfsim {
+
+GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const Config& cfg)
+    : sc_module(name), data("data"), uncached("uncached"), store_(cfg.bytes("gm.size")), timing_(cfg) {
+    data.register_b_transport(this, &GlobalMemory::transport_data);
+    uncached.register_b_transport(this, &GlobalMemory::transport_uncached);
+}
+
+void GlobalMemory::transport_data(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    transport(p, delay, true);
+}
+
+void GlobalMemory::transport_uncached(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    transport(p, delay, false);
+}
+
+void GlobalMemory::transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay, bool cached) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    if (!store_.contains(addr, len)) {
+        p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    const bool write = p.is_write();
+    if (write) {
+        store_.write(addr, p.get_data_ptr(), len);
+    } else if (p.get_data_ptr()) {  // a null pointer asks for timing only
+        store_.read(addr, p.get_data_ptr(), len);
+    }
+    const Tick issue = now_plus(delay);
+    delay = to_sc(timing_.schedule(write, addr, len, issue) - sc_core::sc_time_stamp().value());
+    if (cached) {
+        (write ? stats_.write_bytes : stats_.read_bytes) += len;
+        ++(write ? stats_.write_requests : stats_.read_requests);
+    } else {
+        (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
+    }
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace pfsim

@@ -1,0 +1,34 @@
+// Timing of global memory: address-interleaved channels, each with its own
+// "busy until" time. Requests from every requester share the channels, which is
+// how contention arises. No clock is ticked.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config/config.h"
+
+namespace pfsim {
+
+class GmTiming {
+public:
+    explicit GmTiming(const Config& cfg);
+
+    // A request of `len` bytes at `addr`, issued at `issue`: the time its last
+    // byte is read (or written). Each channel it touches is occupied for
+    // gm.request_overhead plus its share of bytes at the channel's bandwidth, per
+    // gm.interleave-sized piece; the access latency is added once at the end.
+    Tick schedule(bool write, uint64_t addr, uint64_t len, Tick issue);
+
+    double channel_bandwidth() const { return channel_bandwidth_; }
+
+private:
+    uint64_t interleave_;
+    double channel_bandwidth_;
+    Tick read_latency_;
+    Tick write_latency_;
+    Tick overhead_;
+    std::vector<Tick> busy_until_;
+};
+
+}  // namespace pfsim

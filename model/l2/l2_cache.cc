@@ -1,0 +1,260 @@
+#include "model/l2/l2_cache.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "model/common/time.h"
+
+namespace pfsim {
+
+namespace {
+unsigned log2_exact(uint64_t v) {
+    unsigned bits = 0;
+    while ((uint64_t{1} << bits) < v) ++bits;
+    return bits;
+}
+}  // namespace
+
+L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
+    : sc_module(name),
+      cached("cached"),
+      uncached("uncached"),
+      prefetch("prefetch"),
+      gm_data("gm_data"),
+      gm_uncached("gm_uncached"),
+      line_bytes_(cfg.bytes("l2.line_bytes")),
+      ways_(cfg.count("l2.ways")),
+      sets_(cfg.bytes("l2.size") / line_bytes_ / ways_),
+      slices_(cfg.count("l2.slices")),
+      gm_size_(cfg.bytes("gm.size")),
+      set_bits_(log2_exact(sets_)),
+      index_(cfg.choice("l2.index") == "xor" ? Index::Xor : Index::Modulo),
+      hit_latency_(cfg.time("l2.hit_latency")),
+      miss_latency_(cfg.time("l2.miss_latency")),
+      slice_read_bw_(cfg.bandwidth("l2.slice_read_bandwidth")),
+      slice_write_bw_(cfg.bandwidth("l2.slice_write_bandwidth")),
+      tag_(sets_ * ways_, 0),
+      lru_(sets_ * ways_, 0),
+      ready_(sets_ * ways_, 0),
+      dirty_(sets_ * ways_, 0),
+      prefetched_(sets_ * ways_, 0),
+      data_(static_cast<uint8_t*>(std::calloc(sets_ * ways_, line_bytes_))),
+      slice_read_busy_(slices_, 0),
+      slice_write_busy_(slices_, 0) {
+    if (!data_) throw std::runtime_error("pfsim: cannot reserve the L2 data array");
+    for (uint64_t i = 0; i < cfg.count("l2.max_outstanding_misses"); ++i) mshr_free_.push(0);
+    cached.register_b_transport(this, &L2Cache::transport_cached);
+    uncached.register_b_transport(this, &L2Cache::transport_uncached);
+    prefetch.register_b_transport(this, &L2Cache::transport_prefetch);
+}
+
+uint64_t L2Cache::set_of(uint64_t addr) const {
+    const uint64_t line = addr / line_bytes_;
+    switch (index_) {
+        case Index::Xor:
+            return (line ^ (line >> set_bits_) ^ (line >> (2 * set_bits_))) & (sets_ - 1);
+        case Index::Modulo:
+            break;
+    }
+    return line & (sets_ - 1);
+}
+
+int64_t L2Cache::find(uint64_t line) const {
+    const int64_t base = static_cast<int64_t>(set_of(line * line_bytes_) * ways_);
+    for (uint64_t w = 0; w < ways_; ++w) {
+        if (tag_[base + w] == line + 1) return base + static_cast<int64_t>(w);
+    }
+    return -1;
+}
+
+bool L2Cache::dirty(uint64_t addr) const {
+    int64_t slot = find(addr / line_bytes_);
+    return slot >= 0 && dirty_[slot];
+}
+
+int64_t L2Cache::allocate(uint64_t line, Tick when) {
+    const int64_t base = static_cast<int64_t>(set_of(line * line_bytes_) * ways_);
+    int64_t victim = base;
+    for (uint64_t w = 0; w < ways_; ++w) {
+        const int64_t slot = base + static_cast<int64_t>(w);
+        if (tag_[slot] == 0) {
+            victim = slot;
+            break;
+        }
+        if (lru_[slot] < lru_[victim]) victim = slot;
+    }
+    if (tag_[victim] != 0) {
+        if (dirty_[victim]) {
+            // Posted write-back: occupies GM, does not delay the access.
+            gm_access(true, true, (tag_[victim] - 1) * line_bytes_, line_data(victim), line_bytes_, when);
+            ++stats_.writebacks;
+        }
+        if (prefetched_[victim]) --prefetched_untouched_;
+    }
+    tag_[victim] = line + 1;
+    dirty_[victim] = 0;
+    prefetched_[victim] = 0;
+    return victim;
+}
+
+Tick L2Cache::reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when) {
+    Tick& busy = (write ? slice_write_busy_ : slice_read_busy_)[set & (slices_ - 1)];
+    busy = std::max(busy, when) + transfer_time(bytes, write ? slice_write_bw_ : slice_read_bw_);
+    return busy;
+}
+
+Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf, uint64_t len,
+                        Tick issue) {
+    gm_payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    gm_payload_.set_address(addr);
+    gm_payload_.set_data_ptr(buf);
+    gm_payload_.set_data_length(len);
+    gm_payload_.set_streaming_width(len);
+    gm_payload_.set_byte_enable_ptr(nullptr);
+    gm_payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const Tick now = sc_core::sc_time_stamp().value();
+    sc_core::sc_time delay = to_sc(issue - now);
+    (cached_path ? gm_data : gm_uncached)->b_transport(gm_payload_, delay);
+    if (gm_payload_.is_response_error()) {
+        throw std::logic_error("pfsim: L2 passed GM an address outside GM");  // checked before
+    }
+    return now + delay.value();
+}
+
+Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len,
+                          Tick issue) {
+    const uint64_t set = set_of(line * line_bytes_);
+    const Tick start = reserve_slice(set, write, len, issue);
+    int64_t slot = find(line);
+    Tick done;
+    if (slot >= 0) {
+        ++stats_.hits;
+        done = std::max(start + hit_latency_, ready_[slot]);
+        if (prefetched_[slot]) {
+            prefetched_[slot] = 0;
+            --prefetched_untouched_;
+        }
+    } else {
+        ++stats_.misses;
+        slot = allocate(line, start);
+        const Tick begin = std::max(start, mshr_free_.top()) + hit_latency_;
+        mshr_free_.pop();
+        Tick filled = begin;
+        if (!(write && len == line_bytes_)) {  // a full-line write needs no refill
+            filled = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, begin);
+        }
+        done = filled + miss_latency_;
+        mshr_free_.push(done);
+        ready_[slot] = done;
+    }
+    touch(slot);
+    uint8_t* bytes = line_data(slot) + offset;
+    if (write) {
+        std::memcpy(bytes, buf, len);
+        dirty_[slot] = 1;
+    } else {
+        std::memcpy(buf, bytes, len);
+    }
+    return done;
+}
+
+void L2Cache::transport_cached(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    if (len == 0 || !in_gm(addr, len)) {
+        p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    const bool write = p.is_write();
+    const Tick issue = now_plus(delay);
+    Tick done = issue;
+    uint8_t* buf = p.get_data_ptr();
+    for (uint64_t a = addr; a < addr + len;) {
+        const uint64_t line = a / line_bytes_;
+        const uint64_t offset = a - line * line_bytes_;
+        const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
+        done = std::max(done, access_line(line, write, buf, offset, n, issue));
+        ++(write ? stats_.write_lines : stats_.read_lines);
+        buf += n;
+        a += n;
+    }
+    (write ? stats_.write_bytes : stats_.read_bytes) += len;
+    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    if (len == 0 || !in_gm(addr, len)) {
+        p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    const bool write = p.is_write();
+    uint8_t* buf = p.get_data_ptr();
+    const Tick done = gm_access(false, write, addr, buf, len, now_plus(delay));
+    // Coherence with resident lines: they hold the latest bytes.
+    for (uint64_t a = addr; a < addr + len;) {
+        const uint64_t line = a / line_bytes_;
+        const uint64_t offset = a - line * line_bytes_;
+        const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
+        const int64_t slot = find(line);
+        if (slot >= 0) {
+            if (write) {
+                std::memcpy(line_data(slot) + offset, buf + (a - addr), n);
+            } else {
+                std::memcpy(buf + (a - addr), line_data(slot) + offset, n);
+            }
+        }
+        a += n;
+    }
+    (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
+    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    if (len == 0 || !in_gm(addr, len)) {
+        p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    const Tick issue = now_plus(delay);
+    PrefetchPacing* pacing = nullptr;
+    p.get_extension(pacing);
+    const Tick engine_done = pacing ? std::max(pacing->engine_done, issue) : issue;
+    const uint64_t first = addr / line_bytes_;
+    const uint64_t count = (addr + len - 1) / line_bytes_ - first + 1;
+    Tick done = issue;
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t line = first + i;
+        // The engine moves the range at a steady rate: line i is through at pace.
+        const Tick pace = issue + (engine_done - issue) * (i + 1) / count;
+        int64_t slot = find(line);
+        if (slot >= 0) {
+            ++stats_.prefetch_resident;
+            done = std::max(done, std::max(pace, ready_[slot]));
+        } else {
+            ++stats_.prefetch_lines;
+            slot = allocate(line, issue);
+            const Tick fetched = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, issue);
+            const Tick written = reserve_slice(set_of(line * line_bytes_), true, line_bytes_,
+                                               std::max(fetched, pace));
+            ready_[slot] = written;
+            prefetched_[slot] = 1;
+            ++prefetched_untouched_;
+            if (corrupt_next_fill_) {
+                line_data(slot)[0] ^= 0x01;
+                corrupt_next_fill_ = false;
+            }
+            done = std::max(done, written);
+        }
+        touch(slot);
+    }
+    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace pfsim

@@ -1,0 +1,128 @@
+// The L2 cache of one die: data-carrying, set-associative, write-back,
+// write-allocate, LRU, shared by every core and the SDMA engine.
+//
+// TLM-2.0 sockets (LT: the delay argument is the issue time relative to
+// sc_time_stamp() on entry and the completion time on return):
+//   cached    - core reads and writes; each line touched counts one hit or miss
+//   uncached  - reads and writes straight to GM, coherent with resident lines,
+//               allocating nothing and counting no hit or miss
+//   prefetch  - SDMA cache-maintenance fills of [address, address + length):
+//               no data pointer; a PrefetchPacing extension says when the engine
+//               finishes moving the bytes, and the lines become ready along the way
+//   gm_data, gm_uncached - to GlobalMemory
+//
+// Values: data is moved when a transaction is called, so a read always returns
+// the latest value written before it in simulation order. Timing: each line has a
+// "ready" time (a miss or fill in flight); a hit on such a line waits for it.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "model/config/config.h"
+
+namespace pfsim {
+
+// Attached by the SDMA engine to prefetch transactions.
+struct PrefetchPacing : tlm::tlm_extension<PrefetchPacing> {
+    Tick engine_done = 0;  // absolute time the engine has moved every byte
+    tlm::tlm_extension_base* clone() const override { return new PrefetchPacing(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override {
+        engine_done = static_cast<const PrefetchPacing&>(other).engine_done;
+    }
+};
+
+struct L2Stats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t writebacks = 0;
+    uint64_t prefetch_lines = 0;      // lines a prefetch filled
+    uint64_t prefetch_resident = 0;   // lines a prefetch found already resident
+    uint64_t read_lines = 0;
+    uint64_t write_lines = 0;
+    uint64_t read_bytes = 0;
+    uint64_t write_bytes = 0;
+    uint64_t uncached_read_bytes = 0;
+    uint64_t uncached_write_bytes = 0;
+};
+
+class L2Cache : public sc_core::sc_module {
+public:
+    tlm_utils::multi_passthrough_target_socket<L2Cache> cached;
+    tlm_utils::multi_passthrough_target_socket<L2Cache> uncached;
+    tlm_utils::simple_target_socket<L2Cache> prefetch;
+    tlm_utils::simple_initiator_socket<L2Cache> gm_data;
+    tlm_utils::simple_initiator_socket<L2Cache> gm_uncached;
+
+    L2Cache(sc_core::sc_module_name name, const Config& cfg);
+
+    const L2Stats& stats() const { return stats_; }
+    uint64_t line_bytes() const { return line_bytes_; }
+    uint64_t sets() const { return sets_; }
+    uint64_t ways() const { return ways_; }
+    uint64_t set_of(uint64_t addr) const;
+    bool resident(uint64_t addr) const { return find(addr / line_bytes_) >= 0; }
+    bool dirty(uint64_t addr) const;
+    // Lines currently resident that a prefetch brought in and no core has touched yet.
+    uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
+
+    // Fault injection (negative control): flip one byte of the next line a
+    // prefetch fills.
+    void corrupt_next_prefetch_fill() { corrupt_next_fill_ = true; }
+
+private:
+    enum class Index { Modulo, Xor };
+
+    void transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    void transport_uncached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    void transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+
+    // One core access to part of one line. Returns its completion time.
+    Tick access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
+    // Takes a way for `line` in its set, writing back a dirty victim. Returns the slot.
+    int64_t allocate(uint64_t line, Tick when);
+    int64_t find(uint64_t line) const;
+    void touch(int64_t slot) { lru_[slot] = ++lru_clock_; }
+    uint8_t* line_data(int64_t slot) { return data_.get() + slot * line_bytes_; }
+    Tick reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when);
+    Tick gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf,
+                   uint64_t len, Tick issue);
+    bool in_gm(uint64_t addr, uint64_t len) const { return addr <= gm_size_ && len <= gm_size_ - addr; }
+
+    uint64_t line_bytes_, ways_, sets_, slices_, gm_size_;
+    unsigned set_bits_;
+    Index index_;
+    Tick hit_latency_, miss_latency_;
+    double slice_read_bw_, slice_write_bw_;
+
+    // Per slot (set * ways + way): line number + 1 (0 = invalid), LRU stamp,
+    // ready time, dirty bit, "filled by prefetch and untouched" bit.
+    std::vector<uint64_t> tag_;
+    std::vector<uint64_t> lru_;
+    std::vector<Tick> ready_;
+    std::vector<uint8_t> dirty_;
+    std::vector<uint8_t> prefetched_;
+    struct FreeDeleter {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t, FreeDeleter> data_;  // calloc'd: pages appear as lines are used
+
+    std::vector<Tick> slice_read_busy_, slice_write_busy_;
+    std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> mshr_free_;
+    uint64_t lru_clock_ = 0;
+    uint64_t prefetched_untouched_ = 0;
+    bool corrupt_next_fill_ = false;
+    tlm::tlm_generic_payload gm_payload_;
+    L2Stats stats_;
+};
+
+}  // namespace pfsim

@@ -1,0 +1,203 @@
+#include "model/sdma/sdma_engine.h"
+
+#include <algorithm>
+#include <optional>
+#include <cstring>
+#include <string>
+
+#include "model/common/time.h"
+#include "model/l2/l2_cache.h"
+
+namespace pfsim {
+
+using sc_core::sc_time;
+
+SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
+    : sc_module(name),
+      mmio("mmio"),
+      memory("memory"),
+      prefetch("prefetch"),
+      mmio_base_(cfg.bytes("sdma.mmio_base")),
+      stride_(cfg.bytes("sdma.doorbell_stride")),
+      tail_offset_(cfg.bytes("sdma.doorbell_tail_offset")),
+      gm_size_(cfg.bytes("gm.size")),
+      max_request_bytes_(cfg.bytes("sdma.max_request_bytes")),
+      copy_chunk_(cfg.bytes("prefetch.block_bytes")),
+      max_depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
+      startup_(cfg.time("sdma.request_startup")),
+      cold_cost_(cfg.time("sdma.cold_channel_cost")),
+      channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
+      aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
+      state_(cfg.count("sdma.channels")) {
+    mmio.register_b_transport(this, &SdmaEngine::transport_mmio);
+    for (unsigned c = 0; c < state_.size(); ++c) {
+        doorbell_.push_back(std::make_unique<sc_core::sc_event>());
+        idle_.push_back(std::make_unique<sc_core::sc_event>());
+        sc_core::sc_spawn([this, c] { run_channel(c); },
+                          sc_core::sc_gen_unique_name("channel"));
+    }
+}
+
+void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    if (addr < mmio_base_) return;
+    const uint64_t c = (addr - mmio_base_) / stride_;
+    const uint64_t reg = (addr - mmio_base_) % stride_;
+    if (c >= state_.size() || len == 0 || len > 8 || reg + len > stride_) return;
+    SdmaChannelState& ch = state_[c];
+    uint64_t value = 0;
+    if (p.is_write()) {
+        std::memcpy(&value, p.get_data_ptr(), len);  // little-endian host
+        if (reg == tail_offset_ && len == 4) {
+            ring_doorbell(static_cast<unsigned>(c), static_cast<uint32_t>(value), now_plus(delay));
+        } else if (reg == SdmaRegister::kRingBase && len == 8) {
+            ch.ring_base = value;
+        } else if (reg == SdmaRegister::kRingDepth && len == 4) {
+            ch.depth = static_cast<uint32_t>(value);
+        } else {
+            return;  // read-only or unknown register
+        }
+    } else {
+        switch (reg) {
+            case SdmaRegister::kHead: value = ch.head; break;
+            case SdmaRegister::kRingBase: value = ch.ring_base; break;
+            case SdmaRegister::kRingDepth: value = ch.depth; break;
+            case SdmaRegister::kError: value = static_cast<uint32_t>(ch.error); break;
+            case SdmaRegister::kCompleted: value = ch.completed; break;
+            default:
+                if (reg == tail_offset_) {
+                    value = ch.tail;
+                } else {
+                    return;
+                }
+        }
+        std::memcpy(p.get_data_ptr(), &value, len);
+    }
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
+    SdmaChannelState& ch = state_[c];
+    ++stats_.doorbells;
+    if (ch.error != SdmaError::None) return;  // a stopped channel ignores its doorbell
+    if (ch.depth < 2 || ch.depth > max_depth_ || ch.ring_base == 0) {
+        ch.error = SdmaError::NotConfigured;
+    } else if (tail >= ch.depth) {
+        ch.error = SdmaError::TailOutOfRange;
+    }
+    if (ch.error != SdmaError::None) {
+        ++stats_.channel_errors;
+        idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
+        return;
+    }
+    ch.tail = tail;
+    ch.busy = true;
+    ch.doorbell_pending = true;
+    doorbell_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
+}
+
+void SdmaEngine::run_channel(unsigned c) {
+    SdmaChannelState& ch = state_[c];
+    for (;;) {
+        while (!ch.doorbell_pending) sc_core::wait(*doorbell_[c]);
+        ch.doorbell_pending = false;
+        if (!ch.warm) {
+            // Submission-queue publication: one channel at a time, engine-wide.
+            const Tick now = sc_core::sc_time_stamp().value();
+            cold_busy_until_ = std::max(cold_busy_until_, now) + cold_cost_;
+            ch.warm = true;
+            ++stats_.cold_starts;
+            sc_core::wait(to_sc(cold_busy_until_ - now));
+        }
+        while (ch.head != ch.tail && ch.error == SdmaError::None) execute_next(c);
+        if (!ch.doorbell_pending) {
+            ch.busy = false;
+            idle_[c]->notify();
+        }
+    }
+}
+
+SdmaError SdmaEngine::validate(const SdmaRequest& r) const {
+    auto outside = [this](uint64_t a, uint64_t n) { return a > gm_size_ || n > gm_size_ - a; };
+    if (r.type != kSdmaType) return SdmaError::BadType;
+    if (r.opcode != kSdmaOpCopy && r.opcode != kSdmaOpCachePrefetch) return SdmaError::BadOpcode;
+    if (r.length == 0) return SdmaError::ZeroLength;
+    if (r.length > max_request_bytes_) return SdmaError::Oversized;
+    if (outside(r.src, r.length)) return SdmaError::SourceOutsideGm;
+    if (r.opcode == kSdmaOpCopy && outside(r.dst, r.length)) return SdmaError::DestinationOutsideGm;
+    return SdmaError::None;
+}
+
+std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len,
+                                              Tick issue) {
+    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload_.set_address(addr);
+    payload_.set_data_ptr(buf);
+    payload_.set_data_length(len);
+    payload_.set_streaming_width(len);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const Tick now = sc_core::sc_time_stamp().value();
+    sc_time delay = to_sc(issue - now);
+    memory->b_transport(payload_, delay);
+    if (payload_.is_response_error()) return std::nullopt;
+    return now + delay.value();
+}
+
+Tick SdmaEngine::reserve_bandwidth(uint64_t bytes, Tick start) {
+    aggregate_busy_until_ = std::max(aggregate_busy_until_, start) + transfer_time(bytes, aggregate_bw_);
+    return std::max(start + transfer_time(bytes, channel_bw_), aggregate_busy_until_);
+}
+
+void SdmaEngine::execute_next(unsigned c) {
+    SdmaChannelState& ch = state_[c];
+    const Tick now = sc_core::sc_time_stamp().value();
+    uint8_t raw[kSdmaRequestBytes];
+    const std::optional<Tick> fetched = memory_access(
+        false, ch.ring_base + uint64_t{ch.head} * kSdmaRequestBytes, raw, kSdmaRequestBytes, now);
+    stats_.request_fetch_bytes += kSdmaRequestBytes;
+    const SdmaRequest r = SdmaRequest::decode(raw);
+    ch.error = fetched ? validate(r) : SdmaError::RingOutsideGm;
+    if (ch.error != SdmaError::None) {
+        ++stats_.channel_errors;
+        return;
+    }
+    const Tick start = *fetched + startup_;
+    const Tick engine_done = reserve_bandwidth(r.length, start);
+    Tick done = engine_done;
+    if (r.opcode == kSdmaOpCachePrefetch) {
+        payload_.set_command(tlm::TLM_READ_COMMAND);
+        payload_.set_address(r.src);
+        payload_.set_data_ptr(nullptr);
+        payload_.set_data_length(r.length);
+        payload_.set_streaming_width(r.length);
+        payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        PrefetchPacing pacing;
+        pacing.engine_done = engine_done;
+        payload_.set_extension(&pacing);
+        sc_time delay = to_sc(start - now);
+        prefetch->b_transport(payload_, delay);
+        payload_.clear_extension(&pacing);
+        done = std::max<Tick>(done, now + delay.value());
+        ++stats_.prefetch_requests;
+        stats_.prefetch_bytes += r.length;
+    } else {
+        std::vector<uint8_t> buffer(std::min<uint64_t>(r.length, copy_chunk_));
+        for (uint64_t off = 0; off < r.length; off += buffer.size()) {
+            const uint64_t n = std::min<uint64_t>(buffer.size(), r.length - off);
+            // Both ranges were validated, so these accesses cannot fail.
+            const Tick read = *memory_access(false, r.src + off, buffer.data(), n, start);
+            done = std::max(done, *memory_access(true, r.dst + off, buffer.data(), n, read));
+        }
+        ++stats_.copy_requests;
+        stats_.copy_bytes += r.length;
+    }
+    sc_core::wait(to_sc(done - now));
+    ++stats_.requests;
+    ++ch.completed;
+    ch.last_done = done;
+    ch.head = (ch.head + 1) % ch.depth;
+}
+
+}  // namespace pfsim

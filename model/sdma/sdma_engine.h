@@ -1,0 +1,105 @@
+// The SDMA engine: channels with submission rings in GM and doorbell registers
+// in an MMIO window. A doorbell write hands the engine a new ring tail; the
+// channel then fetches each new 64-byte request from GM, decodes it and executes
+// it, in order. Channels run in parallel as SystemC processes, under an
+// aggregate bandwidth limit; a cold channel's first doorbell pays a publication
+// cost serialised inside the engine.
+//
+// Register block of channel c at sdma.mmio_base + c * sdma.doorbell_stride:
+//   sdma.doorbell_tail_offset  tail doorbell (write, 4 B)
+//   0x100 head (read, 4 B)          0x108 ring base in GM (read/write, 8 B)
+//   0x110 ring depth (r/w, 4 B)     0x118 error code, SdmaError (read, 4 B)
+//   0x120 requests completed (read, 8 B)
+// A malformed request stops its channel with an error code; nothing else stops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "model/config/config.h"
+#include "model/sdma/sdma_request.h"
+
+namespace pfsim {
+
+struct SdmaRegister {
+    static constexpr uint64_t kHead = 0x100;
+    static constexpr uint64_t kRingBase = 0x108;
+    static constexpr uint64_t kRingDepth = 0x110;
+    static constexpr uint64_t kError = 0x118;
+    static constexpr uint64_t kCompleted = 0x120;
+    static constexpr uint64_t kBlockBytes = 0x128;  // smallest register block
+};
+
+struct SdmaStats {
+    uint64_t requests = 0;
+    uint64_t prefetch_requests = 0;
+    uint64_t copy_requests = 0;
+    uint64_t prefetch_bytes = 0;
+    uint64_t copy_bytes = 0;
+    uint64_t request_fetch_bytes = 0;  // SQEs read from the rings (uncached)
+    uint64_t doorbells = 0;
+    uint64_t cold_starts = 0;
+    uint64_t channel_errors = 0;
+};
+
+struct SdmaChannelState {
+    uint64_t ring_base = 0;
+    uint32_t depth = 0;
+    uint32_t head = 0;
+    uint32_t tail = 0;
+    bool warm = false;
+    bool busy = false;            // doorbell seen, not yet drained
+    bool doorbell_pending = false;
+    SdmaError error = SdmaError::None;
+    uint64_t completed = 0;
+    Tick last_done = 0;           // completion time of the latest request
+};
+
+class SdmaEngine : public sc_core::sc_module {
+public:
+    tlm_utils::multi_passthrough_target_socket<SdmaEngine> mmio;
+    tlm_utils::simple_initiator_socket<SdmaEngine> memory;    // to L2's uncached port
+    tlm_utils::simple_initiator_socket<SdmaEngine> prefetch;  // to L2's prefetch port
+
+    SdmaEngine(sc_core::sc_module_name name, const Config& cfg);
+
+    unsigned channels() const { return static_cast<unsigned>(state_.size()); }
+    const SdmaChannelState& channel(unsigned c) const { return state_.at(c); }
+    // Notified whenever channel c drains its ring or stops on an error.
+    const sc_core::sc_event& idle_event(unsigned c) const { return *idle_.at(c); }
+    uint64_t register_address(unsigned c, uint64_t offset) const {
+        return mmio_base_ + c * stride_ + offset;
+    }
+    uint64_t doorbell_address(unsigned c) const { return register_address(c, tail_offset_); }
+    const SdmaStats& stats() const { return stats_; }
+
+private:
+    void transport_mmio(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    void run_channel(unsigned c);
+    void execute_next(unsigned c);
+    SdmaError validate(const SdmaRequest& r) const;
+    // Completion time, or nothing when the address is outside GM.
+    std::optional<Tick> memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue);
+    Tick reserve_bandwidth(uint64_t bytes, Tick start);
+    void ring_doorbell(unsigned c, uint32_t tail, Tick when);
+
+    uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, copy_chunk_;
+    uint32_t max_depth_;
+    Tick startup_, cold_cost_;
+    double channel_bw_, aggregate_bw_;
+    std::vector<SdmaChannelState> state_;
+    std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;
+    Tick cold_busy_until_ = 0;
+    Tick aggregate_busy_until_ = 0;
+    tlm::tlm_generic_payload payload_;
+    SdmaStats stats_;
+};
+
+}  // namespace pfsim

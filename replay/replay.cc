@@ -1,0 +1,165 @@
+#include "replay/replay.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "model/common/time.h"
+#include "model/sdma/sdma_request.h"
+
+namespace pfsim {
+
+namespace {
+constexpr unsigned kChannel = 0;
+constexpr uint64_t kPatternPeriod = 4096;
+}  // namespace
+
+uint64_t Replay::ring_base(const Config& cfg) {
+    const uint64_t ring_bytes = cfg.count("sdma.queue_depth") * kSdmaRequestBytes;
+    return (cfg.bytes("gm.size") - ring_bytes) / 4096 * 4096;
+}
+
+Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
+               const std::vector<TraceAccess>& trace, const ReplayOptions& options)
+    : sc_module(name),
+      cached("cached"),
+      uncached("uncached"),
+      mmio("mmio"),
+      soc_(soc),
+      trace_(trace),
+      options_(options),
+      line_bytes_(cfg.bytes("l2.line_bytes")),
+      block_bytes_(cfg.bytes("prefetch.block_bytes")),
+      ring_base_(ring_base(cfg)),
+      depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
+      reference_(cfg.bytes("gm.size")) {
+    cached.bind(soc.l2.cached);
+    uncached.bind(soc.l2.uncached);
+    mmio.bind(soc.sdma.mmio);
+    uint64_t largest = 0;
+    for (const TraceAccess& a : trace_) {
+        if (a.op != TraceAccess::Prefetch) largest = std::max(largest, a.bytes);
+    }
+    // Deterministic write data: access k writes the pattern from offset k mod period.
+    pattern_.resize(largest + kPatternPeriod);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (uint8_t& b : pattern_) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        b = static_cast<uint8_t>(x >> 56);
+    }
+    scratch_.resize(largest);
+    if (options_.verify) expected_.resize(largest);
+    SC_HAS_PROCESS(Replay);
+    SC_THREAD(run);
+}
+
+void Replay::transport(tlm_utils::simple_initiator_socket<Replay>& socket, bool write, uint64_t addr,
+                       void* data, uint64_t len) {
+    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload_.set_address(addr);
+    payload_.set_data_ptr(static_cast<unsigned char*>(data));
+    payload_.set_data_length(len);
+    payload_.set_streaming_width(len);
+    payload_.set_byte_enable_ptr(nullptr);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = keeper_.get_local_time();
+    socket->b_transport(payload_, delay);
+    if (payload_.is_response_error()) {
+        std::ostringstream os;
+        os << "replay: the model refused the access at 0x" << std::hex << addr;
+        throw std::runtime_error(os.str());
+    }
+    keeper_.set(delay);
+    if (keeper_.need_sync()) keeper_.sync();
+}
+
+void Replay::mmio_write(uint64_t addr, uint64_t value, unsigned bytes) {
+    transport(mmio, true, addr, &value, bytes);
+}
+
+void Replay::wait_channel_idle() {
+    keeper_.sync();
+    while (soc_.sdma.channel(kChannel).busy) wait(soc_.sdma.idle_event(kChannel));
+}
+
+void Replay::run() {
+    tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
+    keeper_.reset();
+    // Program channel 0's ring and warm the channel (a doorbell with an unchanged tail).
+    mmio_write(soc_.sdma.register_address(kChannel, SdmaRegister::kRingBase), ring_base_, 8);
+    mmio_write(soc_.sdma.register_address(kChannel, SdmaRegister::kRingDepth), depth_, 4);
+    mmio_write(soc_.sdma.doorbell_address(kChannel), tail_, 4);
+    wait_channel_idle();
+    const Tick start = sc_core::sc_time_stamp().value();
+    const uint64_t step = std::max<uint64_t>(1, trace_.size() / 20);
+    for (uint64_t i = 0; i < trace_.size(); ++i) {
+        access(trace_[i], i);
+        if (!result_.error.empty()) break;
+        if (options_.progress && (i + 1) % step == 0) {
+            std::fprintf(stderr, "replay: %3d%% (%llu of %zu accesses)\n",
+                         static_cast<int>((i + 1) * 100 / trace_.size()),
+                         static_cast<unsigned long long>(i + 1), trace_.size());
+        }
+    }
+    keeper_.sync();
+    result_.sim_time = sc_core::sc_time_stamp().value() - start;
+    sc_core::sc_stop();
+}
+
+void Replay::access(const TraceAccess& a, uint64_t index) {
+    ++result_.accesses;
+    if (a.op == TraceAccess::Prefetch) {
+        prefetch(a);
+        return;
+    }
+    result_.line_accesses += (a.addr + a.bytes - 1) / line_bytes_ - a.addr / line_bytes_ + 1;
+    if (a.op == TraceAccess::Write) {
+        uint8_t* data = pattern_.data() + index % kPatternPeriod;
+        transport(cached, true, a.addr, data, a.bytes);
+        if (options_.verify) reference_.write(a.addr, data, a.bytes);
+        return;
+    }
+    transport(cached, false, a.addr, scratch_.data(), a.bytes);
+    if (!options_.verify) return;
+    reference_.read(a.addr, expected_.data(), a.bytes);
+    if (std::memcmp(expected_.data(), scratch_.data(), a.bytes) != 0) {
+        if (result_.mismatches++ == 0) {
+            uint64_t i = 0;
+            while (expected_[i] == scratch_[i]) ++i;
+            std::ostringstream os;
+            os << "access " << index + 1 << " (R 0x" << std::hex << a.addr << std::dec << " " << a.bytes
+               << "): byte at 0x" << std::hex << a.addr + i << " read 0x" << int(scratch_[i])
+               << ", expected 0x" << int(expected_[i]);
+            result_.first_mismatch = os.str();
+        }
+    }
+}
+
+void Replay::prefetch(const TraceAccess& a) {
+    uint64_t addr = a.addr;
+    const uint64_t end = a.addr + a.bytes;
+    while (addr < end) {
+        // At most depth - 1 requests in the ring at once.
+        for (uint32_t n = 0; n + 1 < depth_ && addr < end; ++n) {
+            const uint64_t len = std::min(block_bytes_, end - addr);
+            uint8_t raw[kSdmaRequestBytes];
+            SdmaRequest r = SdmaRequest::cache_prefetch(addr, static_cast<uint32_t>(len));
+            r.task_id = static_cast<uint16_t>(n);
+            r.encode(raw);
+            transport(uncached, true, ring_base_ + uint64_t{tail_} * kSdmaRequestBytes, raw,
+                      kSdmaRequestBytes);
+            tail_ = (tail_ + 1) % depth_;
+            addr += len;
+        }
+        mmio_write(soc_.sdma.doorbell_address(kChannel), tail_, 4);
+        wait_channel_idle();
+        const SdmaError e = soc_.sdma.channel(kChannel).error;
+        if (e != SdmaError::None) {
+            result_.error = std::string("SDMA channel 0 stopped: ") + sdma_error_name(e);
+            return;
+        }
+    }
+}
+
+}  // namespace pfsim

@@ -1,0 +1,77 @@
+// Replays a trace on the memory path: R and W go through L2 as a core's reads
+// and writes would, one access after the other (each issued when the previous
+// completes; the lines of one access are issued together). P prefetches its
+// range through SDMA channel 0 exactly as the runtime would - requests written
+// into the ring in GM, a doorbell write - and completes before the next access.
+//
+// The replay keeps the top of GM for channel 0's ring, and warms the channel
+// before time zero of the measurement.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/tlm_quantumkeeper.h>
+
+#include "model/config/config.h"
+#include "model/memory/backing_store.h"
+#include "model/soc/soc.h"
+#include "replay/trace.h"
+
+namespace pfsim {
+
+struct ReplayOptions {
+    bool verify = false;    // compare every read with a flat reference memory
+    bool progress = false;  // progress lines on stderr
+};
+
+struct ReplayResult {
+    Tick sim_time = 0;          // from the first access to the last completion
+    uint64_t accesses = 0;
+    uint64_t line_accesses = 0;  // lines touched by R and W
+    uint64_t mismatches = 0;     // reads that differed from the reference (verify)
+    std::string first_mismatch;
+    std::string error;           // an SDMA channel error, if one stopped a prefetch
+};
+
+class Replay : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<Replay> cached;
+    tlm_utils::simple_initiator_socket<Replay> uncached;
+    tlm_utils::simple_initiator_socket<Replay> mmio;
+
+    // The first GM address the replay keeps for its SDMA ring.
+    static uint64_t ring_base(const Config& cfg);
+
+    Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
+           const std::vector<TraceAccess>& trace, const ReplayOptions& options);
+
+    const ReplayResult& result() const { return result_; }
+
+private:
+    void run();
+    void access(const TraceAccess& a, uint64_t index);
+    void prefetch(const TraceAccess& a);
+    void transport(tlm_utils::simple_initiator_socket<Replay>& socket, bool write, uint64_t addr,
+                   void* data, uint64_t len);
+    void mmio_write(uint64_t addr, uint64_t value, unsigned bytes);
+    void wait_channel_idle();
+
+    Soc& soc_;
+    const std::vector<TraceAccess>& trace_;
+    ReplayOptions options_;
+    uint64_t line_bytes_, block_bytes_, ring_base_;
+    uint32_t depth_;
+    uint32_t tail_ = 0;
+    std::vector<uint8_t> pattern_, scratch_, expected_;
+    BackingStore reference_;
+    tlm::tlm_generic_payload payload_;
+    tlm_utils::tlm_quantumkeeper keeper_;
+    ReplayResult result_;
+};
+
+}  // namespace pfsim

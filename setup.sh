@@ -1,0 +1,20 @@
+#!/bin/sh
+# Installs every package pfsim's build, tests and benchmarks need, from Debian's
+# archive only. Idempotent and non-interactive: safe to run before every command.
+set -eu
+export DEBIAN_FRONTEND=noninteractive
+PACKAGES="bazel-bootstrap bazel-rules-java default-jdk-headless g++ zlib1g-dev zip \
+libsystemc-dev verilator libgtest-dev libgmock-dev libtomlplusplus-dev nlohmann-json3-dev \
+python3"
+missing=""
+for p in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    echo "setup.sh: installing$missing" >&2
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
