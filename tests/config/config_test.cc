@@ -1,0 +1,175 @@
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "model/config/config.h"
+#include "model/config/params.h"
+#include "model/config/units.h"
+
+namespace pfsim {
+namespace {
+
+// Runs `f` and returns the ConfigError message it throws ("" if it throws none).
+template <typename F>
+std::string error_of(F f) {
+    try {
+        f();
+    } catch (const ConfigError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+Config with(const std::string& assignment) {
+    Config cfg = Config::from_preset();
+    cfg.set(assignment);
+    cfg.validate();
+    return cfg;
+}
+
+TEST(Config, DefaultPresetSetsEveryParameterAndValidates) {
+    Config cfg = Config::from_preset();
+    EXPECT_EQ(cfg.preset(), "a2a3");
+    cfg.validate();
+    nlohmann::json j = cfg.to_json();
+    for (const ParamSpec& spec : param_specs()) {
+        EXPECT_TRUE(j.contains(spec.key)) << spec.key;
+        EXPECT_FALSE(spec.description.empty()) << spec.key;
+    }
+    EXPECT_EQ(cfg.bytes("l2.size"), 192ull << 20);
+    EXPECT_EQ(cfg.bytes("l2.line_bytes"), 512u);
+    EXPECT_EQ(cfg.count("sdma.channels"), 48u);
+    EXPECT_EQ(cfg.count("sdma.queue_depth"), 2048u);
+    EXPECT_EQ(cfg.bytes("gm.size"), 64ull << 30);
+    EXPECT_DOUBLE_EQ(cfg.bandwidth("gm.bandwidth"), 1.6e12);
+    EXPECT_EQ(cfg.time("sdma.request_startup"), 700000u);  // ps
+    EXPECT_EQ(cfg.choice("l2.index"), "modulo");
+}
+
+TEST(Config, EveryPresetSetsEveryKnownKey) {
+    for (const std::string& name : Config::preset_names()) {
+        EXPECT_NO_THROW(Config::from_preset(name).validate()) << name;
+    }
+}
+
+TEST(Config, UnitSuffixes) {
+    EXPECT_EQ(with("l2.size=96MiB").bytes("l2.size"), 96ull << 20);
+    EXPECT_EQ(with("gm.interleave=4 KiB").bytes("gm.interleave"), 4096u);
+    EXPECT_EQ(with("sdma.max_request_bytes=16MB").bytes("sdma.max_request_bytes"), 16000000u);
+    EXPECT_DOUBLE_EQ(with("gm.bandwidth=2TB/s").bandwidth("gm.bandwidth"), 2e12);
+    EXPECT_DOUBLE_EQ(with("gm.bandwidth=100 GiB/s").bandwidth("gm.bandwidth"), 100.0 * (1 << 30));
+    EXPECT_EQ(with("l2.hit_latency=25ns").time("l2.hit_latency"), 25000u);
+    EXPECT_EQ(with("sdma.cold_channel_cost=92us").time("sdma.cold_channel_cost"), 92000000u);
+    EXPECT_EQ(with("sdma.cold_channel_cost=1ms").time("sdma.cold_channel_cost"), 1000000000u);
+    // Cycles and bytes per cycle follow chip.clock, whatever order they are set in.
+    Config cfg = Config::from_preset();
+    cfg.set("l2.hit_latency=100cycles");
+    cfg.set("chip.clock=1GHz");
+    cfg.set("gm.bandwidth=64 B/cycle");
+    EXPECT_EQ(cfg.time("l2.hit_latency"), 100000u);
+    EXPECT_DOUBLE_EQ(cfg.bandwidth("gm.bandwidth"), 64e9);
+}
+
+TEST(Config, UnknownKeyIsRefusedFromSetAndFile) {
+    EXPECT_NE(error_of([] { with("l2.sise=1MiB"); }).find("unknown key 'l2.sise'"), std::string::npos);
+    const std::string path = write_temp("unknown.toml", "[l2]\nways = 12\n\n[gm]\nbogus = 3\n");
+    Config cfg = Config::from_preset();
+    const std::string e = error_of([&] { cfg.load_file(path); });
+    EXPECT_NE(e.find(path + ":5"), std::string::npos) << e;
+    EXPECT_NE(e.find("gm.bogus"), std::string::npos) << e;
+}
+
+TEST(Config, WrongTypeNamesKeyFileAndLine) {
+    struct Case {
+        std::string toml, key;
+        int line;
+    };
+    const Case cases[] = {
+        {"[l2]\nways = \"twelve\"\n", "l2.ways", 2},
+        {"[l2]\nways = 12.5\n", "l2.ways", 2},
+        {"[l2]\n\nsize = true\n", "l2.size", 3},
+        {"[l2]\nindex = \"random\"\n", "l2.index", 2},
+        {"[gm]\nbandwidth = 1600\n", "gm.bandwidth", 2},   // no unit
+        {"[gm]\nread_latency = \"3 parsecs\"\n", "gm.read_latency", 2},
+        {"[gm]\nchannels = [1, 2]\n", "gm.channels", 2},
+    };
+    for (const Case& c : cases) {
+        const std::string path = write_temp("wrong_type.toml", c.toml);
+        Config cfg = Config::from_preset();
+        const std::string e = error_of([&] { cfg.load_file(path); });
+        EXPECT_NE(e.find(path + ":" + std::to_string(c.line)), std::string::npos) << c.toml << " -> " << e;
+        EXPECT_NE(e.find(c.key), std::string::npos) << c.toml << " -> " << e;
+    }
+}
+
+TEST(Config, TomlSyntaxErrorNamesFileAndLine) {
+    const std::string path = write_temp("syntax.toml", "[l2]\nways = 12\n[gm\n");
+    Config cfg = Config::from_preset();
+    EXPECT_NE(error_of([&] { cfg.load_file(path); }).find(path + ":3"), std::string::npos);
+    EXPECT_NE(error_of([&] { cfg.load_file("/nonexistent/x.toml"); }).find("/nonexistent/x.toml"),
+              std::string::npos);
+}
+
+TEST(Config, ImpossibleValuesNameTheKey) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"l2.ways=16", "l2.ways"},                // 393216 / 16 sets: not a power of two
+        {"l2.ways=1000000", "l2.ways"},           // more ways than lines
+        {"l2.size=1000", "l2.size"},              // not a whole number of lines
+        {"l2.line_bytes=384", "l2.line_bytes"},   // not a power of two
+        {"l2.slices=3", "l2.slices"},
+        {"gm.bandwidth=0GB/s", "gm.bandwidth"},   // zero bandwidth
+        {"sdma.bandwidth=0 B/s", "sdma.bandwidth"},
+        {"gm.channels=0", "gm.channels"},
+        {"gm.size=3GiB", "gm.size"},
+        {"sdma.queue_depth=1", "sdma.queue_depth"},
+        {"sdma.doorbell_tail_offset=6", "sdma.doorbell_tail_offset"},
+        {"prefetch.block_bytes=512MiB", "prefetch.block_bytes"},
+        {"chip.clock=-1MHz", "chip.clock"},
+        {"sdma.provider=maybe", "sdma.provider"},
+        {"l2.size", "l2.size"},                   // no value at all
+    };
+    for (const auto& [assignment, key] : cases) {
+        const std::string e = error_of([&] { with(assignment); });
+        EXPECT_NE(e.find(key), std::string::npos) << assignment << " -> '" << e << "'";
+    }
+}
+
+TEST(Config, UnknownPresetListsTheKnownOnes) {
+    const std::string e = error_of([] { Config::from_preset("a9"); });
+    EXPECT_NE(e.find("a9"), std::string::npos);
+    EXPECT_NE(e.find("a2a3"), std::string::npos);
+}
+
+TEST(Config, OverridesApplyInOrderAndRecordTheirOrigin) {
+    const std::string path = write_temp("override.toml", "[l2]\nways = 24\n");
+    Config cfg = Config::from_preset();
+    cfg.load_file(path);
+    EXPECT_EQ(cfg.count("l2.ways"), 24u);
+    cfg.set("l2.ways=6");
+    cfg.validate();
+    EXPECT_EQ(cfg.count("l2.ways"), 6u);
+    EXPECT_NE(cfg.to_toml().find("(from --set)"), std::string::npos);
+}
+
+TEST(Units, ParseQuantity) {
+    Quantity q;
+    EXPECT_EQ(parse_quantity(Kind::Size, "0x1000", &q), "");
+    EXPECT_EQ(q.value, 4096);
+    EXPECT_NE(parse_quantity(Kind::Size, "1.5 B", &q), "");
+    EXPECT_NE(parse_quantity(Kind::Count, "3 MiB", &q), "");
+    EXPECT_NE(parse_quantity(Kind::Time, "", &q), "");
+    EXPECT_EQ(parse_quantity(Kind::Time, "3cycles", &q), "");
+    EXPECT_TRUE(q.per_cycle);
+}
+
+}  // namespace
+}  // namespace pfsim

@@ -1,0 +1,127 @@
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "model/gm/gm_timing.h"
+#include "model/memory/backing_store.h"
+#include "tests/support/harness.h"
+
+namespace pfsim {
+namespace {
+
+// Bandwidth (bytes/s) reached when `total` bytes are requested in transfers of
+// `size` bytes, all issued at time 0 (a saturating set of requesters).
+double saturated_bandwidth(const Config& cfg, uint64_t size, uint64_t total) {
+    GmTiming gm(cfg);
+    Tick last = 0;
+    for (uint64_t addr = 0; addr < total; addr += size) {
+        last = std::max(last, gm.schedule(false, addr, size, 0));
+    }
+    return static_cast<double>(total) * 1e12 / static_cast<double>(last);
+}
+
+// Bandwidth of one requester that issues the next transfer when the last completes.
+double sequential_bandwidth(const Config& cfg, uint64_t size, uint64_t total) {
+    GmTiming gm(cfg);
+    Tick t = 0;
+    for (uint64_t addr = 0; addr < total; addr += size) t = gm.schedule(false, addr, size, t);
+    return static_cast<double>(total) * 1e12 / static_cast<double>(t);
+}
+
+TEST(GmTiming, SmallTransfersGetLessBandwidthThanLargeOnes) {
+    const Config cfg = test::config_with({});
+    const double peak = cfg.bandwidth("gm.bandwidth");
+    const uint64_t total = 64ull << 20;
+    double previous = 0;
+    for (uint64_t size = 64; size <= (1u << 20); size *= 2) {
+        const double bw = saturated_bandwidth(cfg, size, total);
+        EXPECT_GE(bw, previous * 0.999) << size;  // never worse for larger transfers
+        EXPECT_LE(bw, peak * 1.0001) << size;
+        if (size <= 64) {
+            EXPECT_LT(bw, 0.6 * peak) << size;
+        }
+        if (size >= 16384) {
+            EXPECT_GT(bw, 0.95 * peak) << size;
+        }
+        previous = bw;
+    }
+    // A lone requester pays the access latency on every transfer.
+    EXPECT_LT(sequential_bandwidth(cfg, 512, 1 << 20), 0.05 * peak);
+    EXPECT_GT(sequential_bandwidth(cfg, 16 << 20, 64 << 20), 0.9 * peak);
+}
+
+TEST(GmTiming, BandwidthFollowsTheConfiguration) {
+    const double fast = saturated_bandwidth(test::config_with({"gm.bandwidth=3.2TB/s"}), 1 << 20, 64 << 20);
+    const double slow = saturated_bandwidth(test::config_with({}), 1 << 20, 64 << 20);
+    EXPECT_NEAR(fast / slow, 2.0, 0.05);  // latency and overhead do not scale
+}
+
+TEST(GmTiming, TwoRequestersContendForTheChannels) {
+    const Config cfg = test::config_with({});
+    const uint64_t bytes = 32ull << 20;
+    GmTiming alone(cfg);
+    const Tick alone_done = alone.schedule(false, 0, bytes, 0);
+    GmTiming shared(cfg);
+    const Tick first = shared.schedule(false, 0, bytes, 0);
+    const Tick second = shared.schedule(false, 1ull << 30, bytes, 0);
+    EXPECT_EQ(first, alone_done);
+    // The second requester waits for the channels the first holds: both together
+    // take about twice as long as one alone, but no longer.
+    EXPECT_GT(second, alone_done * 19 / 10);
+    EXPECT_LT(second, alone_done * 21 / 10);
+    // Requesters on disjoint channels do not contend.
+    const Config two = test::config_with({"gm.channels=2", "gm.interleave=4KiB"});
+    GmTiming split(two);
+    const Tick a = split.schedule(false, 0, 4096, 0);
+    const Tick b = split.schedule(false, 4096, 4096, 0);
+    EXPECT_EQ(a, b);
+}
+
+TEST(GmTiming, WritesAndReadsPayTheirOwnLatency) {
+    const Config cfg = test::config_with({});
+    GmTiming gm(cfg);
+    const Tick r = GmTiming(cfg).schedule(false, 0, 64, 0);
+    const Tick w = gm.schedule(true, 0, 64, 0);
+    EXPECT_EQ(r - w, cfg.time("gm.read_latency") - cfg.time("gm.write_latency"));
+}
+
+TEST(BackingStore, GrowsWithTouchedPagesOnly) {
+    BackingStore store(64ull << 30);
+    uint8_t buf[16] = {};
+    store.read(40ull << 30, buf, sizeof buf);
+    EXPECT_EQ(store.touched_pages(), 0u);
+    for (uint8_t b : buf) EXPECT_EQ(b, 0);
+    const uint8_t data[4] = {1, 2, 3, 4};
+    store.write((60ull << 30) + BackingStore::kPageBytes - 2, data, 4);  // straddles two pages
+    EXPECT_EQ(store.touched_pages(), 2u);
+    uint8_t back[4];
+    store.read((60ull << 30) + BackingStore::kPageBytes - 2, back, 4);
+    EXPECT_EQ(std::vector<uint8_t>(back, back + 4), std::vector<uint8_t>(data, data + 4));
+    EXPECT_FALSE(store.contains(64ull << 30, 1));
+    EXPECT_TRUE(store.contains((64ull << 30) - 1, 1));
+}
+
+class GmModule : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        harness_ = &test::make_harness(test::config_with({}));
+        test::elaborate();
+    }
+    static test::Harness* harness_;
+};
+test::Harness* GmModule::harness_ = nullptr;
+
+TEST_F(GmModule, AddressOutsideGmIsAnError) {
+    const uint64_t size = 64ull << 30;
+    uint8_t buf[8] = {};
+    harness_->uncached_read(size - 4, buf, 8);
+    EXPECT_EQ(harness_->status(), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    harness_->read(size, buf, 1);
+    EXPECT_EQ(harness_->status(), tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    harness_->uncached_write(size - 8, buf, 8);
+    EXPECT_EQ(harness_->status(), tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace
+}  // namespace pfsim

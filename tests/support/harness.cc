@@ -1,0 +1,105 @@
+#include "tests/support/harness.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "model/common/time.h"
+
+namespace pfsim::test {
+
+Harness::Harness(sc_core::sc_module_name name, const Config& cfg)
+    : sc_module(name), cached("cached"), uncached("uncached"), mmio("mmio"), soc("soc", cfg),
+      rings_(cfg.count("sdma.channels")) {
+    cached.bind(soc.l2.cached);
+    uncached.bind(soc.l2.uncached);
+    mmio.bind(soc.sdma.mmio);
+}
+
+Tick Harness::transport(tlm_utils::simple_initiator_socket<Harness>& s, bool write, uint64_t addr,
+                        void* data, uint64_t len, Tick issue) {
+    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload_.set_address(addr);
+    payload_.set_data_ptr(static_cast<unsigned char*>(data));
+    payload_.set_data_length(len);
+    payload_.set_streaming_width(len);
+    payload_.set_byte_enable_ptr(nullptr);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const Tick base = now();
+    sc_core::sc_time delay = to_sc(issue > base ? issue - base : 0);
+    s->b_transport(payload_, delay);
+    return base + delay.value();
+}
+
+Tick Harness::read(uint64_t addr, void* data, uint64_t len, Tick issue) {
+    return transport(cached, false, addr, data, len, issue);
+}
+Tick Harness::write(uint64_t addr, const void* data, uint64_t len, Tick issue) {
+    return transport(cached, true, addr, const_cast<void*>(data), len, issue);
+}
+Tick Harness::uncached_read(uint64_t addr, void* data, uint64_t len, Tick issue) {
+    return transport(uncached, false, addr, data, len, issue);
+}
+Tick Harness::uncached_write(uint64_t addr, const void* data, uint64_t len, Tick issue) {
+    return transport(uncached, true, addr, const_cast<void*>(data), len, issue);
+}
+
+void Harness::mmio_write(uint64_t addr, uint64_t value, unsigned bytes) {
+    transport(mmio, true, addr, &value, bytes, now());
+}
+
+uint64_t Harness::mmio_read(uint64_t addr, unsigned bytes) {
+    uint64_t value = 0;
+    transport(mmio, false, addr, &value, bytes, now());
+    return value;
+}
+
+void Harness::setup_ring(unsigned c, uint64_t ring_base, uint32_t depth) {
+    rings_.at(c) = Ring{ring_base, depth, 0};
+    mmio_write(soc.sdma.register_address(c, SdmaRegister::kRingBase), ring_base, 8);
+    mmio_write(soc.sdma.register_address(c, SdmaRegister::kRingDepth), depth, 4);
+}
+
+void Harness::push_raw(unsigned c, const uint8_t raw[kSdmaRequestBytes]) {
+    Ring& r = rings_.at(c);
+    uncached_write(r.base + uint64_t{r.tail} * kSdmaRequestBytes, raw, kSdmaRequestBytes, now());
+    r.tail = (r.tail + 1) % r.depth;
+}
+
+void Harness::push_request(unsigned c, const SdmaRequest& req) {
+    uint8_t raw[kSdmaRequestBytes];
+    req.encode(raw);
+    push_raw(c, raw);
+}
+
+void Harness::ring(unsigned c) { mmio_write(soc.sdma.doorbell_address(c), rings_.at(c).tail, 4); }
+
+namespace {
+std::vector<std::unique_ptr<Harness>>& harnesses() {
+    static std::vector<std::unique_ptr<Harness>> all;
+    return all;
+}
+bool elaborated = false;
+}  // namespace
+
+Harness& make_harness(const Config& cfg) {
+    if (elaborated) throw std::logic_error("make_harness after elaborate()");
+    harnesses().push_back(std::make_unique<Harness>(sc_core::sc_gen_unique_name("harness"), cfg));
+    return *harnesses().back();
+}
+
+void elaborate() {
+    if (elaborated) return;
+    elaborated = true;
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
+
+void run_until_idle() { sc_core::sc_start(); }
+
+Config config_with(const std::vector<std::string>& sets) {
+    Config cfg = Config::from_preset();
+    for (const std::string& s : sets) cfg.set(s);
+    cfg.validate();
+    return cfg;
+}
+
+}  // namespace pfsim::test
