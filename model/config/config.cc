@@ -237,6 +237,7 @@ void Config::validate() const {
     if (bytes("sdma.doorbell_stride") < 0x200) {
         fail("sdma.doorbell_stride", "must be at least 512 B (one channel's registers)");
     }
+    if (bytes("sdma.chunk_bytes") < line) fail("sdma.chunk_bytes", "must be at least l2.line_bytes");
     if (bytes("prefetch.block_bytes") > bytes("sdma.max_request_bytes")) {
         fail("prefetch.block_bytes", "exceeds sdma.max_request_bytes");
     }

@@ -77,6 +77,8 @@ const std::vector<ParamSpec>& param_specs() {
         zero_allowed(param("sdma.cold_channel_cost", Kind::Time,
                            "first doorbell of a cold channel, serialised in the engine")),
         param("sdma.max_request_bytes", Kind::Size, "largest length one request may carry"),
+        power_of_two(param("sdma.chunk_bytes", Kind::Size,
+                           "simulation step: the engine moves data in pieces of this size")),
 
         param("prefetch.block_bytes", Kind::Size, "bytes per cache-maintenance prefetch request"),
     };

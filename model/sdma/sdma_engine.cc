@@ -22,13 +22,14 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       tail_offset_(cfg.bytes("sdma.doorbell_tail_offset")),
       gm_size_(cfg.bytes("gm.size")),
       max_request_bytes_(cfg.bytes("sdma.max_request_bytes")),
-      copy_chunk_(cfg.bytes("prefetch.block_bytes")),
+      chunk_bytes_(cfg.bytes("sdma.chunk_bytes")),
       max_depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
       startup_(cfg.time("sdma.request_startup")),
       cold_cost_(cfg.time("sdma.cold_channel_cost")),
       channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
       aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
-      state_(cfg.count("sdma.channels")) {
+      state_(cfg.count("sdma.channels")),
+      copy_buffer_(chunk_bytes_) {
     mmio.register_b_transport(this, &SdmaEngine::transport_mmio);
     for (unsigned c = 0; c < state_.size(); ++c) {
         doorbell_.push_back(std::make_unique<sc_core::sc_event>());
@@ -150,6 +151,22 @@ Tick SdmaEngine::reserve_bandwidth(uint64_t bytes, Tick start) {
     return std::max(start + transfer_time(bytes, channel_bw_), aggregate_busy_until_);
 }
 
+Tick SdmaEngine::fill_l2(uint64_t addr, uint64_t len, Tick engine_done) {
+    payload_.set_command(tlm::TLM_READ_COMMAND);
+    payload_.set_address(addr);
+    payload_.set_data_ptr(nullptr);
+    payload_.set_data_length(len);
+    payload_.set_streaming_width(len);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    PrefetchPacing pacing;
+    pacing.engine_done = engine_done;
+    payload_.set_extension(&pacing);
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    prefetch->b_transport(payload_, delay);
+    payload_.clear_extension(&pacing);
+    return sc_core::sc_time_stamp().value() + delay.value();
+}
+
 void SdmaEngine::execute_next(unsigned c) {
     SdmaChannelState& ch = state_[c];
     const Tick now = sc_core::sc_time_stamp().value();
@@ -163,37 +180,35 @@ void SdmaEngine::execute_next(unsigned c) {
         ++stats_.channel_errors;
         return;
     }
-    const Tick start = *fetched + startup_;
-    const Tick engine_done = reserve_bandwidth(r.length, start);
-    Tick done = engine_done;
+    // Fetch, decode and burst start-up happen before any data moves.
+    sc_core::wait(to_sc(*fetched + startup_ - now));
+    // Data moves one piece at a time, so that each reservation of GM, L2 and
+    // engine bandwidth is made when it happens and channels interleave fairly.
+    Tick done = sc_core::sc_time_stamp().value();
+    for (uint64_t off = 0; off < r.length;) {
+        const uint64_t n = std::min(chunk_bytes_ - (r.src + off) % chunk_bytes_, uint64_t{r.length} - off);
+        const Tick t = sc_core::sc_time_stamp().value();
+        const Tick paced = reserve_bandwidth(n, t);
+        if (r.opcode == kSdmaOpCachePrefetch) {
+            done = std::max(done, fill_l2(r.src + off, n, paced));
+        } else {
+            // Both ranges were validated, so these accesses cannot fail.
+            const Tick read = *memory_access(false, r.src + off, copy_buffer_.data(), n, t);
+            done = std::max(done, *memory_access(true, r.dst + off, copy_buffer_.data(), n, read));
+        }
+        done = std::max(done, paced);
+        sc_core::wait(to_sc(paced - t));
+        off += n;
+    }
     if (r.opcode == kSdmaOpCachePrefetch) {
-        payload_.set_command(tlm::TLM_READ_COMMAND);
-        payload_.set_address(r.src);
-        payload_.set_data_ptr(nullptr);
-        payload_.set_data_length(r.length);
-        payload_.set_streaming_width(r.length);
-        payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-        PrefetchPacing pacing;
-        pacing.engine_done = engine_done;
-        payload_.set_extension(&pacing);
-        sc_time delay = to_sc(start - now);
-        prefetch->b_transport(payload_, delay);
-        payload_.clear_extension(&pacing);
-        done = std::max<Tick>(done, now + delay.value());
         ++stats_.prefetch_requests;
         stats_.prefetch_bytes += r.length;
     } else {
-        std::vector<uint8_t> buffer(std::min<uint64_t>(r.length, copy_chunk_));
-        for (uint64_t off = 0; off < r.length; off += buffer.size()) {
-            const uint64_t n = std::min<uint64_t>(buffer.size(), r.length - off);
-            // Both ranges were validated, so these accesses cannot fail.
-            const Tick read = *memory_access(false, r.src + off, buffer.data(), n, start);
-            done = std::max(done, *memory_access(true, r.dst + off, buffer.data(), n, read));
-        }
         ++stats_.copy_requests;
         stats_.copy_bytes += r.length;
     }
-    sc_core::wait(to_sc(done - now));
+    const Tick finished = sc_core::sc_time_stamp().value();
+    if (done > finished) sc_core::wait(to_sc(done - finished));
     ++stats_.requests;
     ++ch.completed;
     ch.last_done = done;

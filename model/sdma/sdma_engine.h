@@ -87,14 +87,18 @@ private:
     SdmaError validate(const SdmaRequest& r) const;
     // Completion time, or nothing when the address is outside GM.
     std::optional<Tick> memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue);
+    // Reserves engine bandwidth for `bytes` from `start`; returns when they are moved.
     Tick reserve_bandwidth(uint64_t bytes, Tick start);
+    // Prefetches [addr, addr + len) into L2 now, the engine finishing at engine_done.
+    Tick fill_l2(uint64_t addr, uint64_t len, Tick engine_done);
     void ring_doorbell(unsigned c, uint32_t tail, Tick when);
 
-    uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, copy_chunk_;
+    uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
     Tick startup_, cold_cost_;
     double channel_bw_, aggregate_bw_;
     std::vector<SdmaChannelState> state_;
+    std::vector<uint8_t> copy_buffer_;  // one piece of a copy
     std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;
     Tick cold_busy_until_ = 0;
     Tick aggregate_busy_until_ = 0;

@@ -1,0 +1,318 @@
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "model/sdma/sdma_request.h"
+#include "tests/support/harness.h"
+
+namespace pfsim {
+namespace {
+
+constexpr uint64_t kRing0 = 32ull << 30;
+constexpr uint64_t kRing1 = kRing0 + (1 << 20);
+constexpr Tick kUs = 1000000;
+
+TEST(SdmaRequest, EncodesTheA2a3ByteLayout) {
+    SdmaRequest r = SdmaRequest::cache_prefetch(0x123456789A, 1 << 20);
+    r.stream_id = 0x0102;
+    r.task_id = 0x0304;
+    uint8_t raw[kSdmaRequestBytes];
+    r.encode(raw);
+    EXPECT_EQ(raw[0], 11);                       // type
+    EXPECT_EQ(raw[4], 0x02);                     // rt_stream_id, little-endian
+    EXPECT_EQ(raw[5], 0x01);
+    EXPECT_EQ(raw[6], 0x04);                     // task_id
+    EXPECT_EQ(raw[14], 240);                     // kernel credit (a2a3)
+    EXPECT_EQ(raw[16], 6);                       // opcode: cache prefetch
+    uint32_t word;
+    std::memcpy(&word, raw + 16, 4);
+    EXPECT_EQ((word >> 9) & 0xF, 0xFu);          // sssv, dssv, sns, dns
+    EXPECT_EQ((word >> 13) & 0xF, 6u);           // qos
+    EXPECT_EQ((word >> 19) & 0xFF, 63u);         // partid
+    uint32_t length;
+    std::memcpy(&length, raw + 28, 4);
+    EXPECT_EQ(length, 1u << 20);
+    uint64_t src, dst;
+    std::memcpy(&src, raw + 32, 8);
+    std::memcpy(&dst, raw + 40, 8);
+    EXPECT_EQ(src, 0x123456789Au);
+    EXPECT_EQ(dst, 0u);
+    for (int i : {1, 2, 3, 8, 9, 10, 11, 12, 13, 15, 20, 48, 56, 63}) EXPECT_EQ(raw[i], 0) << i;
+    EXPECT_EQ(SdmaRequest::decode(raw), r);
+    const SdmaRequest flag = SdmaRequest::copy(0x1000, 0x2000, 8);
+    flag.encode(raw);
+    EXPECT_EQ(raw[16], 0);
+    EXPECT_EQ(SdmaRequest::decode(raw), flag);
+}
+
+class Sdma : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        for (int i = 0; i < 12; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
+        depth4_ = &test::make_harness(test::config_with({"sdma.queue_depth=4"}));
+        small_max_ = &test::make_harness(test::config_with({"sdma.max_request_bytes=4KiB",
+                                                             "prefetch.block_bytes=4KiB"}));
+        fast_aggregate_ = &test::make_harness(test::config_with({"sdma.bandwidth=1120GB/s"}));
+        test::elaborate();
+    }
+    // A fresh engine for each test.
+    test::Harness& fresh() { return *benches_.at(next_++); }
+    // Programs and warms channel c.
+    static void warm(test::Harness& h, unsigned c, uint64_t ring) {
+        h.setup_ring(c, ring, 2048);
+        h.ring(c);
+        test::run_until_idle();
+    }
+    static std::vector<test::Harness*> benches_;
+    static test::Harness *depth4_, *small_max_, *fast_aggregate_;
+    static size_t next_;
+};
+std::vector<test::Harness*> Sdma::benches_;
+test::Harness* Sdma::depth4_ = nullptr;
+test::Harness* Sdma::small_max_ = nullptr;
+test::Harness* Sdma::fast_aggregate_ = nullptr;
+size_t Sdma::next_ = 0;
+
+TEST_F(Sdma, CopyMovesBytesAndPrefetchFillsL2) {
+    test::Harness& h = fresh();
+    warm(h, 0, kRing0);
+    const uint64_t src = 1ull << 30, dst = 2ull << 30;
+    std::vector<uint8_t> data(3000);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13);
+    h.uncached_write(src, data.data(), data.size(), test::now());
+    h.push_request(0, SdmaRequest::copy(src, dst, 3000));
+    h.push_request(0, SdmaRequest::cache_prefetch(src, 3000));
+    h.ring(0);
+    test::run_until_idle();
+    std::vector<uint8_t> back(3000);
+    h.soc.gm.store().read(dst, back.data(), back.size());
+    EXPECT_EQ(back, data);
+    // 3000 bytes from a line boundary: 6 lines, none delivered to a core.
+    EXPECT_EQ(h.soc.l2.stats().prefetch_lines, 6u);
+    EXPECT_EQ(h.soc.l2.stats().hits + h.soc.l2.stats().misses, 0u);
+    EXPECT_TRUE(h.soc.l2.resident(src + 2999));
+    EXPECT_FALSE(h.soc.l2.resident(dst));  // copies go the uncached way
+    EXPECT_EQ(h.mmio_read(h.soc.sdma.register_address(0, SdmaRegister::kCompleted), 8), 2u);
+    EXPECT_EQ(h.mmio_read(h.soc.sdma.register_address(0, SdmaRegister::kHead), 4), 2u);
+}
+
+TEST_F(Sdma, RequestsOfOneChannelCompleteInOrder) {
+    test::Harness& h = fresh();
+    warm(h, 0, kRing0);
+    const uint64_t big = 4ull << 30, flag_src = 5ull << 30, flag_dst = 6ull << 30;
+    const uint64_t one = 1;
+    h.uncached_write(flag_src, &one, 8, test::now());
+    for (int i = 0; i < 4; ++i) h.push_request(0, SdmaRequest::cache_prefetch(big + i * (1 << 20), 1 << 20));
+    h.push_request(0, SdmaRequest::copy(flag_src, flag_dst, 8));
+    h.ring(0);
+    // Step through time; the flag may only appear once every earlier request is done.
+    bool seen = false;
+    for (int step = 0; step < 200 && !seen; ++step) {
+        sc_core::sc_start(sc_core::sc_time(200, sc_core::SC_NS));
+        uint64_t flag = 0;
+        h.soc.gm.store().read(flag_dst, &flag, 8);
+        const uint64_t completed = h.soc.sdma.channel(0).completed;
+        if (flag == 1) {
+            seen = true;
+            EXPECT_GE(completed, 4u);
+            EXPECT_EQ(h.soc.l2.stats().prefetch_lines, 4u * 2048u);
+        } else {
+            EXPECT_LE(completed, 4u);
+        }
+    }
+    EXPECT_TRUE(seen);
+    test::run_until_idle();
+}
+
+TEST_F(Sdma, ChannelsRunInParallel) {
+    // Ten small copies on one channel, against five on each of two channels.
+    auto run = [](test::Harness& h, unsigned channels) {
+        for (unsigned c = 0; c < channels; ++c) warm(h, c, kRing0 + c * (1 << 20));
+        const Tick start = test::now();
+        for (unsigned c = 0; c < channels; ++c) {
+            for (unsigned i = 0; i < 10 / channels; ++i) {
+                h.push_request(c, SdmaRequest::copy(1ull << 30, (2ull << 30) + 64 * (c * 10 + i), 8));
+            }
+            h.ring(c);
+        }
+        test::run_until_idle();
+        Tick last = 0;
+        for (unsigned c = 0; c < channels; ++c) last = std::max(last, h.soc.sdma.channel(c).last_done);
+        return last - start;
+    };
+    const Tick serial = run(fresh(), 1);
+    const Tick parallel = run(fresh(), 2);
+    EXPECT_GE(serial, 10 * 700000u);  // start-up is not hidden within a channel
+    EXPECT_LT(parallel, serial * 6 / 10);
+}
+
+TEST_F(Sdma, AggregateBandwidthLimitsParallelChannels) {
+    // Four channels of 4 MiB each: with the aggregate limit at the channel rate
+    // they take about as long as one channel moving 16 MiB; with 4 x the limit,
+    // about four times less.
+    auto run = [](test::Harness& h) {
+        for (unsigned c = 0; c < 4; ++c) warm(h, c, kRing0 + c * (1 << 20));
+        const Tick start = test::now();
+        for (unsigned c = 0; c < 4; ++c) {
+            for (int i = 0; i < 4; ++i) {
+                h.push_request(c, SdmaRequest::cache_prefetch((8ull << 30) + (c * 4 + i) * (1ull << 20), 1 << 20));
+            }
+            h.ring(c);
+        }
+        test::run_until_idle();
+        return test::now() - start;
+    };
+    const Tick limited = run(fresh());
+    const Tick wide = run(*fast_aggregate_);
+    const Tick sixteen_mib_at_280 = static_cast<Tick>(16.0 * (1 << 20) / 280e9 * 1e12);
+    EXPECT_GE(limited, sixteen_mib_at_280);
+    EXPECT_LT(wide, limited * 4 / 10);
+}
+
+TEST_F(Sdma, ColdChannelsPayOnceSerialisedInTheEngine) {
+    test::Harness& h = fresh();
+    const Tick cold = 92 * kUs;
+    h.setup_ring(0, kRing0, 2048);
+    h.setup_ring(1, kRing1, 2048);
+    const Tick start = test::now();
+    h.push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 8));
+    h.ring(0);
+    h.push_request(1, SdmaRequest::copy(1ull << 30, 3ull << 30, 8));
+    h.ring(1);
+    test::run_until_idle();
+    const Tick first = std::min(h.soc.sdma.channel(0).last_done, h.soc.sdma.channel(1).last_done) - start;
+    const Tick second = std::max(h.soc.sdma.channel(0).last_done, h.soc.sdma.channel(1).last_done) - start;
+    EXPECT_GE(first, cold);
+    EXPECT_LT(first, cold + 5 * kUs);
+    EXPECT_GE(second, 2 * cold);  // the publications do not overlap
+    EXPECT_EQ(h.soc.sdma.stats().cold_starts, 2u);
+    // Warm now: the same request again costs microseconds.
+    const Tick again = test::now();
+    h.push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 8));
+    h.ring(0);
+    test::run_until_idle();
+    EXPECT_LT(h.soc.sdma.channel(0).last_done - again, 5 * kUs);
+    EXPECT_EQ(h.soc.sdma.stats().cold_starts, 2u);
+}
+
+TEST_F(Sdma, LargePrefetchShowsThePerRequestStartUp) {
+    test::Harness& h = fresh();
+    warm(h, 0, kRing0);
+    const Tick start = test::now();
+    for (int i = 0; i < 16; ++i) h.push_request(0, SdmaRequest::cache_prefetch((10ull << 30) + i * (1ull << 20), 1 << 20));
+    h.ring(0);
+    test::run_until_idle();
+    const double seconds = static_cast<double>(h.soc.sdma.channel(0).last_done - start) / 1e12;
+    const double gbps = 16.0 * (1 << 20) / seconds / 1e9;
+    // 1 MiB at 280 GB/s = 3.745 us, plus 0.7 us start-up: about 236 GB/s.
+    EXPECT_GT(gbps, 220.0);
+    EXPECT_LT(gbps, 250.0);
+}
+
+struct BadRequest {
+    const char* name;
+    SdmaError expected;
+    void (*mutate)(uint8_t* raw);
+};
+
+TEST_F(Sdma, MalformedRequestsStopTheirChannelWithAReadableCode) {
+    const uint64_t gm = 64ull << 30;
+    static uint64_t gm_size = gm;
+    const BadRequest cases[] = {
+        {"type 10", SdmaError::BadType, [](uint8_t* r) { r[0] = 10; }},
+        {"opcode 3", SdmaError::BadOpcode, [](uint8_t* r) { r[16] = 3; }},
+        {"zero length", SdmaError::ZeroLength, [](uint8_t* r) { std::memset(r + 28, 0, 4); }},
+        {"oversized", SdmaError::Oversized, [](uint8_t* r) { uint32_t n = 0x20000000; std::memcpy(r + 28, &n, 4); }},
+        {"source outside GM", SdmaError::SourceOutsideGm, [](uint8_t* r) { std::memcpy(r + 32, &gm_size, 8); }},
+        {"destination outside GM", SdmaError::DestinationOutsideGm,
+         [](uint8_t* r) { uint64_t d = gm_size - 4; std::memcpy(r + 40, &d, 8); }},
+    };
+    test::Harness& h = fresh();
+    unsigned c = 0;
+    for (const BadRequest& bad : cases) {
+        warm(h, c, kRing0 + c * (1 << 20));
+        uint8_t raw[kSdmaRequestBytes];
+        SdmaRequest::copy(1ull << 30, 2ull << 30, 64).encode(raw);
+        bad.mutate(raw);
+        h.push_raw(c, raw);
+        h.push_request(c, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));  // never runs
+        h.ring(c);
+        test::run_until_idle();  // returns: nothing hangs
+        EXPECT_EQ(h.soc.sdma.channel(c).error, bad.expected) << bad.name;
+        EXPECT_EQ(h.mmio_read(h.soc.sdma.register_address(c, SdmaRegister::kError), 4),
+                  static_cast<uint64_t>(bad.expected)) << bad.name;
+        EXPECT_EQ(h.soc.sdma.channel(c).completed, 0u) << bad.name;
+        ++c;
+    }
+    // A stopped channel ignores later doorbells; other channels carry on.
+    h.ring(0);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 0u);
+    warm(h, c, kRing0 + c * (1 << 20));
+    h.push_request(c, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));
+    h.ring(c);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(c).error, SdmaError::None);
+    EXPECT_EQ(h.soc.sdma.channel(c).completed, 1u);
+    EXPECT_EQ(h.soc.sdma.stats().channel_errors, 6u);
+}
+
+TEST_F(Sdma, DoorbellErrors) {
+    test::Harness& h = fresh();
+    // Rung before its ring was configured.
+    h.mmio_write(h.soc.sdma.doorbell_address(0), 1, 4);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::NotConfigured);
+    // A tail beyond the ring.
+    h.setup_ring(1, kRing1, 16);
+    h.mmio_write(h.soc.sdma.doorbell_address(1), 16, 4);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(1).error, SdmaError::TailOutOfRange);
+    // A ring whose requests lie outside GM.
+    h.setup_ring(2, 64ull << 30, 16);
+    h.mmio_write(h.soc.sdma.doorbell_address(2), 2, 4);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(2).error, SdmaError::RingOutsideGm);
+}
+
+TEST_F(Sdma, RingOfDepthFourWrapsAndHoldsThreeRequests) {
+    test::Harness& h = *depth4_;
+    h.setup_ring(0, kRing0, 4);
+    h.ring(0);
+    test::run_until_idle();
+    // Ten requests, at most depth - 1 = 3 in the ring at a time, wrapping round.
+    for (int batch = 0; batch < 4; ++batch) {
+        for (int i = 0; i < 3 && batch * 3 + i < 10; ++i) {
+            h.push_request(0, SdmaRequest::copy(1ull << 30, (2ull << 30) + 64 * (batch * 3 + i), 8));
+        }
+        h.ring(0);
+        test::run_until_idle();
+    }
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 10u);
+    EXPECT_EQ(h.soc.sdma.channel(0).head, 10u % 4);
+    EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::None);
+    // A depth larger than sdma.queue_depth is refused.
+    h.setup_ring(1, kRing1, 8);
+    h.mmio_write(h.soc.sdma.doorbell_address(1), 1, 4);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(1).error, SdmaError::NotConfigured);
+}
+
+TEST_F(Sdma, LengthAtTheLimitPassesOneByteMoreIsRefused) {
+    test::Harness& h = *small_max_;
+    warm(h, 0, kRing0);
+    h.push_request(0, SdmaRequest::cache_prefetch(1ull << 30, 4096));
+    h.ring(0);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 1u);
+    h.push_request(0, SdmaRequest::cache_prefetch(1ull << 30, 4097));
+    h.ring(0);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::Oversized);
+}
+
+}  // namespace
+}  // namespace pfsim
