@@ -18,7 +18,8 @@ usage: pfsim COMMAND [options]
 commands:
   replay FILE [--json] [--verify] [--progress]
                     replay a memory trace (R|W|P <hex address> <bytes> per line)
-  config [--json]   print the resolved configuration
+  config [--json | --markdown]
+                    print the resolved configuration (--markdown: the reference table)
   help              this text
 
 options shared by every command:
@@ -34,10 +35,12 @@ exit status: 0 success, 1 a check failed, 2 bad input
 
 int cmd_config(const std::vector<std::string>& args) {
     std::vector<std::string> seen;
-    CommonOptions o = parse_options(args, {}, &seen);
+    CommonOptions o = parse_options(args, {"--markdown"}, &seen);
     if (!o.positional.empty()) throw UsageError("config takes no file argument");
     Config cfg = resolve_config(o);
-    if (o.json) {
+    if (has_flag(seen, "--markdown")) {
+        std::cout << cfg.to_markdown();
+    } else if (o.json) {
         std::cout << cfg.to_json().dump(2) << "\n";
     } else {
         std::cout << cfg.to_toml();

@@ -16,7 +16,7 @@ inline Tick now_plus(const sc_core::sc_time& offset) {
 }
 // Time to move `bytes` at `bytes_per_second`.
 inline Tick transfer_time(uint64_t bytes, double bytes_per_second) {
-    return static_cast<Tick>(std::llround(static_cast<double>(bytes) * 1e12 / bytes_per_second));
+    return static_cast<Tick>(static_cast<double>(bytes) * 1e12 / bytes_per_second + 0.5);
 }
 
 }  // namespace pfsim

@@ -296,4 +296,20 @@ std::string Config::to_toml() const {
     return os.str();
 }
 
+std::string Config::to_markdown() const {
+    std::ostringstream os;
+    os << "| key | kind | " << preset_ << " value | description |\n|---|---|---|---|\n";
+    for (const ParamSpec& spec : param_specs()) {
+        std::string kind = kind_name(spec.kind);
+        if (spec.kind == Kind::Choice) {
+            kind += ":";
+            for (const std::string& c : spec.choices) kind += " " + c;
+        }
+        if (spec.power_of_two) kind += ", power of two";
+        os << "| `" << spec.key << "` | " << kind << " | " << settings_.at(spec.key).text << " | "
+           << spec.description << " |\n";
+    }
+    return os.str();
+}
+
 }  // namespace pfsim

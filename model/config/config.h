@@ -47,6 +47,8 @@ public:
     nlohmann::json to_json() const;
     // Every parameter as TOML, with its origin and description as comments.
     std::string to_toml() const;
+    // The parameter reference: key, kind, canonical unit, value as set, description.
+    std::string to_markdown() const;
 
     // Parses TOML text from `source` (a file name, or "preset NAME").
     void load_toml(const std::string& text, const std::string& source);

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 
-#include "model/common/time.h"
 
 namespace pfsim {
 
 GmTiming::GmTiming(const Config& cfg)
-    : interleave_(cfg.bytes("gm.interleave")),
-      channel_bandwidth_(cfg.bandwidth("gm.bandwidth") / static_cast<double>(cfg.count("gm.channels"))),
+    : interleave_shift_(static_cast<unsigned>(__builtin_ctzll(cfg.bytes("gm.interleave")))),
+      channels_(cfg.count("gm.channels")),
+      channel_bandwidth_(cfg.bandwidth("gm.bandwidth") / static_cast<double>(channels_)),
+      ps_per_byte_(1e12 / channel_bandwidth_),
       read_latency_(cfg.time("gm.read_latency")),
       write_latency_(cfg.time("gm.write_latency")),
       overhead_(cfg.time("gm.request_overhead")),
@@ -18,9 +19,11 @@ Tick GmTiming::schedule(bool write, uint64_t addr, uint64_t len, Tick issue) {
     Tick last = issue;
     const uint64_t end = addr + len;
     while (addr < end) {
-        const uint64_t piece_end = std::min(end, (addr / interleave_ + 1) * interleave_);
-        Tick& busy = busy_until_[(addr / interleave_) % busy_until_.size()];
-        busy = std::max(issue, busy) + overhead_ + transfer_time(piece_end - addr, channel_bandwidth_);
+        const uint64_t piece = addr >> interleave_shift_;
+        const uint64_t piece_end = std::min(end, (piece + 1) << interleave_shift_);
+        Tick& busy = busy_until_[piece % channels_];
+        busy = std::max(issue, busy) + overhead_ +
+               static_cast<Tick>(static_cast<double>(piece_end - addr) * ps_per_byte_ + 0.5);
         last = std::max(last, busy);
         addr = piece_end;
     }

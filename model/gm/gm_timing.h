@@ -23,8 +23,10 @@ public:
     double channel_bandwidth() const { return channel_bandwidth_; }
 
 private:
-    uint64_t interleave_;
+    unsigned interleave_shift_;  // gm.interleave is a power of two
+    uint64_t channels_;
     double channel_bandwidth_;
+    double ps_per_byte_;
     Tick read_latency_;
     Tick write_latency_;
     Tick overhead_;

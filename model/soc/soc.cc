@@ -41,7 +41,7 @@ nlohmann::json Soc::stats_json() const {
           {"write_bytes", g.write_bytes},
           {"uncached_read_bytes", g.uncached_read_bytes},
           {"uncached_write_bytes", g.uncached_write_bytes},
-          {"touched_pages", gm.store().touched_pages()}}},
+          {"touched_bytes", gm.store().touched_bytes()}}},
         {"sdma",
          {{"requests", s.requests},
           {"prefetch_requests", s.prefetch_requests},

@@ -1,0 +1,147 @@
+// End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+    int status;
+    std::string out, err;
+};
+
+std::string tmp(const std::string& name) {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+Result pfsim(const std::string& args) {
+    const std::string out = tmp("out.txt"), err = tmp("err.txt");
+    const std::string cmd = std::string(std::getenv("PFSIM")) + " " + args + " >" + out + " 2>" + err;
+    const int raw = std::system(cmd.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+}
+
+std::string write_trace(const std::string& name, const std::string& text) {
+    const std::string path = tmp(name);
+    std::ofstream(path) << text;
+    return path;
+}
+
+TEST(Replay, ExampleTraceCountsAreExact) {
+    const Result r = pfsim("replay traces/examples/stream_prefetch.trace --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["schema"], "pfsim.summary/1");
+    EXPECT_EQ(j["l2"]["hits"], 16512);           // 2nd pass 8192 + prefetched 8192 + 128 written
+    EXPECT_EQ(j["l2"]["misses"], 8320);          // 1st pass 8192 + 128 written
+    EXPECT_EQ(j["l2"]["writebacks"], 0);
+    EXPECT_EQ(j["l2"]["prefetch_lines"], 8192);
+    EXPECT_EQ(j["gm"]["read_bytes"], 8u << 20);  // misses and prefetch fills
+    EXPECT_EQ(j["gm"]["write_bytes"], 0);
+    EXPECT_EQ(j["sdma"]["prefetch_requests"], 4);
+    EXPECT_GT(j["sim_time_ns"].get<double>(), 0.0);
+    EXPECT_EQ(j["config"]["l2.size"], 192u << 20);
+    EXPECT_EQ(j["config"]["preset"], "a2a3");
+}
+
+TEST(Replay, WritebacksAreCounted) {
+    const Result r = pfsim("replay traces/examples/writeback.trace --json --set l2.size=48MiB");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    // 48 MiB = 98304 lines; 524288 lines written then read.
+    EXPECT_EQ(j["l2"]["misses"], 2 * 524288);
+    EXPECT_EQ(j["l2"]["writebacks"], 524288);
+    EXPECT_EQ(j["gm"]["write_bytes"], 256u << 20);
+}
+
+TEST(Replay, SameConfigurationGivesTheSameBytes) {
+    const Result a = pfsim("replay traces/examples/pointer_chase.trace --json");
+    const Result b = pfsim("replay traces/examples/pointer_chase.trace --json");
+    ASSERT_EQ(a.status, 0);
+    EXPECT_EQ(a.out, b.out);
+    const Result c = pfsim("replay traces/examples/pointer_chase.trace --json --set l2.hit_latency=60cycles");
+    EXPECT_NE(a.out, c.out);  // and the output does depend on the configuration
+}
+
+TEST(Replay, VerifyComparesEveryReadWithAFlatMemory) {
+    const std::string t = write_trace("verify.trace",
+                                      "W 0x1000 4096\nP 0x0 1048576\nR 0x1000 4096\nW 0x1010 7\nR 0x0 65536\n");
+    const Result r = pfsim("replay " + t + " --verify --json --set l2.size=64KiB --set l2.ways=4");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["verify"]["mismatches"], 0);
+}
+
+TEST(Replay, MalformedLinesNameFileAndLine) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"R 0x0 64\nX 0x0 64\n", ":2: expected R, W or P"},
+        {"# ok\nR zz 64\n", ":2: expected a hexadecimal address"},
+        {"R 0x0\n", ":1: expected a decimal byte count"},
+        {"R 0x0 0\n", ":1: byte count must be greater than zero"},
+        {"W 0x0 64 extra\n", ":1: unexpected text"},
+        {"R 0x0 64\n\nR 0xffffffffffff 64\n", ":3: range 0xffffffffffff + 64 lies outside"},
+        {"R 0x0 -5\n", ":1: expected a decimal byte count"},
+        {"R0x0 64\n", ":1: expected a space"},
+    };
+    int n = 0;
+    for (const auto& [text, message] : cases) {
+        const std::string t = write_trace("bad" + std::to_string(n++) + ".trace", text);
+        const Result r = pfsim("replay " + t + " --json");
+        EXPECT_EQ(r.status, 2) << text;
+        EXPECT_NE(r.err.find(t + message), std::string::npos) << text << " -> " << r.err;
+        EXPECT_EQ(r.out, "") << text;  // nothing simulated, nothing printed
+    }
+    const Result missing = pfsim("replay /nonexistent.trace");
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_NE(missing.err.find("/nonexistent.trace"), std::string::npos);
+}
+
+TEST(Cli, BadConfigurationExitsTwoBeforeSimulating) {
+    const Result r = pfsim("replay traces/examples/stream_prefetch.trace --set l2.ways=16");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("l2.ways"), std::string::npos);
+    EXPECT_EQ(r.out, "");
+    const std::string bad = write_trace("bad.toml", "[gm]\nchannels = 0\n");
+    const Result f = pfsim("config --config " + bad);
+    EXPECT_EQ(f.status, 2);
+    EXPECT_NE(f.err.find(bad + ":2: gm.channels"), std::string::npos) << f.err;
+    EXPECT_EQ(pfsim("frobnicate").status, 2);
+    EXPECT_EQ(pfsim("replay").status, 2);
+    EXPECT_EQ(pfsim("config --bogus").status, 2);
+}
+
+TEST(Cli, ConfigPrintsTheResolvedConfiguration) {
+    const Result r = pfsim("config --json --set l2.ways=24");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["l2.ways"], 24);
+    EXPECT_EQ(j["l2.line_bytes"], 512);
+    EXPECT_EQ(j["l2.index"], "modulo");
+    const Result text = pfsim("config");
+    EXPECT_NE(text.out.find("[l2]"), std::string::npos);
+    EXPECT_NE(text.out.find("ways                       = 12"), std::string::npos) << text.out;
+}
+
+TEST(Docs, ConfigurationReferenceIsCurrent) {
+    const Result r = pfsim("config --markdown");
+    ASSERT_EQ(r.status, 0);
+    EXPECT_NE(slurp("docs/configuration.md").find(r.out), std::string::npos)
+        << "docs/configuration.md is stale: regenerate its table with `pfsim config --markdown`";
+}
+
+}  // namespace
