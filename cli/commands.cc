@@ -16,6 +16,12 @@ const char* kUsage = R"(pfsim - a cycle-approximate simulator of the Ascend a2a3
 usage: pfsim COMMAND [options]
 
 commands:
+  check [KERNEL...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT]
+                    run each kernel with prefetch off and on: outputs must be
+                    bit-identical and equal to the kernel's reference
+  run KERNEL [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
+                    run one kernel on the simulated die
+  kernels           list the kernels, their arguments and expected gains
   replay FILE [--json] [--verify] [--progress]
                     replay a memory trace (R|W|P <hex address> <bytes> per line)
   config [--json | --markdown]
@@ -34,11 +40,10 @@ exit status: 0 success, 1 a check failed, 2 bad input
 }  // namespace
 
 int cmd_config(const std::vector<std::string>& args) {
-    std::vector<std::string> seen;
-    CommonOptions o = parse_options(args, {"--markdown"}, &seen);
+    CommonOptions o = parse_options(args, {"--markdown"});
     if (!o.positional.empty()) throw UsageError("config takes no file argument");
     Config cfg = resolve_config(o);
-    if (has_flag(seen, "--markdown")) {
+    if (has_flag(o, "--markdown")) {
         std::cout << cfg.to_markdown();
     } else if (o.json) {
         std::cout << cfg.to_json().dump(2) << "\n";
@@ -57,6 +62,9 @@ int run_cli(const std::vector<std::string>& args) {
     try {
         if (args[0] == "config") return cmd_config(rest);
         if (args[0] == "replay") return cmd_replay(rest);
+        if (args[0] == "run") return cmd_run(rest);
+        if (args[0] == "check") return cmd_check(rest);
+        if (args[0] == "kernels") return cmd_kernels(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

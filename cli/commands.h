@@ -4,10 +4,18 @@
 #include <string>
 #include <vector>
 
+#include "kernels/registry.h"
+
 namespace pfsim {
+
+// The registered kernel of that name; throws UsageError listing the known ones.
+const KernelCase& kernel_named(const std::string& name);
 
 int run_cli(const std::vector<std::string>& args);
 int cmd_config(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
+int cmd_run(const std::vector<std::string>& args);
+int cmd_check(const std::vector<std::string>& args);
+int cmd_kernels(const std::vector<std::string>& args);
 
 }  // namespace pfsim

@@ -6,7 +6,7 @@
 namespace pfsim {
 
 CommonOptions parse_options(const std::vector<std::string>& args, const std::vector<std::string>& flags,
-                            std::vector<std::string>* seen) {
+                            const std::vector<std::string>& valued) {
     CommonOptions o;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -26,7 +26,9 @@ CommonOptions parse_options(const std::vector<std::string>& args, const std::vec
         } else if (a == "--json") {
             o.json = true;
         } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
-            seen->push_back(a);
+            o.flags.push_back(a);
+        } else if (auto v = std::find_if(valued.begin(), valued.end(), is); v != valued.end()) {
+            o.values[*v].push_back(value(*v));
         } else if (a.size() > 1 && a[0] == '-') {
             throw UsageError("unknown option '" + a + "'");
         } else {
@@ -36,8 +38,13 @@ CommonOptions parse_options(const std::vector<std::string>& args, const std::vec
     return o;
 }
 
-bool has_flag(const std::vector<std::string>& seen, const std::string& flag) {
-    return std::find(seen.begin(), seen.end(), flag) != seen.end();
+bool has_flag(const CommonOptions& o, const std::string& flag) {
+    return std::find(o.flags.begin(), o.flags.end(), flag) != o.flags.end();
+}
+
+std::string value_of(const CommonOptions& o, const std::string& option, const std::string& fallback) {
+    auto it = o.values.find(option);
+    return it == o.values.end() || it->second.empty() ? fallback : it->second.back();
 }
 
 Config resolve_config(const CommonOptions& options) {

@@ -1,6 +1,7 @@
 // Options shared by pfsim's commands, and how they become a Config.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,13 +21,17 @@ struct CommonOptions {
     std::vector<std::string> sets;
     bool json = false;
     std::vector<std::string> positional;
+    std::vector<std::string> flags;                           // extra boolean flags seen
+    std::map<std::string, std::vector<std::string>> values;   // extra valued options, in order
 };
 
-// Parses the common options; `flags` lists extra boolean flags the command
-// accepts (returned in `seen`). Throws UsageError.
+// Parses the common options plus the command's own: boolean `flags` and
+// options taking a value (`valued`, repeatable). Throws UsageError.
 CommonOptions parse_options(const std::vector<std::string>& args, const std::vector<std::string>& flags,
-                            std::vector<std::string>* seen);
-bool has_flag(const std::vector<std::string>& seen, const std::string& flag);
+                            const std::vector<std::string>& valued = {});
+bool has_flag(const CommonOptions& o, const std::string& flag);
+// The last value of a valued option, or `fallback`.
+std::string value_of(const CommonOptions& o, const std::string& option, const std::string& fallback);
 
 // Preset, then --config files in order, then --set in order; validated.
 Config resolve_config(const CommonOptions& options);

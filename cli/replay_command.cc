@@ -15,8 +15,7 @@
 namespace pfsim {
 
 int cmd_replay(const std::vector<std::string>& args) {
-    std::vector<std::string> seen;
-    CommonOptions o = parse_options(args, {"--verify", "--progress"}, &seen);
+    CommonOptions o = parse_options(args, {"--verify", "--progress"});
     if (o.positional.size() != 1) throw UsageError("replay takes exactly one trace file");
     const Config cfg = resolve_config(o);
     const std::string path = user_path(o.positional[0]);
@@ -25,8 +24,8 @@ int cmd_replay(const std::vector<std::string>& args) {
         read_trace(path, limit, "the replay's GM range (GM less the top pages, which hold its SDMA ring)");
 
     ReplayOptions ro;
-    ro.verify = has_flag(seen, "--verify");
-    ro.progress = has_flag(seen, "--progress") || isatty(STDERR_FILENO);
+    ro.verify = has_flag(o, "--verify");
+    ro.progress = has_flag(o, "--progress") || isatty(STDERR_FILENO);
     Soc soc("soc", cfg);
     Replay replay("replay", cfg, soc, trace, ro);
     sc_core::sc_start();

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "model/common/time.h"
-#include "model/sdma/sdma_request.h"
+#include "hw/sdma_request.h"
 
 namespace pfsim {
 

@@ -244,9 +244,19 @@ void Config::validate() const {
     if (bytes("sdma.max_request_bytes") > 0xFFFFFFFFull) {
         fail("sdma.max_request_bytes", "exceeds the 32-bit request length field");
     }
-    if (count("chip.aiv_cores") == 0 && count("chip.aic_cores") == 0) {
-        fail("chip.aiv_cores", "a chip needs at least one core");
+    if (bytes("prefetch.workspace_bytes") < 16384) {
+        fail("prefetch.workspace_bytes", "must be at least 16 KiB (the flag-payload rings start there)");
     }
+    if (16384 + count("sdma.channels") * 512 > bytes("prefetch.workspace_bytes")) {
+        fail("prefetch.workspace_bytes", "too small for one 512 B flag-payload ring per channel");
+    }
+    if (count("prefetch.max_posts") > 64) {
+        fail("prefetch.max_posts", "must be at most 64 (one 512 B flag-payload ring holds 64 slots)");
+    }
+    if (count("chip.aiv_cores") != 2 * count("chip.aic_cores")) {
+        fail("chip.aiv_cores", "must be twice chip.aic_cores (clusters of 1 cube + 2 vector cores)");
+    }
+    if (count("chip.aic_cores") == 0) fail("chip.aic_cores", "a chip needs at least one cluster");
 }
 
 nlohmann::json Config::to_json() const {

@@ -80,7 +80,27 @@ const std::vector<ParamSpec>& param_specs() {
         power_of_two(param("sdma.chunk_bytes", Kind::Size,
                            "simulation step: the engine moves data in pieces of this size")),
 
+        param("core.ub_bytes", Kind::Size, "unified buffer of one vector core"),
+        param("core.l1_bytes", Kind::Size, "L1 buffer of one cube core"),
+        param("core.l0a_bytes", Kind::Size, "L0A (left operand) buffer of one cube core"),
+        param("core.l0b_bytes", Kind::Size, "L0B (right operand) buffer of one cube core"),
+        param("core.l0c_bytes", Kind::Size, "L0C (accumulator) buffer of one cube core"),
+        param("core.scalar_op", Kind::Time, "issue cost of one kernel API call on the scalar unit"),
+        param("core.transfer_setup", Kind::Time, "start-up of one GM load or store instruction"),
+        param("core.load_bandwidth", Kind::Bandwidth, "per-core L2 read rate of GM->local loads (MTE2)"),
+        param("core.store_bandwidth", Kind::Bandwidth, "per-core L2 write rate of local->GM stores (MTE3)"),
+        param("core.outstanding_lines", Kind::Count, "L2 line requests one move engine keeps in flight"),
+        param("core.vector_bandwidth", Kind::Bandwidth, "bytes of operands the vector unit processes"),
+        param("core.cube_macs", Kind::Count, "multiply-accumulates per cycle of the cube unit"),
+        param("core.flush_cost", Kind::Time, "cache clean/invalidate of a few lines plus a barrier"),
+        param("core.request_build", Kind::Time, "scalar time to build one 64-byte SDMA request"),
+        param("core.quantum", Kind::Time, "SIMULATION: how far a core may run ahead of SystemC time"),
+
         param("prefetch.block_bytes", Kind::Size, "bytes per cache-maintenance prefetch request"),
+        param("prefetch.workspace_bytes", Kind::Size, "SDMA workspace size (version drift: >= 16 KiB)"),
+        param("prefetch.poll_limit", Kind::Count, "polls of one post-done record before wait gives up"),
+        param("prefetch.max_posts", Kind::Count, "un-retired posts per session (flag-payload slots)"),
+        param("prefetch.warmup_blocks", Kind::Count, "vector cores the channel warm-up kernel runs on"),
     };
     return specs;
 }

@@ -8,6 +8,18 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const Config& cfg)
     : sc_module(name), data("data"), uncached("uncached"), store_(cfg.bytes("gm.size")), timing_(cfg) {
     data.register_b_transport(this, &GlobalMemory::transport_data);
     uncached.register_b_transport(this, &GlobalMemory::transport_uncached);
+    uncached.register_transport_dbg(this, &GlobalMemory::debug);
+}
+
+unsigned GlobalMemory::debug(tlm::tlm_generic_payload& p) {
+    const uint64_t len = p.get_data_length();
+    if (!store_.contains(p.get_address(), len)) return 0;
+    if (p.is_write()) {
+        store_.write(p.get_address(), p.get_data_ptr(), len);
+    } else {
+        store_.read(p.get_address(), p.get_data_ptr(), len);
+    }
+    return static_cast<unsigned>(len);
 }
 
 void GlobalMemory::transport_data(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -45,6 +45,7 @@ private:
     void transport_data(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_uncached(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay, bool cached);
+    unsigned debug(tlm::tlm_generic_payload& p);
 
     BackingStore store_;
     GmTiming timing_;

@@ -46,6 +46,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
     for (uint64_t i = 0; i < cfg.count("l2.max_outstanding_misses"); ++i) mshr_free_.push(0);
     cached.register_b_transport(this, &L2Cache::transport_cached);
     uncached.register_b_transport(this, &L2Cache::transport_uncached);
+    uncached.register_transport_dbg(this, &L2Cache::debug_uncached);
     prefetch.register_b_transport(this, &L2Cache::transport_prefetch);
 }
 
@@ -212,6 +213,22 @@ void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_t
     (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
     delay = to_sc(done - sc_core::sc_time_stamp().value());
     p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned L2Cache::debug_uncached(int, tlm::tlm_generic_payload& p) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    if (len == 0 || !in_gm(addr, len) || p.is_write()) return 0;  // reads only
+    if (gm_uncached->transport_dbg(p) != len) return 0;
+    for (uint64_t a = addr; a < addr + len;) {
+        const uint64_t line = a / line_bytes_;
+        const uint64_t offset = a - line * line_bytes_;
+        const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
+        const int64_t slot = find(line);
+        if (slot >= 0) std::memcpy(p.get_data_ptr() + (a - addr), line_data(slot) + offset, n);
+        a += n;
+    }
+    return static_cast<unsigned>(len);
 }
 
 void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -85,6 +85,8 @@ private:
     void transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_uncached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    // Debug access (no time, no counts): GM overlaid with resident lines.
+    unsigned debug_uncached(int id, tlm::tlm_generic_payload& p);
 
     // One core access to part of one line. Returns its completion time.
     Tick access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);

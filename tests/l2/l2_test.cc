@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/sdma/sdma_request.h"
+#include "hw/sdma_request.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {

@@ -15,7 +15,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "model/config/config.h"
-#include "model/sdma/sdma_request.h"
+#include "hw/sdma_request.h"
 #include "model/soc/soc.h"
 
 namespace pfsim::test {

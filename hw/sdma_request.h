@@ -1,4 +1,5 @@
 // One 64-byte SDMA request (a2a3 STARS SDMA entry), prefetch-protocol.md §2.4b.
+// A hardware interface: the runtime writes these, the model reads them.
 // Packed little-endian; bit fields fill from the least significant bit.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "model/sdma/sdma_request.h"
+#include "hw/sdma_request.h"
 
 #include <cstring>
 

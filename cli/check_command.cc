@@ -1,0 +1,227 @@
+// pfsim check: every kernel with prefetch off and on, each run in a fresh
+// process (a fresh simulated die), compared.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/options.h"
+
+extern char** environ;
+
+namespace pfsim {
+
+namespace {
+
+struct ChildRun {
+    int status = -1;
+    nlohmann::json summary;
+};
+
+// Runs this binary with `args`; its stdout is the JSON summary.
+ChildRun run_self(const std::vector<std::string>& args) {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) throw std::runtime_error("cannot find the pfsim binary (/proc/self/exe)");
+    exe[n] = '\0';
+    std::vector<char*> argv = {exe};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, exe, &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    if (rc != 0) {
+        close(out[0]);
+        throw std::runtime_error("cannot start " + std::string(exe));
+    }
+    std::string text;
+    char buf[65536];
+    for (ssize_t got; (got = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(got));
+    close(out[0]);
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    ChildRun r;
+    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+    r.summary = nlohmann::json::parse(text, nullptr, false);
+    return r;
+}
+
+std::string xml_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+// Why a pair of runs fails the equivalence check ("" when it passes).
+std::string equivalence_failure(const ChildRun& off, const ChildRun& on) {
+    for (const auto* r : {&off, &on}) {
+        const char* mode = r == &off ? "prefetch off" : "prefetch on";
+        if (r->summary.is_discarded()) return std::string(mode) + ": the run printed no summary";
+        if (r->summary.contains("error")) return std::string(mode) + ": " + r->summary["error"].get<std::string>();
+        if (!r->summary["violations"].empty()) {
+            return std::string(mode) + ": protocol violation: " + r->summary["violations"][0].get<std::string>();
+        }
+    }
+    const auto& a = off.summary["outputs"];
+    const auto& b = on.summary["outputs"];
+    if (a.size() != b.size()) return "the runs produced different outputs";
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (a[i]["sha256"] != b[i]["sha256"]) {
+            return "output " + a[i]["name"].get<std::string>() + " differs between prefetch off and on";
+        }
+    }
+    for (const auto* r : {&off, &on}) {
+        if (!r->summary["reference_equal"].get<bool>()) {
+            return std::string(r == &off ? "prefetch off" : "prefetch on") + ": output differs from the reference";
+        }
+    }
+    return "";
+}
+
+}  // namespace
+
+int cmd_check(const std::vector<std::string>& args) {
+    CommonOptions o = parse_options(args, {"--strict-gain"}, {"--junit", "--inject"});
+    resolve_config(o);  // bad configuration: exit 2 before running anything
+    std::vector<const KernelCase*> kernels;
+    if (o.positional.empty()) {
+        for (const auto& [name, k] : kernel_registry()) kernels.push_back(k);
+    } else {
+        for (const std::string& name : o.positional) kernels.push_back(&kernel_named(name));
+    }
+    std::vector<std::string> common = {"--preset", o.preset};
+    for (const std::string& f : o.config_files) common.insert(common.end(), {"--config", f});
+    for (const std::string& s : o.sets) common.insert(common.end(), {"--set", s});
+
+    nlohmann::json rows = nlohmann::json::array();
+    int failed = 0;
+    if (!o.json) {
+        std::printf("%-16s %12s %12s %8s %16s %8s %8s  %s\n", "kernel", "time off us", "time on us", "gain %",
+                    "expected gain %", "L2 off", "L2 on", "verdict");
+    }
+    for (const KernelCase* k : kernels) {
+        std::vector<std::string> base = {"run", k->name(), "--json"};
+        base.insert(base.end(), common.begin(), common.end());
+        std::vector<std::string> off_args = base, on_args = base;
+        off_args.insert(off_args.end(), {"--prefetch", "off"});
+        on_args.insert(on_args.end(), {"--prefetch", "on"});
+        for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
+        const ChildRun off = run_self(off_args);
+        const ChildRun on = run_self(on_args);
+        const std::string failure = equivalence_failure(off, on);
+        const ExpectedGain expected = k->expected_gain(resolve_kernel_args(*k, {}));
+        nlohmann::json row = {{"name", k->name()}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};
+        double gain = 0;
+        bool gain_met = false;
+        if (failure.empty()) {
+            const double t_off = off.summary["kernel_time_ns"].get<double>();
+            const double t_on = on.summary["kernel_time_ns"].get<double>();
+            gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
+            gain_met = gain >= expected.min_pct && gain <= expected.max_pct;
+            row["time_off_ns"] = t_off;
+            row["time_on_ns"] = t_on;
+            row["gain_pct"] = gain;
+            row["l2_hit_rate_off"] = off.summary["l2"]["hit_rate"];
+            row["l2_hit_rate_on"] = on.summary["l2"]["hit_rate"];
+            row["warnings"] = on.summary["warnings"];
+        }
+        row["gain_met"] = gain_met;
+        const bool pass = failure.empty() && (gain_met || !has_flag(o, "--strict-gain"));
+        row["verdict"] = pass ? "pass" : "fail";
+        if (!failure.empty()) {
+            row["reason"] = failure;
+        } else if (!gain_met) {
+            row["reason"] = "gain " + std::to_string(gain) + " % outside the expected range";
+        }
+        failed += pass ? 0 : 1;
+        if (!o.json) {
+            auto range = [](double v) { return v <= -1000 ? std::string("") : std::to_string(static_cast<int>(v)); };
+            const std::string exp = range(expected.min_pct) + ".." + range(expected.max_pct);
+            if (failure.empty()) {
+                std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  %s%s\n", k->name().c_str(),
+                            row["time_off_ns"].get<double>() / 1e3, row["time_on_ns"].get<double>() / 1e3, gain,
+                            exp.c_str(), 100 * row["l2_hit_rate_off"].get<double>(),
+                            100 * row["l2_hit_rate_on"].get<double>(), pass ? "PASS" : "FAIL",
+                            gain_met ? "" : " (gain not as expected)");
+            } else {
+                std::printf("%-16s %12s %12s %8s %16s %8s %8s  FAIL: %s\n", k->name().c_str(), "-", "-", "-",
+                            exp.c_str(), "-", "-", failure.c_str());
+            }
+        }
+        rows.push_back(row);
+    }
+    const int passed = static_cast<int>(kernels.size()) - failed;
+    if (o.json) {
+        std::cout << nlohmann::json{{"schema", "pfsim.check/1"}, {"kernels", rows}, {"passed", passed},
+                                    {"failed", failed}, {"config", resolve_config(o).to_json()}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::printf("%d passed, %d failed\n", passed, failed);
+    }
+    const std::string junit = value_of(o, "--junit", "");
+    if (!junit.empty()) {
+        std::ofstream x(user_path(junit));
+        if (!x) throw UsageError("cannot write " + junit);
+        x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"pfsim check\" tests=\"" << kernels.size()
+          << "\" failures=\"" << failed << "\">\n";
+        for (const auto& row : rows) {
+            x << "  <testcase classname=\"pfsim.check\" name=\"" << xml_escape(row["name"]) << "\"";
+            if (row["verdict"] == "pass") {
+                x << "/>\n";
+            } else {
+                x << ">\n    <failure message=\"" << xml_escape(row.value("reason", std::string("failed")))
+                  << "\"/>\n  </testcase>\n";
+            }
+        }
+        x << "</testsuite>\n";
+    }
+    return failed ? 1 : 0;
+}
+
+int cmd_kernels(const std::vector<std::string>& args) {
+    CommonOptions o = parse_options(args, {});
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [name, k] : kernel_registry()) {
+        const ExpectedGain g = k->expected_gain(resolve_kernel_args(*k, {}));
+        nlohmann::json a = nlohmann::json::array();
+        for (const KernelArgSpec& s : k->args()) a.push_back({{"name", s.name}, {"default", s.default_value}, {"description", s.description}});
+        list.push_back({{"name", name}, {"description", k->description()}, {"args", a},
+                        {"expected_gain_pct", {g.min_pct, g.max_pct}}});
+        if (!o.json) {
+            std::printf("%-16s %s\n", name.c_str(), k->description().c_str());
+            for (const KernelArgSpec& s : k->args()) {
+                std::printf("%16s   --arg %s=%s  %s\n", "", s.name.c_str(), s.default_value.c_str(), s.description.c_str());
+            }
+        }
+    }
+    if (o.json) std::cout << list.dump(2) << "\n";
+    return 0;
+}
+
+}  // namespace pfsim

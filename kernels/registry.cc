@@ -1,0 +1,78 @@
+#include "kernels/registry.h"
+
+#include <stdexcept>
+
+#include "kernels/pto/pto.h"
+#include "model/config/units.h"
+
+namespace pfsim {
+
+namespace {
+std::map<std::string, const KernelCase*>& mutable_registry() {
+    static std::map<std::string, const KernelCase*> registry;
+    return registry;
+}
+}  // namespace
+
+const std::map<std::string, const KernelCase*>& kernel_registry() { return mutable_registry(); }
+
+const KernelCase* find_kernel(const std::string& name) {
+    auto it = kernel_registry().find(name);
+    return it == kernel_registry().end() ? nullptr : it->second;
+}
+
+RegisterKernel::RegisterKernel(const KernelCase* k) { mutable_registry()[k->name()] = k; }
+
+KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::string>& assignments) {
+    KernelArgs out;
+    auto parse = [&](const std::string& name, const std::string& text) {
+        uint64_t v = 0;
+        const std::string err = parse_unsigned(text, true, &v);
+        if (!err.empty()) throw std::invalid_argument("kernel " + k.name() + ": --arg " + name + ": " + err);
+        out[name] = v;
+    };
+    for (const KernelArgSpec& a : k.args()) parse(a.name, a.default_value);
+    for (const std::string& s : assignments) {
+        const size_t eq = s.find('=');
+        if (eq == std::string::npos) throw std::invalid_argument("kernel " + k.name() + ": --arg " + s + ": expected name=value");
+        const std::string name = s.substr(0, eq);
+        bool known = false;
+        std::string list;
+        for (const KernelArgSpec& a : k.args()) {
+            known |= a.name == name;
+            list += (list.empty() ? "" : ", ") + a.name;
+        }
+        if (!known) {
+            throw std::invalid_argument("kernel " + k.name() + " has no argument '" + name + "'" +
+                                        (list.empty() ? " (it takes none)" : " (it takes " + list + ")"));
+        }
+        parse(name, s.substr(eq + 1));
+    }
+    return out;
+}
+
+int64_t make_tensor(PreparedKernel& p, rt::Platform& platform, uint64_t bytes, uint64_t* gm_addr) {
+    *gm_addr = platform.gm_alloc(bytes);
+    auto holder = std::make_unique<uint8_t[]>(sizeof(ChipTensor));
+    auto* t = reinterpret_cast<ChipTensor*>(holder.get());
+    t->buffer.addr = *gm_addr;
+    t->buffer.size = bytes;
+    t->start_offset = 0;
+    const auto handle = reinterpret_cast<int64_t>(t);
+    p.host_memory.push_back(std::move(holder));
+    return handle;
+}
+
+std::vector<uint8_t> random_bytes(uint64_t bytes, uint64_t seed) {
+    std::vector<uint8_t> out(bytes);
+    uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (uint8_t& b : out) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        b = static_cast<uint8_t>(x);
+    }
+    return out;
+}
+
+}  // namespace pfsim

@@ -1,0 +1,280 @@
+#include "model/core/core.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "model/common/time.h"
+
+namespace pfsim {
+
+namespace {
+
+Core* g_current = nullptr;
+
+size_t index(Pipe p) { return static_cast<size_t>(p); }
+
+std::string hex(uint64_t v) {
+    std::ostringstream os;
+    os << "0x" << std::hex << v;
+    return os.str();
+}
+
+const char* buffer_name(Buffer b) {
+    switch (b) {
+        case Buffer::Ub: return "UB";
+        case Buffer::L1: return "L1";
+        case Buffer::L0a: return "L0A";
+        case Buffer::L0b: return "L0B";
+        case Buffer::L0c: return "L0C";
+    }
+    return "?";
+}
+
+}  // namespace
+
+CoreOps& current_core() {
+    if (!g_current) throw std::logic_error("pfsim: kernel API called outside a running kernel");
+    return *g_current;
+}
+
+Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id)
+    : sc_module(name),
+      cached("cached"),
+      uncached("uncached"),
+      mmio("mmio"),
+      kind_(kind),
+      id_(id),
+      scalar_op_(cfg.time("core.scalar_op")),
+      transfer_setup_(cfg.time("core.transfer_setup")),
+      flush_cost_(cfg.time("core.flush_cost")),
+      request_build_(cfg.time("core.request_build")),
+      quantum_(cfg.time("core.quantum")),
+      load_bw_(cfg.bandwidth("core.load_bandwidth")),
+      store_bw_(cfg.bandwidth("core.store_bandwidth")),
+      vector_bw_(cfg.bandwidth("core.vector_bandwidth")),
+      cube_macs_per_cycle_(cfg.count("core.cube_macs")),
+      line_bytes_(cfg.bytes("l2.line_bytes")),
+      clock_hz_(cfg.frequency("chip.clock")),
+      inflight_(cfg.count("core.outstanding_lines"), 0) {
+    if (kind == CoreKind::Aiv) {
+        buffers_[static_cast<size_t>(Buffer::Ub)].resize(cfg.bytes("core.ub_bytes"));
+    } else {
+        buffers_[static_cast<size_t>(Buffer::L1)].resize(cfg.bytes("core.l1_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L0a)].resize(cfg.bytes("core.l0a_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L0b)].resize(cfg.bytes("core.l0b_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L0c)].resize(cfg.bytes("core.l0c_bytes"));
+    }
+    SC_HAS_PROCESS(Core);
+    SC_THREAD(thread);
+}
+
+void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock) {
+    fn_ = fn;
+    args_ = args;
+    block_idx_ = block_idx;
+    block_num_ = block_num;
+    subblock_ = subblock;
+    run_ = CoreRun{};
+    start_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Core::thread() {
+    for (;;) {
+        sc_core::wait(start_);
+        g_current = this;
+        const Tick now = sc_core::sc_time_stamp().value();
+        issue_ = now;
+        pipe_.fill(now);
+        for (auto& a : flags_) for (auto& b : a) b.fill(0);
+        run_.ran = true;
+        run_.entered = now;
+        try {
+            fn_(args_);
+        } catch (const KernelError& e) {
+            run_.error = e.what();
+        } catch (const std::exception& e) {
+            run_.error = std::string("kernel raised: ") + e.what();
+        }
+        barrier();
+        catch_up(issue_);
+        run_.returned = sc_core::sc_time_stamp().value();
+        g_current = nullptr;
+    }
+}
+
+void Core::catch_up(Tick until) {
+    const Tick now = sc_core::sc_time_stamp().value();
+    if (until > now) sc_core::wait(to_sc(until - now));
+    g_current = this;
+    issue_ = std::max<Tick>(issue_, sc_core::sc_time_stamp().value());
+}
+
+void Core::maybe_sync() {
+    if (issue_ > sc_core::sc_time_stamp().value() + quantum_) catch_up(issue_);
+}
+
+Tick Core::drained() const { return std::max(issue_, *std::max_element(pipe_.begin(), pipe_.end())); }
+
+uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
+    std::vector<uint8_t>& buf = buffers_[static_cast<size_t>(b)];
+    if (buf.empty()) {
+        throw KernelError(std::string(kind_ == CoreKind::Aiv ? "a vector" : "a cube") + " core has no " +
+                          buffer_name(b) + " buffer");
+    }
+    if (offset > buf.size() || bytes > buf.size() - offset) {
+        throw KernelError(std::string("tile at ") + buffer_name(b) + " offset " + hex(offset) + " + " +
+                          std::to_string(bytes) + " bytes exceeds the " + std::to_string(buf.size() / 1024) +
+                          " KiB " + buffer_name(b));
+    }
+    return buf.data() + offset;
+}
+
+Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr, void* data,
+                     uint64_t len, Tick issue) {
+    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload_.set_address(addr);
+    payload_.set_data_ptr(static_cast<unsigned char*>(data));
+    payload_.set_data_length(len);
+    payload_.set_streaming_width(len);
+    payload_.set_byte_enable_ptr(nullptr);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    const Tick now = sc_core::sc_time_stamp().value();
+    sc_core::sc_time delay = to_sc(issue - now);
+    socket->b_transport(payload_, delay);
+    if (payload_.is_response_error()) {
+        throw KernelError(std::string(write ? "write to " : "read from ") + hex(addr) + " + " +
+                          std::to_string(len) + " bytes: outside GM");
+    }
+    return now + delay.value();
+}
+
+Tick Core::move(bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start) {
+    std::fill(inflight_.begin(), inflight_.end(), start);
+    Tick last = start;
+    size_t k = 0;
+    for (uint64_t a = gm; a < gm + bytes; ++k) {
+        const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
+        Tick& slot = inflight_[k % inflight_.size()];
+        slot = transport(cached, write, a, local + (a - gm), n, slot);
+        last = std::max(last, slot);
+        a += n;
+    }
+    return last;
+}
+
+void Core::occupy(Pipe pipe, Tick duration) {
+    Tick& busy = pipe_[index(pipe)];
+    busy = std::max(busy, issue_) + duration;
+    stats_.busy[index(pipe)] += duration;
+    scalar(1);
+}
+
+void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, double bandwidth) {
+    Tick& busy = pipe_[index(pipe)];
+    const Tick begin = std::max(busy, issue_);
+    const Tick start = begin + transfer_setup_;
+    const Tick end = std::max(move(write, gm, local, bytes, start), start + transfer_time(bytes, bandwidth));
+    stats_.busy[index(pipe)] += end - begin;
+    busy = end;
+    scalar(1);
+}
+
+void Core::load(uint64_t gm, uint8_t* local, uint64_t bytes) {
+    stats_.load_bytes += bytes;
+    transfer(Pipe::Mte2, false, gm, local, bytes, load_bw_);
+}
+
+void Core::store(uint64_t gm, const uint8_t* local, uint64_t bytes) {
+    stats_.store_bytes += bytes;
+    transfer(Pipe::Mte3, true, gm, const_cast<uint8_t*>(local), bytes, store_bw_);
+}
+
+void Core::vector(uint64_t bytes) { occupy(Pipe::Vector, transfer_time(bytes, vector_bw_)); }
+
+void Core::cube(uint64_t macs) {
+    const uint64_t cycles = (macs + cube_macs_per_cycle_ - 1) / cube_macs_per_cycle_;
+    occupy(Pipe::Cube, static_cast<Tick>(static_cast<double>(cycles) * 1e12 / clock_hz_ + 0.5));
+}
+
+void Core::scalar(uint64_t ops) {
+    issue_ += ops * scalar_op_;
+    stats_.busy[index(Pipe::Scalar)] += ops * scalar_op_;
+    maybe_sync();
+}
+
+void Core::set_flag(Pipe src, Pipe dst, int event) {
+    if (src == Pipe::All || dst == Pipe::All || event < 0 || event >= 8) {
+        throw KernelError("set_flag: bad pipe or event id " + std::to_string(event));
+    }
+    flags_[index(src)][index(dst)][event] = std::max(pipe_[index(src)], issue_);
+    scalar(1);
+}
+
+void Core::wait_flag(Pipe src, Pipe dst, int event) {
+    if (src == Pipe::All || dst == Pipe::All || event < 0 || event >= 8) {
+        throw KernelError("wait_flag: bad pipe or event id " + std::to_string(event));
+    }
+    const Tick ready = flags_[index(src)][index(dst)][event];
+    Tick& waiter = dst == Pipe::Scalar ? issue_ : pipe_[index(dst)];
+    waiter = std::max(waiter, ready);
+    scalar(1);
+}
+
+void Core::barrier() {
+    const Tick t = drained();
+    pipe_.fill(t);
+    issue_ = t;
+    maybe_sync();
+}
+
+void Core::uncached_write(uint64_t gm, const void* src, uint64_t bytes) {
+    const Tick start = std::max(pipe_[index(Pipe::Mte3)], issue_);
+    issue_ = transport(uncached, true, gm, const_cast<void*>(src), bytes, start);
+    pipe_[index(Pipe::Mte3)] = issue_;
+    maybe_sync();
+}
+
+void Core::uncached_read(uint64_t gm, void* dst, uint64_t bytes) {
+    catch_up(std::max(pipe_[index(Pipe::Mte2)], issue_));  // see what others wrote by now
+    issue_ = transport(uncached, false, gm, dst, bytes, issue_);
+    pipe_[index(Pipe::Mte2)] = issue_;
+}
+
+void Core::mmio_write32(uint64_t addr, uint32_t value) {
+    transport(mmio, true, addr, &value, 4, issue_);
+    scalar(1);
+}
+
+void Core::flush() {
+    issue_ = std::max(issue_, pipe_[index(Pipe::Mte3)]) + flush_cost_;
+    maybe_sync();
+}
+
+void Core::build_request() {
+    issue_ += request_build_;
+    stats_.busy[index(Pipe::Scalar)] += request_build_;
+}
+
+void Core::note_prefetch_wait(uint64_t start_ps) {
+    if (issue_ > start_ps) stats_.prefetch_wait += issue_ - start_ps;
+}
+
+void Core::peek(uint64_t gm, void* dst, uint64_t bytes) {
+    tlm::tlm_generic_payload p;
+    p.set_command(tlm::TLM_READ_COMMAND);
+    p.set_address(gm);
+    p.set_data_ptr(static_cast<unsigned char*>(dst));
+    p.set_data_length(bytes);
+    p.set_streaming_width(bytes);
+    if (uncached->transport_dbg(p) != bytes) throw KernelError("peek outside GM at " + hex(gm));
+}
+
+void Core::report_violation(const std::string& message) { run_.violations.push_back(message); }
+
+void Core::warn(const std::string& message) {
+    if (std::find(warnings_.begin(), warnings_.end(), message) == warnings_.end()) {
+        warnings_.push_back(message);
+    }
+}
+
+}  // namespace pfsim

@@ -1,0 +1,119 @@
+// A simulated AI core (vector AIV or cube AIC): a SystemC process that runs C++
+// kernels written against the kernel API (core_ops.h).
+//
+// Timing: each pipe (scalar, MTE2, MTE3, vector, cube) keeps the time it is busy
+// until. The scalar unit issues API calls in program order; loads, stores, vector
+// and cube work start when their pipe is free and run asynchronously, as on the
+// hardware; set_flag/wait_flag and barrier order them. The core runs ahead of
+// SystemC time by at most core.quantum, and catches up before it looks at
+// anything another process writes (polls).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "model/config/config.h"
+#include "model/core/core_ops.h"
+
+namespace pfsim {
+
+using KernelFn = void (*)(int64_t* args);
+
+struct CoreStats {
+    std::array<Tick, 5> busy{};   // per pipe (Scalar, Mte2, Mte3, Vector, Cube)
+    Tick prefetch_wait = 0;       // time spent in prefetch waits
+    uint64_t load_bytes = 0;
+    uint64_t store_bytes = 0;
+};
+
+struct CoreRun {
+    bool ran = false;
+    Tick entered = 0;   // first instruction of kernel_entry
+    Tick returned = 0;  // every pipe drained after return
+    std::string error;  // a KernelError or exception the kernel raised
+    std::vector<std::string> violations;  // what protocol checkers reported
+};
+
+class Core : public sc_core::sc_module, public CoreOps {
+public:
+    tlm_utils::simple_initiator_socket<Core> cached;
+    tlm_utils::simple_initiator_socket<Core> uncached;
+    tlm_utils::simple_initiator_socket<Core> mmio;
+
+    Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id);
+
+    // Host side: run `fn(args)` on this core at the current SystemC time.
+    void start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock);
+    const CoreRun& last_run() const { return run_; }
+    const CoreStats& stats() const { return stats_; }
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+    // CoreOps
+    CoreKind core_kind() const override { return kind_; }
+    uint32_t block_idx() const override { return block_idx_; }
+    uint32_t block_num() const override { return block_num_; }
+    uint32_t subblock_idx() const override { return subblock_; }
+    uint32_t core_id() const override { return id_; }
+    int64_t* kernel_args() const override { return args_; }
+    uint8_t* buffer(Buffer b, uint64_t offset, uint64_t bytes) override;
+    void load(uint64_t gm, uint8_t* local, uint64_t bytes) override;
+    void store(uint64_t gm, const uint8_t* local, uint64_t bytes) override;
+    void vector(uint64_t bytes) override;
+    void cube(uint64_t macs) override;
+    void scalar(uint64_t ops) override;
+    void set_flag(Pipe src, Pipe dst, int event) override;
+    void wait_flag(Pipe src, Pipe dst, int event) override;
+    void barrier() override;
+    void uncached_write(uint64_t gm, const void* src, uint64_t bytes) override;
+    void uncached_read(uint64_t gm, void* dst, uint64_t bytes) override;
+    void mmio_write32(uint64_t addr, uint32_t value) override;
+    void flush() override;
+    void build_request() override;
+    void note_prefetch_wait(uint64_t start_ps) override;
+    uint64_t now_ps() override { return issue_; }
+    void warn(const std::string& message) override;
+    void peek(uint64_t gm, void* dst, uint64_t bytes) override;
+    void report_violation(const std::string& message) override;
+
+private:
+    void thread();
+    // Occupies `pipe` for `duration` from when both it and the scalar unit are free.
+    void occupy(Pipe pipe, Tick duration);
+    // A GM load or store on `pipe`: start-up, then lines at the pipe's rate.
+    void transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, double bandwidth);
+    // Moves [gm, gm + bytes) line by line with at most core.outstanding_lines in flight.
+    Tick move(bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start);
+    Tick transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr,
+                   void* data, uint64_t len, Tick issue);
+    void catch_up(Tick until);  // SystemC time to `until`
+    void maybe_sync();
+    Tick drained() const;
+
+    const CoreKind kind_;
+    const uint32_t id_;
+    uint32_t block_idx_ = 0, block_num_ = 0, subblock_ = 0;
+    const Tick scalar_op_, transfer_setup_, flush_cost_, request_build_, quantum_;
+    const double load_bw_, store_bw_, vector_bw_;
+    const uint64_t cube_macs_per_cycle_, line_bytes_;
+    const double clock_hz_;
+    std::array<std::vector<uint8_t>, 5> buffers_;  // indexed by Buffer; empty = absent
+    std::vector<Tick> inflight_;                   // completion times, one per outstanding line
+    Tick issue_ = 0;                               // scalar unit: next issue time
+    std::array<Tick, 5> pipe_{};                   // busy-until per pipe
+    std::array<std::array<std::array<Tick, 8>, 5>, 5> flags_{};
+    KernelFn fn_ = nullptr;
+    int64_t* args_ = nullptr;
+    sc_core::sc_event start_;
+    CoreRun run_;
+    CoreStats stats_;
+    std::vector<std::string> warnings_;
+    tlm::tlm_generic_payload payload_;
+};
+
+}  // namespace pfsim

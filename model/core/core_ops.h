@@ -1,0 +1,78 @@
+// What a running kernel can ask of the core it runs on: the simulated core's
+// instruction set, as seen from C++ kernels. No SystemC here: kernels and the
+// kernel API include only this header.
+//
+// Contract: every call is made from inside a kernel running on a simulated core
+// (current_core() is that core). Values move at the call; the call advances the
+// core's pipes by the time the operation takes.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace pfsim {
+
+enum class CoreKind { Aiv, Aic };
+
+// Pipes, as the vendor profiler names them.
+enum class Pipe { Scalar, Mte2, Mte3, Vector, Cube, All };
+
+// On-core buffers a tile can live in.
+enum class Buffer { Ub, L1, L0a, L0b, L0c };
+
+// A kernel did something the hardware forbids; the run fails with this message.
+class KernelError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class CoreOps {
+public:
+    virtual ~CoreOps() = default;
+
+    virtual CoreKind core_kind() const = 0;
+    virtual uint32_t block_idx() const = 0;   // cluster index
+    virtual uint32_t block_num() const = 0;
+    virtual uint32_t subblock_idx() const = 0;  // 0 or 1 for the two vector cores of a cluster
+    virtual uint32_t core_id() const = 0;       // unique over the die
+    virtual int64_t* kernel_args() const = 0;   // what the running kernel was launched with
+
+    // Host memory standing for an on-core buffer; throws KernelError when
+    // [offset, offset + bytes) does not fit it or the core has no such buffer.
+    virtual uint8_t* buffer(Buffer b, uint64_t offset, uint64_t bytes) = 0;
+
+    // GM -> local through L2 (MTE2) and local -> GM (MTE3).
+    virtual void load(uint64_t gm, uint8_t* local, uint64_t bytes) = 0;
+    virtual void store(uint64_t gm, const uint8_t* local, uint64_t bytes) = 0;
+    // Occupies the vector unit for `bytes` of operands, or the cube for `macs`.
+    virtual void vector(uint64_t bytes) = 0;
+    virtual void cube(uint64_t macs) = 0;
+    virtual void scalar(uint64_t ops) = 0;
+    // Pipe synchronisation: wait_flag(src, dst) makes dst wait until src had
+    // finished what it was doing at the matching set_flag.
+    virtual void set_flag(Pipe src, Pipe dst, int event) = 0;
+    virtual void wait_flag(Pipe src, Pipe dst, int event) = 0;
+    virtual void barrier() = 0;
+
+    // The uncached path (control data: SDMA requests, flags, polls), MMIO, flush.
+    virtual void uncached_write(uint64_t gm, const void* src, uint64_t bytes) = 0;
+    virtual void uncached_read(uint64_t gm, void* dst, uint64_t bytes) = 0;
+    virtual void mmio_write32(uint64_t addr, uint32_t value) = 0;
+    virtual void flush() = 0;
+    // Time spent building one SDMA request on the scalar unit.
+    virtual void build_request() = 0;
+    // Marks [start, now) of the core's time as waiting on a prefetch event.
+    virtual void note_prefetch_wait(uint64_t start_ps) = 0;
+    virtual uint64_t now_ps() = 0;
+    virtual void warn(const std::string& message) = 0;
+    // Checker side channel: reads GM as it is now, taking no time and counting nothing.
+    virtual void peek(uint64_t gm, void* dst, uint64_t bytes) = 0;
+    // A protocol checker found the kernel-side runtime breaking a rule.
+    virtual void report_violation(const std::string& message) = 0;
+};
+
+// The core the calling kernel runs on. Throws std::logic_error outside a kernel.
+CoreOps& current_core();
+
+}  // namespace pfsim

@@ -1,0 +1,40 @@
+// What the runtime's kernel-side code needs from the core it runs on. One side
+// of the platform seam: runtime/ sees only this and platform.h; a platform
+// binding (runtime/platform/sim, or an onboard one) implements both.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pfsim::rt {
+
+class Device {
+public:
+    virtual ~Device() = default;
+
+    virtual bool is_vector_core() const = 0;
+    virtual uint32_t block_idx() const = 0;  // hardware block index (the cluster, for a vector core)
+    virtual uint32_t core_id() const = 0;
+    virtual int64_t* kernel_args() const = 0;  // the args the running kernel was launched with
+
+    // Control data to and from GM: UB <-> GM copies on the uncached path.
+    virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;
+    virtual void gm_read(uint64_t addr, void* dst, uint64_t bytes) = 0;
+    virtual void mmio_write32(uint64_t addr, uint32_t value) = 0;
+    // Clean and invalidate the data cache lines just written, then a data barrier.
+    virtual void flush() = 0;
+    // Scalar time to build one 64-byte SDMA request.
+    virtual void build_request() = 0;
+    virtual uint64_t now_ps() = 0;
+    // Accounts [since, now) as time spent waiting on a prefetch event.
+    virtual void note_prefetch_wait(uint64_t since_ps) = 0;
+    virtual void warn(const std::string& message) = 0;
+    // Checker side channel: GM as it is now, at no cost in time or counts.
+    virtual void peek(uint64_t addr, void* dst, uint64_t bytes) = 0;
+    virtual void report_violation(const std::string& message) = 0;
+};
+
+// The device the calling kernel runs on (provided by the platform binding).
+Device& current_device();
+
+}  // namespace pfsim::rt

@@ -1,0 +1,23 @@
+#include "runtime/platform/platform.h"
+
+namespace pfsim::rt {
+
+std::vector<CorePlace> core_places(const LaunchSpec& spec) {
+    std::vector<CorePlace> places;
+    for (uint32_t b = 0; b < spec.block_dim; ++b) {
+        if (spec.cube) places.push_back({false, b, 0});
+        for (uint32_t v = 0; v < spec.vector_per_block; ++v) places.push_back({true, b, v});
+    }
+    return places;
+}
+
+bool LaunchResult::ok() const { return first_error().empty(); }
+
+std::string LaunchResult::first_error() const {
+    for (const CoreTiming& c : cores) {
+        if (!c.error.empty()) return c.error;
+    }
+    return "";
+}
+
+}  // namespace pfsim::rt

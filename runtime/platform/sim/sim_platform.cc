@@ -1,0 +1,219 @@
+#include "runtime/platform/sim/sim_platform.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "model/core/core_ops.h"
+#include "model/sdma/sdma_engine.h"
+#include "runtime/platform/device.h"
+#include "runtime/sdma_workspace.h"
+
+namespace pfsim {
+
+namespace {
+
+constexpr uint64_t kGmBase = 1 << 20;  // GM address 0 stays invalid, as a null pointer
+constexpr uint64_t kAlign = 4096;
+
+std::string hex(uint64_t v) {
+    std::ostringstream os;
+    os << "0x" << std::hex << v;
+    return os.str();
+}
+
+// rt::Device over the core the calling kernel runs on.
+class SimDevice : public rt::Device {
+public:
+    bool is_vector_core() const override { return current_core().core_kind() == CoreKind::Aiv; }
+    uint32_t block_idx() const override { return current_core().block_idx(); }
+    uint32_t core_id() const override { return current_core().core_id(); }
+    int64_t* kernel_args() const override { return current_core().kernel_args(); }
+    void gm_write(uint64_t addr, const void* src, uint64_t bytes) override {
+        current_core().uncached_write(addr, src, bytes);
+    }
+    void gm_read(uint64_t addr, void* dst, uint64_t bytes) override { current_core().uncached_read(addr, dst, bytes); }
+    void mmio_write32(uint64_t addr, uint32_t value) override { current_core().mmio_write32(addr, value); }
+    void flush() override { current_core().flush(); }
+    void build_request() override { current_core().build_request(); }
+    uint64_t now_ps() override { return current_core().now_ps(); }
+    void note_prefetch_wait(uint64_t since_ps) override { current_core().note_prefetch_wait(since_ps); }
+    void warn(const std::string& message) override { current_core().warn(message); }
+    void peek(uint64_t addr, void* dst, uint64_t bytes) override { current_core().peek(addr, dst, bytes); }
+    void report_violation(const std::string& message) override { current_core().report_violation(message); }
+};
+
+}  // namespace
+
+}  // namespace pfsim
+
+namespace pfsim::rt {
+Device& current_device() {
+    static SimDevice device;
+    return device;
+}
+}  // namespace pfsim::rt
+
+namespace pfsim {
+
+SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
+    : sc_module(name),
+      host_memory("host_memory"),
+      host_mmio("host_mmio"),
+      cfg_(cfg),
+      soc_("soc", cfg),
+      next_free_(kGmBase),
+      queue_live_(cfg.count("sdma.channels"), false),
+      queue_ring_(cfg.count("sdma.channels"), 0) {
+    host_memory.bind(soc_.l2.uncached);
+    host_mmio.bind(soc_.sdma.mmio);
+    const auto clusters = static_cast<uint32_t>(cfg.count("chip.aic_cores"));
+    for (uint32_t b = 0; b < clusters; ++b) {
+        aic_.push_back(std::make_unique<Core>(("aic" + std::to_string(b)).c_str(), cfg, CoreKind::Aic, b));
+        for (uint32_t v = 0; v < 2; ++v) {
+            const uint32_t id = clusters + 2 * b + v;
+            aiv_.push_back(std::make_unique<Core>(("aiv" + std::to_string(2 * b + v)).c_str(), cfg,
+                                                  CoreKind::Aiv, id));
+        }
+    }
+    for (auto* group : {&aic_, &aiv_}) {
+        for (auto& core : *group) {
+            core->cached.bind(soc_.l2.cached);
+            core->uncached.bind(soc_.l2.uncached);
+            core->mmio.bind(soc_.sdma.mmio);
+        }
+    }
+}
+
+void SimPlatform::elaborate() {
+    // Socket bindings resolve at the end of elaboration: finish it before the
+    // host's first access.
+    if (sc_core::sc_get_status() == sc_core::SC_ELABORATION) sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
+
+void SimPlatform::host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write,
+                                 uint64_t addr, void* data, uint64_t len) {
+    elaborate();
+    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload_.set_address(addr);
+    payload_.set_data_ptr(static_cast<unsigned char*>(data));
+    payload_.set_data_length(len);
+    payload_.set_streaming_width(len);
+    payload_.set_byte_enable_ptr(nullptr);
+    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // host copies take no simulated time
+    socket->b_transport(payload_, delay);
+    if (payload_.is_response_error()) {
+        throw std::runtime_error("host access to " + hex(addr) + " + " + std::to_string(len) +
+                                 " bytes refused (outside GM or MMIO)");
+    }
+}
+
+uint64_t SimPlatform::gm_alloc(uint64_t bytes) {
+    const uint64_t addr = next_free_;
+    const uint64_t size = (std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    if (size > cfg_.bytes("gm.size") - addr) {
+        throw std::runtime_error("GM is full: cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+    next_free_ += size;
+    return addr;
+}
+
+void SimPlatform::gm_free(uint64_t) {}  // a bump allocator: runs are short-lived
+
+void SimPlatform::gm_write(uint64_t addr, const void* src, uint64_t bytes) {
+    host_transport(host_memory, true, addr, const_cast<void*>(src), bytes);
+}
+
+void SimPlatform::gm_read(uint64_t addr, void* dst, uint64_t bytes) {
+    host_transport(host_memory, false, addr, dst, bytes);
+}
+
+uint32_t SimPlatform::dma_workspace_supported_mask() const {
+    return cfg_.choice("sdma.provider") == "model" ? 1u << rt::DMA_WORKSPACE_SDMA : 0u;
+}
+
+uint32_t SimPlatform::dma_channel_count() const { return static_cast<uint32_t>(cfg_.count("sdma.channels")); }
+
+uint32_t SimPlatform::doorbell_tail_offset() const {
+    return static_cast<uint32_t>(cfg_.bytes("sdma.doorbell_tail_offset"));
+}
+
+rt::SdmaQueue SimPlatform::create_sdma_queue(uint32_t index) {
+    if (index >= queue_live_.size() || queue_live_[index]) {
+        throw std::runtime_error("SDMA queue " + std::to_string(index) + " cannot be created");
+    }
+    const auto depth = static_cast<uint32_t>(cfg_.count("sdma.queue_depth"));
+    if (!queue_ring_[index]) queue_ring_[index] = gm_alloc(uint64_t{depth} * kSdmaRequestBytes);
+    uint64_t base = queue_ring_[index];
+    uint64_t d = depth;
+    host_transport(host_mmio, true, soc_.sdma.register_address(index, SdmaRegister::kRingBase), &base, 8);
+    host_transport(host_mmio, true, soc_.sdma.register_address(index, SdmaRegister::kRingDepth), &d, 4);
+    queue_live_[index] = true;
+    rt::SdmaQueue q;
+    q.ring_base = base;
+    q.doorbell_base = soc_.sdma.register_address(index, 0);
+    q.depth = depth;
+    q.sq_id = index;
+    q.stream_id = index;
+    return q;
+}
+
+void SimPlatform::destroy_sdma_queue(uint32_t index) {
+    if (index < queue_live_.size()) queue_live_[index] = false;
+}
+
+uint32_t SimPlatform::live_sdma_queues() const {
+    return static_cast<uint32_t>(std::count(queue_live_.begin(), queue_live_.end(), true));
+}
+
+rt::LaunchResult SimPlatform::launch(rt::KernelEntry entry, const rt::LaunchSpec& spec,
+                                     const std::vector<int64_t*>& args_per_core) {
+    const std::vector<rt::CorePlace> places = rt::core_places(spec);
+    if (spec.block_dim == 0 || spec.block_dim > aic_.size() || spec.vector_per_block > 2 ||
+        places.size() != args_per_core.size()) {
+        throw std::runtime_error("launch of " + std::to_string(spec.block_dim) + " blocks does not fit the " +
+                                 std::to_string(aic_.size()) + " clusters");
+    }
+    elaborate();
+    if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
+    std::vector<Core*> used;
+    for (size_t i = 0; i < places.size(); ++i) {
+        const rt::CorePlace& p = places[i];
+        Core* core = p.vector ? aiv_[2 * p.block_idx + p.subblock].get() : aic_[p.block_idx].get();
+        core->start(entry, args_per_core[i], p.block_idx, spec.block_dim, p.subblock);
+        used.push_back(core);
+    }
+    sc_core::sc_start();
+    rt::LaunchResult result;
+    uint64_t first = ~0ull, last = 0;
+    for (size_t i = 0; i < used.size(); ++i) {
+        const CoreRun& run = used[i]->last_run();
+        rt::CoreTiming t;
+        t.core_id = used[i]->core_id();
+        t.vector = places[i].vector;
+        t.block_idx = places[i].block_idx;
+        t.subblock = places[i].subblock;
+        t.entered_ps = run.entered;
+        t.returned_ps = run.returned;
+        t.error = run.ran ? run.error : "core never started";
+        t.violations = run.violations;
+        if (!t.error.empty()) {
+            t.error = std::string(used[i]->name()) + ": " + t.error;
+        }
+        first = std::min<uint64_t>(first, run.entered);
+        last = std::max<uint64_t>(last, run.returned);
+        result.cores.push_back(t);
+        for (const std::string& w : used[i]->warnings()) {
+            if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
+                result.warnings.push_back(w);
+            }
+        }
+    }
+    result.kernel_time_ps = last > first ? last - first : 0;
+    return result;
+}
+
+uint64_t SimPlatform::now_ps() const { return sc_core::sc_time_stamp().value(); }
+
+}  // namespace pfsim

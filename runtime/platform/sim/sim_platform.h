@@ -1,0 +1,68 @@
+// The runtime's platform bound to the pfsim model: one simulated die (GM, L2,
+// SDMA engine, 24 cube and 48 vector cores). Host calls run in sc_main's
+// context; launch() runs the simulation until every launched core is done.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "model/config/config.h"
+#include "model/core/core.h"
+#include "model/soc/soc.h"
+#include "runtime/platform/platform.h"
+
+namespace pfsim {
+
+struct SimFaults {
+    bool prefetch_corrupt = false;  // flip one byte of the first line a prefetch fills
+};
+
+class SimPlatform : public sc_core::sc_module, public rt::Platform {
+public:
+    tlm_utils::simple_initiator_socket<SimPlatform> host_memory;  // to l2.uncached
+    tlm_utils::simple_initiator_socket<SimPlatform> host_mmio;    // to sdma.mmio
+
+    SimPlatform(sc_core::sc_module_name name, const Config& cfg);
+
+    Soc& soc() { return soc_; }
+    const std::vector<std::unique_ptr<Core>>& vector_cores() const { return aiv_; }
+    const std::vector<std::unique_ptr<Core>>& cube_cores() const { return aic_; }
+    SimFaults& faults() { return faults_; }
+
+    std::string platform_name() const override { return "pfsim-a2a3"; }
+    uint64_t gm_alloc(uint64_t bytes) override;
+    void gm_free(uint64_t addr) override;
+    void gm_write(uint64_t addr, const void* src, uint64_t bytes) override;
+    void gm_read(uint64_t addr, void* dst, uint64_t bytes) override;
+    uint32_t dma_workspace_supported_mask() const override;
+    uint32_t dma_channel_count() const override;
+    uint32_t doorbell_tail_offset() const override;
+    rt::SdmaQueue create_sdma_queue(uint32_t index) override;
+    void destroy_sdma_queue(uint32_t index) override;
+    uint32_t live_sdma_queues() const override;
+    rt::LaunchResult launch(rt::KernelEntry entry, const rt::LaunchSpec& spec,
+                            const std::vector<int64_t*>& args_per_core) override;
+    uint64_t now_ps() const override;
+
+private:
+    void elaborate();
+    void host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write, uint64_t addr,
+                        void* data, uint64_t len);
+
+    const Config& cfg_;
+    Soc soc_;
+    std::vector<std::unique_ptr<Core>> aiv_, aic_;
+    uint64_t next_free_;
+    std::vector<bool> queue_live_;
+    std::vector<uint64_t> queue_ring_;
+    SimFaults faults_;
+    tlm::tlm_generic_payload payload_;
+};
+
+}  // namespace pfsim

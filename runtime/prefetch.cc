@@ -1,0 +1,248 @@
+#include "runtime/prefetch.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "runtime/platform/device.h"
+#include "hw/sdma_request.h"
+#include "runtime/sdma_workspace.h"
+
+namespace pfsim::rt {
+
+namespace {
+
+constexpr uint64_t kPostIdMask = (uint64_t{1} << kHandleQueueShift) - 1;
+
+struct GroupOwner {
+    uint32_t core_id;
+    const AsyncSession* session;
+};
+// (workspace, group) -> the core that last posted on it, for the shared-group warning.
+std::map<std::pair<uint64_t, uint32_t>, GroupOwner>& group_owners() {
+    static std::map<std::pair<uint64_t, uint32_t>, GroupOwner> owners;
+    return owners;
+}
+
+uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
+    uint64_t value = 0;
+    dev.gm_read(WorkspaceLayout::post_done(s.workspace, s.group, queue), &value, 8);
+    return value;
+}
+
+// Polls until the record of every queue reaches post_id, at most poll_limit
+// polls per queue. True when done.
+bool poll_done(Device& dev, AsyncSession& s, uint64_t post_id, uint32_t queues) {
+    const uint64_t limit = kernel_runtime_options().poll_limit;
+    for (uint32_t q = 0; q < queues; ++q) {
+        uint64_t polls = 0;
+        while (read_record(dev, s, q) < post_id) {
+            if (++polls >= limit) return false;
+        }
+    }
+    s.done_post_id = std::max(s.done_post_id, post_id);
+    return true;
+}
+
+void build_session(Device& dev, AsyncSession& s, uint64_t workspace) {
+    const KernelRuntimeOptions& opt = kernel_runtime_options();
+    s = AsyncSession{};
+    s.workspace = workspace;
+    s.group = dev.block_idx();
+    if (workspace == 0 || s.queue_num == 0 || s.queue_num > opt.channels || s.sync_id > 7 ||
+        s.group >= opt.channels / s.queue_num) {
+        return;  // invalid: every prefetch on it is a no-op
+    }
+    const uint64_t zero = 0;
+    dev.gm_write(WorkspaceLayout::post_done(workspace, s.group, 0), &zero, 8);
+    dev.flush();  // invalidate the channel-info lines before reading them
+    ChannelRecord rec;
+    dev.gm_read(WorkspaceLayout::channel_info(workspace, s.group * s.queue_num), &rec, sizeof rec);
+    s.sq_base = rec.sq_base;
+    s.doorbell = rec.doorbell_base + opt.doorbell_tail_offset;
+    s.depth = rec.sq_depth;
+    s.head = rec.sq_head;
+    s.tail = rec.sq_tail;
+    s.stream_id = rec.stream_id;
+    s.valid = s.sq_base != 0 && s.depth >= 2;
+}
+
+void push_request(Device& dev, AsyncSession& s, SdmaRequest request) {
+    request.stream_id = static_cast<uint16_t>(s.stream_id);
+    request.task_id = static_cast<uint16_t>(s.tail - s.head);
+    uint8_t raw[kSdmaRequestBytes];
+    request.encode(raw);
+    dev.build_request();
+    dev.gm_write(s.sq_base + uint64_t{s.tail} * kSdmaRequestBytes, raw, kSdmaRequestBytes);
+    s.tail = (s.tail + 1) % s.depth;
+}
+
+void warn_shared_group(Device& dev, const AsyncSession& s) {
+    auto& owners = group_owners();
+    const auto key = std::make_pair(s.workspace, s.group);
+    auto it = owners.find(key);
+    if (it != owners.end() && it->second.core_id != dev.core_id() &&
+        it->second.session->next_post_id > it->second.session->done_post_id) {
+        std::ostringstream os;
+        os << "cores " << it->second.core_id << " and " << dev.core_id() << " post concurrently on SDMA "
+           << "channel group " << s.group << " (the two vector cores of a cluster share a group, as on "
+           << "hardware); each session restarts the group's post ids and record";
+        dev.warn(os.str());
+    }
+    owners[key] = GroupOwner{dev.core_id(), &s};
+}
+
+}  // namespace
+
+KernelRuntimeOptions& kernel_runtime_options() {
+    static KernelRuntimeOptions options;
+    return options;
+}
+
+uint64_t encode_event_handle(uint64_t queue_count, uint64_t post_id) {
+    return (queue_count << kHandleQueueShift) | (post_id & kPostIdMask);
+}
+
+void reset_channel_group_owners() { group_owners().clear(); }
+
+PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(reinterpret_cast<uint64_t>(ws)) {}
+
+AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx) {
+    Device& dev = current_device();
+    if (!dev.is_vector_core()) {
+        throw PrefetchError("TPREFETCH_ASYNC on a cube core: prefetch runs on vector cores only");
+    }
+    const KernelRuntimeOptions& opt = kernel_runtime_options();
+    if (!opt.prefetch_enabled) return AsyncEvent{};
+    AsyncSession& s = ctx.session;
+    if (!s.valid) build_session(dev, s, ctx.workspace);  // built once per context, then cached
+    if (!s.valid || gm == 0 || bytes == 0) return AsyncEvent{};
+    const uint64_t requests = (bytes + opt.block_bytes - 1) / opt.block_bytes;
+    if (requests + 1 > s.depth) return AsyncEvent{};  // more than the ring holds: a silent no-op
+    const uint64_t post_id = s.next_post_id + 1;
+    if (post_id >= (uint64_t{1} << kHandleQueueShift)) return AsyncEvent{};
+    // The flag-payload slot must be retired: post (id - max_posts) observed done.
+    if (post_id > opt.max_posts && s.done_post_id < post_id - opt.max_posts) {
+        const uint64_t since = dev.now_ps();
+        const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num);
+        dev.note_prefetch_wait(since);
+        if (!retired) return AsyncEvent{};
+    }
+    warn_shared_group(dev, s);
+    const uint64_t slot = WorkspaceLayout::flag_slot(s.workspace, s.group, post_id);
+    dev.gm_write(slot, &post_id, 8);
+    for (uint64_t i = 0; i < requests; ++i) {
+        const uint64_t offset = i * opt.block_bytes;
+        push_request(dev, s, SdmaRequest::cache_prefetch(gm + offset, static_cast<uint32_t>(std::min(opt.block_bytes, bytes - offset))));
+    }
+    dev.flush();
+    dev.mmio_write32(s.doorbell, s.tail);
+    push_request(dev, s, SdmaRequest::copy(slot, WorkspaceLayout::post_done(s.workspace, s.group, 0), 8));
+    const uint32_t head_tail[2] = {s.head, s.tail};
+    dev.gm_write(WorkspaceLayout::channel_info(s.workspace, s.group * s.queue_num), head_tail, 8);
+    dev.flush();
+    dev.mmio_write32(s.doorbell, s.tail);
+    s.next_post_id = post_id;
+    return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma};
+}
+
+namespace {
+
+bool test_once(const AsyncEvent& evt, AsyncSession& session);
+
+// Protocol checker, independent of the wait code: when a wait reports a post
+// done, the post-done record must already hold an id at least as high.
+void check_completion(const AsyncEvent& evt, const AsyncSession& session, bool done) {
+    const uint64_t post_id = evt.handle & kPostIdMask;
+    if (!done || evt.handle == 0 || !session.valid || post_id == 0) return;
+    Device& dev = current_device();
+    uint64_t record = 0;
+    dev.peek(WorkspaceLayout::post_done(session.workspace, session.group, 0), &record, 8);
+    if (record < post_id) {
+        dev.report_violation("wait returned true for post " + std::to_string(post_id) + " of channel group " +
+                             std::to_string(session.group) + " while its post-done record held " +
+                             std::to_string(record));
+    }
+}
+
+bool wait_for(const AsyncEvent& evt, AsyncSession& session) {
+    const uint64_t handle = evt.handle;
+    if (handle == 0) return true;
+    if (evt.engine != kEngineSdma) return false;
+    if (kernel_runtime_options().skip_wait) return true;  // injected fault
+    const uint64_t post_id = handle & kPostIdMask;
+    const uint64_t queues = handle >> kHandleQueueShift;
+    if (post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels || !session.valid) return false;
+    if (post_id <= session.done_post_id) return true;
+    Device& dev = current_device();
+    const uint64_t since = dev.now_ps();
+    const bool done = poll_done(dev, session, post_id, static_cast<uint32_t>(queues));
+    dev.note_prefetch_wait(since);
+    return done;
+}
+
+}  // namespace
+
+bool AsyncEvent::Wait(AsyncSession& session) const {
+    const bool done = wait_for(*this, session);
+    check_completion(*this, session, done);
+    return done;
+}
+
+bool AsyncEvent::Test(AsyncSession& session) const {
+    const bool done = test_once(*this, session);
+    check_completion(*this, session, done);
+    return done;
+}
+
+namespace {
+
+bool test_once(const AsyncEvent& evt, AsyncSession& session) {
+    const uint64_t handle = evt.handle;
+    if (handle == 0) return true;
+    if (evt.engine != kEngineSdma) return false;
+    if (kernel_runtime_options().skip_wait) return true;
+    const uint64_t post_id = handle & kPostIdMask;
+    const uint64_t queues = handle >> kHandleQueueShift;
+    if (post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels || !session.valid) return false;
+    if (post_id <= session.done_post_id) return true;
+    Device& dev = current_device();
+    for (uint32_t q = 0; q < queues; ++q) {
+        if (read_record(dev, session, q) < post_id) return false;
+    }
+    session.done_post_id = post_id;
+    return true;
+}
+
+}  // namespace
+
+uint64_t flat_prefetch_bytes(const TensorView& src) {
+    if (src.dims.empty()) throw PrefetchError("async_prefetch: a rank-0 source has no byte extent");
+    uint64_t elements = 1;
+    for (size_t i = 0; i < src.dims.size(); ++i) {
+        if (src.dims[i] < 0) {
+            throw PrefetchError("async_prefetch requires a fully static shape, but dimension " + std::to_string(i) +
+                                " is dynamic; async prefetch needs a compile-time byte extent");
+        }
+        elements *= static_cast<uint64_t>(src.dims[i]);
+    }
+    for (size_t i = 0; i + 1 < src.dims.size(); ++i) {
+        if (src.dims[i] != 1) {
+            throw PrefetchError(
+                "async_prefetch requires a flat contiguous logical 1D GM region; reshape the tensor to [N] or "
+                "[1, ..., N]");
+        }
+    }
+    return elements * src.element_bytes;
+}
+
+void* get_dma_workspace(const int64_t* args, int kind) {
+    if (!args || kind < 0 || kind >= DMA_WORKSPACE_KINDS) return nullptr;
+    const auto* global = reinterpret_cast<const GlobalContext*>(args[kGlobalContextSlot]);
+    if (!global) return nullptr;
+    return reinterpret_cast<void*>(global->dma_workspace[kind]);
+}
+
+}  // namespace pfsim::rt

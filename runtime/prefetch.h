@@ -1,0 +1,84 @@
+// Kernel side of the async GM->L2 prefetch (prefetch-protocol.md §2.3-§2.4):
+// sessions, the post protocol on GM (1 MiB cache-maintenance requests plus one
+// 8-byte flag copy per post), event handles, and wait/test by polling the
+// post-done record. Runs on the calling core through rt::Device only.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pfsim::rt {
+
+// A prefetch the hardware would reject at compile time, or from a cube core.
+class PrefetchError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Knobs the host sets before a launch (PTO-ISA compile-time constants on hardware).
+struct KernelRuntimeOptions {
+    uint64_t block_bytes = 1 << 20;   // per cache-maintenance request
+    uint64_t poll_limit = 100000;     // per queue, per wait
+    uint64_t max_posts = 64;          // un-retired posts per session
+    uint32_t channels = 48;
+    uint32_t doorbell_tail_offset = 8;
+    bool prefetch_enabled = true;     // off: every prefetch is a no-op (handle 0)
+    bool skip_wait = false;           // fault injection: wait returns true without polling
+};
+KernelRuntimeOptions& kernel_runtime_options();
+
+constexpr int kEngineSdma = 1;
+constexpr unsigned kHandleQueueShift = 58;
+
+uint64_t encode_event_handle(uint64_t queue_count, uint64_t post_id);
+
+struct AsyncSession {
+    uint64_t workspace = 0;
+    bool valid = false;
+    uint32_t group = 0;
+    uint32_t queue_num = 1;
+    uint64_t next_post_id = 0;  // ids start at 1
+    uint64_t done_post_id = 0;  // highest id observed done
+    uint32_t sync_id = 0;
+    // The queue's ring as read from the channel record at build time.
+    uint64_t sq_base = 0, doorbell = 0;
+    uint32_t depth = 0, head = 0, tail = 0, stream_id = 0;
+};
+
+struct AsyncEvent {
+    uint64_t handle = 0;
+    int engine = kEngineSdma;
+    // Blocks until the post is observed done; false after the poll budget, on an
+    // undecodable handle or another engine. Handle 0 is done at once.
+    bool Wait(AsyncSession& session) const;
+    // One non-blocking check.
+    bool Test(AsyncSession& session) const;
+};
+
+class PrefetchAsyncContext {
+public:
+    explicit PrefetchAsyncContext(const void* workspace);
+    uint64_t workspace;
+    AsyncSession session;
+};
+
+// Posts a prefetch of [gm, gm + bytes) on the calling vector core's channel group.
+// Returns handle 0 (done at once) when there is nothing to do or the post fails.
+AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx);
+
+// pl.prefetch-style source description: dims of -1 are dynamic.
+struct TensorView {
+    uint64_t addr = 0;
+    uint64_t element_bytes = 0;
+    std::vector<int64_t> dims;
+};
+// Checks the shape rules of §1.2 (rank >= 1, fully static, all dims but the last
+// equal to 1), throwing PrefetchError with the documented messages; returns bytes.
+uint64_t flat_prefetch_bytes(const TensorView& src);
+
+// Forgets which cores posted on which channel group (called by the host per launch).
+void reset_channel_group_owners();
+
+}  // namespace pfsim::rt

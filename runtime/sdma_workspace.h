@@ -1,0 +1,84 @@
+// Byte layout of the SDMA workspace in GM (prefetch-protocol.md §2.4). The same
+// layout is written by the host (worker.cc) and read by kernels (prefetch.cc).
+#pragma once
+
+#include <cstdint>
+
+namespace pfsim::rt {
+
+constexpr int DMA_WORKSPACE_SDMA = 0;
+constexpr int DMA_WORKSPACE_URMA = 1;  // reserved (a5)
+constexpr int DMA_WORKSPACE_KINDS = 2;
+
+struct WorkspaceLayout {
+    static constexpr uint64_t kHeader = 0;            // WorkspaceHeader
+    static constexpr uint64_t kChannelInfo = 64;      // one ChannelRecord per channel
+    static constexpr uint64_t kChannelInfoBytes = 64;
+    // Post-done records: per channel group, queue_num x 128 B; one 8-byte record
+    // per queue at a 64-byte stride. (The staging area before them is not public;
+    // 4 KiB is pfsim's choice.)
+    static constexpr uint64_t kPostDone = 4096;
+    static constexpr uint64_t kPostDoneGroupBytes = 128;
+    static constexpr uint64_t kPostDoneQueueStride = 64;
+    // Flag-payload rings: 512 B per group = 64 slots x 8 B.
+    static constexpr uint64_t kFlagRings = 16384;
+    static constexpr uint64_t kFlagRingBytes = 512;
+    static constexpr uint64_t kFlagSlots = 64;
+
+    static uint64_t channel_info(uint64_t ws, uint32_t channel) {
+        return ws + kChannelInfo + uint64_t{channel} * kChannelInfoBytes;
+    }
+    static uint64_t post_done(uint64_t ws, uint32_t group, uint32_t queue) {
+        return ws + kPostDone + uint64_t{group} * kPostDoneGroupBytes + uint64_t{queue} * kPostDoneQueueStride;
+    }
+    static uint64_t flag_slot(uint64_t ws, uint32_t group, uint64_t post_id) {
+        return ws + kFlagRings + uint64_t{group} * kFlagRingBytes + (post_id % kFlagSlots) * 8;
+    }
+};
+
+struct WorkspaceHeader {
+    uint32_t flag;             // 1 once the host has filled the workspace
+    uint32_t total_queue_num;  // channels
+    uint8_t reserved[56];
+};
+static_assert(sizeof(WorkspaceHeader) == 64, "header is one 64-byte line");
+
+// One channel's record, filled by the host from the driver's queue.
+struct ChannelRecord {
+    uint32_t sq_head;
+    uint32_t sq_tail;  // (head, tail) are read and written as one packed 8-byte pair
+    uint64_t sq_base;
+    uint64_t doorbell_base;
+    uint32_t sq_depth;
+    uint32_t sq_id;
+    uint32_t cq_id;
+    uint32_t logic_cq_id;
+    uint64_t cqe_addr;
+    uint32_t report_count;
+    uint32_t stream_id;
+    uint32_t device_id;
+    uint32_t reserved;
+};
+static_assert(sizeof(ChannelRecord) == 64, "channel record is one 64-byte line");
+
+// Kernel launch arguments: slots 0..47 are the kernel's own (32 tensors, 16
+// scalars); 48 and 49 point at the contexts below.
+constexpr int kArgSlots = 50;
+constexpr int kLocalContextSlot = 48;
+constexpr int kGlobalContextSlot = 49;
+
+struct LocalContext {
+    uint32_t block_idx;
+    uint32_t block_num;
+};
+
+struct GlobalContext {
+    uint32_t sub_block_id;
+    uint64_t dma_workspace[DMA_WORKSPACE_KINDS];
+};
+
+// get_dma_workspace(args, kind): the workspace address, or null for a kind
+// outside [0, 2) or when none was provisioned.
+void* get_dma_workspace(const int64_t* args, int kind);
+
+}  // namespace pfsim::rt

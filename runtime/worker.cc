@@ -1,0 +1,181 @@
+#include "runtime/worker.h"
+
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "hw/sdma_request.h"
+#include "runtime/platform/device.h"
+
+namespace pfsim::rt {
+
+namespace {
+constexpr uint64_t kStatusSlotBytes = 64;  // one line per channel: packed slots lose writes
+constexpr uint64_t kStatusWarmed = 1, kStatusDeclined = 2;
+}  // namespace
+
+std::string WarmupReport::summary() const {
+    std::ostringstream os;
+    os << warmed << "/" << (warmed + declined + unreached) << " channels warmed in " << time_ps / 1e9 << " ms";
+    if (declined || unreached) os << " (" << declined << " declined, " << unreached << " unreached)";
+    return os.str();
+}
+
+void sdma_warmup_kernel(int64_t* args) {
+    Device& dev = current_device();
+    const uint64_t ws = static_cast<uint64_t>(args[0]);
+    const uint64_t status = static_cast<uint64_t>(args[1]);
+    const auto channels = static_cast<uint32_t>(args[2]);
+    const auto* local = reinterpret_cast<const LocalContext*>(args[kLocalContextSlot]);
+    const uint32_t tail_offset = kernel_runtime_options().doorbell_tail_offset;
+    for (uint32_t c = local->block_idx; c < channels; c += local->block_num) {
+        dev.flush();  // invalidate the channel-info line
+        ChannelRecord rec;
+        dev.gm_read(WorkspaceLayout::channel_info(ws, c), &rec, sizeof rec);
+        uint64_t result = kStatusDeclined;
+        if (rec.sq_base && rec.doorbell_base && rec.sq_depth && rec.sq_head == rec.sq_tail &&
+            rec.sq_tail < rec.sq_depth) {
+            // Rewrite the request words at the tail in place (no transfer is
+            // submitted), flush, and ring the doorbell with the unchanged tail.
+            uint8_t words[kSdmaRequestBytes];
+            const uint64_t at = rec.sq_base + uint64_t{rec.sq_tail} * kSdmaRequestBytes;
+            dev.gm_read(at, words, sizeof words);
+            dev.gm_write(at, words, sizeof words);
+            dev.flush();
+            dev.mmio_write32(rec.doorbell_base + tail_offset, rec.sq_tail);
+            result = kStatusWarmed;
+        }
+        dev.gm_write(status + c * kStatusSlotBytes, &result, 8);
+    }
+}
+
+Worker::Worker(Platform& platform, const WorkerOptions& options) : platform_(platform), options_(options) {
+    if (!options_.enable_sdma) return;
+    const uint32_t mask = 1u << DMA_WORKSPACE_SDMA;
+    const int rc = provision_dma_workspace(mask);
+    if (rc != 0) {
+        finalize();
+        throw RuntimeError("async-DMA workspace provisioning (mask=" + std::to_string(mask) +
+                           ") failed with code " + std::to_string(rc));
+    }
+}
+
+Worker::~Worker() { finalize(); }
+
+int Worker::provision_dma_workspace(uint32_t mask) {
+    const uint32_t supported = platform_.dma_workspace_supported_mask();
+    if (mask & ~supported) {
+        last_error_ = supported ? "unsupported mask" : platform_.platform_name() + " has no async-DMA workspace provider";
+        return -1;
+    }
+    if (!queues_.empty() || workspace_[DMA_WORKSPACE_SDMA]) {
+        last_error_ = "already provisioned";
+        return -1;
+    }
+    if (!(mask & (1u << DMA_WORKSPACE_SDMA))) return 0;
+    const uint32_t channels = platform_.dma_channel_count();
+    std::vector<ChannelRecord> records(channels);
+    for (uint32_t c = 0; c < channels; ++c) {
+        const SdmaQueue q = platform_.create_sdma_queue(c);
+        queues_.push_back(c);
+        ChannelRecord& r = records[c];
+        std::memset(&r, 0, sizeof r);
+        r.sq_base = q.ring_base;
+        r.doorbell_base = q.doorbell_base;
+        r.sq_depth = q.depth;
+        r.sq_id = q.sq_id;
+        r.stream_id = q.stream_id;
+    }
+    const uint64_t ws = platform_.gm_alloc(options_.workspace_bytes);
+    std::vector<uint8_t> zeros(options_.workspace_bytes, 0);
+    platform_.gm_write(ws, zeros.data(), zeros.size());
+    WorkspaceHeader header{};
+    header.flag = 1;
+    header.total_queue_num = channels;
+    platform_.gm_write(ws + WorkspaceLayout::kHeader, &header, sizeof header);
+    platform_.gm_write(ws + WorkspaceLayout::kChannelInfo, records.data(), records.size() * sizeof(ChannelRecord));
+    workspace_[DMA_WORKSPACE_SDMA] = ws;
+    if (options_.warmup && run_warmup() != 0) {
+        last_error_ = "the channel warm-up kernel faulted";
+        return -1;
+    }
+    return 0;
+}
+
+int Worker::run_warmup() {
+    const uint32_t channels = platform_.dma_channel_count();
+    const uint64_t status = platform_.gm_alloc(channels * kStatusSlotBytes);
+    std::vector<uint8_t> zeros(channels * kStatusSlotBytes, 0);
+    platform_.gm_write(status, zeros.data(), zeros.size());
+    KernelLaunch warm;
+    warm.name = "sdma_warmup";
+    warm.entry = &sdma_warmup_kernel;
+    warm.spec.block_dim = options_.warmup_blocks;
+    warm.spec.vector_per_block = 1;
+    warm.args = {static_cast<int64_t>(workspace_[DMA_WORKSPACE_SDMA]), static_cast<int64_t>(status),
+                 static_cast<int64_t>(channels)};
+    const uint64_t start = platform_.now_ps();
+    const LaunchResult r = run(warm);
+    warmup_ = WarmupReport{};
+    warmup_.ran = true;
+    warmup_.time_ps = platform_.now_ps() - start;
+    for (uint32_t c = 0; c < channels; ++c) {
+        uint64_t s = 0;
+        platform_.gm_read(status + c * kStatusSlotBytes, &s, 8);
+        if (s == kStatusWarmed) {
+            ++warmup_.warmed;
+        } else if (s == kStatusDeclined) {
+            ++warmup_.declined;
+        } else {
+            ++warmup_.unreached;
+        }
+    }
+    platform_.gm_free(status);
+    return r.ok() ? 0 : -1;
+}
+
+uint64_t Worker::dma_workspace(int kind) const {
+    if (kind < 0 || kind >= DMA_WORKSPACE_KINDS) return 0;
+    return workspace_[kind];
+}
+
+LaunchResult Worker::run(const KernelLaunch& launch) {
+    if (launch.uses_sdma && !options_.enable_sdma) {
+        throw RuntimeError("ChipWorker was created without enable_sdma=True");
+    }
+    if (launch.args.size() > kLocalContextSlot) {
+        throw RuntimeError(launch.name + ": " + std::to_string(launch.args.size()) + " arguments; at most " +
+                           std::to_string(kLocalContextSlot) + " fit");
+    }
+    const std::vector<CorePlace> places = core_places(launch.spec);
+    args_.assign(places.size(), std::vector<int64_t>(kArgSlots, 0));
+    local_.assign(places.size(), LocalContext{});
+    global_.assign(places.size(), GlobalContext{});
+    std::vector<int64_t*> per_core;
+    for (size_t i = 0; i < places.size(); ++i) {
+        std::copy(launch.args.begin(), launch.args.end(), args_[i].begin());
+        local_[i] = LocalContext{places[i].block_idx, launch.spec.block_dim};
+        global_[i].sub_block_id = places[i].subblock;
+        for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) global_[i].dma_workspace[k] = workspace_[k];
+        args_[i][kLocalContextSlot] = reinterpret_cast<int64_t>(&local_[i]);
+        args_[i][kGlobalContextSlot] = reinterpret_cast<int64_t>(&global_[i]);
+        per_core.push_back(args_[i].data());
+    }
+    KernelRuntimeOptions kernel = options_.kernel;
+    kernel.channels = platform_.dma_channel_count();
+    kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
+    kernel_runtime_options() = kernel;
+    reset_channel_group_owners();
+    return platform_.launch(launch.entry, launch.spec, per_core);
+}
+
+void Worker::release_sdma() {
+    for (uint32_t q : queues_) platform_.destroy_sdma_queue(q);
+    queues_.clear();
+    if (workspace_[DMA_WORKSPACE_SDMA]) platform_.gm_free(workspace_[DMA_WORKSPACE_SDMA]);
+    for (uint64_t& w : workspace_) w = 0;
+}
+
+void Worker::finalize() { release_sdma(); }
+
+}  // namespace pfsim::rt

@@ -1,0 +1,88 @@
+// Host side of the runtime: a worker on one device (mirrors simpler's ChipWorker).
+// With enable_sdma, initialisation provisions the async-DMA workspace: 48
+// submission queues, the workspace of §2.4 in GM, the channel warm-up pass of
+// §3.4; every launch then carries the workspace address in each core's context.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/platform/platform.h"
+#include "runtime/prefetch.h"
+#include "runtime/sdma_workspace.h"
+
+namespace pfsim::rt {
+
+// A host-side failure, with the message the real runtime gives.
+class RuntimeError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct WorkerOptions {
+    bool enable_sdma = false;
+    uint64_t workspace_bytes = 53248;
+    uint32_t warmup_blocks = 8;
+    bool warmup = true;                  // false: the first prefetch on each channel pays the cold cost
+    KernelRuntimeOptions kernel;         // constants the kernel side runs with
+};
+
+struct WarmupReport {
+    bool ran = false;
+    uint32_t warmed = 0, declined = 0, unreached = 0;
+    uint64_t time_ps = 0;
+    std::string summary() const;  // "48/48 channels warmed in 4.42 ms"
+};
+
+struct KernelLaunch {
+    std::string name;
+    KernelEntry entry = nullptr;
+    LaunchSpec spec;
+    std::vector<int64_t> args;  // the kernel's own slots (at most 48)
+    bool uses_sdma = false;     // the kernel calls make_context / PrefetchAsyncContext
+};
+
+class Worker {
+public:
+    Worker(Platform& platform, const WorkerOptions& options);
+    ~Worker();
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    // Provisions the workspace kinds in `mask`. Returns 0, or -1 with last_error()
+    // saying why (unsupported mask, already provisioned, no provider, ...).
+    int provision_dma_workspace(uint32_t mask);
+    const std::string& last_error() const { return last_error_; }
+    uint64_t dma_workspace(int kind) const;
+    const WarmupReport& warmup() const { return warmup_; }
+    bool sdma_enabled() const { return options_.enable_sdma; }
+
+    // Runs a kernel. Throws RuntimeError before anything reaches the device when
+    // an SDMA kernel meets a worker without enable_sdma.
+    LaunchResult run(const KernelLaunch& launch);
+    // Releases every channel and the workspace (also done by the destructor).
+    void finalize();
+
+private:
+    void release_sdma();
+    int run_warmup();
+
+    Platform& platform_;
+    WorkerOptions options_;
+    uint64_t workspace_[DMA_WORKSPACE_KINDS] = {0, 0};
+    std::vector<uint32_t> queues_;
+    std::string last_error_;
+    WarmupReport warmup_;
+    std::vector<std::vector<int64_t>> args_;  // per core, kept alive during a launch
+    std::vector<LocalContext> local_;
+    std::vector<GlobalContext> global_;
+};
+
+// The channel warm-up kernel (§3.4): args[0] workspace, args[1] status buffer
+// (one 64-byte slot per channel: 1 warmed, 2 declined, 0 unreached), args[2]
+// channel count. Grid-strides over the channels from its block index.
+void sdma_warmup_kernel(int64_t* args);
+
+}  // namespace pfsim::rt
