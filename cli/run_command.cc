@@ -129,6 +129,8 @@ int cmd_run(const std::vector<std::string>& args) {
     } catch (const rt::RuntimeError& e) {
         summary["error"] = e.what();
         status = 1;
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());  // an argument the kernel's host side refused
     }
     summary["config"] = cfg.to_json();
 

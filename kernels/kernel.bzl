@@ -2,13 +2,14 @@
 
 load("//bazel:copts.bzl", "PFSIM_COPTS")
 
-def pfsim_kernel(name, deps = []):
+def pfsim_kernel(name, hdrs = [], deps = []):
     """kernel.cc is device code as written for the board: its `kernel_entry` is
     renamed to `<name>_kernel_entry` so that many kernels link into one binary.
     host.cc registers the kernel (inputs, reference, expected gain)."""
     native.cc_library(
         name = "device",
         srcs = ["kernel.cc"],
+        hdrs = hdrs,
         copts = PFSIM_COPTS,
         local_defines = ["kernel_entry=" + name + "_kernel_entry"],
         deps = ["//kernels/pto"] + deps,

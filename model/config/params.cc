@@ -42,6 +42,8 @@ const std::vector<ParamSpec>& param_specs() {
         param("gm.channels", Kind::Count, "independent GM channels, address-interleaved"),
         power_of_two(param("gm.interleave", Kind::Size,
                            "bytes mapped to one channel before the next channel")),
+        choice("gm.channel_map", "piece to channel: modulo = piece mod channels; xor = piece xor its upper bits, mod channels",
+               {"modulo", "xor"}),
         param("gm.bandwidth", Kind::Bandwidth, "aggregate GM bandwidth, split evenly over channels"),
         param("gm.read_latency", Kind::Time, "GM read access latency, once per request"),
         param("gm.write_latency", Kind::Time, "GM write access latency, once per request"),

@@ -1,11 +1,12 @@
-// Timing of global memory: address-interleaved channels, each with its own
-// "busy until" time. Requests from every requester share the channels, which is
-// how contention arises. No clock is ticked.
+// Timing of global memory: address-interleaved channels, each a Calendar of its
+// capacity over time. Requests from every requester share the channels, which
+// is how contention arises. No clock is ticked.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "model/common/calendar.h"
 #include "model/config/config.h"
 
 namespace pfsim {
@@ -25,12 +26,13 @@ public:
 private:
     unsigned interleave_shift_;  // gm.interleave is a power of two
     uint64_t channels_;
+    bool xor_map_;  // gm.channel_map = xor
     double channel_bandwidth_;
     double ps_per_byte_;
     Tick read_latency_;
     Tick write_latency_;
     Tick overhead_;
-    std::vector<Tick> busy_until_;
+    std::vector<Calendar> channel_;
 };
 
 }  // namespace pfsim

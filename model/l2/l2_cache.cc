@@ -40,10 +40,11 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       dirty_(sets_ * ways_, 0),
       prefetched_(sets_ * ways_, 0),
       data_(static_cast<uint8_t*>(std::calloc(sets_ * ways_, line_bytes_))),
-      slice_read_busy_(slices_, 0),
-      slice_write_busy_(slices_, 0) {
+      slice_read_(slices_),
+      slice_write_(slices_),
+      mshrs_(64000, cfg.count("l2.max_outstanding_misses")),
+      miss_estimate_(hit_latency_ + miss_latency_ + cfg.time("gm.read_latency")) {
     if (!data_) throw std::runtime_error("pfsim: cannot reserve the L2 data array");
-    for (uint64_t i = 0; i < cfg.count("l2.max_outstanding_misses"); ++i) mshr_free_.push(0);
     cached.register_b_transport(this, &L2Cache::transport_cached);
     uncached.register_b_transport(this, &L2Cache::transport_uncached);
     uncached.register_transport_dbg(this, &L2Cache::debug_uncached);
@@ -100,9 +101,8 @@ int64_t L2Cache::allocate(uint64_t line, Tick when) {
 }
 
 Tick L2Cache::reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when) {
-    Tick& busy = (write ? slice_write_busy_ : slice_read_busy_)[set & (slices_ - 1)];
-    busy = std::max(busy, when) + transfer_time(bytes, write ? slice_write_bw_ : slice_read_bw_);
-    return busy;
+    Calendar& port = (write ? slice_write_ : slice_read_)[set & (slices_ - 1)];
+    return port.reserve(when, transfer_time(bytes, write ? slice_write_bw_ : slice_read_bw_));
 }
 
 Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf, uint64_t len,
@@ -139,14 +139,12 @@ Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offs
     } else {
         ++stats_.misses;
         slot = allocate(line, start);
-        const Tick begin = std::max(start, mshr_free_.top()) + hit_latency_;
-        mshr_free_.pop();
+        const Tick begin = mshrs_.reserve(start, miss_estimate_) - miss_estimate_ + hit_latency_;
         Tick filled = begin;
         if (!(write && len == line_bytes_)) {  // a full-line write needs no refill
             filled = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, begin);
         }
         done = filled + miss_latency_;
-        mshr_free_.push(done);
         ready_[slot] = done;
     }
     touch(slot);

@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <queue>
 #include <vector>
 
 #include <systemc>
@@ -28,6 +27,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "model/common/calendar.h"
 #include "model/config/config.h"
 
 namespace pfsim {
@@ -118,8 +118,9 @@ private:
     };
     std::unique_ptr<uint8_t, FreeDeleter> data_;  // calloc'd: pages appear as lines are used
 
-    std::vector<Tick> slice_read_busy_, slice_write_busy_;
-    std::priority_queue<Tick, std::vector<Tick>, std::greater<Tick>> mshr_free_;
+    std::vector<Calendar> slice_read_, slice_write_;
+    Calendar mshrs_;      // l2.max_outstanding_misses misses in flight at once
+    Tick miss_estimate_;  // how long a miss holds its MSHR, when reserving it
     uint64_t lru_clock_ = 0;
     uint64_t prefetched_untouched_ = 0;
     bool corrupt_next_fill_ = false;

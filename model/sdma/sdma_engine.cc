@@ -147,8 +147,8 @@ std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t
 }
 
 Tick SdmaEngine::reserve_bandwidth(uint64_t bytes, Tick start) {
-    aggregate_busy_until_ = std::max(aggregate_busy_until_, start) + transfer_time(bytes, aggregate_bw_);
-    return std::max(start + transfer_time(bytes, channel_bw_), aggregate_busy_until_);
+    const Tick shared = aggregate_.reserve(start, transfer_time(bytes, aggregate_bw_));
+    return std::max(start + transfer_time(bytes, channel_bw_), shared);
 }
 
 Tick SdmaEngine::fill_l2(uint64_t addr, uint64_t len, Tick engine_done) {

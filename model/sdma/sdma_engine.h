@@ -23,6 +23,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "model/common/calendar.h"
 #include "model/config/config.h"
 #include "hw/sdma_request.h"
 
@@ -101,7 +102,7 @@ private:
     std::vector<uint8_t> copy_buffer_;  // one piece of a copy
     std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;
     Tick cold_busy_until_ = 0;
-    Tick aggregate_busy_until_ = 0;
+    Calendar aggregate_;  // sdma.bandwidth shared by all channels
     tlm::tlm_generic_payload payload_;
     SdmaStats stats_;
 };
