@@ -162,8 +162,16 @@ Tick Core::move(bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick st
     return last;
 }
 
+void Core::hold_within_quantum(Tick start) {
+    // Values move when an operation is called; keep the call within a quantum of
+    // the time the operation really starts, so that other processes (the SDMA
+    // engine) see its effects in a consistent order.
+    if (start > sc_core::sc_time_stamp().value() + quantum_) catch_up(start - quantum_);
+}
+
 void Core::occupy(Pipe pipe, Tick duration) {
     Tick& busy = pipe_[index(pipe)];
+    hold_within_quantum(std::max(busy, issue_));
     busy = std::max(busy, issue_) + duration;
     stats_.busy[index(pipe)] += duration;
     scalar(1);
@@ -171,6 +179,7 @@ void Core::occupy(Pipe pipe, Tick duration) {
 
 void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, double bandwidth) {
     Tick& busy = pipe_[index(pipe)];
+    hold_within_quantum(std::max(busy, issue_));
     const Tick begin = std::max(busy, issue_);
     const Tick start = begin + transfer_setup_;
     const Tick end = std::max(move(write, gm, local, bytes, start), start + transfer_time(bytes, bandwidth));

@@ -92,6 +92,7 @@ private:
     Tick transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr,
                    void* data, uint64_t len, Tick issue);
     void catch_up(Tick until);  // SystemC time to `until`
+    void hold_within_quantum(Tick start);
     void maybe_sync();
     Tick drained() const;
 
