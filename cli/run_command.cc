@@ -158,7 +158,11 @@ int cmd_run(const std::vector<std::string>& args) {
         if (summary.contains("warmup")) std::printf("warm-up          %s\n", summary["warmup"].get<std::string>().c_str());
     }
     if (summary.contains("warnings")) {
-        for (const auto& w : summary["warnings"]) std::cerr << "pfsim: warning: " << w.get<std::string>() << "\n";
+        const auto& warnings = summary["warnings"];
+        for (size_t i = 0; i < warnings.size() && i < 5; ++i) {
+            std::cerr << "pfsim: warning: " << warnings[i].get<std::string>() << "\n";
+        }
+        if (warnings.size() > 5) std::cerr << "pfsim: (" << warnings.size() - 5 << " more warnings in --json)\n";
     }
     if (summary.contains("violations")) {
         for (const auto& v : summary["violations"]) {

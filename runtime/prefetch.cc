@@ -16,13 +16,10 @@ namespace {
 
 constexpr uint64_t kPostIdMask = (uint64_t{1} << kHandleQueueShift) - 1;
 
-struct GroupOwner {
-    uint32_t core_id;
-    const AsyncSession* session;
-};
-// (workspace, group) -> the core that last posted on it, for the shared-group warning.
-std::map<std::pair<uint64_t, uint32_t>, GroupOwner>& group_owners() {
-    static std::map<std::pair<uint64_t, uint32_t>, GroupOwner> owners;
+// (workspace, group) -> the core that first posted on it during this launch,
+// for the shared-group warning.
+std::map<std::pair<uint64_t, uint32_t>, uint32_t>& group_owners() {
+    static std::map<std::pair<uint64_t, uint32_t>, uint32_t> owners;
     return owners;
 }
 
@@ -79,19 +76,16 @@ void push_request(Device& dev, AsyncSession& s, SdmaRequest request) {
     s.tail = (s.tail + 1) % s.depth;
 }
 
+// Two cores of one launch posting on one channel group run concurrently on
+// hardware: their sessions share the group's queue, ring tail and post-done record.
 void warn_shared_group(Device& dev, const AsyncSession& s) {
-    auto& owners = group_owners();
-    const auto key = std::make_pair(s.workspace, s.group);
-    auto it = owners.find(key);
-    if (it != owners.end() && it->second.core_id != dev.core_id() &&
-        it->second.session->next_post_id > it->second.session->done_post_id) {
-        std::ostringstream os;
-        os << "cores " << it->second.core_id << " and " << dev.core_id() << " post concurrently on SDMA "
-           << "channel group " << s.group << " (the two vector cores of a cluster share a group, as on "
-           << "hardware); each session restarts the group's post ids and record";
-        dev.warn(os.str());
-    }
-    owners[key] = GroupOwner{dev.core_id(), &s};
+    const uint32_t first = group_owners().emplace(std::make_pair(s.workspace, s.group), dev.core_id()).first->second;
+    if (first == dev.core_id()) return;
+    std::ostringstream os;
+    os << "cores " << std::min(first, dev.core_id()) << " and " << std::max(first, dev.core_id())
+       << " both post on SDMA channel group " << s.group << " in one launch (the two vector cores of a "
+       << "cluster share a group, as on hardware): their sessions share one queue and post-done record";
+    dev.warn(os.str());
 }
 
 }  // namespace

@@ -95,14 +95,14 @@ int Worker::provision_dma_workspace(uint32_t mask) {
     platform_.gm_write(ws + WorkspaceLayout::kHeader, &header, sizeof header);
     platform_.gm_write(ws + WorkspaceLayout::kChannelInfo, records.data(), records.size() * sizeof(ChannelRecord));
     workspace_[DMA_WORKSPACE_SDMA] = ws;
-    if (options_.warmup && run_warmup() != 0) {
+    if (options_.warmup && warm_channels() != 0) {
         last_error_ = "the channel warm-up kernel faulted";
         return -1;
     }
     return 0;
 }
 
-int Worker::run_warmup() {
+int Worker::warm_channels() {
     const uint32_t channels = platform_.dma_channel_count();
     const uint64_t status = platform_.gm_alloc(channels * kStatusSlotBytes);
     std::vector<uint8_t> zeros(channels * kStatusSlotBytes, 0);

@@ -65,9 +65,12 @@ public:
     // Releases every channel and the workspace (also done by the destructor).
     void finalize();
 
+    // The channel warm-up pass of §3.4 (also run by provisioning). 0, or -1 when
+    // the warm-up kernel faulted.
+    int warm_channels();
+
 private:
     void release_sdma();
-    int run_warmup();
 
     Platform& platform_;
     WorkerOptions options_;

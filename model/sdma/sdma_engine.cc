@@ -54,7 +54,11 @@ void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay
         if (reg == tail_offset_ && len == 4) {
             ring_doorbell(static_cast<unsigned>(c), static_cast<uint32_t>(value), now_plus(delay));
         } else if (reg == SdmaRegister::kRingBase && len == 8) {
+            // (Re)creating a queue: an empty ring, a cold channel, no error.
+            const uint64_t completed = ch.completed;
+            ch = SdmaChannelState{};
             ch.ring_base = value;
+            ch.completed = completed;
         } else if (reg == SdmaRegister::kRingDepth && len == 4) {
             ch.depth = static_cast<uint32_t>(value);
         } else {

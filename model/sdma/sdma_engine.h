@@ -7,7 +7,8 @@
 //
 // Register block of channel c at sdma.mmio_base + c * sdma.doorbell_stride:
 //   sdma.doorbell_tail_offset  tail doorbell (write, 4 B)
-//   0x100 head (read, 4 B)          0x108 ring base in GM (read/write, 8 B)
+//   0x100 head (read, 4 B)          0x108 ring base in GM (read/write, 8 B;
+//                                   a write re-creates the queue: empty and cold)
 //   0x110 ring depth (r/w, 4 B)     0x118 error code, SdmaError (read, 4 B)
 //   0x120 requests completed (read, 8 B)
 // A malformed request stops its channel with an error code; nothing else stops.

@@ -137,11 +137,89 @@ TEST(Cli, ConfigPrintsTheResolvedConfiguration) {
     EXPECT_NE(text.out.find("ways                       = 12"), std::string::npos) << text.out;
 }
 
+TEST(Check, EveryKernelIsEquivalentAndMeetsItsExpectedGain) {
+    const std::string junit = tmp("check.xml");
+    const Result r = pfsim("check --json --strict-gain --junit " + junit);
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["schema"], "pfsim.check/1");
+    ASSERT_GE(j["kernels"].size(), 6u);
+    for (const auto& k : j["kernels"]) {
+        EXPECT_TRUE(k["equal"].get<bool>()) << k.dump();
+        EXPECT_TRUE(k["gain_met"].get<bool>()) << k.dump();
+        EXPECT_EQ(k["verdict"], "pass");
+        if (k["name"] == "no_gain") {
+            EXPECT_LE(k["gain_pct"].get<double>(), 0.5);  // the model invents no gains
+        }
+        if (k["name"] == "matmul_tiled") {
+            EXPECT_GT(k["gain_pct"].get<double>(), 0.0);
+        }
+    }
+    const std::string xml = slurp(junit);
+    EXPECT_NE(xml.find("<testsuite name=\"pfsim check\" tests=\"6\" failures=\"0\">"), std::string::npos) << xml;
+}
+
+TEST(Check, InjectedFaultsMakeItFail) {
+    const Result corrupt = pfsim("check prefetch_copy --json --inject prefetch-corrupt");
+    EXPECT_EQ(corrupt.status, 1);
+    const auto c = nlohmann::json::parse(corrupt.out)["kernels"][0];
+    EXPECT_EQ(c["verdict"], "fail");
+    EXPECT_NE(c["reason"].get<std::string>().find("differs between prefetch off and on"), std::string::npos);
+    const Result skip = pfsim("check prefetch_copy --json --inject skip-wait");
+    EXPECT_EQ(skip.status, 1);
+    const auto s = nlohmann::json::parse(skip.out)["kernels"][0];
+    EXPECT_NE(s["reason"].get<std::string>().find("protocol violation: wait returned true"), std::string::npos)
+        << s.dump();
+}
+
+TEST(Run, ReportsTimeCountersAndOutputHashes) {
+    const Result a = pfsim("run prefetch_copy --json");
+    ASSERT_EQ(a.status, 0) << a.err;
+    const auto j = nlohmann::json::parse(a.out);
+    EXPECT_GT(j["kernel_time_ns"].get<double>(), 0.0);
+    EXPECT_GT(j["cycles"].get<uint64_t>(), 0u);
+    EXPECT_EQ(j["l2"]["prefetch_lines"], 1);
+    EXPECT_EQ(j["sdma"]["prefetch_requests"], 1);
+    EXPECT_EQ(j["sdma"]["copy_requests"], 1);
+    EXPECT_EQ(j["outputs"][0]["sha256"].get<std::string>().size(), 64u);
+    EXPECT_TRUE(j["reference_equal"].get<bool>());
+    EXPECT_EQ(j["warmup"], "48/48 channels warmed in 4.41702 ms");
+    EXPECT_EQ(pfsim("run prefetch_copy --json").out, a.out);  // deterministic
+    const auto off = nlohmann::json::parse(pfsim("run prefetch_copy --json --prefetch off").out);
+    EXPECT_EQ(off["outputs"][0]["sha256"], j["outputs"][0]["sha256"]);
+    EXPECT_EQ(off["sdma"]["requests"], 0);
+}
+
+TEST(Run, RuntimeErrorsCarryTheDocumentedMessages) {
+    const Result no_sdma = pfsim("run prefetch_copy --no-sdma");
+    EXPECT_EQ(no_sdma.status, 1);
+    EXPECT_NE(no_sdma.err.find("ChipWorker was created without enable_sdma=True"), std::string::npos) << no_sdma.err;
+    const Result none = pfsim("run prefetch_copy --set sdma.provider=none");
+    EXPECT_EQ(none.status, 1);
+    EXPECT_NE(none.err.find("async-DMA workspace provisioning (mask=1) failed with code -1"), std::string::npos)
+        << none.err;
+}
+
+TEST(Run, BadKernelInputExitsTwo) {
+    const Result unknown = pfsim("run nosuch");
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_NE(unknown.err.find("unknown kernel 'nosuch' (known: "), std::string::npos);
+    const Result arg = pfsim("run prefetch_wait --arg bogus=1");
+    EXPECT_EQ(arg.status, 2);
+    EXPECT_NE(arg.err.find("kernel prefetch_wait has no argument 'bogus'"), std::string::npos) << arg.err;
+    const Result value = pfsim("run gemv_stream --arg rows=100");
+    EXPECT_EQ(value.status, 2);
+    EXPECT_NE(value.err.find("gemv_stream: --arg rows=100"), std::string::npos) << value.err;
+    EXPECT_EQ(pfsim("run prefetch_copy --prefetch maybe").status, 2);
+    EXPECT_EQ(pfsim("run prefetch_copy --inject gremlins").status, 2);
+    EXPECT_EQ(pfsim("check nosuch").status, 2);
+}
+
 TEST(Docs, ConfigurationReferenceIsCurrent) {
     const Result r = pfsim("config --markdown");
     ASSERT_EQ(r.status, 0);
     EXPECT_NE(slurp("docs/configuration.md").find(r.out), std::string::npos)
-        << "docs/configuration.md is stale: regenerate its table with `pfsim config --markdown`";
+        << "docs/configuration.md is stale: run tools/update_config_doc.sh";
 }
 
 }  // namespace
