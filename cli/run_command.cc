@@ -132,6 +132,7 @@ int cmd_run(const std::vector<std::string>& args) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());  // an argument the kernel's host side refused
     }
+    summary["sim_time_total_ns"] = static_cast<double>(platform.now_ps()) / 1e3;  // warm-up included
     summary["config"] = cfg.to_json();
 
     if (o.json) {
