@@ -15,45 +15,50 @@ namespace pfsim {
 
 class Calendar {
 public:
-    // `servers` units of work can proceed at once (1 for a channel or port, N for
-    // a pool of N miss-status registers). `window` buckets are remembered.
-    explicit Calendar(Tick bucket = 64000, uint64_t servers = 1, size_t window = 4096)
-        : bucket_(bucket), servers_(servers), capacity_(bucket * servers), used_(window, 0) {}
+    static constexpr unsigned kBucketShift = 16;  // 65.536 ns buckets
+    static constexpr Tick kBucket = Tick{1} << kBucketShift;
 
-    // Reserves `work` (resource-picoseconds) from time `t`; returns when it is done.
+    // `servers` units of work can proceed at once (1 for a channel or port, N for
+    // a pool of N miss-status registers). 2^window_log2 buckets are remembered.
+    explicit Calendar(uint64_t servers = 1, unsigned window_log2 = 12)
+        : servers_(servers), capacity_(kBucket * servers), used_(size_t{1} << window_log2, 0),
+          mask_((uint64_t{1} << window_log2) - 1) {}
+
+    // Reserves `work` (resource-picoseconds, run on one server) from time `t`;
+    // returns when it is done.
     Tick reserve(Tick t, Tick work) {
-        uint64_t b = t / bucket_;
+        uint64_t b = t >> kBucketShift;
         if (b < base_) {
             b = base_;  // older than anything remembered: as early as possible
-            t = b * bucket_;
+            t = b << kBucketShift;
         }
         Tick remaining = work;
-        Tick done = t + work;  // one unit of work runs on one server
+        Tick done = t + work;
         for (bool first = true; remaining > 0; first = false, ++b) {
             Tick& used = slot(b);
             Tick avail = capacity_ - std::min(used, capacity_);
-            if (first) avail = std::min<Tick>(avail, (b * bucket_ + bucket_ - t) * servers_);
+            if (first) avail = std::min<Tick>(avail, (((b + 1) << kBucketShift) - t) * servers_);
             const Tick take = std::min(avail, remaining);
             used += take;
             remaining -= take;
-            if (remaining == 0) done = std::max(done, b * bucket_ + used / servers_);
+            if (remaining == 0) done = std::max(done, (b << kBucketShift) + used / servers_);
         }
         return done;
     }
 
 private:
     Tick& slot(uint64_t b) {
-        while (b >= base_ + used_.size()) {  // slide the window forward
-            used_[base_ % used_.size()] = 0;
+        while (b > base_ + mask_) {  // slide the window forward
+            used_[base_ & mask_] = 0;
             ++base_;
         }
-        return used_[b % used_.size()];
+        return used_[b & mask_];
     }
 
-    Tick bucket_;
     uint64_t servers_;
     Tick capacity_;
     std::vector<Tick> used_;
+    uint64_t mask_;
     uint64_t base_ = 0;
 };
 

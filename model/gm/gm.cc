@@ -37,21 +37,24 @@ void GlobalMemory::transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    const bool write = p.is_write();
+    const Tick done = access(cached, p.is_write(), addr, p.get_data_ptr(), len, now_plus(delay));
+    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+Tick GlobalMemory::access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) {
     if (write) {
-        store_.write(addr, p.get_data_ptr(), len);
-    } else if (p.get_data_ptr()) {  // a null pointer asks for timing only
-        store_.read(addr, p.get_data_ptr(), len);
+        store_.write(addr, buf, len);
+    } else if (buf) {
+        store_.read(addr, buf, len);
     }
-    const Tick issue = now_plus(delay);
-    delay = to_sc(timing_.schedule(write, addr, len, issue) - sc_core::sc_time_stamp().value());
     if (cached) {
         (write ? stats_.write_bytes : stats_.read_bytes) += len;
         ++(write ? stats_.write_requests : stats_.read_requests);
     } else {
         (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
     }
-    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return timing_.schedule(write, addr, len, issue);
 }
 
 }  // namespace pfsim

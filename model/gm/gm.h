@@ -14,6 +14,7 @@
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "model/common/memory_target.h"
 #include "model/config/config.h"
 #include "model/gm/gm_timing.h"
 #include "model/memory/backing_store.h"
@@ -29,7 +30,7 @@ struct GmStats {
     uint64_t uncached_write_bytes = 0;
 };
 
-class GlobalMemory : public sc_core::sc_module {
+class GlobalMemory : public sc_core::sc_module, public MemoryTarget {
 public:
     tlm_utils::simple_target_socket<GlobalMemory> data;
     tlm_utils::simple_target_socket<GlobalMemory> uncached;
@@ -40,6 +41,7 @@ public:
     const BackingStore& store() const { return store_; }
     const GmStats& stats() const { return stats_; }
     GmTiming& timing() { return timing_; }
+    Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) override;
 
 private:
     void transport_data(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

@@ -42,9 +42,11 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       data_(static_cast<uint8_t*>(std::calloc(sets_ * ways_, line_bytes_))),
       slice_read_(slices_),
       slice_write_(slices_),
-      mshrs_(64000, cfg.count("l2.max_outstanding_misses")),
+      mshrs_(cfg.count("l2.max_outstanding_misses")),
       miss_estimate_(hit_latency_ + miss_latency_ + cfg.time("gm.read_latency")) {
     if (!data_) throw std::runtime_error("pfsim: cannot reserve the L2 data array");
+    slice_read_ps_per_byte_ = 1e12 / slice_read_bw_;
+    slice_write_ps_per_byte_ = 1e12 / slice_write_bw_;
     cached.register_b_transport(this, &L2Cache::transport_cached);
     uncached.register_b_transport(this, &L2Cache::transport_uncached);
     uncached.register_transport_dbg(this, &L2Cache::debug_uncached);
@@ -102,11 +104,13 @@ int64_t L2Cache::allocate(uint64_t line, Tick when) {
 
 Tick L2Cache::reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when) {
     Calendar& port = (write ? slice_write_ : slice_read_)[set & (slices_ - 1)];
-    return port.reserve(when, transfer_time(bytes, write ? slice_write_bw_ : slice_read_bw_));
+    const double ps_per_byte = write ? slice_write_ps_per_byte_ : slice_read_ps_per_byte_;
+    return port.reserve(when, static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte + 0.5));
 }
 
 Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf, uint64_t len,
                         Tick issue) {
+    if (direct_) return direct_->access(cached_path, write, addr, buf, len, issue);
     gm_payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     gm_payload_.set_address(addr);
     gm_payload_.set_data_ptr(buf);

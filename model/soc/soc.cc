@@ -6,6 +6,7 @@ Soc::Soc(sc_core::sc_module_name name, const Config& cfg)
     : sc_module(name), gm("gm", cfg), l2("l2", cfg), sdma("sdma", cfg) {
     l2.gm_data.bind(gm.data);
     l2.gm_uncached.bind(gm.uncached);
+    l2.attach_direct(&gm);
     sdma.memory.bind(l2.uncached);
     sdma.prefetch.bind(l2.prefetch);
 }

@@ -1,0 +1,23 @@
+// A direct call path to a memory target, for hot paths between blocks that are
+// wired once (the TLM-2.0 idea of a direct memory interface, with timing): the
+// same functional and timing effects as the target's b_transport, without the
+// payload and socket overhead.
+#pragma once
+
+#include <cstdint>
+
+#include "model/config/units.h"
+
+namespace pfsim {
+
+class MemoryTarget {
+public:
+    virtual ~MemoryTarget() = default;
+    // Moves `len` bytes at `addr` (reads into `buf`; a null `buf` asks for timing
+    // only), issued at `issue`; returns the completion time. `cached` selects the
+    // data path rather than the uncached one (they are counted apart). The caller
+    // has checked the range.
+    virtual Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) = 0;
+};
+
+}  // namespace pfsim
