@@ -106,7 +106,7 @@ std::string equivalence_failure(const ChildRun& off, const ChildRun& on) {
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--strict-gain"}, {"--junit", "--inject"});
+    CommonOptions o = parse_options(args, {"--strict-gain"}, {"--junit", "--inject", "--trace"});
     resolve_config(o);  // bad configuration: exit 2 before running anything
     std::vector<const KernelCase*> kernels;
     if (o.positional.empty()) {
@@ -130,6 +130,11 @@ int cmd_check(const std::vector<std::string>& args) {
         std::vector<std::string> off_args = base, on_args = base;
         off_args.insert(off_args.end(), {"--prefetch", "off"});
         on_args.insert(on_args.end(), {"--prefetch", "on"});
+        const std::string prefix = value_of(o, "--trace", "");
+        if (!prefix.empty()) {  // PREFIX.KERNEL.off.json and PREFIX.KERNEL.on.json
+            off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k->name() + ".off.json"});
+            on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k->name() + ".on.json"});
+        }
         for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
         const ChildRun off = run_self(off_args);
         const ChildRun on = run_self(on_args);

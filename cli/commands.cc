@@ -16,13 +16,13 @@ const char* kUsage = R"(pfsim - a cycle-approximate simulator of the Ascend a2a3
 usage: pfsim COMMAND [options]
 
 commands:
-  check [KERNEL...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT]
+  check [KERNEL...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
                     run each kernel with prefetch off and on: outputs must be
                     bit-identical and equal to the kernel's reference
-  run KERNEL [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
+  run KERNEL [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT] [--trace FILE.json]
                     run one kernel on the simulated die
   kernels           list the kernels, their arguments and expected gains
-  replay FILE [--json] [--verify] [--progress]
+  replay FILE [--json] [--verify] [--progress] [--trace FILE.json]
                     replay a memory trace (R|W|P <hex address> <bytes> per line)
   config [--json | --markdown]
                     print the resolved configuration (--markdown: the reference table)

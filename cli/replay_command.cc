@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -9,13 +10,14 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "model/soc/soc.h"
+#include "model/trace/recorder.h"
 #include "replay/replay.h"
 #include "replay/trace.h"
 
 namespace pfsim {
 
 int cmd_replay(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--verify", "--progress"});
+    CommonOptions o = parse_options(args, {"--verify", "--progress"}, {"--trace"});
     if (o.positional.size() != 1) throw UsageError("replay takes exactly one trace file");
     const Config cfg = resolve_config(o);
     const std::string path = user_path(o.positional[0]);
@@ -26,6 +28,17 @@ int cmd_replay(const std::vector<std::string>& args) {
     ReplayOptions ro;
     ro.verify = has_flag(o, "--verify");
     ro.progress = has_flag(o, "--progress") || isatty(STDERR_FILENO);
+    std::unique_ptr<TraceRecorder> recorder;
+    const std::string trace_path = value_of(o, "--trace", "");
+    if (!trace_path.empty()) {
+        try {
+            recorder = std::make_unique<TraceRecorder>(user_path(trace_path), cfg.bytes("trace.max_bytes"));
+        } catch (const std::runtime_error& e) {
+            throw UsageError(e.what());
+        }
+        ro.trace = recorder.get();
+        ro.sample_interval = cfg.time("trace.sample_interval");
+    }
     Soc soc("soc", cfg);
     Replay replay("replay", cfg, soc, trace, ro);
     sc_core::sc_start();

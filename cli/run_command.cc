@@ -1,5 +1,6 @@
 // pfsim run KERNEL: one kernel, prefetch on or off, on a fresh simulated die.
 #include <cstdio>
+#include <memory>
 #include <iostream>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "kernels/registry.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
+#include "model/trace/recorder.h"
 
 namespace pfsim {
 
@@ -47,7 +49,7 @@ const KernelCase& kernel_named(const std::string& name) {
 }
 
 int cmd_run(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--no-sdma", "--no-warmup"}, {"--prefetch", "--arg", "--inject"});
+    CommonOptions o = parse_options(args, {"--no-sdma", "--no-warmup"}, {"--prefetch", "--arg", "--inject", "--trace"});
     if (o.positional.size() != 1) throw UsageError("run takes exactly one kernel name");
     const Config cfg = resolve_config(o);
     const KernelCase& kernel = kernel_named(o.positional[0]);
@@ -90,6 +92,16 @@ int cmd_run(const std::vector<std::string>& args) {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) summary["warmup"] = worker.warmup().summary();
         PreparedKernel prepared = kernel.prepare(platform, kargs);
+        std::unique_ptr<TraceRecorder> trace;
+        const std::string trace_path = value_of(o, "--trace", "");
+        if (!trace_path.empty()) {
+            try {
+                trace = std::make_unique<TraceRecorder>(user_path(trace_path), cfg.bytes("trace.max_bytes"));
+            } catch (const std::runtime_error& e) {
+                throw UsageError(e.what());
+            }
+            platform.attach_trace(trace.get());
+        }
         const nlohmann::json before = platform.soc().stats_json();
         const rt::LaunchResult result = worker.run(prepared.launch);
         const nlohmann::json counters = counter_delta(platform.soc().stats_json(), before);

@@ -33,7 +33,14 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
       block_bytes_(cfg.bytes("prefetch.block_bytes")),
       ring_base_(ring_base(cfg)),
       depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
-      reference_(cfg.bytes("gm.size")) {
+      reference_(cfg.bytes("gm.size")),
+      sampler_("sampler", soc, options.sample_interval) {
+    if (options_.trace) {
+        soc.sdma.attach_trace(options_.trace);
+        sampler_.attach_trace(options_.trace);
+        trace_pid_ = options_.trace->process("replay", 2);
+        trace_lane_ = options_.trace->lane(trace_pid_, "accesses", 0);
+    }
     cached.bind(soc.l2.cached);
     uncached.bind(soc.l2.uncached);
     mmio.bind(soc.sdma.mmio);
@@ -92,6 +99,8 @@ void Replay::run() {
     mmio_write(soc_.sdma.doorbell_address(kChannel), tail_, 4);
     wait_channel_idle();
     const Tick start = sc_core::sc_time_stamp().value();
+    running_ = true;
+    sampler_.start([this] { return running_; });
     const uint64_t step = std::max<uint64_t>(1, trace_.size() / 20);
     for (uint64_t i = 0; i < trace_.size(); ++i) {
         access(trace_[i], i);
@@ -104,10 +113,23 @@ void Replay::run() {
     }
     keeper_.sync();
     result_.sim_time = sc_core::sc_time_stamp().value() - start;
-    sc_core::sc_stop();
+    running_ = false;
 }
 
 void Replay::access(const TraceAccess& a, uint64_t index) {
+    const Tick begin = sc_core::sc_time_stamp().value() + keeper_.get_local_time().value();
+    perform(a, index);
+    if (options_.trace) {
+        static const char* names[] = {"R", "W", "P"};
+        char args[96];
+        std::snprintf(args, sizeof args, "\"addr\":\"0x%llx\",\"bytes\":%llu",
+                      static_cast<unsigned long long>(a.addr), static_cast<unsigned long long>(a.bytes));
+        options_.trace->slice(trace_pid_, trace_lane_, names[a.op], begin,
+                              sc_core::sc_time_stamp().value() + keeper_.get_local_time().value(), args);
+    }
+}
+
+void Replay::perform(const TraceAccess& a, uint64_t index) {
     ++result_.accesses;
     if (a.op == TraceAccess::Prefetch) {
         prefetch(a);

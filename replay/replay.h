@@ -19,7 +19,9 @@
 
 #include "model/config/config.h"
 #include "model/memory/backing_store.h"
+#include "model/soc/sampler.h"
 #include "model/soc/soc.h"
+#include "model/trace/recorder.h"
 #include "replay/trace.h"
 
 namespace pfsim {
@@ -27,6 +29,8 @@ namespace pfsim {
 struct ReplayOptions {
     bool verify = false;    // compare every read with a flat reference memory
     bool progress = false;  // progress lines on stderr
+    TraceRecorder* trace = nullptr;  // each access as a slice, plus the SDMA engine and counters
+    Tick sample_interval = 1000000;
 };
 
 struct ReplayResult {
@@ -55,6 +59,7 @@ public:
 private:
     void run();
     void access(const TraceAccess& a, uint64_t index);
+    void perform(const TraceAccess& a, uint64_t index);
     void prefetch(const TraceAccess& a);
     void transport(tlm_utils::simple_initiator_socket<Replay>& socket, bool write, uint64_t addr,
                    void* data, uint64_t len);
@@ -72,6 +77,9 @@ private:
     tlm::tlm_generic_payload payload_;
     tlm_utils::tlm_quantumkeeper keeper_;
     ReplayResult result_;
+    Sampler sampler_;
+    bool running_ = false;
+    int trace_pid_ = 0, trace_lane_ = 0;
 };
 
 }  // namespace pfsim

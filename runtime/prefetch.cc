@@ -23,6 +23,11 @@ std::map<std::pair<uint64_t, uint32_t>, uint32_t>& group_owners() {
     return owners;
 }
 
+// Links a post to the waits on it in traces: unique per core, session group and id.
+uint64_t flow_id(Device& dev, const AsyncSession& s, uint64_t post_id) {
+    return (uint64_t{dev.core_id()} << 48) | (uint64_t{s.group} << 40) | post_id;
+}
+
 uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
     uint64_t value = 0;
     dev.gm_read(WorkspaceLayout::post_done(s.workspace, s.group, queue), &value, 8);
@@ -121,10 +126,11 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     if (post_id > opt.max_posts && s.done_post_id < post_id - opt.max_posts) {
         const uint64_t since = dev.now_ps();
         const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num);
-        dev.note_prefetch_wait(since);
+        dev.note_prefetch_wait(since, 0, retired);
         if (!retired) return AsyncEvent{};
     }
     warn_shared_group(dev, s);
+    const uint64_t posting = dev.now_ps();
     const uint64_t slot = WorkspaceLayout::flag_slot(s.workspace, s.group, post_id);
     dev.gm_write(slot, &post_id, 8);
     for (uint64_t i = 0; i < requests; ++i) {
@@ -139,6 +145,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     dev.flush();
     dev.mmio_write32(s.doorbell, s.tail);
     s.next_post_id = post_id;
+    dev.note_prefetch_post(posting, flow_id(dev, s, post_id), gm, bytes);
     return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma};
 }
 
@@ -173,7 +180,7 @@ bool wait_for(const AsyncEvent& evt, AsyncSession& session) {
     Device& dev = current_device();
     const uint64_t since = dev.now_ps();
     const bool done = poll_done(dev, session, post_id, static_cast<uint32_t>(queues));
-    dev.note_prefetch_wait(since);
+    dev.note_prefetch_wait(since, flow_id(dev, session, post_id), done);
     return done;
 }
 

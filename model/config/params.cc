@@ -98,6 +98,9 @@ const std::vector<ParamSpec>& param_specs() {
         param("core.request_build", Kind::Time, "scalar time to build one 64-byte SDMA request"),
         param("core.quantum", Kind::Time, "SIMULATION: how far a core may run ahead of SystemC time"),
 
+        param("trace.max_bytes", Kind::Size, "SIMULATION: a --trace file stops growing here (and says so)"),
+        param("trace.sample_interval", Kind::Time, "SIMULATION: period of the trace's counter samples"),
+
         param("prefetch.block_bytes", Kind::Size, "bytes per cache-maintenance prefetch request"),
         param("prefetch.workspace_bytes", Kind::Size, "SDMA workspace size (version drift: >= 16 KiB)"),
         param("prefetch.poll_limit", Kind::Count, "polls of one post-done record before wait gives up"),

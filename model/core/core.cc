@@ -88,6 +88,8 @@ void Core::thread() {
         for (auto& a : flags_) for (auto& b : a) b.fill(0);
         run_.ran = true;
         run_.entered = now;
+        running_ = true;
+        pending_posts_.clear();
         try {
             fn_(args_);
         } catch (const KernelError& e) {
@@ -98,6 +100,7 @@ void Core::thread() {
         barrier();
         catch_up(issue_);
         run_.returned = sc_core::sc_time_stamp().value();
+        running_ = false;
         g_current = nullptr;
     }
 }
@@ -172,8 +175,10 @@ void Core::hold_within_quantum(Tick start) {
 void Core::occupy(Pipe pipe, Tick duration) {
     Tick& busy = pipe_[index(pipe)];
     hold_within_quantum(std::max(busy, issue_));
-    busy = std::max(busy, issue_) + duration;
+    const Tick begin = std::max(busy, issue_);
+    busy = begin + duration;
     stats_.busy[index(pipe)] += duration;
+    trace_slice(index(pipe), pipe == Pipe::Cube ? "CUBE" : "VECTOR", begin, busy);
     scalar(1);
 }
 
@@ -185,6 +190,8 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     const Tick end = std::max(move(write, gm, local, bytes, start), start + transfer_time(bytes, bandwidth));
     stats_.busy[index(pipe)] += end - begin;
     busy = end;
+    trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, end,
+                "\"gm\":\"" + hex(gm) + "\",\"bytes\":" + std::to_string(bytes));
     scalar(1);
 }
 
@@ -264,8 +271,38 @@ void Core::build_request() {
     stats_.busy[index(Pipe::Scalar)] += request_build_;
 }
 
-void Core::note_prefetch_wait(uint64_t start_ps) {
-    if (issue_ > start_ps) stats_.prefetch_wait += issue_ - start_ps;
+void Core::trace_slice(int lane, const std::string& name, Tick start, Tick end, const std::string& args) {
+    if (!trace_) return;
+    if (!trace_pid_) {
+        const bool aiv = kind_ == CoreKind::Aiv;
+        trace_pid_ = trace_->process(std::string(aiv ? "AIV " : "AIC ") + std::to_string(id_) + " (cluster " +
+                                         std::to_string(block_idx_) + (aiv ? ", sub " + std::to_string(subblock_) : "") + ")",
+                                     static_cast<int>(id_) + 10);
+        const char* names[] = {"SCALAR", "MTE2", "MTE3", "VECTOR", "CUBE", "PREFETCH_WAIT"};
+        for (int i = 0; i < 6; ++i) trace_lane_[i] = trace_->lane(trace_pid_, names[i], i);
+    }
+    trace_->slice(trace_pid_, trace_lane_[lane], name, start, end, args);
+}
+
+void Core::note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) {
+    if (!trace_) return;
+    std::string args = "\"gm\":\"" + hex(addr) + "\",\"bytes\":" + std::to_string(bytes);
+    trace_slice(index(Pipe::Scalar), "TPREFETCH_ASYNC", since_ps, issue_, args);
+    pending_posts_[flow] = PendingPost{since_ps, addr, bytes};
+}
+
+void Core::note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) {
+    if (issue_ > since_ps) stats_.prefetch_wait += issue_ - since_ps;
+    if (!trace_) return;
+    trace_slice(kWaitLane, flow ? "wait" : "wait for a flag slot", since_ps, issue_,
+                std::string("\"done\":") + (done ? "true" : "false"));
+    auto it = pending_posts_.find(flow);
+    if (it == pending_posts_.end()) return;
+    trace_->flow(flow, trace_pid_, trace_lane_[index(Pipe::Scalar)], it->second.start, trace_pid_,
+                 trace_lane_[kWaitLane], since_ps);
+    trace_->async_span(trace_pid_, "prefetch", "prefetch " + std::to_string(it->second.bytes) + " B", flow,
+                       it->second.start, issue_, "\"gm\":\"" + hex(it->second.addr) + "\"");
+    pending_posts_.erase(it);
 }
 
 void Core::peek(uint64_t gm, void* dst, uint64_t bytes) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 
 #include "model/config/config.h"
 #include "model/core/core_ops.h"
+#include "model/trace/recorder.h"
 
 namespace pfsim {
 
@@ -75,7 +77,11 @@ public:
     void mmio_write32(uint64_t addr, uint32_t value) override;
     void flush() override;
     void build_request() override;
-    void note_prefetch_wait(uint64_t start_ps) override;
+    void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override;
+    void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) override;
+    // Record this core's pipes and prefetch activity into `trace` (null: off).
+    void attach_trace(TraceRecorder* trace) { trace_ = trace; }
+    bool running() const { return running_; }
     uint64_t now_ps() override { return issue_; }
     void warn(const std::string& message) override;
     void peek(uint64_t gm, void* dst, uint64_t bytes) override;
@@ -115,6 +121,19 @@ private:
     CoreStats stats_;
     std::vector<std::string> warnings_;
     tlm::tlm_generic_payload payload_;
+    bool running_ = false;
+    // Tracing: this core's process, its lanes (one per Pipe but All, then the
+    // prefetch-wait lane), and the posts not yet waited on.
+    enum { kWaitLane = 5 };
+    void trace_slice(int lane, const std::string& name, Tick start, Tick end, const std::string& args = "");
+    TraceRecorder* trace_ = nullptr;
+    int trace_pid_ = 0;
+    std::array<int, 6> trace_lane_{};
+    struct PendingPost {
+        Tick start;
+        uint64_t addr, bytes;
+    };
+    std::map<uint64_t, PendingPost> pending_posts_;
 };
 
 }  // namespace pfsim

@@ -62,8 +62,9 @@ public:
     virtual void flush() = 0;
     // Time spent building one SDMA request on the scalar unit.
     virtual void build_request() = 0;
-    // Marks [start, now) of the core's time as waiting on a prefetch event.
-    virtual void note_prefetch_wait(uint64_t start_ps) = 0;
+    // Marks [since, now) as a prefetch post, and as a wait on one (flow 0: no post).
+    virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
+    virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) = 0;
     virtual uint64_t now_ps() = 0;
     virtual void warn(const std::string& message) = 0;
     // Checker side channel: reads GM as it is now, taking no time and counting nothing.

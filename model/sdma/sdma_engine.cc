@@ -1,6 +1,7 @@
 #include "model/sdma/sdma_engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <cstring>
 #include <string>
@@ -213,6 +214,17 @@ void SdmaEngine::execute_next(unsigned c) {
     }
     const Tick finished = sc_core::sc_time_stamp().value();
     if (done > finished) sc_core::wait(to_sc(done - finished));
+    if (trace_) {
+        if (!trace_pid_) {
+            trace_pid_ = trace_->process("SDMA engine", 1);
+            trace_lane_.assign(state_.size(), 0);
+        }
+        if (!trace_lane_[c]) trace_lane_[c] = trace_->lane(trace_pid_, "channel " + std::to_string(c), static_cast<int>(c));
+        char args[160];
+        std::snprintf(args, sizeof args, "\"bytes\":%u,\"src\":\"0x%llx\",\"dst\":\"0x%llx\"", r.length,
+                      static_cast<unsigned long long>(r.src), static_cast<unsigned long long>(r.dst));
+        trace_->slice(trace_pid_, trace_lane_[c], r.opcode == kSdmaOpCachePrefetch ? "prefetch" : "copy", now, done, args);
+    }
     ++stats_.requests;
     ++ch.completed;
     ch.last_done = done;

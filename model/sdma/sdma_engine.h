@@ -26,6 +26,7 @@
 
 #include "model/common/calendar.h"
 #include "model/config/config.h"
+#include "model/trace/recorder.h"
 #include "hw/sdma_request.h"
 
 namespace pfsim {
@@ -81,6 +82,13 @@ public:
     }
     uint64_t doorbell_address(unsigned c) const { return register_address(c, tail_offset_); }
     const SdmaStats& stats() const { return stats_; }
+    // Requests in channel c's ring not yet executed.
+    uint32_t queue_depth(unsigned c) const {
+        const SdmaChannelState& ch = state_.at(c);
+        return ch.depth ? (ch.tail + ch.depth - ch.head) % ch.depth : 0;
+    }
+    // Record each executed request as a slice on its channel's lane.
+    void attach_trace(TraceRecorder* trace) { trace_ = trace; }
 
 private:
     void transport_mmio(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -106,6 +114,9 @@ private:
     Calendar aggregate_;  // sdma.bandwidth shared by all channels
     tlm::tlm_generic_payload payload_;
     SdmaStats stats_;
+    TraceRecorder* trace_ = nullptr;
+    int trace_pid_ = 0;
+    std::vector<int> trace_lane_;  // per channel, 0 until used
 };
 
 }  // namespace pfsim

@@ -26,8 +26,10 @@ public:
     // Scalar time to build one 64-byte SDMA request.
     virtual void build_request() = 0;
     virtual uint64_t now_ps() = 0;
-    // Accounts [since, now) as time spent waiting on a prefetch event.
-    virtual void note_prefetch_wait(uint64_t since_ps) = 0;
+    // Trace hooks: a post of [addr, addr + bytes) that took [since, now); a wait
+    // on it (flow 0: waiting for a flag slot to retire) that took [since, now).
+    virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
+    virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) = 0;
     virtual void warn(const std::string& message) = 0;
     // Checker side channel: GM as it is now, at no cost in time or counts.
     virtual void peek(uint64_t addr, void* dst, uint64_t bytes) = 0;

@@ -1,46 +1,20 @@
 // End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/pfsim_cli.h"
+
 namespace {
 
-struct Result {
-    int status;
-    std::string out, err;
-};
-
-std::string tmp(const std::string& name) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    return std::string(dir ? dir : "/tmp") + "/" + name;
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-Result pfsim(const std::string& args) {
-    const std::string out = tmp("out.txt"), err = tmp("err.txt");
-    const std::string cmd = std::string(std::getenv("PFSIM")) + " " + args + " >" + out + " 2>" + err;
-    const int raw = std::system(cmd.c_str());
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-}
+using pfsim::test::pfsim;
+using pfsim::test::Result;
+using pfsim::test::slurp;
+using pfsim::test::tmp;
 
 std::string write_trace(const std::string& name, const std::string& text) {
-    const std::string path = tmp(name);
-    std::ofstream(path) << text;
-    return path;
+    return pfsim::test::write_file(name, text);
 }
 
 TEST(Replay, ExampleTraceCountsAreExact) {

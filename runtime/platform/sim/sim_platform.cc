@@ -37,7 +37,12 @@ public:
     void flush() override { current_core().flush(); }
     void build_request() override { current_core().build_request(); }
     uint64_t now_ps() override { return current_core().now_ps(); }
-    void note_prefetch_wait(uint64_t since_ps) override { current_core().note_prefetch_wait(since_ps); }
+    void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override {
+        current_core().note_prefetch_post(since_ps, flow, addr, bytes);
+    }
+    void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) override {
+        current_core().note_prefetch_wait(since_ps, flow, done);
+    }
     void warn(const std::string& message) override { current_core().warn(message); }
     void peek(uint64_t addr, void* dst, uint64_t bytes) override { current_core().peek(addr, dst, bytes); }
     void report_violation(const std::string& message) override { current_core().report_violation(message); }
@@ -62,6 +67,7 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
       host_mmio("host_mmio"),
       cfg_(cfg),
       soc_("soc", cfg),
+      sampler_("sampler", soc_, cfg.time("trace.sample_interval")),
       next_free_(kGmBase),
       queue_live_(cfg.count("sdma.channels"), false),
       queue_ring_(cfg.count("sdma.channels"), 0) {
@@ -83,6 +89,14 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
             core->mmio.bind(soc_.sdma.mmio);
         }
     }
+}
+
+void SimPlatform::attach_trace(TraceRecorder* trace) {
+    for (auto* group : {&aic_, &aiv_}) {
+        for (auto& core : *group) core->attach_trace(trace);
+    }
+    soc_.sdma.attach_trace(trace);
+    sampler_.attach_trace(trace);
 }
 
 void SimPlatform::elaborate() {
@@ -184,6 +198,9 @@ rt::LaunchResult SimPlatform::launch(rt::KernelEntry entry, const rt::LaunchSpec
         core->start(entry, args_per_core[i], p.block_idx, spec.block_dim, p.subblock);
         used.push_back(core);
     }
+    sampler_.start([used] {
+        return std::any_of(used.begin(), used.end(), [](const Core* c) { return c->running(); });
+    });
     sc_core::sc_start();
     rt::LaunchResult result;
     uint64_t first = ~0ull, last = 0;

@@ -14,7 +14,9 @@
 
 #include "model/config/config.h"
 #include "model/core/core.h"
+#include "model/soc/sampler.h"
 #include "model/soc/soc.h"
+#include "model/trace/recorder.h"
 #include "runtime/platform/platform.h"
 
 namespace pfsim {
@@ -34,6 +36,8 @@ public:
     const std::vector<std::unique_ptr<Core>>& vector_cores() const { return aiv_; }
     const std::vector<std::unique_ptr<Core>>& cube_cores() const { return aic_; }
     SimFaults& faults() { return faults_; }
+    // Record the cores, the SDMA engine and the memory counters of later launches.
+    void attach_trace(TraceRecorder* trace);
 
     std::string platform_name() const override { return "pfsim-a2a3"; }
     uint64_t gm_alloc(uint64_t bytes) override;
@@ -57,6 +61,7 @@ private:
 
     const Config& cfg_;
     Soc soc_;
+    Sampler sampler_;
     std::vector<std::unique_ptr<Core>> aiv_, aic_;
     uint64_t next_free_;
     std::vector<bool> queue_live_;

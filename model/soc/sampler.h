@@ -1,0 +1,39 @@
+// Samples the memory system's counters into a trace while something runs:
+// GM read and write bandwidth, L2 hit rate, L2 lines held by prefetch, and the
+// queue depth of every SDMA channel in use.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include <systemc>
+
+#include "model/soc/soc.h"
+#include "model/trace/recorder.h"
+
+namespace pfsim {
+
+class Sampler : public sc_core::sc_module {
+public:
+    Sampler(sc_core::sc_module_name name, Soc& soc, Tick interval);
+
+    void attach_trace(TraceRecorder* trace) { trace_ = trace; }
+    // Samples every interval from now while `active()` holds, then once more.
+    void start(std::function<bool()> active);
+
+private:
+    void thread();
+    void sample();
+
+    Soc& soc_;
+    Tick interval_;
+    TraceRecorder* trace_ = nullptr;
+    int pid_ = 0;
+    std::function<bool()> active_;
+    sc_core::sc_event start_;
+    Tick last_time_ = 0;
+    uint64_t last_read_ = 0, last_write_ = 0, last_hits_ = 0, last_misses_ = 0;
+    std::vector<uint32_t> last_depth_;
+};
+
+}  // namespace pfsim

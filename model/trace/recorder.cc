@@ -1,0 +1,104 @@
+#include "model/trace/recorder.h"
+
+#include <cinttypes>
+#include <stdexcept>
+
+namespace pfsim {
+
+namespace {
+std::string quote(const std::string& s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+}  // namespace
+
+TraceRecorder::TraceRecorder(const std::string& path, uint64_t max_bytes)
+    : file_(std::fopen(path.c_str(), "wb")), max_bytes_(max_bytes) {
+    if (!file_) throw std::runtime_error(path + ": cannot write the trace file");
+    std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
+}
+
+TraceRecorder::~TraceRecorder() {
+    if (!file_) return;
+    if (truncated_) {
+        std::string note = "{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":" + ts(last_) +
+                           ",\"name\":\"trace truncated at " + std::to_string(max_bytes_ >> 20) + " MiB (trace.max_bytes)\"}";
+        std::fprintf(file_, "%s%s", first_ ? "" : ",\n", note.c_str());
+    }
+    std::fputs("\n]}\n", file_);
+    std::fclose(file_);
+}
+
+std::string TraceRecorder::ts(Tick t) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%" PRIu64 ".%03" PRIu64, t / 1000000, (t / 1000) % 1000);
+    return buf;
+}
+
+void TraceRecorder::emit(const std::string& event) {
+    if (truncated_) return;
+    if (bytes_ + event.size() + 2 > max_bytes_) {
+        truncated_ = true;
+        return;
+    }
+    std::fprintf(file_, "%s%s", first_ ? "" : ",\n", event.c_str());
+    first_ = false;
+    bytes_ += event.size() + 2;
+}
+
+int TraceRecorder::process(const std::string& name, int sort_index) {
+    const int pid = next_pid_++;
+    emit("{\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":0,\"name\":\"process_name\",\"args\":{\"name\":" +
+         quote(name) + "}}");
+    emit("{\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
+         ",\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":" + std::to_string(sort_index) + "}}");
+    return pid;
+}
+
+int TraceRecorder::lane(int pid, const std::string& name, int sort_index) {
+    const int tid = ++next_tid_[pid];
+    const std::string head = "{\"ph\":\"M\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid);
+    emit(head + ",\"name\":\"thread_name\",\"args\":{\"name\":" + quote(name) + "}}");
+    emit(head + ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" + std::to_string(sort_index) + "}}");
+    return tid;
+}
+
+void TraceRecorder::slice(int pid, int tid, const std::string& name, Tick start, Tick end, const std::string& args) {
+    last_ = std::max(last_, end);
+    emit("{\"ph\":\"X\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) + ",\"ts\":" + ts(start) +
+         ",\"dur\":" + ts(end > start ? end - start : 0) + ",\"name\":" + quote(name) + ",\"args\":{" + args + "}}");
+}
+
+void TraceRecorder::async_span(int pid, const std::string& cat, const std::string& name, uint64_t id, Tick start,
+                               Tick end, const std::string& args) {
+    last_ = std::max(last_, end);
+    const std::string head = "{\"pid\":" + std::to_string(pid) + ",\"tid\":0,\"cat\":" + quote(cat) +
+                             ",\"name\":" + quote(name) + ",\"id\":\"0x" + [&] {
+                                 char b[24];
+                                 std::snprintf(b, sizeof b, "%" PRIx64, id);
+                                 return std::string(b);
+                             }() + "\"";
+    emit(head + ",\"ph\":\"b\",\"ts\":" + ts(start) + ",\"args\":{" + args + "}}");
+    emit(head + ",\"ph\":\"e\",\"ts\":" + ts(std::max(start, end)) + "}");
+}
+
+void TraceRecorder::flow(uint64_t id, int from_pid, int from_tid, Tick from, int to_pid, int to_tid, Tick to) {
+    const std::string idtext = std::to_string(id);
+    emit("{\"ph\":\"s\",\"cat\":\"prefetch\",\"name\":\"prefetch\",\"id\":" + idtext + ",\"pid\":" +
+         std::to_string(from_pid) + ",\"tid\":" + std::to_string(from_tid) + ",\"ts\":" + ts(from) + "}");
+    emit("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"prefetch\",\"name\":\"prefetch\",\"id\":" + idtext + ",\"pid\":" +
+         std::to_string(to_pid) + ",\"tid\":" + std::to_string(to_tid) + ",\"ts\":" + ts(to) + "}");
+}
+
+void TraceRecorder::counter(int pid, const std::string& name, Tick at, const std::string& series, double value) {
+    char v[48];
+    std::snprintf(v, sizeof v, "%.6g", value);
+    emit("{\"ph\":\"C\",\"pid\":" + std::to_string(pid) + ",\"tid\":0,\"ts\":" + ts(at) + ",\"name\":" + quote(name) +
+         ",\"args\":{" + quote(series) + ":" + v + "}}");
+}
+
+}  // namespace pfsim
