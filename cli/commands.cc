@@ -22,6 +22,10 @@ commands:
   run KERNEL [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT] [--trace FILE.json]
                     run one kernel on the simulated die
   kernels           list the kernels, their arguments and expected gains
+  diff A B [--json] [--max-regression PCT]
+                    compare two summaries, check reports, traces or onboard profiles:
+                    time per kernel, busy time per lane, counters; exit 1 when B is
+                    more than PCT % slower than A
   replay FILE [--json] [--verify] [--progress] [--trace FILE.json]
                     replay a memory trace (R|W|P <hex address> <bytes> per line)
   config [--json | --markdown]
@@ -65,6 +69,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "run") return cmd_run(rest);
         if (args[0] == "check") return cmd_check(rest);
         if (args[0] == "kernels") return cmd_kernels(rest);
+        if (args[0] == "diff") return cmd_diff(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

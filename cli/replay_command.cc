@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/summary.h"
 #include "model/soc/soc.h"
 #include "model/trace/recorder.h"
 #include "replay/replay.h"
@@ -45,7 +46,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     const ReplayResult& r = replay.result();
 
     nlohmann::json summary = {
-        {"schema", "pfsim.summary/1"},
+        {"schema", kSummarySchema},
         {"command", "replay"},
         {"trace", o.positional[0]},
         {"sim_time_ns", static_cast<double>(r.sim_time) / 1e3},
@@ -53,6 +54,7 @@ int cmd_replay(const std::vector<std::string>& args) {
         {"line_accesses", r.line_accesses},
     };
     summary.update(soc.stats_json());
+    summary["series"] = series_json(replay.sampler());
     if (ro.verify) summary["verify"] = {{"mismatches", r.mismatches}, {"first", r.first_mismatch}};
     if (!r.error.empty()) summary["error"] = r.error;
     summary["config"] = cfg.to_json();

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/sha256.h"
+#include "cli/summary.h"
 #include "kernels/registry.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
@@ -85,7 +86,7 @@ int cmd_run(const std::vector<std::string>& args) {
     wo.kernel.prefetch_enabled = prefetch == "on";
     wo.kernel.skip_wait = skip_wait;
 
-    nlohmann::json summary = {{"schema", "pfsim.summary/1"}, {"command", "run"}, {"kernel", kernel.name()},
+    nlohmann::json summary = {{"schema", kSummarySchema}, {"command", "run"}, {"kernel", kernel.name()},
                               {"prefetch", prefetch}, {"args", kargs}};
     int status = 0;
     try {
@@ -125,17 +126,19 @@ int cmd_run(const std::vector<std::string>& args) {
                                {"equal_reference", same}});
         }
         nlohmann::json violations = nlohmann::json::array();
-        Tick prefetch_wait = 0;
+        std::vector<const Core*> launched;
         for (const rt::CoreTiming& c : result.cores) {
             for (const std::string& v : c.violations) violations.push_back(v);
+            launched.push_back(c.vector ? platform.vector_cores()[2 * c.block_idx + c.subblock].get()
+                                        : platform.cube_cores()[c.block_idx].get());
         }
-        for (const auto& core : platform.vector_cores()) prefetch_wait += core->stats().prefetch_wait;
         summary["outputs"] = outputs;
         summary["reference_equal"] = equal;
         summary["violations"] = violations;
         summary["warnings"] = result.warnings;
-        summary["cores"] = {{"launched", result.cores.size()},
-                            {"prefetch_wait_ns", static_cast<double>(prefetch_wait) / 1e3}};
+        summary["cores"] = {{"launched", result.cores.size()}};
+        summary["lanes"] = lanes_json(launched);
+        summary["series"] = series_json(platform.sampler());
         if (!result.ok()) summary["error"] = result.first_error();
         if (!result.ok() || !equal || !violations.empty()) status = 1;
     } catch (const rt::RuntimeError& e) {

@@ -55,6 +55,7 @@ public:
            const std::vector<TraceAccess>& trace, const ReplayOptions& options);
 
     const ReplayResult& result() const { return result_; }
+    const Sampler& sampler() const { return sampler_; }
 
 private:
     void run();

@@ -75,6 +75,7 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     block_num_ = block_num;
     subblock_ = subblock;
     run_ = CoreRun{};
+    stats_ = CoreStats{};  // per launch
     start_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -187,7 +188,10 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     hold_within_quantum(std::max(busy, issue_));
     const Tick begin = std::max(busy, issue_);
     const Tick start = begin + transfer_setup_;
-    const Tick end = std::max(move(write, gm, local, bytes, start), start + transfer_time(bytes, bandwidth));
+    const Tick moved = move(write, gm, local, bytes, start);
+    const Tick paced = start + transfer_time(bytes, bandwidth);
+    const Tick end = std::max(moved, paced);
+    if (moved > paced) stats_.l2_stall += moved - paced;
     stats_.busy[index(pipe)] += end - begin;
     busy = end;
     trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, end,

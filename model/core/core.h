@@ -27,9 +27,11 @@ namespace pfsim {
 
 using KernelFn = void (*)(int64_t* args);
 
+// What one core did during its last launch.
 struct CoreStats {
     std::array<Tick, 5> busy{};   // per pipe (Scalar, Mte2, Mte3, Vector, Cube)
     Tick prefetch_wait = 0;       // time spent in prefetch waits
+    Tick l2_stall = 0;            // load and store time beyond the pipe's own rate (misses)
     uint64_t load_bytes = 0;
     uint64_t store_bytes = 0;
 };

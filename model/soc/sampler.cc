@@ -9,8 +9,8 @@ Sampler::Sampler(sc_core::sc_module_name name, Soc& soc, Tick interval)
 }
 
 void Sampler::start(std::function<bool()> active) {
-    if (!trace_) return;
     active_ = std::move(active);
+    samples_ = Series{};
     start_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -23,6 +23,7 @@ void Sampler::thread() {
         last_write_ = g.write_bytes + g.uncached_write_bytes;
         last_hits_ = soc_.l2.stats().hits;
         last_misses_ = soc_.l2.stats().misses;
+        last_sdma_ = soc_.sdma.stats().prefetch_bytes + soc_.sdma.stats().copy_bytes;
         do {
             sc_core::wait(sc_core::sc_time::from_value(interval_));
             sample();
@@ -31,17 +32,33 @@ void Sampler::thread() {
 }
 
 void Sampler::sample() {
-    if (!pid_) pid_ = trace_->process("memory system", 0);
     const Tick now = sc_core::sc_time_stamp().value();
     const double seconds = static_cast<double>(now - last_time_) * 1e-12;
     const GmStats& g = soc_.gm.stats();
     const uint64_t read = g.read_bytes + g.uncached_read_bytes, write = g.write_bytes + g.uncached_write_bytes;
-    trace_->counter(pid_, "GM read GB/s", now, "GB/s", static_cast<double>(read - last_read_) / seconds / 1e9);
-    trace_->counter(pid_, "GM write GB/s", now, "GB/s", static_cast<double>(write - last_write_) / seconds / 1e9);
+    const uint64_t sdma = soc_.sdma.stats().prefetch_bytes + soc_.sdma.stats().copy_bytes;
     const L2Stats& l = soc_.l2.stats();
     const uint64_t accesses = (l.hits - last_hits_) + (l.misses - last_misses_);
-    trace_->counter(pid_, "L2 hit rate", now, "%",
-                    accesses ? 100.0 * static_cast<double>(l.hits - last_hits_) / static_cast<double>(accesses) : 0.0);
+    const double hit_rate =
+        accesses ? 100.0 * static_cast<double>(l.hits - last_hits_) / static_cast<double>(accesses) : 0.0;
+    samples_.t_ns.push_back(static_cast<double>(now) / 1e3);
+    samples_.gm_read_gbps.push_back(static_cast<double>(read - last_read_) / seconds / 1e9);
+    samples_.gm_write_gbps.push_back(static_cast<double>(write - last_write_) / seconds / 1e9);
+    samples_.sdma_gbps.push_back(static_cast<double>(sdma - last_sdma_) / seconds / 1e9);
+    samples_.l2_hit_rate.push_back(hit_rate);
+    last_sdma_ = sdma;
+    if (!trace_) {
+        last_time_ = now;
+        last_read_ = read;
+        last_write_ = write;
+        last_hits_ = l.hits;
+        last_misses_ = l.misses;
+        return;
+    }
+    if (!pid_) pid_ = trace_->process("memory system", 0);
+    trace_->counter(pid_, "GM read GB/s", now, "GB/s", samples_.gm_read_gbps.back());
+    trace_->counter(pid_, "GM write GB/s", now, "GB/s", samples_.gm_write_gbps.back());
+    trace_->counter(pid_, "L2 hit rate", now, "%", hit_rate);
     trace_->counter(pid_, "L2 lines held by prefetch", now, "lines", static_cast<double>(soc_.l2.lines_held_by_prefetch()));
     for (unsigned c = 0; c < soc_.sdma.channels(); ++c) {
         const uint32_t depth = soc_.sdma.queue_depth(c);
@@ -55,6 +72,26 @@ void Sampler::sample() {
     last_write_ = write;
     last_hits_ = l.hits;
     last_misses_ = l.misses;
+}
+
+Sampler::Series Sampler::series(size_t points) const {
+    const size_t n = samples_.t_ns.size();
+    if (n <= points) return samples_;
+    Series out;
+    auto reduce = [&](const std::vector<double>& from, std::vector<double>& to) {
+        for (size_t i = 0; i < points; ++i) {
+            const size_t a = i * n / points, b = (i + 1) * n / points;
+            double sum = 0;
+            for (size_t k = a; k < b; ++k) sum += from[k];
+            to.push_back(sum / static_cast<double>(b - a));
+        }
+    };
+    for (size_t i = 0; i < points; ++i) out.t_ns.push_back(samples_.t_ns[(i + 1) * n / points - 1]);
+    reduce(samples_.gm_read_gbps, out.gm_read_gbps);
+    reduce(samples_.gm_write_gbps, out.gm_write_gbps);
+    reduce(samples_.sdma_gbps, out.sdma_gbps);
+    reduce(samples_.l2_hit_rate, out.l2_hit_rate);
+    return out;
 }
 
 }  // namespace pfsim

@@ -21,6 +21,12 @@ public:
     // Samples every interval from now while `active()` holds, then once more.
     void start(std::function<bool()> active);
 
+    // The samples of the last run, at most `points` of them (neighbours averaged).
+    struct Series {
+        std::vector<double> t_ns, gm_read_gbps, gm_write_gbps, sdma_gbps, l2_hit_rate;
+    };
+    Series series(size_t points) const;
+
 private:
     void thread();
     void sample();
@@ -34,6 +40,8 @@ private:
     Tick last_time_ = 0;
     uint64_t last_read_ = 0, last_write_ = 0, last_hits_ = 0, last_misses_ = 0;
     std::vector<uint32_t> last_depth_;
+    uint64_t last_sdma_ = 0;
+    Series samples_;
 };
 
 }  // namespace pfsim

@@ -1,4 +1,5 @@
 // End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -187,6 +188,81 @@ TEST(Run, BadKernelInputExitsTwo) {
     EXPECT_EQ(pfsim("run prefetch_copy --prefetch maybe").status, 2);
     EXPECT_EQ(pfsim("run prefetch_copy --inject gremlins").status, 2);
     EXPECT_EQ(pfsim("check nosuch").status, 2);
+}
+
+TEST(Diff, ComparesRunsAndGatesOnRegressions) {
+    const std::string off = tmp("off.json"), on = tmp("on.json");
+    std::ofstream(off) << pfsim("run matmul_tiled --json --prefetch off").out;
+    std::ofstream(on) << pfsim("run matmul_tiled --json").out;
+    const Result r = pfsim("diff " + off + " " + on + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j["kernels"].size(), 1u);
+    const auto& k = j["kernels"][0];
+    EXPECT_LT(k["delta_pct"].get<double>(), -20.0);  // prefetch made it faster
+    EXPECT_GT(k["lanes"]["prefetch_wait_ns"]["b"].get<double>(), 0.0);
+    EXPECT_LT(k["lanes"]["l2_stall_ns"]["delta"].get<double>(), 0.0);
+    EXPECT_GT(k["counters"]["l2.hits"]["delta"].get<double>(), 0.0);
+    // B slower than A by more than the limit: a CI gate fails.
+    const Result gate = pfsim("diff " + on + " " + off + " --max-regression 10");
+    EXPECT_EQ(gate.status, 1);
+    EXPECT_NE(gate.err.find("regression: matmul_tiled"), std::string::npos);
+    EXPECT_EQ(pfsim("diff " + on + " " + off + " --max-regression 100").status, 0);
+    EXPECT_EQ(pfsim("diff " + on + " " + on + " --max-regression 0").status, 0);
+}
+
+TEST(Diff, ComparesChecksTracesAndOnboardProfiles) {
+    const std::string check = tmp("check.json");
+    std::ofstream(check) << pfsim("check prefetch_copy matmul_tiled --json").out;
+    const Result self = pfsim("diff " + check + " " + check + " --json");
+    ASSERT_EQ(self.status, 0) << self.err;
+    EXPECT_EQ(nlohmann::json::parse(self.out)["kernels"].size(), 4u);  // each kernel off and on
+    const std::string sim = tmp("sim.json");
+    std::ofstream(sim) << pfsim("run matmul_tiled --json").out;
+    const Result onboard = pfsim("diff " + sim + " tests/fixtures/onboard/op_summary.csv --json");
+    ASSERT_EQ(onboard.status, 0) << onboard.err;
+    const auto k = nlohmann::json::parse(onboard.out)["kernels"][0];
+    EXPECT_EQ(k["name_b"], "matmul_tiled");
+    EXPECT_DOUBLE_EQ(k["time_b_ns"].get<double>(), 51250.0);
+    EXPECT_DOUBLE_EQ(k["lanes"]["cube_ns"]["b"].get<double>(), 17800.0 * 2);  // per-core average x Block Dim
+    const Result timeline = pfsim("diff tests/fixtures/onboard/trace_view.json tests/fixtures/onboard/op_summary.csv --json");
+    ASSERT_EQ(timeline.status, 0) << timeline.err;
+    EXPECT_EQ(nlohmann::json::parse(timeline.out)["kernels"].size(), 2u);
+    const std::string a = tmp("a.trace.json"), b = tmp("b.trace.json");
+    pfsim("run gather_rows --prefetch off --trace " + a);
+    pfsim("run gather_rows --trace " + b);
+    const Result traces = pfsim("diff " + a + " " + b + " --json");
+    ASSERT_EQ(traces.status, 0) << traces.err;
+    EXPECT_GT(nlohmann::json::parse(traces.out)["kernels"][0]["lanes"]["prefetch_wait_ns"]["b"].get<double>(), 0.0);
+}
+
+TEST(Diff, BadInputNamesTheFileAndPosition) {
+    const std::string good = tmp("good.json");
+    const std::string text = pfsim("run prefetch_copy --json").out;
+    std::ofstream(good) << text;
+    const std::string truncated = write_trace("truncated.json", text.substr(0, text.size() / 2));
+    const std::string garbage = write_trace("garbage.json", "{\"schema\": \"pfsim.summary/1\", oops}");
+    const std::string schema = write_trace("schema.json", "{\"schema\": \"pfsim.summary/9\"}");
+    const std::string unknown = write_trace("unknown.json", "{\"hello\": 1}");
+    const std::string no_column = write_trace("bad1.csv", "Op Name,Block Dim\nx,1\n");
+    const std::string bad_number = write_trace("bad2.csv", "Op Name,Task Duration(us)\na,1.5\nb,abc\n");
+    const std::pair<std::string, std::string> cases[] = {
+        {truncated, truncated + ": byte "},
+        {garbage, garbage + ": byte "},
+        {schema, schema + ": field schema: 'pfsim.summary/9' is not supported"},
+        {unknown, unknown + ": not a pfsim summary"},
+        {no_column, no_column + ": line 1: no column 'Task Duration(us)'"},
+        {bad_number, bad_number + ": line 3: Task Duration(us): 'abc' is not a number"},
+        {"/nonexistent.json", "/nonexistent.json: cannot read"},
+    };
+    for (const auto& [file, message] : cases) {
+        const Result r = pfsim("diff " + good + " " + file);
+        EXPECT_EQ(r.status, 2) << file;
+        EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+        EXPECT_EQ(r.out, "") << file;
+    }
+    EXPECT_EQ(pfsim("diff " + good).status, 2);
+    EXPECT_EQ(pfsim("diff " + good + " " + good + " --max-regression fast").status, 2);
 }
 
 TEST(Docs, ConfigurationReferenceIsCurrent) {

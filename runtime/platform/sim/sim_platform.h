@@ -38,6 +38,7 @@ public:
     SimFaults& faults() { return faults_; }
     // Record the cores, the SDMA engine and the memory counters of later launches.
     void attach_trace(TraceRecorder* trace);
+    const Sampler& sampler() const { return sampler_; }
 
     std::string platform_name() const override { return "pfsim-a2a3"; }
     uint64_t gm_alloc(uint64_t bytes) override;

@@ -1,0 +1,228 @@
+#include "cli/documents.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "cli/options.h"
+#include "cli/summary.h"
+
+namespace pfsim {
+
+namespace {
+
+void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, double>* out) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+        if (it.value().is_object()) {
+            flatten(it.value(), key, out);
+        } else if (it.value().is_number()) {
+            (*out)[key] = it.value().get<double>();
+        }
+    }
+}
+
+KernelFigures from_summary(const nlohmann::json& j, const std::string& path) {
+    KernelFigures k;
+    const std::string command = j.value("command", "");
+    if (command == "run") {
+        k.name = j.value("kernel", "?") + std::string(" (prefetch ") + j.value("prefetch", "?") + ")";
+        if (!j.contains("kernel_time_ns")) throw UsageError(path + ": field kernel_time_ns: missing (the run failed?)");
+        k.time_ns = j["kernel_time_ns"].get<double>();
+    } else if (command == "replay") {
+        k.name = "replay " + j.value("trace", "?");
+        if (!j.contains("sim_time_ns")) throw UsageError(path + ": field sim_time_ns: missing");
+        k.time_ns = j["sim_time_ns"].get<double>();
+    } else {
+        throw UsageError(path + ": field command: '" + command + "' is not run or replay");
+    }
+    if (j.contains("lanes")) flatten(j["lanes"], "", &k.lanes);
+    for (const char* block : {"l2", "gm", "sdma"}) {
+        if (j.contains(block)) flatten(j[block], block, &k.counters);
+    }
+    return k;
+}
+
+std::vector<KernelFigures> from_check(const nlohmann::json& j, const std::string& path) {
+    std::vector<KernelFigures> out;
+    if (!j.contains("kernels") || !j["kernels"].is_array()) throw UsageError(path + ": field kernels: missing");
+    for (size_t i = 0; i < j["kernels"].size(); ++i) {
+        const auto& k = j["kernels"][i];
+        if (!k.contains("time_off_ns")) continue;  // a failed kernel has no times
+        for (const char* mode : {"off", "on"}) {
+            KernelFigures f;
+            f.name = k.value("name", "?") + std::string(" (prefetch ") + mode + ")";
+            f.time_ns = k[std::string("time_") + mode + "_ns"].get<double>();
+            f.counters["l2.hit_rate"] = k[std::string("l2_hit_rate_") + mode].get<double>();
+            out.push_back(f);
+        }
+    }
+    return out;
+}
+
+// A pfsim trace: kernel time spans the core and replay slices; lanes sum them.
+KernelFigures from_trace(const nlohmann::json& j, const std::string& path) {
+    std::map<int, std::string> process;
+    std::map<std::pair<int, int>, std::string> thread;
+    for (const auto& e : j["traceEvents"]) {
+        if (e.value("ph", "") != "M") continue;
+        if (e.value("name", "") == "process_name") process[e.value("pid", 0)] = e["args"].value("name", "");
+        if (e.value("name", "") == "thread_name") thread[{e.value("pid", 0), e.value("tid", 0)}] = e["args"].value("name", "");
+    }
+    KernelFigures k;
+    k.name = "trace " + path.substr(path.find_last_of('/') + 1);
+    double first = -1, last = 0;
+    for (const auto& e : j["traceEvents"]) {
+        if (e.value("ph", "") != "X") continue;
+        const std::string proc = process[e.value("pid", 0)];
+        const std::string lane = thread[{e.value("pid", 0), e.value("tid", 0)}];
+        const double ts = e.value("ts", 0.0) * 1e3, dur = e.value("dur", 0.0) * 1e3;
+        if (proc.rfind("SDMA", 0) == 0) {
+            k.counters[std::string("sdma.") + e.value("name", "") + "_requests"] += 1;
+            continue;
+        }
+        if (first < 0 || ts < first) first = ts;
+        last = std::max(last, ts + dur);
+        std::string key = lane;
+        for (char& c : key) c = static_cast<char>(std::tolower(c));
+        k.lanes[key + "_ns"] += dur;
+    }
+    if (first < 0) throw UsageError(path + ": the trace has no core or replay slices");
+    k.time_ns = last - first;
+    return k;
+}
+
+std::vector<std::string> split_csv(const std::string& line) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (char c : line) {
+        if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            out.emplace_back();
+        } else if (c != '\r') {
+            out.back() += c;
+        }
+    }
+    return out;
+}
+
+// The vendor profiler's op summary: one row per op.
+std::vector<KernelFigures> from_profile_csv(const std::string& text, const std::string& path) {
+    std::istringstream in(text);
+    std::string line;
+    if (!std::getline(in, line)) throw UsageError(path + ": line 1: empty profile");
+    const std::vector<std::string> header = split_csv(line);
+    auto column = [&](const std::string& name, bool required) -> int {
+        for (size_t i = 0; i < header.size(); ++i) {
+            if (header[i] == name) return static_cast<int>(i);
+        }
+        if (required) throw UsageError(path + ": line 1: no column '" + name + "'");
+        return -1;
+    };
+    const int op = column("Op Name", true), duration = column("Task Duration(us)", true);
+    const int block_dim = column("Block Dim", false);
+    const std::pair<const char*, const char*> lanes[] = {
+        {"aiv_scalar_time(us)", "scalar_ns"}, {"aic_scalar_time(us)", "scalar_ns"},
+        {"aiv_mte2_time(us)", "mte2_ns"},     {"aic_mte2_time(us)", "mte2_ns"},
+        {"aiv_mte3_time(us)", "mte3_ns"},     {"aiv_vec_time(us)", "vector_ns"},
+        {"aic_mac_time(us)", "cube_ns"},
+    };
+    std::vector<KernelFigures> out;
+    for (int number = 2; std::getline(in, line); ++number) {
+        if (line.empty()) continue;
+        const std::vector<std::string> cells = split_csv(line);
+        auto number_at = [&](int col, const char* what) {
+            if (col < 0 || col >= static_cast<int>(cells.size())) {
+                throw UsageError(path + ": line " + std::to_string(number) + ": no value for " + what);
+            }
+            try {
+                size_t used = 0;
+                const double v = std::stod(cells[col], &used);
+                if (used != cells[col].size()) throw std::invalid_argument("trailing text");
+                return v;
+            } catch (const std::exception&) {
+                throw UsageError(path + ": line " + std::to_string(number) + ": " + what + ": '" + cells[col] +
+                                 "' is not a number");
+            }
+        };
+        KernelFigures k;
+        if (op >= static_cast<int>(cells.size())) throw UsageError(path + ": line " + std::to_string(number) + ": no Op Name");
+        k.name = cells[op];
+        k.time_ns = number_at(duration, "Task Duration(us)") * 1e3;
+        const double cores = block_dim >= 0 ? number_at(block_dim, "Block Dim") : 1;
+        for (const auto& [col_name, lane] : lanes) {
+            const int col = column(col_name, false);
+            if (col >= 0 && col < static_cast<int>(cells.size()) && !cells[col].empty() && cells[col] != "N/A") {
+                k.lanes[lane] += number_at(col, col_name) * 1e3 * cores;  // per-core averages -> sums
+            }
+        }
+        out.push_back(k);
+    }
+    if (out.empty()) throw UsageError(path + ": no op rows");
+    return out;
+}
+
+// The vendor profiler's trace JSON: op slices named by op, with their durations.
+std::vector<KernelFigures> from_profile_trace(const nlohmann::json& events) {
+    std::map<std::string, KernelFigures> ops;
+    for (const auto& e : events) {
+        if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("Task Type")) continue;
+        KernelFigures& k = ops[e.value("name", "?")];
+        k.name = e.value("name", "?");
+        k.time_ns += e.value("dur", 0.0) * 1e3;
+    }
+    std::vector<KernelFigures> out;
+    for (auto& [name, k] : ops) out.push_back(k);
+    return out;
+}
+
+}  // namespace
+
+Document read_document(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(path + ": cannot read");
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    Document d;
+    d.path = path;
+    if (path.size() > 4 && path.substr(path.size() - 4) == ".csv") {
+        d.kind = "profile";
+        d.kernels = from_profile_csv(text, path);
+        return d;
+    }
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw UsageError(path + ": byte " + std::to_string(e.byte) + ": not valid JSON (" + e.what() + ")");
+    }
+    if (j.is_object() && j.contains("schema")) {
+        const std::string schema = j["schema"].is_string() ? j["schema"].get<std::string>() : "";
+        if (schema == kSummarySchema) {
+            d.kind = "summary";
+            d.kernels.push_back(from_summary(j, path));
+        } else if (schema == "pfsim.check/1") {
+            d.kind = "check";
+            d.kernels = from_check(j, path);
+        } else {
+            throw UsageError(path + ": field schema: '" + schema + "' is not supported (pfsim reads " +
+                             kSummarySchema + " and pfsim.check/1)");
+        }
+        d.raw = j;
+        return d;
+    }
+    if (j.is_object() && j.contains("traceEvents") && j["traceEvents"].is_array()) {
+        d.kind = "trace";
+        d.kernels.push_back(from_trace(j, path));
+        return d;
+    }
+    if (j.is_array()) {  // the vendor profiler writes a bare event array
+        d.kind = "profile";
+        d.kernels = from_profile_trace(j);
+        if (!d.kernels.empty()) return d;
+    }
+    throw UsageError(path + ": not a pfsim summary, check report, trace or profile (no schema field)");
+}
+
+}  // namespace pfsim

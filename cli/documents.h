@@ -1,0 +1,32 @@
+// Reading what `pfsim diff` and `pfsim report` compare: pfsim summaries (run,
+// replay), check reports, pfsim traces, and onboard profiles (the vendor
+// profiler's op-summary CSV or trace JSON), all normalised to one shape.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pfsim {
+
+struct KernelFigures {
+    std::string name;
+    double time_ns = 0;
+    std::map<std::string, double> lanes;     // busy time per lane, summed over cores
+    std::map<std::string, double> counters;  // "l2.hits", "gm.read_bytes", ...
+};
+
+struct Document {
+    std::string path;
+    std::string kind;  // "summary", "check", "trace", "profile"
+    std::vector<KernelFigures> kernels;
+    nlohmann::json raw;  // the summary or check report itself (empty for traces and profiles)
+};
+
+// Reads and normalises `path`; throws UsageError naming the file and the
+// position (byte, line or field) at fault.
+Document read_document(const std::string& path);
+
+}  // namespace pfsim
