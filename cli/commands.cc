@@ -26,6 +26,9 @@ commands:
                     compare two summaries, check reports, traces or onboard profiles:
                     time per kernel, busy time per lane, counters; exit 1 when B is
                     more than PCT % slower than A
+  report A [B] --html FILE
+                    a self-contained HTML page: time per kernel, busy time per lane,
+                    L2 hit rate and GM/SDMA bandwidth over time
   replay FILE [--json] [--verify] [--progress] [--trace FILE.json]
                     replay a memory trace (R|W|P <hex address> <bytes> per line)
   config [--json | --markdown]
@@ -70,6 +73,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "check") return cmd_check(rest);
         if (args[0] == "kernels") return cmd_kernels(rest);
         if (args[0] == "diff") return cmd_diff(rest);
+        if (args[0] == "report") return cmd_report(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

@@ -18,5 +18,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_kernels(const std::vector<std::string>& args);
 int cmd_diff(const std::vector<std::string>& args);
+int cmd_report(const std::vector<std::string>& args);
 
 }  // namespace pfsim

@@ -23,7 +23,8 @@ void Sampler::thread() {
         last_write_ = g.write_bytes + g.uncached_write_bytes;
         last_hits_ = soc_.l2.stats().hits;
         last_misses_ = soc_.l2.stats().misses;
-        last_sdma_ = soc_.sdma.stats().prefetch_bytes + soc_.sdma.stats().copy_bytes;
+        first_time_ = last_time_;
+        last_sdma_ = sdma_bytes();
         do {
             sc_core::wait(sc_core::sc_time::from_value(interval_));
             sample();
@@ -31,17 +32,24 @@ void Sampler::thread() {
     }
 }
 
+// Bytes the engine has moved so far: prefetched lines as they fill (so the rate
+// follows the engine, not request completions) plus completed copies.
+uint64_t Sampler::sdma_bytes() const {
+    const L2Stats& l = soc_.l2.stats();
+    return (l.prefetch_lines + l.prefetch_resident) * soc_.l2.line_bytes() + soc_.sdma.stats().copy_bytes;
+}
+
 void Sampler::sample() {
     const Tick now = sc_core::sc_time_stamp().value();
     const double seconds = static_cast<double>(now - last_time_) * 1e-12;
     const GmStats& g = soc_.gm.stats();
     const uint64_t read = g.read_bytes + g.uncached_read_bytes, write = g.write_bytes + g.uncached_write_bytes;
-    const uint64_t sdma = soc_.sdma.stats().prefetch_bytes + soc_.sdma.stats().copy_bytes;
+    const uint64_t sdma = sdma_bytes();
     const L2Stats& l = soc_.l2.stats();
     const uint64_t accesses = (l.hits - last_hits_) + (l.misses - last_misses_);
     const double hit_rate =
         accesses ? 100.0 * static_cast<double>(l.hits - last_hits_) / static_cast<double>(accesses) : 0.0;
-    samples_.t_ns.push_back(static_cast<double>(now) / 1e3);
+    samples_.t_ns.push_back(static_cast<double>(now - first_time_) / 1e3);
     samples_.gm_read_gbps.push_back(static_cast<double>(read - last_read_) / seconds / 1e9);
     samples_.gm_write_gbps.push_back(static_cast<double>(write - last_write_) / seconds / 1e9);
     samples_.sdma_gbps.push_back(static_cast<double>(sdma - last_sdma_) / seconds / 1e9);

@@ -21,7 +21,8 @@ public:
     // Samples every interval from now while `active()` holds, then once more.
     void start(std::function<bool()> active);
 
-    // The samples of the last run, at most `points` of them (neighbours averaged).
+    // The samples of the last run, at most `points` of them (neighbours averaged);
+    // times from the start of the run.
     struct Series {
         std::vector<double> t_ns, gm_read_gbps, gm_write_gbps, sdma_gbps, l2_hit_rate;
     };
@@ -30,6 +31,7 @@ public:
 private:
     void thread();
     void sample();
+    uint64_t sdma_bytes() const;
 
     Soc& soc_;
     Tick interval_;
@@ -37,7 +39,7 @@ private:
     int pid_ = 0;
     std::function<bool()> active_;
     sc_core::sc_event start_;
-    Tick last_time_ = 0;
+    Tick last_time_ = 0, first_time_ = 0;
     uint64_t last_read_ = 0, last_write_ = 0, last_hits_ = 0, last_misses_ = 0;
     std::vector<uint32_t> last_depth_;
     uint64_t last_sdma_ = 0;
