@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/text.h"
 
 extern char** environ;
 
@@ -61,20 +62,6 @@ ChildRun run_self(const std::vector<std::string>& args) {
     r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
     r.summary = nlohmann::json::parse(text, nullptr, false);
     return r;
-}
-
-std::string xml_escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
 }
 
 // Why a pair of runs fails the equivalence check ("" when it passes).
@@ -196,11 +183,11 @@ int cmd_check(const std::vector<std::string>& args) {
         x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"pfsim check\" tests=\"" << kernels.size()
           << "\" failures=\"" << failed << "\">\n";
         for (const auto& row : rows) {
-            x << "  <testcase classname=\"pfsim.check\" name=\"" << xml_escape(row["name"]) << "\"";
+            x << "  <testcase classname=\"pfsim.check\" name=\"" << markup_escape(row["name"]) << "\"";
             if (row["verdict"] == "pass") {
                 x << "/>\n";
             } else {
-                x << ">\n    <failure message=\"" << xml_escape(row.value("reason", std::string("failed")))
+                x << ">\n    <failure message=\"" << markup_escape(row.value("reason", std::string("failed")))
                   << "\"/>\n  </testcase>\n";
             }
         }

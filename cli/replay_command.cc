@@ -29,17 +29,9 @@ int cmd_replay(const std::vector<std::string>& args) {
     ReplayOptions ro;
     ro.verify = has_flag(o, "--verify");
     ro.progress = has_flag(o, "--progress") || isatty(STDERR_FILENO);
-    std::unique_ptr<TraceRecorder> recorder;
-    const std::string trace_path = value_of(o, "--trace", "");
-    if (!trace_path.empty()) {
-        try {
-            recorder = std::make_unique<TraceRecorder>(user_path(trace_path), cfg.bytes("trace.max_bytes"));
-        } catch (const std::runtime_error& e) {
-            throw UsageError(e.what());
-        }
-        ro.trace = recorder.get();
-        ro.sample_interval = cfg.time("trace.sample_interval");
-    }
+    const std::unique_ptr<TraceRecorder> recorder = open_trace(value_of(o, "--trace", ""), cfg);
+    ro.trace = recorder.get();
+    ro.sample_interval = cfg.time("trace.sample_interval");
     Soc soc("soc", cfg);
     Replay replay("replay", cfg, soc, trace, ro);
     sc_core::sc_start();

@@ -10,26 +10,13 @@
 #include "cli/commands.h"
 #include "cli/documents.h"
 #include "cli/options.h"
+#include "cli/text.h"
 
 namespace pfsim {
 
 namespace {
 
 const char* kColors[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377"};
-
-std::string esc(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
 
 std::string num(double v) {
     char b[32];
@@ -51,12 +38,12 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
     double top = 0;
     for (const Bar& b : bars) top = std::max(top, b.value);
     std::ostringstream os;
-    os << "<h2>" << esc(title) << "</h2>\n<svg data-plot=\"" << id << "\" width=\"" << left + width + 120
+    os << "<h2>" << markup_escape(title) << "</h2>\n<svg data-plot=\"" << id << "\" width=\"" << left + width + 120
        << "\" height=\"" << height << "\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12\">\n";
     for (size_t i = 0; i < bars.size(); ++i) {
         const int y = 20 + static_cast<int>(i) * row;
         const double w = top > 0 ? bars[i].value / top * width : 0;
-        os << "<text x=\"" << left - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << esc(bars[i].label) << "</text>"
+        os << "<text x=\"" << left - 6 << "\" y=\"" << y + 14 << "\" text-anchor=\"end\">" << markup_escape(bars[i].label) << "</text>"
            << "<rect x=\"" << left << "\" y=\"" << y << "\" width=\"" << num(w) << "\" height=\"" << row - 6
            << "\" fill=\"" << kColors[bars[i].color % 6] << "\"/>"
            << "<text x=\"" << left + w + 6 << "\" y=\"" << y + 14 << "\">" << num(bars[i].value) << " " << unit << "</text>\n";
@@ -83,7 +70,7 @@ std::string line_chart(const std::string& id, const std::string& title, const st
     if (xmax <= xmin) xmax = xmin + 1;
     if (ymax <= 0) ymax = 1;
     std::ostringstream os;
-    os << "<h2>" << esc(title) << "</h2>\n<svg data-plot=\"" << id << "\" width=\"" << left + width + 200
+    os << "<h2>" << markup_escape(title) << "</h2>\n<svg data-plot=\"" << id << "\" width=\"" << left + width + 200
        << "\" height=\"" << top + height + 40 << "\" xmlns=\"http://www.w3.org/2000/svg\" font-family=\"sans-serif\" font-size=\"12\">\n"
        << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << width << "\" height=\"" << height
        << "\" fill=\"none\" stroke=\"#999\"/>\n"
@@ -92,7 +79,7 @@ std::string line_chart(const std::string& id, const std::string& title, const st
        << "<text x=\"" << left << "\" y=\"" << top + height + 16 << "\">" << num(xmin / 1e3) << " us</text>"
        << "<text x=\"" << left + width << "\" y=\"" << top + height + 16 << "\" text-anchor=\"end\">" << num(xmax / 1e3)
        << " us</text><text x=\"" << left + width / 2 << "\" y=\"" << top + height + 32 << "\" text-anchor=\"middle\">"
-       << esc(unit) << " over simulated time</text>\n";
+       << markup_escape(unit) << " over simulated time</text>\n";
     for (size_t k = 0; k < lines.size(); ++k) {
         const Line& l = lines[k];
         os << "<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"" << kColors[l.color % 6] << "\" points=\"";
@@ -100,7 +87,7 @@ std::string line_chart(const std::string& id, const std::string& title, const st
             os << num(left + (l.x[i] - xmin) / (xmax - xmin) * width) << "," << num(top + height - l.y[i] / ymax * height) << " ";
         }
         os << "\"/><text x=\"" << left + width + 10 << "\" y=\"" << top + 14 + 16 * static_cast<int>(k) << "\" fill=\""
-           << kColors[l.color % 6] << "\">" << esc(l.label) << "</text>\n";
+           << kColors[l.color % 6] << "\">" << markup_escape(l.label) << "</text>\n";
     }
     os << "</svg>\n";
     return os.str();
@@ -171,7 +158,7 @@ int cmd_report(const std::vector<std::string>& args) {
          << "<style>body{font-family:sans-serif;margin:24px;max-width:1000px}h2{font-size:16px;margin-top:28px}"
          << "td{padding:2px 10px}</style></head><body>\n<h1>pfsim report</h1>\n<table>";
     for (size_t d = 0; d < docs.size(); ++d) {
-        html << "<tr><td>" << (d ? "B" : "A") << "</td><td>" << esc(docs[d].path) << "</td><td>" << docs[d].kind << "</td></tr>";
+        html << "<tr><td>" << (d ? "B" : "A") << "</td><td>" << markup_escape(docs[d].path) << "</td><td>" << docs[d].kind << "</td></tr>";
     }
     html << "</table>\n" << body.str()
          << "<script>document.title = 'pfsim report: ' + document.querySelectorAll('svg[data-plot]').length + ' plots';"

@@ -93,16 +93,8 @@ int cmd_run(const std::vector<std::string>& args) {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) summary["warmup"] = worker.warmup().summary();
         PreparedKernel prepared = kernel.prepare(platform, kargs);
-        std::unique_ptr<TraceRecorder> trace;
-        const std::string trace_path = value_of(o, "--trace", "");
-        if (!trace_path.empty()) {
-            try {
-                trace = std::make_unique<TraceRecorder>(user_path(trace_path), cfg.bytes("trace.max_bytes"));
-            } catch (const std::runtime_error& e) {
-                throw UsageError(e.what());
-            }
-            platform.attach_trace(trace.get());
-        }
+        const std::unique_ptr<TraceRecorder> trace = open_trace(value_of(o, "--trace", ""), cfg);
+        if (trace) platform.attach_trace(trace.get());
         const nlohmann::json before = platform.soc().stats_json();
         const rt::LaunchResult result = worker.run(prepared.launch);
         const nlohmann::json counters = counter_delta(platform.soc().stats_json(), before);

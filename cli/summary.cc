@@ -1,5 +1,7 @@
 #include "cli/summary.h"
 
+#include "cli/options.h"
+
 namespace pfsim {
 
 nlohmann::json series_json(const Sampler& sampler) {
@@ -25,6 +27,15 @@ nlohmann::json lanes_json(const std::vector<const Core*>& cores) {
     j["prefetch_wait_ns"] = static_cast<double>(wait) / 1e3;
     j["l2_stall_ns"] = static_cast<double>(stall) / 1e3;
     return j;
+}
+
+std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config& cfg) {
+    if (path.empty()) return nullptr;
+    try {
+        return std::make_unique<TraceRecorder>(user_path(path), cfg.bytes("trace.max_bytes"));
+    } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+    }
 }
 
 }  // namespace pfsim

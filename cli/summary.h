@@ -1,12 +1,16 @@
 // Pieces of the JSON summary shared by the commands that write one.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "model/core/core.h"
+#include "model/config/config.h"
 #include "model/soc/sampler.h"
+#include "model/trace/recorder.h"
 
 namespace pfsim {
 
@@ -16,5 +20,9 @@ constexpr const char* kSummarySchema = "pfsim.summary/1";
 nlohmann::json series_json(const Sampler& sampler);
 // Where the time went, summed over `cores`: busy time per pipe, prefetch waits, L2 stalls.
 nlohmann::json lanes_json(const std::vector<const Core*>& cores);
+
+// The recorder for `--trace PATH` (null when `path` is empty); an unwritable
+// path is bad input (UsageError).
+std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config& cfg);
 
 }  // namespace pfsim

@@ -5,8 +5,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "model/common/time.h"
 #include "hw/sdma_request.h"
+#include "model/common/payload.h"
+#include "model/common/time.h"
 
 namespace pfsim {
 
@@ -63,13 +64,7 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
 
 void Replay::transport(tlm_utils::simple_initiator_socket<Replay>& socket, bool write, uint64_t addr,
                        void* data, uint64_t len) {
-    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    payload_.set_address(addr);
-    payload_.set_data_ptr(static_cast<unsigned char*>(data));
-    payload_.set_data_length(len);
-    payload_.set_streaming_width(len);
-    payload_.set_byte_enable_ptr(nullptr);
-    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(payload_, write, addr, data, len);
     sc_core::sc_time delay = keeper_.get_local_time();
     socket->b_transport(payload_, delay);
     if (payload_.is_response_error()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "model/common/payload.h"
 #include "model/common/time.h"
 
 namespace pfsim {
@@ -135,13 +136,7 @@ uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
 
 Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr, void* data,
                      uint64_t len, Tick issue) {
-    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    payload_.set_address(addr);
-    payload_.set_data_ptr(static_cast<unsigned char*>(data));
-    payload_.set_data_length(len);
-    payload_.set_streaming_width(len);
-    payload_.set_byte_enable_ptr(nullptr);
-    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(payload_, write, addr, data, len);
     const Tick now = sc_core::sc_time_stamp().value();
     sc_core::sc_time delay = to_sc(issue - now);
     socket->b_transport(payload_, delay);
@@ -311,11 +306,7 @@ void Core::note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) {
 
 void Core::peek(uint64_t gm, void* dst, uint64_t bytes) {
     tlm::tlm_generic_payload p;
-    p.set_command(tlm::TLM_READ_COMMAND);
-    p.set_address(gm);
-    p.set_data_ptr(static_cast<unsigned char*>(dst));
-    p.set_data_length(bytes);
-    p.set_streaming_width(bytes);
+    prepare_payload(p, false, gm, dst, bytes);
     if (uncached->transport_dbg(p) != bytes) throw KernelError("peek outside GM at " + hex(gm));
 }
 

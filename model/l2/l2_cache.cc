@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "model/common/payload.h"
 #include "model/common/time.h"
 
 namespace pfsim {
@@ -111,13 +112,7 @@ Tick L2Cache::reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when)
 Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf, uint64_t len,
                         Tick issue) {
     if (direct_) return direct_->access(cached_path, write, addr, buf, len, issue);
-    gm_payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    gm_payload_.set_address(addr);
-    gm_payload_.set_data_ptr(buf);
-    gm_payload_.set_data_length(len);
-    gm_payload_.set_streaming_width(len);
-    gm_payload_.set_byte_enable_ptr(nullptr);
-    gm_payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(gm_payload_, write, addr, buf, len);
     const Tick now = sc_core::sc_time_stamp().value();
     sc_core::sc_time delay = to_sc(issue - now);
     (cached_path ? gm_data : gm_uncached)->b_transport(gm_payload_, delay);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "model/common/payload.h"
 #include "model/common/time.h"
 #include "model/l2/l2_cache.h"
 
@@ -138,12 +139,7 @@ SdmaError SdmaEngine::validate(const SdmaRequest& r) const {
 
 std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len,
                                               Tick issue) {
-    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    payload_.set_address(addr);
-    payload_.set_data_ptr(buf);
-    payload_.set_data_length(len);
-    payload_.set_streaming_width(len);
-    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(payload_, write, addr, buf, len);
     const Tick now = sc_core::sc_time_stamp().value();
     sc_time delay = to_sc(issue - now);
     memory->b_transport(payload_, delay);
@@ -157,12 +153,7 @@ Tick SdmaEngine::reserve_bandwidth(uint64_t bytes, Tick start) {
 }
 
 Tick SdmaEngine::fill_l2(uint64_t addr, uint64_t len, Tick engine_done) {
-    payload_.set_command(tlm::TLM_READ_COMMAND);
-    payload_.set_address(addr);
-    payload_.set_data_ptr(nullptr);
-    payload_.set_data_length(len);
-    payload_.set_streaming_width(len);
-    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(payload_, false, addr, nullptr, len);
     PrefetchPacing pacing;
     pacing.engine_done = engine_done;
     payload_.set_extension(&pacing);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "model/common/payload.h"
 #include "model/common/time.h"
 
 namespace pfsim::test {
@@ -17,13 +18,7 @@ Harness::Harness(sc_core::sc_module_name name, const Config& cfg)
 
 Tick Harness::transport(tlm_utils::simple_initiator_socket<Harness>& s, bool write, uint64_t addr,
                         void* data, uint64_t len, Tick issue) {
-    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    payload_.set_address(addr);
-    payload_.set_data_ptr(static_cast<unsigned char*>(data));
-    payload_.set_data_length(len);
-    payload_.set_streaming_width(len);
-    payload_.set_byte_enable_ptr(nullptr);
-    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(payload_, write, addr, data, len);
     const Tick base = now();
     sc_core::sc_time delay = to_sc(issue > base ? issue - base : 0);
     s->b_transport(payload_, delay);

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/common/payload.h"
 #include "model/core/core_ops.h"
 #include "model/sdma/sdma_engine.h"
 #include "runtime/platform/device.h"
@@ -108,13 +109,7 @@ void SimPlatform::elaborate() {
 void SimPlatform::host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write,
                                  uint64_t addr, void* data, uint64_t len) {
     elaborate();
-    payload_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    payload_.set_address(addr);
-    payload_.set_data_ptr(static_cast<unsigned char*>(data));
-    payload_.set_data_length(len);
-    payload_.set_streaming_width(len);
-    payload_.set_byte_enable_ptr(nullptr);
-    payload_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    prepare_payload(payload_, write, addr, data, len);
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // host copies take no simulated time
     socket->b_transport(payload_, delay);
     if (payload_.is_response_error()) {
