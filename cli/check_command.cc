@@ -1,68 +1,19 @@
 // pfsim check: every kernel with prefetch off and on, each run in a fresh
 // process (a fresh simulated die), compared.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fcntl.h>
-
-#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/text.h"
 
-extern char** environ;
-
 namespace pfsim {
 
 namespace {
-
-struct ChildRun {
-    int status = -1;
-    nlohmann::json summary;
-};
-
-// Runs this binary with `args`; its stdout is the JSON summary.
-ChildRun run_self(const std::vector<std::string>& args) {
-    char exe[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) throw std::runtime_error("cannot find the pfsim binary (/proc/self/exe)");
-    exe[n] = '\0';
-    std::vector<char*> argv = {exe};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    int out[2];
-    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, exe, &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (rc != 0) {
-        close(out[0]);
-        throw std::runtime_error("cannot start " + std::string(exe));
-    }
-    std::string text;
-    char buf[65536];
-    for (ssize_t got; (got = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(got));
-    close(out[0]);
-    int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
-    ChildRun r;
-    r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    r.summary = nlohmann::json::parse(text, nullptr, false);
-    return r;
-}
 
 // Why a pair of runs fails the equivalence check ("" when it passes).
 std::string equivalence_failure(const ChildRun& off, const ChildRun& on) {
@@ -123,8 +74,9 @@ int cmd_check(const std::vector<std::string>& args) {
             on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k->name() + ".on.json"});
         }
         for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
-        const ChildRun off = run_self(off_args);
-        const ChildRun on = run_self(on_args);
+        const std::vector<ChildRun> pair = run_children({off_args, on_args}, 2);
+        const ChildRun& off = pair[0];
+        const ChildRun& on = pair[1];
         const std::string failure = equivalence_failure(off, on);
         const ExpectedGain expected = k->expected_gain(resolve_kernel_args(*k, {}));
         nlohmann::json row = {{"name", k->name()}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};

@@ -26,6 +26,11 @@ commands:
                     compare two summaries, check reports, traces or onboard profiles:
                     time per kernel, busy time per lane, counters; exit 1 when B is
                     more than PCT % slower than A
+  sweep KERNEL --grid KEY=V1,V2,... [--grid ...] [--jobs N] [--csv FILE] [--html FILE]
+                    the cartesian product of the grids (configuration keys, or arg.NAME
+                    for kernel arguments), each point with prefetch off and on, in N
+                    worker processes; one CSV row per point; a failing point keeps its
+                    error in the CSV and does not stop the others
   report A [B] --html FILE
                     a self-contained HTML page: time per kernel, busy time per lane,
                     L2 hit rate and GM/SDMA bandwidth over time
@@ -74,6 +79,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "kernels") return cmd_kernels(rest);
         if (args[0] == "diff") return cmd_diff(rest);
         if (args[0] == "report") return cmd_report(rest);
+        if (args[0] == "sweep") return cmd_sweep(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

@@ -19,5 +19,6 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_kernels(const std::vector<std::string>& args);
 int cmd_diff(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
+int cmd_sweep(const std::vector<std::string>& args);
 
 }  // namespace pfsim

@@ -1,5 +1,7 @@
 // End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
 #include <fstream>
+#include <sstream>
+#include <vector>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -263,6 +265,31 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
     }
     EXPECT_EQ(pfsim("diff " + good).status, 2);
     EXPECT_EQ(pfsim("diff " + good + " " + good + " --max-regression fast").status, 2);
+}
+
+TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
+    const std::string csv = tmp("sweep.csv");
+    const Result r = pfsim("sweep prefetch_copy --grid sdma.provider=model,none --grid arg.unused=1 --jobs 2");
+    EXPECT_EQ(r.status, 2);  // prefetch_copy has no argument 'unused': rejected before running
+    EXPECT_NE(r.err.find("kernel prefetch_copy has no argument 'unused'"), std::string::npos) << r.err;
+    const Result s = pfsim("sweep prefetch_wait --grid sdma.provider=model,none --grid arg.bytes=4KiB,1MiB --jobs 2 --csv " + csv);
+    EXPECT_EQ(s.status, 1);  // the provider-less points fail...
+    const std::string text = slurp(csv);
+    std::istringstream lines(text);
+    std::string header, line;
+    std::getline(lines, header);
+    EXPECT_EQ(header, "sdma.provider,arg.bytes,time_off_ns,time_on_ns,gain_pct,l2_hit_rate_off,l2_hit_rate_on,error");
+    std::vector<std::string> rows;
+    while (std::getline(lines, line)) rows.push_back(line);
+    ASSERT_EQ(rows.size(), 4u);  // ...and the others still ran
+    EXPECT_EQ(rows[0].rfind("model,4KiB,", 0), 0u);
+    EXPECT_EQ(rows[0].back(), ',');  // no error
+    EXPECT_NE(rows[2].find("none,4KiB,,,,,,async-DMA workspace provisioning (mask=1) failed with code -1"),
+              std::string::npos) << rows[2];
+    EXPECT_NE(s.err.find("sweep prefetch_wait: 4/4 points done"), std::string::npos);  // plain progress off a terminal
+    EXPECT_EQ(pfsim("sweep prefetch_wait --grid l2.ways=16").status, 2);
+    EXPECT_EQ(pfsim("sweep prefetch_wait --grid nonsense").status, 2);
+    EXPECT_EQ(pfsim("sweep prefetch_wait --grid arg.bytes=1MiB --jobs 0").status, 2);
 }
 
 TEST(Docs, ConfigurationReferenceIsCurrent) {

@@ -1,0 +1,82 @@
+#include "cli/children.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace pfsim {
+
+namespace {
+
+std::string self_path() {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) throw std::runtime_error("cannot find the pfsim binary (/proc/self/exe)");
+    exe[n] = '\0';
+    return exe;
+}
+
+// Starts one child with stdout to `out` and stderr discarded.
+pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& out) {
+    std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) throw std::runtime_error("cannot start " + exe);
+    return pid;
+}
+
+}  // namespace
+
+std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
+                                   const std::function<void(size_t, size_t)>& progress) {
+    const std::string exe = self_path();
+    char dir_template[] = "/tmp/pfsim.XXXXXX";
+    const char* dir = mkdtemp(dir_template);
+    if (!dir) throw std::runtime_error("cannot make a temporary directory");
+    std::vector<ChildRun> results(runs.size());
+    std::map<pid_t, size_t> running;
+    size_t next = 0, done = 0;
+    auto out_path = [&](size_t i) { return std::string(dir) + "/" + std::to_string(i) + ".json"; };
+    while (done < runs.size()) {
+        while (next < runs.size() && running.size() < std::max(1u, jobs)) {
+            running[spawn(exe, runs[next], out_path(next))] = next;
+            ++next;
+        }
+        int status = 0;
+        const pid_t pid = waitpid(-1, &status, 0);
+        auto it = running.find(pid);
+        if (pid < 0 || it == running.end()) continue;
+        const size_t i = it->second;
+        running.erase(it);
+        results[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        std::ifstream in(out_path(i));
+        std::stringstream text;
+        text << in.rdbuf();
+        results[i].summary = nlohmann::json::parse(text.str(), nullptr, false);
+        std::remove(out_path(i).c_str());
+        ++done;
+        if (progress) progress(done, runs.size());
+    }
+    rmdir(dir);
+    return results;
+}
+
+}  // namespace pfsim

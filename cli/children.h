@@ -1,0 +1,23 @@
+// Runs this pfsim binary as child processes (a fresh simulated die each), up to
+// `jobs` at a time, collecting each one's JSON summary from its stdout.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pfsim {
+
+struct ChildRun {
+    int status = -1;
+    nlohmann::json summary;  // discarded when the child printed no JSON
+};
+
+// Runs every argument list; `progress(done, total)` is called as children end.
+// Results are in the order of `runs`, whatever order they finish in.
+std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
+                                   const std::function<void(size_t, size_t)>& progress = nullptr);
+
+}  // namespace pfsim

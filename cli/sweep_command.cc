@@ -1,0 +1,186 @@
+// pfsim sweep KERNEL --grid key=v1,v2 ...: the cartesian product of the grids,
+// each point run with prefetch off and on in worker processes; CSV and a plot.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/children.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/plot.h"
+
+namespace pfsim {
+
+namespace {
+
+struct Grid {
+    std::string key;  // a configuration key, or arg.NAME for a kernel argument
+    std::vector<std::string> values;
+};
+
+Grid parse_grid(const std::string& text, const KernelCase& kernel, const CommonOptions& o) {
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+        throw UsageError("--grid " + text + ": expected key=v1,v2,...");
+    }
+    Grid g{text.substr(0, eq), {}};
+    std::stringstream values(text.substr(eq + 1));
+    for (std::string v; std::getline(values, v, ',');) g.values.push_back(v);
+    // Every value is checked before anything runs.
+    for (const std::string& v : g.values) {
+        if (g.key.rfind("arg.", 0) == 0) {
+            try {
+                resolve_kernel_args(kernel, {g.key.substr(4) + "=" + v});
+            } catch (const std::invalid_argument& e) {
+                throw UsageError(std::string("--grid ") + text + ": " + e.what());
+            }
+        } else {
+            CommonOptions point = o;
+            point.sets.push_back(g.key + "=" + v);
+            try {
+                resolve_config(point);
+            } catch (const ConfigError& e) {
+                throw UsageError(std::string("--grid ") + text + ": " + e.what());
+            }
+        }
+    }
+    return g;
+}
+
+std::string csv_cell(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args) {
+    CommonOptions o = parse_options(args, {}, {"--grid", "--jobs", "--csv", "--html"});
+    if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name");
+    const KernelCase& kernel = kernel_named(o.positional[0]);
+    resolve_config(o);
+    std::vector<Grid> grids;
+    for (const std::string& g : o.values["--grid"]) grids.push_back(parse_grid(g, kernel, o));
+    if (grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
+    unsigned jobs = 0;
+    const std::string jobs_text = value_of(o, "--jobs", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
+    try {
+        jobs = static_cast<unsigned>(std::stoul(jobs_text));
+    } catch (const std::exception&) {
+    }
+    if (jobs == 0) throw UsageError("--jobs takes a positive number, not '" + jobs_text + "'");
+
+    // The cartesian product, first grid slowest.
+    std::vector<std::vector<std::string>> points = {{}};
+    for (const Grid& g : grids) {
+        std::vector<std::vector<std::string>> more;
+        for (const auto& p : points) {
+            for (const std::string& v : g.values) {
+                auto q = p;
+                q.push_back(v);
+                more.push_back(q);
+            }
+        }
+        points = more;
+    }
+    std::vector<std::vector<std::string>> runs;
+    for (const auto& p : points) {
+        for (const char* mode : {"off", "on"}) {
+            std::vector<std::string> a = {"run", kernel.name(), "--json", "--prefetch", mode, "--preset", o.preset};
+            for (const std::string& f : o.config_files) a.insert(a.end(), {"--config", f});
+            for (const std::string& s : o.sets) a.insert(a.end(), {"--set", s});
+            for (size_t i = 0; i < grids.size(); ++i) {
+                if (grids[i].key.rfind("arg.", 0) == 0) {
+                    a.insert(a.end(), {"--arg", grids[i].key.substr(4) + "=" + p[i]});
+                } else {
+                    a.insert(a.end(), {"--set", grids[i].key + "=" + p[i]});
+                }
+            }
+            runs.push_back(a);
+        }
+    }
+    const bool tty = isatty(STDERR_FILENO);
+    const std::vector<ChildRun> results = run_children(runs, jobs, [&](size_t done, size_t total) {
+        const size_t pts = done / 2, all = total / 2;
+        if (tty) {
+            const int bar = static_cast<int>(30 * done / total);
+            std::fprintf(stderr, "\rsweep %s [%s%s] %zu/%zu points", kernel.name().c_str(), std::string(bar, '#').c_str(),
+                         std::string(30 - bar, '.').c_str(), pts, all);
+            if (done == total) std::fprintf(stderr, "\n");
+        } else if (done % 2 == 0) {
+            std::fprintf(stderr, "sweep %s: %zu/%zu points done\n", kernel.name().c_str(), pts, all);
+        }
+    });
+
+    std::ostringstream csv;
+    for (const Grid& g : grids) csv << csv_cell(g.key) << ",";
+    csv << "time_off_ns,time_on_ns,gain_pct,l2_hit_rate_off,l2_hit_rate_on,error\n";
+    std::vector<double> xs, off_t, on_t, gains;
+    int failed = 0;
+    for (size_t i = 0; i < points.size(); ++i) {
+        for (const std::string& v : points[i]) csv << csv_cell(v) << ",";
+        const ChildRun& off = results[2 * i];
+        const ChildRun& on = results[2 * i + 1];
+        std::string error;
+        for (const ChildRun* r : {&off, &on}) {
+            if (!error.empty()) break;
+            if (r->summary.is_discarded()) {
+                error = "the run printed no summary (exit " + std::to_string(r->status) + ")";
+            } else if (r->summary.contains("error")) {
+                error = r->summary["error"].get<std::string>();
+            } else if (r->status != 0) {
+                error = "exit status " + std::to_string(r->status);
+            }
+        }
+        if (!error.empty()) {
+            csv << ",,,,," << csv_cell(error) << "\n";
+            ++failed;
+            continue;
+        }
+        const double t_off = off.summary["kernel_time_ns"].get<double>(), t_on = on.summary["kernel_time_ns"].get<double>();
+        const double gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
+        char row[256];
+        std::snprintf(row, sizeof row, "%.3f,%.3f,%.3f,%.4f,%.4f,\n", t_off, t_on, gain,
+                      off.summary["l2"]["hit_rate"].get<double>(), on.summary["l2"]["hit_rate"].get<double>());
+        csv << row;
+        xs.push_back(static_cast<double>(i));
+        off_t.push_back(t_off / 1e3);
+        on_t.push_back(t_on / 1e3);
+        gains.push_back(gain);
+    }
+    const std::string csv_path = value_of(o, "--csv", "");
+    if (csv_path.empty()) {
+        std::cout << csv.str();
+    } else {
+        std::ofstream f(user_path(csv_path));
+        if (!f) throw UsageError(csv_path + ": cannot write");
+        f << csv.str();
+    }
+    const std::string html = value_of(o, "--html", "");
+    if (!html.empty()) {
+        std::string labels = "<p>Points, in order:</p><ol start=\"0\">";
+        for (const auto& p : points) {
+            std::string l;
+            for (size_t i = 0; i < grids.size(); ++i) l += (i ? ", " : "") + grids[i].key + "=" + p[i];
+            labels += "<li>" + l + "</li>";
+        }
+        labels += "</ol>\n";
+        const std::string body =
+            line_chart("time", "Kernel time (us), prefetch off and on", {{"off", xs, off_t, 0}, {"on", xs, on_t, 1}},
+                       "point (see the list below)", "", 1) +
+            line_chart("gain", "Gain from prefetch (%; negative: a loss)", {{"gain", xs, gains, 2}},
+                       "point (see the list below)", "", 1) +
+            labels;
+        std::ofstream f(user_path(html));
+        if (!f) throw UsageError(html + ": cannot write");
+        f << html_page("pfsim sweep " + kernel.name(), body);
+    }
+    return failed ? 1 : 0;
+}
+
+}  // namespace pfsim
