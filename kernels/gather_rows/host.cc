@@ -30,7 +30,7 @@ public:
     // the engine having moved the row (0.7 us start-up + 0.47 us at 280 GB/s,
     // then the flag copy) behind the previous row's compute; but posting costs
     // the core ~1.1 us (two flush + doorbell at 0.3 us, five uncached writes) and
-    // the wait a few polls. Net ~0.5 us of ~9 us per row: expected 2 to 15 %.
+    // the wait a few polls. Net ~0.4 us of ~6.3 us per row: expected 2 to 15 %.
     // With 32 KiB rows the posting cost exceeds the saving: prefetch loses.
     ExpectedGain expected_gain(const KernelArgs&) const override { return {2, 15}; }
 

@@ -215,14 +215,22 @@ void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_t
 unsigned L2Cache::debug_uncached(int, tlm::tlm_generic_payload& p) {
     const uint64_t addr = p.get_address();
     const uint64_t len = p.get_data_length();
-    if (len == 0 || !in_gm(addr, len) || p.is_write()) return 0;  // reads only
+    if (len == 0 || !in_gm(addr, len)) return 0;
     if (gm_uncached->transport_dbg(p) != len) return 0;
     for (uint64_t a = addr; a < addr + len;) {
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
         const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
         const int64_t slot = find(line);
-        if (slot >= 0) std::memcpy(p.get_data_ptr() + (a - addr), line_data(slot) + offset, n);
+        if (slot >= 0) {
+            uint8_t* bytes = line_data(slot) + offset;
+            uint8_t* data = p.get_data_ptr() + (a - addr);
+            if (p.is_write()) {
+                std::memcpy(bytes, data, n);
+            } else {
+                std::memcpy(data, bytes, n);
+            }
+        }
         a += n;
     }
     return static_cast<unsigned>(len);

@@ -5,7 +5,8 @@
 // sc_time_stamp() on entry and the completion time on return):
 //   cached    - core reads and writes; each line touched counts one hit or miss
 //   uncached  - reads and writes straight to GM, coherent with resident lines,
-//               allocating nothing and counting no hit or miss
+//               allocating nothing and counting no hit or miss; its debug
+//               transport (transport_dbg) does the same taking no time
 //   prefetch  - SDMA cache-maintenance fills of [address, address + length):
 //               no data pointer; a PrefetchPacing extension says when the engine
 //               finishes moving the bytes, and the lines become ready along the way
@@ -90,7 +91,7 @@ private:
     void transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_uncached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-    // Debug access (no time, no counts): GM overlaid with resident lines.
+    // Debug access (no time, no counts), coherent with resident lines.
     unsigned debug_uncached(int id, tlm::tlm_generic_payload& p);
 
     // One core access to part of one line. Returns its completion time.

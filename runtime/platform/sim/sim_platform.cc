@@ -110,9 +110,17 @@ void SimPlatform::host_transport(tlm_utils::simple_initiator_socket<SimPlatform>
                                  uint64_t addr, void* data, uint64_t len) {
     elaborate();
     prepare_payload(payload_, write, addr, data, len);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;  // host copies take no simulated time
-    socket->b_transport(payload_, delay);
-    if (payload_.is_response_error()) {
+    bool refused = false;
+    if (&socket == &host_memory) {
+        // Host copies take no simulated time and occupy no GM channel: they
+        // happen before a launch, not during it.
+        refused = socket->transport_dbg(payload_) != len;
+    } else {
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        socket->b_transport(payload_, delay);
+        refused = payload_.is_response_error();
+    }
+    if (refused) {
         throw std::runtime_error("host access to " + hex(addr) + " + " + std::to_string(len) +
                                  " bytes refused (outside GM or MMIO)");
     }
