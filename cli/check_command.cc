@@ -48,7 +48,9 @@ int cmd_check(const std::vector<std::string>& args) {
     resolve_config(o);  // bad configuration: exit 2 before running anything
     std::vector<const KernelCase*> kernels;
     if (o.positional.empty()) {
-        for (const auto& [name, k] : kernel_registry()) kernels.push_back(k);
+        for (const auto& [name, k] : kernel_registry()) {
+            if (k->in_check()) kernels.push_back(k);
+        }
     } else {
         for (const std::string& name : o.positional) kernels.push_back(&kernel_named(name));
     }

@@ -31,6 +31,9 @@ commands:
                     for kernel arguments), each point with prefetch off and on, in N
                     worker processes; one CSV row per point; a failing point keeps its
                     error in the CSV and does not stop the others
+  calibrate [--only ID,...] [--jobs N] [--json]
+                    microbenchmarks against the published a2a3 figures; exit 1 when
+                    any is out of tolerance
   report A [B] --html FILE
                     a self-contained HTML page: time per kernel, busy time per lane,
                     L2 hit rate and GM/SDMA bandwidth over time
@@ -80,6 +83,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "diff") return cmd_diff(rest);
         if (args[0] == "report") return cmd_report(rest);
         if (args[0] == "sweep") return cmd_sweep(rest);
+        if (args[0] == "calibrate") return cmd_calibrate(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

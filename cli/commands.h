@@ -20,5 +20,6 @@ int cmd_kernels(const std::vector<std::string>& args);
 int cmd_diff(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
+int cmd_calibrate(const std::vector<std::string>& args);
 
 }  // namespace pfsim

@@ -131,6 +131,17 @@ int cmd_run(const std::vector<std::string>& args) {
         summary["cores"] = {{"launched", result.cores.size()}};
         summary["lanes"] = lanes_json(launched);
         summary["series"] = series_json(platform.sampler());
+        if (prepared.probe) {  // a calibration kernel's timed pass
+            uint64_t first = ~0ull, last = 0;
+            for (uint64_t c = 0; c < prepared.probe_cores; ++c) {
+                first = std::min(first, prepared.probe[2 * c]);
+                last = std::max(last, prepared.probe[2 * c + 1]);
+            }
+            const double ns = static_cast<double>(last - first) / 1e3;
+            summary["timed_pass"] = {{"ns", ns},
+                                     {"bytes", prepared.probe_cores * prepared.probe_bytes},
+                                     {"gbps", ns > 0 ? static_cast<double>(prepared.probe_cores * prepared.probe_bytes) / ns : 0.0}};
+        }
         if (!result.ok()) summary["error"] = result.first_error();
         if (!result.ok() || !equal || !violations.empty()) status = 1;
     } catch (const rt::RuntimeError& e) {

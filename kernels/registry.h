@@ -41,6 +41,10 @@ struct PreparedKernel {
     rt::KernelLaunch launch;
     std::vector<KernelOutput> outputs;
     std::vector<std::unique_ptr<uint8_t[]>> host_memory;  // ChipTensors the args point at
+    // Calibration kernels: per-core (start, end) of a timed pass, in ps, and the
+    // bytes each core moved in it; the run reports the pass's span and bandwidth.
+    const uint64_t* probe = nullptr;
+    uint64_t probe_cores = 0, probe_bytes = 0;
 };
 
 class KernelCase {
@@ -49,6 +53,8 @@ public:
     virtual std::string name() const = 0;
     virtual std::string description() const = 0;
     virtual std::vector<KernelArgSpec> args() const { return {}; }
+    // Whether `pfsim check` runs it (calibration microbenchmarks do not).
+    virtual bool in_check() const { return true; }
     virtual ExpectedGain expected_gain(const KernelArgs& args) const = 0;
     // Allocates and fills the inputs in GM, computes the reference outputs.
     virtual PreparedKernel prepare(rt::Platform& platform, const KernelArgs& args) const = 0;

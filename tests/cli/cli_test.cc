@@ -292,6 +292,19 @@ TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
     EXPECT_EQ(pfsim("sweep prefetch_wait --grid arg.bytes=1MiB --jobs 0").status, 2);
 }
 
+TEST(Calibrate, FiguresInToleranceAndAFigureThatIsNot) {
+    const Result ok = pfsim("calibrate --json --only hit_latency,miss_latency,sdma_peak,cold_channel,working_set_256mib");
+    ASSERT_EQ(ok.status, 0) << ok.out << ok.err;
+    const auto j = nlohmann::json::parse(ok.out);
+    EXPECT_EQ(j["figures"].size(), 5u);
+    for (const auto& f : j["figures"]) EXPECT_TRUE(f["pass"].get<bool>()) << f.dump();
+    // Negative control: a slower engine no longer reproduces the measured 280 GB/s.
+    const Result slow = pfsim("calibrate --only sdma_peak --set sdma.channel_bandwidth=200GB/s --set sdma.bandwidth=200GB/s");
+    EXPECT_EQ(slow.status, 1);
+    EXPECT_NE(slow.out.find("OUT OF TOLERANCE"), std::string::npos) << slow.out;
+    EXPECT_EQ(pfsim("calibrate --only nosuch").status, 2);
+}
+
 TEST(Docs, ConfigurationReferenceIsCurrent) {
     const Result r = pfsim("config --markdown");
     ASSERT_EQ(r.status, 0);

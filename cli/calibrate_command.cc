@@ -1,0 +1,215 @@
+// pfsim calibrate: microbenchmarks on the model against the published a2a3
+// figures (shared a2a3-hardware.md), each with a tolerance and a verdict.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+#include "cli/children.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+
+namespace pfsim {
+
+namespace {
+
+// One figure: the runs it needs, and how its value comes out of their summaries.
+struct Item {
+    std::string id, what, unit, source;
+    double published_low, published_high;  // a value within 5 %, or a published range
+    std::vector<std::vector<std::string>> runs;
+    std::function<double(const std::vector<nlohmann::json>&)> value;
+};
+
+double field(const nlohmann::json& j, const std::vector<std::string>& path) {
+    const nlohmann::json* p = &j;
+    for (const std::string& k : path) {
+        if (!p->contains(k)) throw std::runtime_error("run summary has no " + k);
+        p = &(*p)[k];
+    }
+    return p->get<double>();
+}
+
+std::vector<std::string> run(const std::string& kernel, const std::vector<std::string>& more) {
+    std::vector<std::string> a = {"run", kernel, "--json"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+}
+
+double warmup_ms(const nlohmann::json& j) {
+    const std::string s = j.at("warmup").get<std::string>();  // "48/48 channels warmed in 4.41702 ms"
+    return std::stod(s.substr(s.find(" in ") + 4));
+}
+
+std::string write_trace(const std::string& dir, const std::string& name, const std::string& text) {
+    const std::string path = dir + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+}  // namespace
+
+int cmd_calibrate(const std::vector<std::string>& args) {
+    CommonOptions o = parse_options(args, {}, {"--only", "--jobs"});
+    const Config cfg = resolve_config(o);
+    const double clock = cfg.frequency("chip.clock");
+    const double gm_bw = 1.6e12;  // published, for the L2 ratio
+    char dir_template[] = "/tmp/pfsim-calibrate.XXXXXX";
+    const std::string dir = mkdtemp(dir_template);
+    // Working-set traces: read W twice; the second pass hits iff W fits in L2.
+    auto hex_trace = [&](uint64_t mib) {
+        std::ostringstream t;
+        for (int pass = 0; pass < 2; ++pass) {
+            for (uint64_t a = 0; a < (mib << 20); a += 1 << 20) t << "R 0x" << std::hex << a << std::dec << " 1048576\n";
+        }
+        return write_trace(dir, "ws" + std::to_string(mib) + ".trace", t.str());
+    };
+    std::string same_line;
+    for (int i = 0; i < 2000; ++i) same_line += "R 0x1000 64\n";
+    const std::string hit_trace = write_trace(dir, "hit.trace", same_line);
+    const double hit_ns = static_cast<double>(cfg.time("l2.hit_latency")) / 1e3;
+    const double miss_ns =
+        static_cast<double>(cfg.time("l2.hit_latency") + cfg.time("l2.miss_latency") + cfg.time("gm.read_latency")) / 1e3;
+
+    auto gbps = [](const std::vector<nlohmann::json>& r) { return field(r[0], {"timed_pass", "gbps"}); };
+    auto hit_rate_second_pass = [](const std::vector<nlohmann::json>& r) {
+        // Half the accesses are the first pass (all misses): hits / half.
+        return 2 * field(r[0], {"l2", "hits"}) / (field(r[0], {"l2", "hits"}) + field(r[0], {"l2", "misses"}));
+    };
+    std::vector<Item> items = {
+        {"gm_per_core", "GM read bandwidth, one core, 64 KiB transfers", "B/cycle", "CFG 32 B/cycle per core",
+         32 * 0.95, 32 * 1.05, {run("calib_stream", {"--arg", "cores=1"})},
+         [&](const auto& r) { return gbps(r) * 1e9 / clock; }},
+        {"gm_aggregate", "GM read bandwidth, 48 cores, 64 KiB transfers", "TB/s", "DOC about 1.6 TB/s",
+         1.6 * 0.95, 1.6 * 1.05, {run("calib_stream", {"--arg", "cores=48", "--arg", "bytes=2MiB"})},
+         [&](const auto& r) { return gbps(r) / 1e3; }},
+        {"gm_16k_of_best", "GM bandwidth of 16 KiB transfers / of 1 MiB transfers, one core", "ratio",
+         "DOC transfers over 16 KB reach the best bandwidth", 0.95, 1.0,
+         {run("calib_stream", {"--arg", "cores=1", "--arg", "size=16KiB"}),
+          run("calib_stream", {"--arg", "cores=1", "--arg", "size=1MiB"})},
+         [&](const auto& r) { return field(r[0], {"timed_pass", "gbps"}) / field(r[1], {"timed_pass", "gbps"}); }},
+        {"l2_read_per_core", "L2 read bandwidth, one core, resident data", "B/cycle", "CFG 110 B/cycle per core",
+         110 * 0.95, 110 * 1.05, {run("calib_stream", {"--arg", "cores=1", "--arg", "warm=1"})},
+         [&](const auto& r) { return gbps(r) * 1e9 / clock; }},
+        {"l2_write_per_core", "L2 write bandwidth, one core, resident data", "B/cycle", "CFG 86 B/cycle per core",
+         86 * 0.95, 86 * 1.05, {run("calib_stream", {"--arg", "cores=1", "--arg", "warm=1", "--arg", "write=1"})},
+         [&](const auto& r) { return gbps(r) * 1e9 / clock; }},
+        {"l2_read_aggregate", "L2 read bandwidth, 48 cores, resident data, / GM bandwidth", "x GM",
+         "DOC pure read 3-4 x GM", 3.0, 4.0,
+         {run("calib_stream", {"--arg", "cores=48", "--arg", "bytes=1MiB", "--arg", "warm=1"})},
+         [&](const auto& r) { return gbps(r) * 1e9 / gm_bw; }},
+        {"same_address", "48 cores reading one region / each its own, resident", "time ratio",
+         "DOC same-address access is serialised, 10-20 % slower", 1.10, 1.20,
+         {run("calib_stream", {"--arg", "cores=48", "--arg", "bytes=1MiB", "--arg", "warm=1", "--arg", "shared=1"}),
+          run("calib_stream", {"--arg", "cores=48", "--arg", "bytes=1MiB", "--arg", "warm=1"})},
+         [&](const auto& r) { return field(r[0], {"timed_pass", "ns"}) / field(r[1], {"timed_pass", "ns"}); }},
+        {"working_set_160mib", "second-pass L2 hit rate, 160 MiB working set", "ratio", "CFG L2 192 MiB: it fits",
+         0.99, 1.0, {{"replay", hex_trace(160), "--json"}}, hit_rate_second_pass},
+        {"working_set_256mib", "second-pass L2 hit rate, 256 MiB working set", "ratio",
+         "LRU thrash beyond 192 MiB", 0.0, 0.01, {{"replay", hex_trace(256), "--json"}}, hit_rate_second_pass},
+        {"hit_latency", "dependent reads of one line, time per read", "ns", "the model's l2.hit_latency",
+         hit_ns * 0.95, hit_ns * 1.05, {{"replay", hit_trace, "--json"}},
+         [&](const auto& r) { return field(r[0], {"sim_time_ns"}) / 2000; }},
+        {"miss_latency", "pointer chase over 1 GiB, time per read", "ns",
+         "the model's l2.hit_latency + l2.miss_latency + gm.read_latency", miss_ns * 0.95, miss_ns * 1.05,
+         {{"replay", "traces/examples/pointer_chase.trace", "--json"}},
+         [&](const auto& r) { return field(r[0], {"sim_time_ns"}) / 2000; }},
+        {"sdma_peak", "SDMA prefetch of 256 MiB in one request", "GB/s", "MEAS about 280 GB/s peak",
+         280 * 0.95, 280 * 1.05,
+         {run("prefetch_wait", {"--arg", "bytes=256MiB", "--set", "prefetch.block_bytes=256MiB"})},
+         [&](const auto& r) { return 256.0 * (1 << 20) / field(r[0], {"kernel_time_ns"}); }},
+        {"sdma_request_overhead", "extra time per request: 64 MiB in 1 MiB vs in 64 MiB requests", "us",
+         "MEAS about 0.7 us per request, not hidden", 0.7 * 0.95, 0.7 * 1.05,
+         {run("prefetch_wait", {"--arg", "bytes=64MiB"}),
+          run("prefetch_wait", {"--arg", "bytes=64MiB", "--set", "prefetch.block_bytes=64MiB"})},
+         [&](const auto& r) { return (field(r[0], {"kernel_time_ns"}) - field(r[1], {"kernel_time_ns"})) / 63 / 1e3; }},
+        {"prefetch_4k_wait", "4 KiB prefetch + wait in a kernel, session built in it", "us",
+         "MEAS about 3 us (session already built)", 3 * 0.95, 3 * 1.05, {run("prefetch_wait", {"--arg", "bytes=4KiB"})},
+         [&](const auto& r) { return field(r[0], {"kernel_time_ns"}) / 1e3; }},
+        {"warmup_8_cores", "channel warm-up pass, 48 channels from 8 cores", "ms", "MEAS about 4.4 ms from 2-48 cores",
+         4.4 * 0.95, 4.4 * 1.05, {run("prefetch_wait", {"--arg", "bytes=4KiB"})},
+         [&](const auto& r) { return warmup_ms(r[0]); }},
+        {"warmup_1_core", "channel warm-up pass, 48 channels from 1 core", "ms", "MEAS about 6.9 ms from one core",
+         6.9 * 0.95, 6.9 * 1.05, {run("prefetch_wait", {"--arg", "bytes=4KiB", "--set", "prefetch.warmup_blocks=1"})},
+         [&](const auto& r) { return warmup_ms(r[0]); }},
+        {"cold_channel", "first prefetch on a cold channel, less the same when warm", "us",
+         "MEAS about 92 us, serialised in the engine", 92 * 0.95, 92 * 1.05,
+         {run("prefetch_wait", {"--arg", "bytes=4KiB", "--no-warmup"}), run("prefetch_wait", {"--arg", "bytes=4KiB"})},
+         [&](const auto& r) { return (field(r[0], {"kernel_time_ns"}) - field(r[1], {"kernel_time_ns"})) / 1e3; }},
+    };
+    std::set<std::string> only;
+    std::stringstream list(value_of(o, "--only", ""));
+    for (std::string id; std::getline(list, id, ',');) {
+        bool known = false;
+        for (const Item& i : items) known |= i.id == id;
+        if (!known) throw UsageError("--only: unknown figure '" + id + "'");
+        only.insert(id);
+    }
+    std::vector<std::vector<std::string>> runs;
+    std::vector<const Item*> chosen;
+    for (const Item& i : items) {
+        if (!only.empty() && !only.count(i.id)) continue;
+        chosen.push_back(&i);
+        for (auto r : i.runs) {
+            r.insert(r.end(), {"--preset", o.preset});
+            for (const std::string& f : o.config_files) r.insert(r.end(), {"--config", f});
+            for (const std::string& s : o.sets) r.insert(r.end(), {"--set", s});
+            runs.push_back(r);
+        }
+    }
+    const unsigned jobs = static_cast<unsigned>(std::stoul(value_of(o, "--jobs", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))))));
+    const std::vector<ChildRun> results = run_children(runs, std::max(1u, jobs));
+    nlohmann::json rows = nlohmann::json::array();
+    int failed = 0;
+    size_t next = 0;
+    if (!o.json) {
+        std::printf("%-22s %12s %-10s %-22s %8s  %s\n", "figure", "simulated", "unit", "published", "ratio", "verdict");
+    }
+    for (const Item* i : chosen) {
+        std::vector<nlohmann::json> summaries;
+        std::string error;
+        for (size_t k = 0; k < i->runs.size(); ++k, ++next) {
+            const ChildRun& c = results[next];
+            if (c.summary.is_discarded() || c.status != 0) error = "a run failed (exit " + std::to_string(c.status) + ")";
+            summaries.push_back(c.summary);
+        }
+        double v = 0;
+        if (error.empty()) {
+            try {
+                v = i->value(summaries);
+            } catch (const std::exception& e) {
+                error = e.what();
+            }
+        }
+        const double mid = (i->published_low + i->published_high) / 2;
+        const bool pass = error.empty() && v >= i->published_low && v <= i->published_high;
+        failed += pass ? 0 : 1;
+        char published[64];
+        std::snprintf(published, sizeof published, "%.4g..%.4g", i->published_low, i->published_high);
+        rows.push_back({{"id", i->id}, {"what", i->what}, {"simulated", v}, {"unit", i->unit},
+                        {"published", {i->published_low, i->published_high}}, {"source", i->source},
+                        {"ratio", mid != 0 ? v / mid : 0.0}, {"pass", pass}, {"error", error}});
+        if (!o.json) {
+            std::printf("%-22s %12.4g %-10s %-22s %8.3f  %s%s\n", i->id.c_str(), v, i->unit.c_str(), published,
+                        mid != 0 ? v / mid : 0.0, pass ? "ok" : "OUT OF TOLERANCE", error.empty() ? "" : (": " + error).c_str());
+        }
+    }
+    for (const char* f : {"hit.trace", "ws160.trace", "ws256.trace"}) std::remove((dir + "/" + f).c_str());
+    rmdir(dir.c_str());
+    if (o.json) {
+        std::cout << nlohmann::json{{"schema", "pfsim.calibrate/1"}, {"figures", rows}, {"failed", failed},
+                                    {"config", cfg.to_json()}}
+                         .dump(2)
+                  << "\n";
+    } else {
+        std::printf("%zu figures, %d out of tolerance\n", chosen.size(), failed);
+    }
+    return failed ? 1 : 0;
+}
+
+}  // namespace pfsim
