@@ -83,6 +83,7 @@ int cmd_run(const std::vector<std::string>& args) {
     wo.kernel.block_bytes = cfg.bytes("prefetch.block_bytes");
     wo.kernel.poll_limit = cfg.count("prefetch.poll_limit");
     wo.kernel.max_posts = cfg.count("prefetch.max_posts");
+    wo.kernel.warmup_channel_ps = cfg.time("prefetch.warmup_channel_cost");
     wo.kernel.prefetch_enabled = prefetch == "on";
     wo.kernel.skip_wait = skip_wait;
 

@@ -24,6 +24,7 @@ struct KernelRuntimeOptions {
     uint64_t max_posts = 64;          // un-retired posts per session
     uint32_t channels = 48;
     uint32_t doorbell_tail_offset = 8;
+    uint64_t warmup_channel_ps = 0;   // core time per channel of the warm-up pass beyond its accesses
     bool prefetch_enabled = true;     // off: every prefetch is a no-op (handle 0)
     bool skip_wait = false;           // fault injection: wait returns true without polling
 };

@@ -43,6 +43,7 @@ void sdma_warmup_kernel(int64_t* args) {
             dev.gm_write(at, words, sizeof words);
             dev.flush();
             dev.mmio_write32(rec.doorbell_base + tail_offset, rec.sq_tail);
+            dev.spend(kernel_runtime_options().warmup_channel_ps);
             result = kStatusWarmed;
         }
         dev.gm_write(status + c * kStatusSlotBytes, &result, 8);

@@ -24,15 +24,15 @@ public:
                 {"passes", "4", "vector passes over each row (the compute that hides the prefetch)"}};
     }
     // Per 128 KiB row and core, single-buffered: load, `passes` vector passes
-    // (4 x 1024 cycles, plus the final add: ~3 us), store (~0.9 us). Without
-    // prefetch the load misses: 256 lines, 32 in flight, eight ~0.3 us round
-    // trips, ~2.4 us. With prefetch it hits (128 KiB at 110 B/cycle, ~0.65 us),
-    // the engine having moved the row (0.7 us start-up + 0.47 us at 280 GB/s,
-    // then the flag copy) behind the previous row's compute; but posting costs
-    // the core ~1.1 us (two flush + doorbell at 0.3 us, five uncached writes) and
-    // the wait a few polls. Net ~0.4 us of ~6.3 us per row: expected 2 to 15 %.
-    // With 32 KiB rows the posting cost exceeds the saving: prefetch loses.
-    ExpectedGain expected_gain(const KernelArgs&) const override { return {2, 15}; }
+    // (4 x 1024 cycles plus the final add: ~3 us), store, and the next load waits
+    // for the store (~6.2 us a row in all). Without prefetch the load misses:
+    // 256 lines, 32 in flight per ~0.3 us round trip, ~2.3 us. With prefetch it
+    // hits (~0.65 us), the engine having moved the row behind the previous row's
+    // compute; but each post costs the core ~1.5 us (two flush + doorbell at
+    // 0.5 us, five uncached writes) and its wait a poll or two: the saving is
+    // spent again. Expected: about break-even, -15 to +15 %. Cheaper posts
+    // (flush, request costs) or more misses per post would make it pay.
+    ExpectedGain expected_gain(const KernelArgs&) const override { return {-15, 15}; }
 
     PreparedKernel prepare(rt::Platform& platform, const KernelArgs& a) const override {
         const uint64_t rows = a.at("rows"), indices = a.at("indices");

@@ -23,7 +23,7 @@ public:
     }
     // Bandwidth-bound on every core. Without prefetch the 48 cores pull W from
     // GM through L2 at up to 1.6 TB/s (96 MiB: about 63 us of transfer; the
-    // model reaches ~1.36 TB/s: ~74 us). With prefetch the
+    // model reaches ~1.5 TB/s: ~66 us). With prefetch the
     // same bytes come through the SDMA engine, whose aggregate rate is 280 GB/s
     // in this preset (96 MiB: at least 360 us), each 32 KiB post also paying
     // 0.7 us request start-ups on its channel: the cores wait on the engine. The

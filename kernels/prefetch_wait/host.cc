@@ -14,7 +14,8 @@ public:
         return "microbenchmark: one vector core builds the session, prefetches `bytes`, waits";
     }
     std::vector<KernelArgSpec> args() const override {
-        return {{"bytes", "1MiB", "bytes to prefetch"}};
+        return {{"bytes", "1MiB", "bytes to prefetch"},
+                {"rounds", "1", "prefetch + wait rounds (the session is built once)"}};
     }
     // Without prefetch the kernel only writes its status; with it, it also pays
     // the whole prefetch (bytes / 280 GB/s plus 0.7 us per 1 MiB request): the
@@ -24,7 +25,8 @@ public:
     PreparedKernel prepare(rt::Platform& platform, const KernelArgs& a) const override {
         PreparedKernel p;
         uint64_t region = 0, status = 0;
-        p.launch.args = {make_tensor(p, platform, a.at("bytes"), &region), make_tensor(p, platform, 32, &status)};
+        p.launch.args = {make_tensor(p, platform, a.at("bytes"), &region), make_tensor(p, platform, 32, &status),
+                         static_cast<int64_t>(a.at("rounds"))};
         p.launch.name = name();
         p.launch.entry = &prefetch_wait_kernel_entry;
         p.launch.spec = rt::LaunchSpec{1, 1, false};

@@ -1,5 +1,6 @@
-// Microbenchmark: on one vector core, build the session, prefetch `bytes`, wait.
-// Writes whether the wait returned true (1) into the status output.
+// Microbenchmark: on one vector core, build the session, then `rounds` times
+// prefetch `bytes` and wait. Writes whether every wait returned true (1) into
+// the status output.
 #include "kernels/pto/pto.h"
 
 using namespace pto;
@@ -11,8 +12,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     if (workspace == nullptr) return;
 
     PrefetchAsyncContext ctx(reinterpret_cast<__gm__ uint8_t*>(workspace));
-    pfsim::rt::AsyncEvent evt = pfsim::rt::prefetch_async(region->buffer.addr, region->buffer.size, ctx);
-    const bool ok = evt.Wait(ctx.session);
+    bool ok = true;
+    for (int64_t r = 0; r < args[2]; ++r) {
+        pfsim::rt::AsyncEvent evt = pfsim::rt::prefetch_async(region->buffer.addr, region->buffer.size, ctx);
+        ok = evt.Wait(ctx.session) && ok;
+    }
 
     using StatusTile = Tile<TileType::Vec, uint32_t, 1, 8, BLayout::RowMajor>;
     StatusTile tile;

@@ -106,6 +106,8 @@ const std::vector<ParamSpec>& param_specs() {
         param("prefetch.poll_limit", Kind::Count, "polls of one post-done record before wait gives up"),
         param("prefetch.max_posts", Kind::Count, "un-retired posts per session (flag-payload slots)"),
         param("prefetch.warmup_blocks", Kind::Count, "vector cores the channel warm-up kernel runs on"),
+        zero_allowed(param("prefetch.warmup_channel_cost", Kind::Time,
+                           "core time per channel of the warm-up pass, beyond its accesses and doorbell")),
     };
     return specs;
 }

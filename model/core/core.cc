@@ -56,8 +56,9 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       cube_macs_per_cycle_(cfg.count("core.cube_macs")),
       line_bytes_(cfg.bytes("l2.line_bytes")),
       clock_hz_(cfg.frequency("chip.clock")),
-      inflight_(cfg.count("core.outstanding_lines"), 0) {
-    if (kind == CoreKind::Aiv) {
+      inflight_() {
+    for (auto& window : inflight_) window.assign(cfg.count("core.outstanding_lines"), 0);
+    if (kind_ == CoreKind::Aiv) {
         buffers_[static_cast<size_t>(Buffer::Ub)].resize(cfg.bytes("core.ub_bytes"));
     } else {
         buffers_[static_cast<size_t>(Buffer::L1)].resize(cfg.bytes("core.l1_bytes"));
@@ -87,6 +88,7 @@ void Core::thread() {
         const Tick now = sc_core::sc_time_stamp().value();
         issue_ = now;
         pipe_.fill(now);
+        streaming_.fill(now);
         for (auto& a : flags_) for (auto& b : a) b.fill(0);
         run_.ran = true;
         run_.entered = now;
@@ -147,17 +149,21 @@ Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool writ
     return now + delay.value();
 }
 
-Tick Core::move(bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start) {
-    std::fill(inflight_.begin(), inflight_.end(), start);
+Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start) {
+    std::vector<Tick>& window = inflight_[index(pipe)];
+    size_t& next = inflight_next_[index(pipe)];
+    // The window of lines in flight carries over from the previous transfer:
+    // back-to-back transfers overlap their lines as the engine frees slots.
     Tick last = start;
     size_t k = 0;
     for (uint64_t a = gm; a < gm + bytes; ++k) {
         const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
-        Tick& slot = inflight_[k % inflight_.size()];
-        slot = transport(cached, write, a, local + (a - gm), n, slot);
+        Tick& slot = window[(next + k) % window.size()];
+        slot = transport(cached, write, a, local + (a - gm), n, std::max(slot, start));
         last = std::max(last, slot);
         a += n;
     }
+    next = (next + k) % window.size();
     return last;
 }
 
@@ -179,17 +185,24 @@ void Core::occupy(Pipe pipe, Tick duration) {
 }
 
 void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, double bandwidth) {
+    // A move engine streams one transfer at a time (`streaming`), but the lines
+    // of the previous transfer may still be arriving: `busy` is when all its
+    // data is in, what flags and barriers wait for.
     Tick& busy = pipe_[index(pipe)];
-    hold_within_quantum(std::max(busy, issue_));
-    const Tick begin = std::max(busy, issue_);
-    const Tick start = begin + transfer_setup_;
-    const Tick moved = move(write, gm, local, bytes, start);
+    Tick& streaming = streaming_[index(pipe)];
+    hold_within_quantum(std::max(streaming, issue_));
+    const Tick begin = std::max(streaming, issue_);
+    // The set-up of a transfer overlaps the previous one; it costs time only
+    // when the engine was idle.
+    const Tick start = std::max(streaming, issue_ + transfer_setup_);
+    const Tick moved = move(pipe, write, gm, local, bytes, start);
     const Tick paced = start + transfer_time(bytes, bandwidth);
     const Tick end = std::max(moved, paced);
-    if (moved > paced) stats_.l2_stall += moved - paced;
-    stats_.busy[index(pipe)] += end - begin;
-    busy = end;
-    trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, end,
+    stats_.l2_stall += end > std::max(paced, busy) ? end - std::max(paced, busy) : 0;
+    stats_.busy[index(pipe)] += paced - begin;
+    streaming = paced;
+    busy = std::max(busy, end);
+    trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, paced,
                 "\"gm\":\"" + hex(gm) + "\",\"bytes\":" + std::to_string(bytes));
     scalar(1);
 }
@@ -230,14 +243,19 @@ void Core::wait_flag(Pipe src, Pipe dst, int event) {
         throw KernelError("wait_flag: bad pipe or event id " + std::to_string(event));
     }
     const Tick ready = flags_[index(src)][index(dst)][event];
-    Tick& waiter = dst == Pipe::Scalar ? issue_ : pipe_[index(dst)];
-    waiter = std::max(waiter, ready);
+    if (dst == Pipe::Scalar) {
+        issue_ = std::max(issue_, ready);
+    } else {  // nothing on dst starts before the flag
+        pipe_[index(dst)] = std::max(pipe_[index(dst)], ready);
+        streaming_[index(dst)] = std::max(streaming_[index(dst)], ready);
+    }
     scalar(1);
 }
 
 void Core::barrier() {
     const Tick t = drained();
     pipe_.fill(t);
+    streaming_.fill(t);
     issue_ = t;
     maybe_sync();
 }
@@ -245,19 +263,27 @@ void Core::barrier() {
 void Core::uncached_write(uint64_t gm, const void* src, uint64_t bytes) {
     const Tick start = std::max(pipe_[index(Pipe::Mte3)], issue_);
     issue_ = transport(uncached, true, gm, const_cast<void*>(src), bytes, start);
-    pipe_[index(Pipe::Mte3)] = issue_;
+    pipe_[index(Pipe::Mte3)] = streaming_[index(Pipe::Mte3)] = issue_;
     maybe_sync();
 }
 
 void Core::uncached_read(uint64_t gm, void* dst, uint64_t bytes) {
     catch_up(std::max(pipe_[index(Pipe::Mte2)], issue_));  // see what others wrote by now
     issue_ = transport(uncached, false, gm, dst, bytes, issue_);
-    pipe_[index(Pipe::Mte2)] = issue_;
+    pipe_[index(Pipe::Mte2)] = streaming_[index(Pipe::Mte2)] = issue_;
 }
 
 void Core::mmio_write32(uint64_t addr, uint32_t value) {
-    transport(mmio, true, addr, &value, 4, issue_);
+    const Tick done = transport(mmio, true, addr, &value, 4, issue_);  // waits out a cold channel's publication
     scalar(1);
+    issue_ = std::max(issue_, done);
+    maybe_sync();
+}
+
+void Core::spend(uint64_t ps) {
+    issue_ += ps;
+    stats_.busy[index(Pipe::Scalar)] += ps;
+    maybe_sync();
 }
 
 void Core::flush() {

@@ -79,6 +79,7 @@ public:
     void mmio_write32(uint64_t addr, uint32_t value) override;
     void flush() override;
     void build_request() override;
+    void spend(uint64_t ps) override;
     void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override;
     void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) override;
     // Record this core's pipes and prefetch activity into `trace` (null: off).
@@ -96,7 +97,7 @@ private:
     // A GM load or store on `pipe`: start-up, then lines at the pipe's rate.
     void transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, double bandwidth);
     // Moves [gm, gm + bytes) line by line with at most core.outstanding_lines in flight.
-    Tick move(bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start);
+    Tick move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start);
     Tick transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr,
                    void* data, uint64_t len, Tick issue);
     void catch_up(Tick until);  // SystemC time to `until`
@@ -112,9 +113,11 @@ private:
     const uint64_t cube_macs_per_cycle_, line_bytes_;
     const double clock_hz_;
     std::array<std::vector<uint8_t>, 5> buffers_;  // indexed by Buffer; empty = absent
-    std::vector<Tick> inflight_;                   // completion times, one per outstanding line
+    std::array<std::vector<Tick>, 5> inflight_;    // per pipe: completion times, one per line in flight
     Tick issue_ = 0;                               // scalar unit: next issue time
-    std::array<Tick, 5> pipe_{};                   // busy-until per pipe
+    std::array<Tick, 5> pipe_{};                   // busy-until per pipe (all data in)
+    std::array<Tick, 5> streaming_{};              // move engines: streaming until
+    std::array<size_t, 5> inflight_next_{};
     std::array<std::array<std::array<Tick, 8>, 5>, 5> flags_{};
     KernelFn fn_ = nullptr;
     int64_t* args_ = nullptr;

@@ -62,6 +62,8 @@ public:
     virtual void flush() = 0;
     // Time spent building one SDMA request on the scalar unit.
     virtual void build_request() = 0;
+    // Scalar work that takes `ps` (e.g. a fitted cost the model does not break down).
+    virtual void spend(uint64_t ps) = 0;
     // Marks [since, now) as a prefetch post, and as a wait on one (flow 0: no post).
     virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
     virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) = 0;

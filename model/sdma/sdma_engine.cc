@@ -54,7 +54,8 @@ void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay
     if (p.is_write()) {
         std::memcpy(&value, p.get_data_ptr(), len);  // little-endian host
         if (reg == tail_offset_ && len == 4) {
-            ring_doorbell(static_cast<unsigned>(c), static_cast<uint32_t>(value), now_plus(delay));
+            const Tick done = ring_doorbell(static_cast<unsigned>(c), static_cast<uint32_t>(value), now_plus(delay));
+            delay = to_sc(done - sc_core::sc_time_stamp().value());
         } else if (reg == SdmaRegister::kRingBase && len == 8) {
             // (Re)creating a queue: an empty ring, a cold channel, no error.
             const uint64_t completed = ch.completed;
@@ -85,10 +86,10 @@ void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-void SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
+Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
     SdmaChannelState& ch = state_[c];
     ++stats_.doorbells;
-    if (ch.error != SdmaError::None) return;  // a stopped channel ignores its doorbell
+    if (ch.error != SdmaError::None) return when;  // a stopped channel ignores its doorbell
     if (ch.depth < 2 || ch.depth > max_depth_ || ch.ring_base == 0) {
         ch.error = SdmaError::NotConfigured;
     } else if (tail >= ch.depth) {
@@ -97,12 +98,21 @@ void SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
     if (ch.error != SdmaError::None) {
         ++stats_.channel_errors;
         idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
-        return;
+        return when;
+    }
+    if (!ch.warm) {
+        // Submission-queue publication: one channel at a time, engine-wide; the
+        // doorbell write completes when it ends.
+        cold_busy_until_ = std::max(cold_busy_until_, when) + cold_cost_;
+        ch.warm_at = cold_busy_until_;
+        ch.warm = true;
+        ++stats_.cold_starts;
     }
     ch.tail = tail;
     ch.busy = true;
     ch.doorbell_pending = true;
     doorbell_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
+    return std::max(when, ch.warm_at);
 }
 
 void SdmaEngine::run_channel(unsigned c) {
@@ -110,14 +120,8 @@ void SdmaEngine::run_channel(unsigned c) {
     for (;;) {
         while (!ch.doorbell_pending) sc_core::wait(*doorbell_[c]);
         ch.doorbell_pending = false;
-        if (!ch.warm) {
-            // Submission-queue publication: one channel at a time, engine-wide.
-            const Tick now = sc_core::sc_time_stamp().value();
-            cold_busy_until_ = std::max(cold_busy_until_, now) + cold_cost_;
-            ch.warm = true;
-            ++stats_.cold_starts;
-            sc_core::wait(to_sc(cold_busy_until_ - now));
-        }
+        const Tick now = sc_core::sc_time_stamp().value();
+        if (ch.warm_at > now) sc_core::wait(to_sc(ch.warm_at - now));  // still being published
         while (ch.head != ch.tail && ch.error == SdmaError::None) execute_next(c);
         if (!ch.doorbell_pending) {
             ch.busy = false;
@@ -167,17 +171,36 @@ void SdmaEngine::execute_next(unsigned c) {
     SdmaChannelState& ch = state_[c];
     const Tick now = sc_core::sc_time_stamp().value();
     uint8_t raw[kSdmaRequestBytes];
-    const std::optional<Tick> fetched = memory_access(
-        false, ch.ring_base + uint64_t{ch.head} * kSdmaRequestBytes, raw, kSdmaRequestBytes, now);
-    stats_.request_fetch_bytes += kSdmaRequestBytes;
+    std::optional<Tick> fetched;
+    if (ch.ahead_index == static_cast<int64_t>(ch.head)) {  // fetched while the previous request ran
+        std::memcpy(raw, ch.ahead_raw, kSdmaRequestBytes);
+        fetched = std::max(now, ch.ahead_fetched);
+    } else {
+        fetched = memory_access(false, ch.ring_base + uint64_t{ch.head} * kSdmaRequestBytes, raw, kSdmaRequestBytes, now);
+        stats_.request_fetch_bytes += kSdmaRequestBytes;
+    }
+    ch.ahead_index = -1;
     const SdmaRequest r = SdmaRequest::decode(raw);
     ch.error = fetched ? validate(r) : SdmaError::RingOutsideGm;
     if (ch.error != SdmaError::None) {
         ++stats_.channel_errors;
         return;
     }
-    // Fetch, decode and burst start-up happen before any data moves.
-    sc_core::wait(to_sc(*fetched + startup_ - now));
+    // Fetch, decode and burst start-up happen before any data moves; a copy (the
+    // completion flag) also waits until every earlier prefetched line has landed.
+    Tick begin = *fetched + startup_;
+    if (r.opcode == kSdmaOpCopy) begin = std::max(begin, ch.fills_done);
+    sc_core::wait(to_sc(begin - now));
+    const uint32_t following = (ch.head + 1) % ch.depth;
+    if (following != ch.tail) {  // fetch the next request while this one moves data
+        const std::optional<Tick> f = memory_access(false, ch.ring_base + uint64_t{following} * kSdmaRequestBytes,
+                                                    ch.ahead_raw, kSdmaRequestBytes, begin);
+        stats_.request_fetch_bytes += kSdmaRequestBytes;
+        if (f) {
+            ch.ahead_index = following;
+            ch.ahead_fetched = *f;
+        }
+    }
     // Data moves one piece at a time, so that each reservation of GM, L2 and
     // engine bandwidth is made when it happens and channels interleave fairly.
     Tick done = sc_core::sc_time_stamp().value();
@@ -203,8 +226,14 @@ void SdmaEngine::execute_next(unsigned c) {
         ++stats_.copy_requests;
         stats_.copy_bytes += r.length;
     }
+    // The next request may start once this one's bytes are moved; its lines may
+    // still be landing in L2 (a later copy, the completion flag, waits for them).
+    ch.fills_done = std::max(ch.fills_done, done);
+    if (r.opcode == kSdmaOpCopy) {
+        const Tick moved = sc_core::sc_time_stamp().value();
+        if (done > moved) sc_core::wait(to_sc(done - moved));
+    }
     const Tick finished = sc_core::sc_time_stamp().value();
-    if (done > finished) sc_core::wait(to_sc(done - finished));
     if (trace_) {
         if (!trace_pid_) {
             trace_pid_ = trace_->process("SDMA engine", 1);
@@ -214,7 +243,7 @@ void SdmaEngine::execute_next(unsigned c) {
         char args[160];
         std::snprintf(args, sizeof args, "\"bytes\":%u,\"src\":\"0x%llx\",\"dst\":\"0x%llx\"", r.length,
                       static_cast<unsigned long long>(r.src), static_cast<unsigned long long>(r.dst));
-        trace_->slice(trace_pid_, trace_lane_[c], r.opcode == kSdmaOpCachePrefetch ? "prefetch" : "copy", now, done, args);
+        trace_->slice(trace_pid_, trace_lane_[c], r.opcode == kSdmaOpCachePrefetch ? "prefetch" : "copy", now, finished, args);
     }
     ++stats_.requests;
     ++ch.completed;

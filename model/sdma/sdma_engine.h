@@ -58,11 +58,17 @@ struct SdmaChannelState {
     uint32_t head = 0;
     uint32_t tail = 0;
     bool warm = false;
+    Tick warm_at = 0;             // end of the channel's submission-queue publication
     bool busy = false;            // doorbell seen, not yet drained
     bool doorbell_pending = false;
     SdmaError error = SdmaError::None;
     uint64_t completed = 0;
     Tick last_done = 0;           // completion time of the latest request
+    Tick fills_done = 0;          // when every prefetched line so far has landed in L2
+    // The next request, fetched while the current one moves data.
+    int64_t ahead_index = -1;
+    Tick ahead_fetched = 0;
+    uint8_t ahead_raw[kSdmaRequestBytes] = {};
 };
 
 class SdmaEngine : public sc_core::sc_module {
@@ -101,7 +107,9 @@ private:
     Tick reserve_bandwidth(uint64_t bytes, Tick start);
     // Prefetches [addr, addr + len) into L2 now, the engine finishing at engine_done.
     Tick fill_l2(uint64_t addr, uint64_t len, Tick engine_done);
-    void ring_doorbell(unsigned c, uint32_t tail, Tick when);
+    // Returns when the doorbell write completes: at once on a warm channel; on a
+    // cold one, when its publication (serialised in the engine) ends.
+    Tick ring_doorbell(unsigned c, uint32_t tail, Tick when);
 
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;

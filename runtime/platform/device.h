@@ -25,6 +25,8 @@ public:
     virtual void flush() = 0;
     // Scalar time to build one 64-byte SDMA request.
     virtual void build_request() = 0;
+    // Scalar work of `ps` picoseconds.
+    virtual void spend(uint64_t ps) = 0;
     virtual uint64_t now_ps() = 0;
     // Trace hooks: a post of [addr, addr + bytes) that took [since, now); a wait
     // on it (flow 0: waiting for a flag slot to retire) that took [since, now).

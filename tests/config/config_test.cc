@@ -51,7 +51,7 @@ TEST(Config, DefaultPresetSetsEveryParameterAndValidates) {
     EXPECT_EQ(cfg.count("sdma.queue_depth"), 2048u);
     EXPECT_EQ(cfg.bytes("gm.size"), 64ull << 30);
     EXPECT_DOUBLE_EQ(cfg.bandwidth("gm.bandwidth"), 1.6e12);
-    EXPECT_EQ(cfg.time("sdma.request_startup"), 700000u);  // ps
+    EXPECT_EQ(cfg.time("sdma.request_startup"), 570000u);  // ps (fitted)
     EXPECT_EQ(cfg.choice("l2.index"), "modulo");
 }
 

@@ -34,18 +34,21 @@ TEST(GmTiming, SmallTransfersGetLessBandwidthThanLargeOnes) {
     const double peak = cfg.bandwidth("gm.bandwidth");
     const uint64_t total = 64ull << 20;
     double previous = 0;
+    const double at_16k = saturated_bandwidth(cfg, 16384, total);
     for (uint64_t size = 64; size <= (1u << 20); size *= 2) {
         const double bw = saturated_bandwidth(cfg, size, total);
         EXPECT_GE(bw, previous * 0.999) << size;  // never worse for larger transfers
         EXPECT_LE(bw, peak * 1.0001) << size;
         if (size <= 64) {
-            EXPECT_LT(bw, 0.6 * peak) << size;
+            EXPECT_LT(bw, 0.9 * at_16k) << size;  // the per-request overhead shows
         }
         if (size >= 16384) {
             EXPECT_GT(bw, 0.95 * peak) << size;
         }
         previous = bw;
     }
+    // A larger per-request overhead widens the gap.
+    EXPECT_LT(saturated_bandwidth(test::config_with({"gm.request_overhead=2ns"}), 64, total), 0.5 * peak);
     // A lone requester pays the access latency on every transfer.
     EXPECT_LT(sequential_bandwidth(cfg, 512, 1 << 20), 0.05 * peak);
     EXPECT_GT(sequential_bandwidth(cfg, 16 << 20, 64 << 20), 0.9 * peak);

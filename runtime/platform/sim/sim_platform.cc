@@ -37,6 +37,7 @@ public:
     void mmio_write32(uint64_t addr, uint32_t value) override { current_core().mmio_write32(addr, value); }
     void flush() override { current_core().flush(); }
     void build_request() override { current_core().build_request(); }
+    void spend(uint64_t ps) override { current_core().spend(ps); }
     uint64_t now_ps() override { return current_core().now_ps(); }
     void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override {
         current_core().note_prefetch_post(since_ps, flow, addr, bytes);
