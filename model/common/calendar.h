@@ -32,6 +32,10 @@ public:
             b = base_;  // older than anything remembered: as early as possible
             t = b << kBucketShift;
         }
+        if (b < first_free_) {  // every bucket before first_free_ is full
+            b = first_free_;
+            t = b << kBucketShift;
+        }
         Tick remaining = work;
         Tick done = t + work;
         for (bool first = true; remaining > 0; first = false, ++b) {
@@ -43,6 +47,7 @@ public:
             remaining -= take;
             if (remaining == 0) done = std::max(done, (b << kBucketShift) + used / servers_);
         }
+        while (first_free_ < base_ + mask_ && slot(first_free_) >= capacity_) ++first_free_;
         return done;
     }
 
@@ -52,6 +57,7 @@ private:
             used_[base_ & mask_] = 0;
             ++base_;
         }
+        first_free_ = std::max(first_free_, base_);
         return used_[b & mask_];
     }
 
@@ -60,6 +66,7 @@ private:
     std::vector<Tick> used_;
     uint64_t mask_;
     uint64_t base_ = 0;
+    uint64_t first_free_ = 0;  // buckets [base_, first_free_) are full
 };
 
 }  // namespace pfsim
