@@ -176,9 +176,12 @@ bool wait_for(const AsyncEvent& evt, AsyncSession& session) {
     const uint64_t post_id = handle & kPostIdMask;
     const uint64_t queues = handle >> kHandleQueueShift;
     if (post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels || !session.valid) return false;
-    if (post_id <= session.done_post_id) return true;
     Device& dev = current_device();
     const uint64_t since = dev.now_ps();
+    if (post_id <= session.done_post_id) {  // already observed (a later post's wait covered it)
+        dev.note_prefetch_wait(since, flow_id(dev, session, post_id), true);
+        return true;
+    }
     const bool done = poll_done(dev, session, post_id, static_cast<uint32_t>(queues));
     dev.note_prefetch_wait(since, flow_id(dev, session, post_id), done);
     return done;
