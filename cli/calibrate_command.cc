@@ -2,6 +2,7 @@
 // figures (shared a2a3-hardware.md), each with a tolerance and a verdict.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/plot.h"
 
 namespace pfsim {
 
@@ -52,10 +54,59 @@ std::string write_trace(const std::string& dir, const std::string& name, const s
     return path;
 }
 
+// Curves for the page: GM bandwidth against transfer size from 1, 8 and 48
+// cores, and the second-pass L2 hit rate against the working-set size.
+std::string curves(const CommonOptions& o, unsigned jobs, const std::function<std::string(uint64_t)>& trace) {
+    auto with_config = [&](std::vector<std::string> r) {
+        r.insert(r.end(), {"--preset", o.preset});
+        for (const std::string& f : o.config_files) r.insert(r.end(), {"--config", f});
+        for (const std::string& s : o.sets) r.insert(r.end(), {"--set", s});
+        return r;
+    };
+    const std::vector<uint64_t> sizes = {64, 512, 4096, 16384, 65536, 1 << 20, 64 << 20};
+    const std::vector<uint64_t> cores = {1, 8, 48};
+    const std::vector<uint64_t> sets = {32, 64, 128, 160, 192, 224, 256, 384, 512};
+    std::vector<std::vector<std::string>> runs;
+    for (uint64_t c : cores) {
+        for (uint64_t s : sizes) {
+            // Enough transfers for a steady rate, at most 64 MiB per core.
+            const uint64_t bytes = std::min<uint64_t>(std::max<uint64_t>(s * 16, 256 << 10), 64 << 20) / s * s;
+            runs.push_back(with_config({"run", "calib_stream", "--json", "--arg", "cores=" + std::to_string(c), "--arg",
+                                        "size=" + std::to_string(s), "--arg", "bytes=" + std::to_string(bytes)}));
+        }
+    }
+    for (uint64_t mib : sets) runs.push_back(with_config({"replay", trace(mib), "--json"}));
+    const std::vector<ChildRun> r = run_children(runs, jobs);
+    std::vector<Line> bandwidth;
+    size_t k = 0;
+    for (size_t ci = 0; ci < cores.size(); ++ci) {
+        Line l{std::to_string(cores[ci]) + (cores[ci] == 1 ? " core" : " cores"), {}, {}, static_cast<int>(ci)};
+        for (uint64_t s : sizes) {
+            const ChildRun& c = r[k++];
+            if (c.summary.is_discarded() || !c.summary.contains("timed_pass")) continue;
+            l.x.push_back(std::log2(static_cast<double>(s)));
+            l.y.push_back(c.summary["timed_pass"]["gbps"].get<double>());
+        }
+        bandwidth.push_back(l);
+    }
+    Line hits{"second-pass hit rate", {}, {}, 2};
+    for (uint64_t mib : sets) {
+        const ChildRun& c = r[k++];
+        if (c.summary.is_discarded()) continue;
+        const double h = c.summary["l2"]["hits"].get<double>(), m = c.summary["l2"]["misses"].get<double>();
+        hits.x.push_back(static_cast<double>(mib));
+        hits.y.push_back(100.0 * 2 * h / (h + m));
+    }
+    return line_chart("gm_bandwidth", "GM read bandwidth (GB/s) against transfer size", bandwidth,
+                      "log2 of the transfer size in bytes (6 = 64 B, 26 = 64 MiB)", "", 1) +
+           line_chart("working_set", "L2 hit rate (%) of a second pass over a working set", {hits},
+                      "working set in MiB (L2: 192 MiB)", "MiB", 1);
+}
+
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {}, {"--only", "--jobs"});
+    CommonOptions o = parse_options(args, {}, {"--only", "--jobs", "--html"});
     const Config cfg = resolve_config(o);
     const double clock = cfg.frequency("chip.clock");
     const double gm_bw = 1.6e12;  // published, for the L2 ratio
@@ -200,7 +251,16 @@ int cmd_calibrate(const std::vector<std::string>& args) {
                         mid != 0 ? v / mid : 0.0, pass ? "ok" : "OUT OF TOLERANCE", error.empty() ? "" : (": " + error).c_str());
         }
     }
+    const std::string html = value_of(o, "--html", "");
+    if (!html.empty()) {
+        std::ofstream page(user_path(html));
+        if (!page) throw UsageError(html + ": cannot write");
+        page << html_page("pfsim calibrate", curves(o, jobs, hex_trace));
+    }
     for (const char* f : {"hit.trace", "ws160.trace", "ws256.trace"}) std::remove((dir + "/" + f).c_str());
+    for (uint64_t mib : {32, 64, 128, 160, 192, 224, 256, 384, 512}) {
+        std::remove((dir + "/ws" + std::to_string(mib) + ".trace").c_str());
+    }
     rmdir(dir.c_str());
     if (o.json) {
         std::cout << nlohmann::json{{"schema", "pfsim.calibrate/1"}, {"figures", rows}, {"failed", failed},

@@ -31,9 +31,9 @@ commands:
                     for kernel arguments), each point with prefetch off and on, in N
                     worker processes; one CSV row per point; a failing point keeps its
                     error in the CSV and does not stop the others
-  calibrate [--only ID,...] [--jobs N] [--json]
+  calibrate [--only ID,...] [--jobs N] [--json] [--html FILE]
                     microbenchmarks against the published a2a3 figures; exit 1 when
-                    any is out of tolerance
+                    any is out of tolerance; --html adds bandwidth and working-set curves
   report A [B] --html FILE
                     a self-contained HTML page: time per kernel, busy time per lane,
                     L2 hit rate and GM/SDMA bandwidth over time

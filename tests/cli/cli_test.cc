@@ -303,6 +303,11 @@ TEST(Calibrate, FiguresInToleranceAndAFigureThatIsNot) {
     EXPECT_EQ(slow.status, 1);
     EXPECT_NE(slow.out.find("OUT OF TOLERANCE"), std::string::npos) << slow.out;
     EXPECT_EQ(pfsim("calibrate --only nosuch").status, 2);
+    const std::string page = tmp("calibration.html");
+    ASSERT_EQ(pfsim("calibrate --only hit_latency --html " + page).status, 0);
+    const std::string html = slurp(page);
+    EXPECT_NE(html.find("data-plot=\"gm_bandwidth\""), std::string::npos);
+    EXPECT_NE(html.find("data-plot=\"working_set\""), std::string::npos);
 }
 
 TEST(Docs, ConfigurationReferenceIsCurrent) {
