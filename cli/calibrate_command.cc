@@ -57,10 +57,9 @@ std::string write_trace(const std::string& dir, const std::string& name, const s
 // Curves for the page: GM bandwidth against transfer size from 1, 8 and 48
 // cores, and the second-pass L2 hit rate against the working-set size.
 std::string curves(const CommonOptions& o, unsigned jobs, const std::function<std::string(uint64_t)>& trace) {
+    const std::vector<std::string> config = config_args(o);
     auto with_config = [&](std::vector<std::string> r) {
-        r.insert(r.end(), {"--preset", o.preset});
-        for (const std::string& f : o.config_files) r.insert(r.end(), {"--config", f});
-        for (const std::string& s : o.sets) r.insert(r.end(), {"--set", s});
+        r.insert(r.end(), config.begin(), config.end());
         return r;
     };
     const std::vector<uint64_t> sizes = {64, 512, 4096, 16384, 65536, 1 << 20, 64 << 20};
@@ -207,10 +206,9 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     for (const Item& i : items) {
         if (!only.empty() && !only.count(i.id)) continue;
         chosen.push_back(&i);
+        const std::vector<std::string> config = config_args(o);
         for (auto r : i.runs) {
-            r.insert(r.end(), {"--preset", o.preset});
-            for (const std::string& f : o.config_files) r.insert(r.end(), {"--config", f});
-            for (const std::string& s : o.sets) r.insert(r.end(), {"--set", s});
+            r.insert(r.end(), config.begin(), config.end());
             runs.push_back(r);
         }
     }

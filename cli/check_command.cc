@@ -54,9 +54,7 @@ int cmd_check(const std::vector<std::string>& args) {
     } else {
         for (const std::string& name : o.positional) kernels.push_back(&kernel_named(name));
     }
-    std::vector<std::string> common = {"--preset", o.preset};
-    for (const std::string& f : o.config_files) common.insert(common.end(), {"--config", f});
-    for (const std::string& s : o.sets) common.insert(common.end(), {"--set", s});
+    const std::vector<std::string> common = config_args(o);
 
     nlohmann::json rows = nlohmann::json::array();
     int failed = 0;

@@ -55,6 +55,13 @@ Config resolve_config(const CommonOptions& options) {
     return cfg;
 }
 
+std::vector<std::string> config_args(const CommonOptions& options) {
+    std::vector<std::string> out = {"--preset", options.preset};
+    for (const std::string& f : options.config_files) out.insert(out.end(), {"--config", f});
+    for (const std::string& s : options.sets) out.insert(out.end(), {"--set", s});
+    return out;
+}
+
 std::string user_path(const std::string& path) {
     const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
     if (!dir || path.empty() || path[0] == '/') return path;

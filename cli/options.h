@@ -36,6 +36,10 @@ std::string value_of(const CommonOptions& o, const std::string& option, const st
 // Preset, then --config files in order, then --set in order; validated.
 Config resolve_config(const CommonOptions& options);
 
+// The --preset, --config and --set arguments that give a child run the same
+// configuration.
+std::vector<std::string> config_args(const CommonOptions& options);
+
 // A path as the user meant it: relative to their directory under `bazel run`.
 std::string user_path(const std::string& path);
 

@@ -91,9 +91,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
     std::vector<std::vector<std::string>> runs;
     for (const auto& p : points) {
         for (const char* mode : {"off", "on"}) {
-            std::vector<std::string> a = {"run", kernel.name(), "--json", "--prefetch", mode, "--preset", o.preset};
-            for (const std::string& f : o.config_files) a.insert(a.end(), {"--config", f});
-            for (const std::string& s : o.sets) a.insert(a.end(), {"--set", s});
+            std::vector<std::string> a = {"run", kernel.name(), "--json", "--prefetch", mode};
+            const std::vector<std::string> config = config_args(o);
+            a.insert(a.end(), config.begin(), config.end());
             for (size_t i = 0; i < grids.size(); ++i) {
                 if (grids[i].key.rfind("arg.", 0) == 0) {
                     a.insert(a.end(), {"--arg", grids[i].key.substr(4) + "=" + p[i]});
