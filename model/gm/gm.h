@@ -40,7 +40,6 @@ public:
     BackingStore& store() { return store_; }
     const BackingStore& store() const { return store_; }
     const GmStats& stats() const { return stats_; }
-    GmTiming& timing() { return timing_; }
     Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) override;
 
 private:

@@ -9,8 +9,7 @@ GmTiming::GmTiming(const Config& cfg)
     : interleave_shift_(static_cast<unsigned>(__builtin_ctzll(cfg.bytes("gm.interleave")))),
       channels_(cfg.count("gm.channels")),
       xor_map_(cfg.choice("gm.channel_map") == "xor"),
-      channel_bandwidth_(cfg.bandwidth("gm.bandwidth") / static_cast<double>(channels_)),
-      ps_per_byte_(1e12 / channel_bandwidth_),
+      ps_per_byte_(1e12 * static_cast<double>(channels_) / cfg.bandwidth("gm.bandwidth")),  // per channel
       read_latency_(cfg.time("gm.read_latency")),
       write_latency_(cfg.time("gm.write_latency")),
       overhead_(cfg.time("gm.request_overhead")),

@@ -21,13 +21,11 @@ public:
     // gm.interleave-sized piece; the access latency is added once at the end.
     Tick schedule(bool write, uint64_t addr, uint64_t len, Tick issue);
 
-    double channel_bandwidth() const { return channel_bandwidth_; }
 
 private:
     unsigned interleave_shift_;  // gm.interleave is a power of two
     uint64_t channels_;
     bool xor_map_;  // gm.channel_map = xor
-    double channel_bandwidth_;
     double ps_per_byte_;
     Tick read_latency_;
     Tick write_latency_;

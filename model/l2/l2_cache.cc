@@ -192,7 +192,22 @@ void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_t
     const bool write = p.is_write();
     uint8_t* buf = p.get_data_ptr();
     const Tick done = gm_access(false, write, addr, buf, len, now_plus(delay));
-    // Coherence with resident lines: they hold the latest bytes.
+    sync_resident(addr, len, buf, write);
+    (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
+    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned L2Cache::debug_uncached(int, tlm::tlm_generic_payload& p) {
+    const uint64_t addr = p.get_address();
+    const uint64_t len = p.get_data_length();
+    if (len == 0 || !in_gm(addr, len)) return 0;
+    if (gm_uncached->transport_dbg(p) != len) return 0;
+    sync_resident(addr, len, p.get_data_ptr(), p.is_write());
+    return static_cast<unsigned>(len);
+}
+
+void L2Cache::sync_resident(uint64_t addr, uint64_t len, uint8_t* buf, bool write) {
     for (uint64_t a = addr; a < addr + len;) {
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
@@ -207,33 +222,6 @@ void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_t
         }
         a += n;
     }
-    (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
-    delay = to_sc(done - sc_core::sc_time_stamp().value());
-    p.set_response_status(tlm::TLM_OK_RESPONSE);
-}
-
-unsigned L2Cache::debug_uncached(int, tlm::tlm_generic_payload& p) {
-    const uint64_t addr = p.get_address();
-    const uint64_t len = p.get_data_length();
-    if (len == 0 || !in_gm(addr, len)) return 0;
-    if (gm_uncached->transport_dbg(p) != len) return 0;
-    for (uint64_t a = addr; a < addr + len;) {
-        const uint64_t line = a / line_bytes_;
-        const uint64_t offset = a - line * line_bytes_;
-        const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
-        const int64_t slot = find(line);
-        if (slot >= 0) {
-            uint8_t* bytes = line_data(slot) + offset;
-            uint8_t* data = p.get_data_ptr() + (a - addr);
-            if (p.is_write()) {
-                std::memcpy(bytes, data, n);
-            } else {
-                std::memcpy(data, bytes, n);
-            }
-        }
-        a += n;
-    }
-    return static_cast<unsigned>(len);
 }
 
 void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

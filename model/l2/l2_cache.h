@@ -93,6 +93,9 @@ private:
     void transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     // Debug access (no time, no counts), coherent with resident lines.
     unsigned debug_uncached(int id, tlm::tlm_generic_payload& p);
+    // Keeps an uncached access coherent: a write updates resident lines, a read
+    // takes their bytes (they hold the latest values).
+    void sync_resident(uint64_t addr, uint64_t len, uint8_t* buf, bool write);
 
     // One core access to part of one line. Returns its completion time.
     Tick access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);

@@ -37,7 +37,6 @@ struct SdmaRegister {
     static constexpr uint64_t kRingDepth = 0x110;
     static constexpr uint64_t kError = 0x118;
     static constexpr uint64_t kCompleted = 0x120;
-    static constexpr uint64_t kBlockBytes = 0x128;  // smallest register block
 };
 
 struct SdmaStats {
