@@ -56,6 +56,8 @@ const std::vector<ParamSpec>& param_specs() {
         power_of_two(param("l2.slices", Kind::Count, "L2 slices, each with its own bandwidth")),
         choice("l2.index", "set index: modulo = line mod sets; xor = line xor its upper bits, mod sets",
                {"modulo", "xor"}),
+        choice("l2.tags", "SIMULATION: who answers tag lookups: tlm = the C++ model; rtl = the verilated RTL tag pipeline (rtl_stubs/l2_tags)",
+               {"tlm", "rtl"}),
         param("l2.hit_latency", Kind::Time, "latency of an access that hits"),
         zero_allowed(param("l2.miss_latency", Kind::Time,
                            "extra latency of a miss, on top of the hit latency and the GM read")),
@@ -65,6 +67,8 @@ const std::vector<ParamSpec>& param_specs() {
 
         choice("sdma.provider", "SDMA workspace provider: model = simulated engine; none = no SDMA",
                {"model", "none"}),
+        choice("sdma.frontend", "SIMULATION: doorbells, arbitration, request fetch and decode: tlm = the C++ model; rtl = the verilated RTL front-end (rtl_stubs/sdma_frontend)",
+               {"tlm", "rtl"}),
         param("sdma.channels", Kind::Count, "SDMA channels, one submission ring each"),
         param("sdma.queue_depth", Kind::Count, "entries in one channel's submission ring"),
         zero_allowed(param("sdma.mmio_base", Kind::Size, "MMIO address of channel 0's registers")),

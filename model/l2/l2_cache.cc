@@ -24,6 +24,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       prefetch("prefetch"),
       gm_data("gm_data"),
       gm_uncached("gm_uncached"),
+      cfg_(cfg),
       line_bytes_(cfg.bytes("l2.line_bytes")),
       ways_(cfg.count("l2.ways")),
       sets_(cfg.bytes("l2.size") / line_bytes_ / ways_),
@@ -35,10 +36,8 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       miss_latency_(cfg.time("l2.miss_latency")),
       slice_read_bw_(cfg.bandwidth("l2.slice_read_bandwidth")),
       slice_write_bw_(cfg.bandwidth("l2.slice_write_bandwidth")),
-      tag_(sets_ * ways_, 0),
-      lru_(sets_ * ways_, 0),
+      tags_(make_tag_store(cfg)),
       ready_(sets_ * ways_, 0),
-      dirty_(sets_ * ways_, 0),
       prefetched_(sets_ * ways_, 0),
       data_(static_cast<uint8_t*>(std::calloc(sets_ * ways_, line_bytes_))),
       slice_read_(slices_),
@@ -65,42 +64,36 @@ uint64_t L2Cache::set_of(uint64_t addr) const {
     return line & (sets_ - 1);
 }
 
+void L2Cache::attach_waves(const std::string& path) {
+    if (tags_used_) throw std::logic_error("pfsim: L2 waves attached after the first access");
+    tags_ = make_tag_store(cfg_, path);
+}
+
 int64_t L2Cache::find(uint64_t line) const {
-    const int64_t base = static_cast<int64_t>(set_of(line * line_bytes_) * ways_);
-    for (uint64_t w = 0; w < ways_; ++w) {
-        if (tag_[base + w] == line + 1) return base + static_cast<int64_t>(w);
-    }
-    return -1;
+    const uint64_t set = set_of(line * line_bytes_);
+    const TagResult t = tags_->lookup(set, line, sc_core::sc_time_stamp().value());
+    return t.hit ? static_cast<int64_t>(set * ways_ + t.way) : -1;
 }
 
 bool L2Cache::dirty(uint64_t addr) const {
-    int64_t slot = find(addr / line_bytes_);
-    return slot >= 0 && dirty_[slot];
+    const uint64_t line = addr / line_bytes_;
+    return tags_->lookup(set_of(addr), line, sc_core::sc_time_stamp().value()).dirty;
 }
 
-int64_t L2Cache::allocate(uint64_t line, Tick when) {
-    const int64_t base = static_cast<int64_t>(set_of(line * line_bytes_) * ways_);
-    int64_t victim = base;
-    for (uint64_t w = 0; w < ways_; ++w) {
-        const int64_t slot = base + static_cast<int64_t>(w);
-        if (tag_[slot] == 0) {
-            victim = slot;
-            break;
-        }
-        if (lru_[slot] < lru_[victim]) victim = slot;
-    }
-    if (tag_[victim] != 0) {
-        if (dirty_[victim]) {
+int64_t L2Cache::take_slot(uint64_t set, const TagResult& t, Tick when) {
+    const auto slot = static_cast<int64_t>(set * ways_ + t.way);
+    tags_used_ = true;
+    if (t.hit) return slot;
+    if (t.victim_valid) {
+        if (t.victim_dirty) {
             // Posted write-back: occupies GM, does not delay the access.
-            gm_access(true, true, (tag_[victim] - 1) * line_bytes_, line_data(victim), line_bytes_, when);
+            gm_access(true, true, t.victim_line * line_bytes_, line_data(slot), line_bytes_, when);
             ++stats_.writebacks;
         }
-        if (prefetched_[victim]) --prefetched_untouched_;
+        if (prefetched_[slot]) --prefetched_untouched_;
     }
-    tag_[victim] = line + 1;
-    dirty_[victim] = 0;
-    prefetched_[victim] = 0;
-    return victim;
+    prefetched_[slot] = 0;
+    return slot;
 }
 
 Tick L2Cache::reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when) {
@@ -126,9 +119,10 @@ Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offs
                           Tick issue) {
     const uint64_t set = set_of(line * line_bytes_);
     const Tick start = reserve_slice(set, write, len, issue);
-    int64_t slot = find(line);
+    const TagResult t = tags_->access(set, line, write, start);
+    const int64_t slot = take_slot(set, t, start);
     Tick done;
-    if (slot >= 0) {
+    if (t.hit) {
         ++stats_.hits;
         done = std::max(start + hit_latency_, ready_[slot]);
         if (prefetched_[slot]) {
@@ -137,7 +131,6 @@ Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offs
         }
     } else {
         ++stats_.misses;
-        slot = allocate(line, start);
         const Tick begin = mshrs_.reserve(start, miss_estimate_) - miss_estimate_ + hit_latency_;
         Tick filled = begin;
         if (!(write && len == line_bytes_)) {  // a full-line write needs no refill
@@ -146,11 +139,9 @@ Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offs
         done = filled + miss_latency_;
         ready_[slot] = done;
     }
-    touch(slot);
     uint8_t* bytes = line_data(slot) + offset;
     if (write) {
         std::memcpy(bytes, buf, len);
-        dirty_[slot] = 1;
     } else {
         std::memcpy(buf, bytes, len);
     }
@@ -242,15 +233,16 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
         const uint64_t line = first + i;
         // The engine moves the range at a steady rate: line i is through at pace.
         const Tick pace = issue + (engine_done - issue) * (i + 1) / count;
-        int64_t slot = find(line);
-        if (slot >= 0) {
+        const uint64_t set = set_of(line * line_bytes_);
+        const TagResult t = tags_->access(set, line, false, issue);
+        const int64_t slot = take_slot(set, t, issue);
+        if (t.hit) {
             ++stats_.prefetch_resident;
             done = std::max(done, std::max(pace, ready_[slot]));
         } else {
             ++stats_.prefetch_lines;
-            slot = allocate(line, issue);
             const Tick fetched = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, issue);
-            const Tick written = reserve_slice(set_of(line * line_bytes_), true, line_bytes_,
+            const Tick written = reserve_slice(set, true, line_bytes_,
                                                std::max(fetched, pace));
             ready_[slot] = written;
             prefetched_[slot] = 1;
@@ -261,7 +253,6 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
             }
             done = std::max(done, written);
         }
-        touch(slot);
     }
     delay = to_sc(done - sc_core::sc_time_stamp().value());
     p.set_response_status(tlm::TLM_OK_RESPONSE);

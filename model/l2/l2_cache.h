@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -31,6 +32,7 @@
 #include "model/common/calendar.h"
 #include "model/common/memory_target.h"
 #include "model/config/config.h"
+#include "model/l2/tag_store.h"
 
 namespace pfsim {
 
@@ -81,6 +83,10 @@ public:
     // socket (same effects, less overhead). Set once, when wiring.
     void attach_direct(MemoryTarget* gm) { direct_ = gm; }
 
+    // With l2.tags = rtl: dump the RTL tag pipeline's signals to `path` (.vcd or
+    // .fst). Only before the first access.
+    void attach_waves(const std::string& path);
+
     // Fault injection (negative control): flip one byte of the next line a
     // prefetch fills.
     void corrupt_next_prefetch_fill() { corrupt_next_fill_ = true; }
@@ -99,28 +105,28 @@ private:
 
     // One core access to part of one line. Returns its completion time.
     Tick access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
-    // Takes a way for `line` in its set, writing back a dirty victim. Returns the slot.
-    int64_t allocate(uint64_t line, Tick when);
+    // The slot that `t` (an access of a line of `set`) names, after writing back
+    // the line it replaced if that one was dirty.
+    int64_t take_slot(uint64_t set, const TagResult& t, Tick when);
+    // The slot holding `line`, or -1.
     int64_t find(uint64_t line) const;
-    void touch(int64_t slot) { lru_[slot] = ++lru_clock_; }
     uint8_t* line_data(int64_t slot) { return data_.get() + slot * line_bytes_; }
     Tick reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when);
     Tick gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf,
                    uint64_t len, Tick issue);
     bool in_gm(uint64_t addr, uint64_t len) const { return addr <= gm_size_ && len <= gm_size_ - addr; }
 
+    Config cfg_;  // to rebuild the tag store with waves
     uint64_t line_bytes_, ways_, sets_, slices_, gm_size_;
     unsigned set_bits_;
     Index index_;
     Tick hit_latency_, miss_latency_;
     double slice_read_bw_, slice_write_bw_;
 
-    // Per slot (set * ways + way): line number + 1 (0 = invalid), LRU stamp,
-    // ready time, dirty bit, "filled by prefetch and untouched" bit.
-    std::vector<uint64_t> tag_;
-    std::vector<uint64_t> lru_;
+    std::unique_ptr<TagStore> tags_;  // which line each slot holds, dirty bits, LRU
+    bool tags_used_ = false;
+    // Per slot (set * ways + way): ready time, "filled by prefetch and untouched" bit.
     std::vector<Tick> ready_;
-    std::vector<uint8_t> dirty_;
     std::vector<uint8_t> prefetched_;
     struct FreeDeleter {
         void operator()(uint8_t* p) const { std::free(p); }
@@ -130,7 +136,6 @@ private:
     std::vector<Calendar> slice_read_, slice_write_;
     Calendar mshrs_;      // l2.max_outstanding_misses misses in flight at once
     Tick miss_estimate_;  // how long a miss holds its MSHR, when reserving it
-    uint64_t lru_clock_ = 0;
     uint64_t prefetched_untouched_ = 0;
     bool corrupt_next_fill_ = false;
     MemoryTarget* direct_ = nullptr;

@@ -1,0 +1,75 @@
+#include "model/l2/tag_store.h"
+
+#include "model/l2/rtl_tags.h"
+#include "rtl_stubs/clocked_model.h"
+#include "Vl2_tags.h"
+#include "Vl2_tags_fst.h"
+
+namespace pfsim {
+
+TlmTags::TlmTags(const TagGeometry& g)
+    : ways_(g.ways), tag_(g.sets * g.ways, 0), lru_(g.sets * g.ways, 0), dirty_(g.sets * g.ways, 0) {}
+
+TagResult TlmTags::lookup(uint64_t set, uint64_t line, Tick) {
+    TagResult r;
+    const uint64_t base = set * ways_;
+    for (uint64_t w = 0; w < ways_; ++w) {
+        if (tag_[base + w] == line + 1) {
+            r.hit = true;
+            r.way = static_cast<unsigned>(w);
+            r.dirty = dirty_[base + w];
+            break;
+        }
+    }
+    return r;
+}
+
+TagResult TlmTags::access(uint64_t set, uint64_t line, bool write, Tick when) {
+    TagResult r = lookup(set, line, when);
+    const uint64_t base = set * ways_;
+    if (!r.hit) {
+        uint64_t victim = base;
+        for (uint64_t slot = base; slot < base + ways_; ++slot) {
+            if (tag_[slot] == 0) {
+                victim = slot;
+                break;
+            }
+            if (lru_[slot] < lru_[victim]) victim = slot;
+        }
+        r.way = static_cast<unsigned>(victim - base);
+        if (tag_[victim] != 0) {
+            r.victim_valid = true;
+            r.victim_line = tag_[victim] - 1;
+            r.victim_dirty = dirty_[victim];
+        }
+        tag_[victim] = line + 1;
+        dirty_[victim] = 0;
+    }
+    const uint64_t slot = base + r.way;
+    if (write) dirty_[slot] = 1;
+    r.dirty = dirty_[slot];
+    lru_[slot] = ++lru_clock_;
+    return r;
+}
+
+TagGeometry tag_geometry(const Config& cfg) {
+    TagGeometry g;
+    const uint64_t line = cfg.bytes("l2.line_bytes");
+    g.ways = cfg.count("l2.ways");
+    g.sets = cfg.bytes("l2.size") / line / g.ways;
+    g.slices = cfg.count("l2.slices");
+    g.lines = (cfg.bytes("gm.size") + line - 1) / line;
+    return g;
+}
+
+std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves) {
+    const TagGeometry g = tag_geometry(cfg);
+    if (cfg.choice("l2.tags") == "tlm") return std::make_unique<TlmTags>(g);
+    const auto period = static_cast<Tick>(1e12 / cfg.frequency("chip.clock") + 0.5);
+    if (waves_format(waves) == WavesFormat::Fst) {
+        return std::make_unique<RtlTags<Vl2_tags_fst, VerilatedFstC>>(g, period, waves);
+    }
+    return std::make_unique<RtlTags<Vl2_tags, VerilatedVcdC>>(g, period, waves);
+}
+
+}  // namespace pfsim

@@ -1,0 +1,67 @@
+// The L2's tags: which line each way of each set holds, its dirty bit and the
+// LRU order. Two implementations answer the same operations: TlmTags (C++) and
+// RtlTags (the rtl_stubs/l2_tags pipeline, verilated; --set l2.tags=rtl).
+// A slot of the L2's arrays is set * ways + way.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/config/config.h"
+
+namespace pfsim {
+
+struct TagGeometry {
+    uint64_t sets = 0;
+    uint64_t ways = 0;
+    uint64_t slices = 0;     // set s belongs to slice s mod slices
+    uint64_t lines = 0;      // line numbers run from 0 to lines - 1
+};
+
+struct TagResult {
+    bool hit = false;
+    unsigned way = 0;           // the hit, or the way allocated on a miss (0 when a lookup misses)
+    bool dirty = false;         // the line's dirty bit after the operation
+    bool victim_valid = false;  // the miss replaced this valid line:
+    uint64_t victim_line = 0;
+    bool victim_dirty = false;
+    bool operator==(const TagResult& o) const {
+        return hit == o.hit && way == o.way && dirty == o.dirty && victim_valid == o.victim_valid &&
+               (!victim_valid || (victim_line == o.victim_line && victim_dirty == o.victim_dirty));
+    }
+};
+
+class TagStore {
+public:
+    virtual ~TagStore() = default;
+    // Where `line` is, if resident, and its dirty bit; changes nothing.
+    virtual TagResult lookup(uint64_t set, uint64_t line, Tick when) = 0;
+    // Makes `line` the most recently used of its set, allocating a way on a miss
+    // (the first invalid one, else the least recently used); `write` marks it dirty.
+    virtual TagResult access(uint64_t set, uint64_t line, bool write, Tick when) = 0;
+};
+
+class TlmTags final : public TagStore {
+public:
+    explicit TlmTags(const TagGeometry& g);
+    TagResult lookup(uint64_t set, uint64_t line, Tick when) override;
+    TagResult access(uint64_t set, uint64_t line, bool write, Tick when) override;
+
+private:
+    uint64_t ways_;
+    // Per slot: line number + 1 (0 = invalid), LRU stamp, dirty bit.
+    std::vector<uint64_t> tag_;
+    std::vector<uint64_t> lru_;
+    std::vector<uint8_t> dirty_;
+    uint64_t lru_clock_ = 0;
+};
+
+// The configured implementation: l2.tags = tlm or rtl. An RTL store dumps its
+// signals to `waves` (.vcd or .fst) unless it is empty. Throws ConfigError when
+// the RTL was built for another geometry than the configuration's.
+std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves = "");
+TagGeometry tag_geometry(const Config& cfg);
+
+}  // namespace pfsim
