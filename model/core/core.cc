@@ -146,7 +146,7 @@ Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool writ
         throw KernelError(std::string(write ? "write to " : "read from ") + hex(addr) + " + " +
                           std::to_string(len) + " bytes: outside GM");
     }
-    return now + delay.value();
+    return sc_core::sc_time_stamp().value() + delay.value();  // a target may have waited
 }
 
 Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start) {
@@ -274,6 +274,7 @@ void Core::uncached_read(uint64_t gm, void* dst, uint64_t bytes) {
 }
 
 void Core::mmio_write32(uint64_t addr, uint32_t value) {
+    catch_up(issue_);  // a device register write is seen when it is issued, not before
     const Tick done = transport(mmio, true, addr, &value, 4, issue_);  // waits out a cold channel's publication
     scalar(1);
     issue_ = std::max(issue_, done);

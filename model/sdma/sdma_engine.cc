@@ -33,12 +33,56 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       state_(cfg.count("sdma.channels")),
       copy_buffer_(chunk_bytes_) {
     mmio.register_b_transport(this, &SdmaEngine::transport_mmio);
+    if (cfg.choice("sdma.frontend") == "rtl") {
+        rtl_ = make_rtl_frontend(cfg);
+        connect_rtl();
+        sc_core::sc_spawn([this] { rtl_->run(); }, "frontend_clock");
+    }
     for (unsigned c = 0; c < state_.size(); ++c) {
         doorbell_.push_back(std::make_unique<sc_core::sc_event>());
         idle_.push_back(std::make_unique<sc_core::sc_event>());
-        sc_core::sc_spawn([this, c] { run_channel(c); },
+        sc_core::sc_spawn([this, c] { rtl_ ? run_channel_rtl(c) : run_channel(c); },
                           sc_core::sc_gen_unique_name("channel"));
     }
+}
+
+void SdmaEngine::connect_rtl() {
+    rtl_->connect(
+        [this](uint64_t addr, uint8_t* buf, Tick issue) {
+            stats_.request_fetch_bytes += kSdmaRequestBytes;
+            return memory_access(false, addr, buf, kSdmaRequestBytes, issue);
+        },
+        [this](unsigned c) { idle_[c]->notify(); });
+}
+
+void SdmaEngine::attach_waves(const std::string& path) {
+    if (!rtl_) throw std::logic_error("pfsim: SDMA waves need sdma.frontend = rtl");
+    rtl_->attach_waves(path);
+}
+
+void SdmaEngine::use_rtl_frontend(std::unique_ptr<RtlFrontend> frontend) {
+    if (!rtl_) throw std::logic_error("pfsim: an RTL front-end needs sdma.frontend = rtl");
+    rtl_ = std::move(frontend);
+    connect_rtl();
+}
+
+SdmaChannelState SdmaEngine::channel(unsigned c) const {
+    SdmaChannelState ch = state_.at(c);
+    if (rtl_) {
+        uint64_t v = 0;
+        rtl_->read(c, SdmaRegister::kHead, &v);
+        ch.head = static_cast<uint32_t>(v);
+        rtl_->read(c, tail_offset_, &v);
+        ch.tail = static_cast<uint32_t>(v);
+        rtl_->read(c, SdmaRegister::kRingBase, &ch.ring_base);
+        rtl_->read(c, SdmaRegister::kRingDepth, &v);
+        ch.depth = static_cast<uint32_t>(v);
+        rtl_->read(c, SdmaRegister::kError, &v);
+        ch.error = static_cast<SdmaError>(v);
+        rtl_->read(c, SdmaRegister::kCompleted, &ch.completed);
+        ch.busy = rtl_->busy(c);
+    }
+    return ch;
 }
 
 void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay) {
@@ -49,6 +93,7 @@ void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay
     const uint64_t c = (addr - mmio_base_) / stride_;
     const uint64_t reg = (addr - mmio_base_) % stride_;
     if (c >= state_.size() || len == 0 || len > 8 || reg + len > stride_) return;
+    if (rtl_) return transport_mmio_rtl(static_cast<unsigned>(c), reg, p, delay);
     SdmaChannelState& ch = state_[c];
     uint64_t value = 0;
     if (p.is_write()) {
@@ -86,6 +131,56 @@ void SdmaEngine::transport_mmio(int, tlm::tlm_generic_payload& p, sc_time& delay
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
+void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_payload& p, sc_time& delay) {
+    const uint64_t len = p.get_data_length();
+    uint64_t value = 0;
+    if (!p.is_write()) {
+        if (!rtl_->read(c, reg, &value)) return;
+        std::memcpy(p.get_data_ptr(), &value, len);  // little-endian host
+        p.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
+    std::memcpy(&value, p.get_data_ptr(), len);
+    if (reg == tail_offset_ && len == 4) {
+        const Tick when = now_plus(delay);
+        ++stats_.doorbells;
+        uint64_t error = 0;
+        rtl_->read(c, SdmaRegister::kError, &error);
+        const bool was_busy = rtl_->busy(c);
+        rtl_->write(c, reg, value);
+        if (error == 0) {  // a stopped channel ignores its doorbell
+            rtl_->read(c, SdmaRegister::kError, &error);
+            if (error != 0) {
+                ++stats_.channel_errors;
+                idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
+            } else {
+                const Tick start = publish(c, when);
+                if (!was_busy) rtl_->hold_until(c, start);
+                delay = to_sc(start - sc_core::sc_time_stamp().value());
+            }
+        }
+    } else if ((reg == SdmaRegister::kRingBase && len == 8) || (reg == SdmaRegister::kRingDepth && len == 4)) {
+        if (reg == SdmaRegister::kRingBase) state_[c] = SdmaChannelState{};  // a new queue is cold
+        rtl_->write(c, reg, value);
+    } else {
+        return;
+    }
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+Tick SdmaEngine::publish(unsigned c, Tick when) {
+    SdmaChannelState& ch = state_[c];
+    if (!ch.warm) {
+        // Submission-queue publication: one channel at a time, engine-wide; the
+        // doorbell write completes when it ends.
+        cold_busy_until_ = std::max(cold_busy_until_, when) + cold_cost_;
+        ch.warm_at = cold_busy_until_;
+        ch.warm = true;
+        ++stats_.cold_starts;
+    }
+    return std::max(when, ch.warm_at);
+}
+
 Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
     SdmaChannelState& ch = state_[c];
     ++stats_.doorbells;
@@ -100,19 +195,13 @@ Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
         idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
         return when;
     }
-    if (!ch.warm) {
-        // Submission-queue publication: one channel at a time, engine-wide; the
-        // doorbell write completes when it ends.
-        cold_busy_until_ = std::max(cold_busy_until_, when) + cold_cost_;
-        ch.warm_at = cold_busy_until_;
-        ch.warm = true;
-        ++stats_.cold_starts;
-    }
+    const Tick start = publish(c, when);
     ch.tail = tail;
     ch.busy = true;
     ch.doorbell_pending = true;
+    fetch_ahead(c, when);
     doorbell_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
-    return std::max(when, ch.warm_at);
+    return start;
 }
 
 void SdmaEngine::run_channel(unsigned c) {
@@ -127,6 +216,20 @@ void SdmaEngine::run_channel(unsigned c) {
             ch.busy = false;
             idle_[c]->notify();
         }
+    }
+}
+
+void SdmaEngine::run_channel_rtl(unsigned c) {
+    for (;;) {
+        const FrontendRequest f = rtl_->take(c);
+        const Tick now = sc_core::sc_time_stamp().value();
+        if (f.error != SdmaError::None) {  // the RTL stopped the channel
+            ++stats_.channel_errors;
+            continue;
+        }
+        wait_to_begin(c, f.request, now);
+        move(c, f.request, now);
+        rtl_->retire(c);
     }
 }
 
@@ -186,21 +289,38 @@ void SdmaEngine::execute_next(unsigned c) {
         ++stats_.channel_errors;
         return;
     }
+    ch.executing = true;
+    fetch_ahead(c, *fetched);
+    wait_to_begin(c, r, *fetched);
+    move(c, r, now);
+    ch.executing = false;
+    ++ch.completed;
+    ch.head = (ch.head + 1) % ch.depth;
+}
+
+void SdmaEngine::fetch_ahead(unsigned c, Tick when) {
+    SdmaChannelState& ch = state_[c];
+    const uint32_t following = (ch.head + 1) % ch.depth;
+    if (!ch.executing || ch.ahead_index >= 0 || following == ch.tail) return;
+    const std::optional<Tick> f =
+        memory_access(false, ch.ring_base + uint64_t{following} * kSdmaRequestBytes, ch.ahead_raw, kSdmaRequestBytes, when);
+    stats_.request_fetch_bytes += kSdmaRequestBytes;
+    if (f) {
+        ch.ahead_index = following;
+        ch.ahead_fetched = *f;
+    }
+}
+
+void SdmaEngine::wait_to_begin(unsigned c, const SdmaRequest& r, Tick fetched) {
     // Fetch, decode and burst start-up happen before any data moves; a copy (the
     // completion flag) also waits until every earlier prefetched line has landed.
-    Tick begin = *fetched + startup_;
-    if (r.opcode == kSdmaOpCopy) begin = std::max(begin, ch.fills_done);
-    sc_core::wait(to_sc(begin - now));
-    const uint32_t following = (ch.head + 1) % ch.depth;
-    if (following != ch.tail) {  // fetch the next request while this one moves data
-        const std::optional<Tick> f = memory_access(false, ch.ring_base + uint64_t{following} * kSdmaRequestBytes,
-                                                    ch.ahead_raw, kSdmaRequestBytes, begin);
-        stats_.request_fetch_bytes += kSdmaRequestBytes;
-        if (f) {
-            ch.ahead_index = following;
-            ch.ahead_fetched = *f;
-        }
-    }
+    Tick begin = fetched + startup_;
+    if (r.opcode == kSdmaOpCopy) begin = std::max(begin, state_[c].fills_done);
+    sc_core::wait(to_sc(begin - sc_core::sc_time_stamp().value()));
+}
+
+void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
+    SdmaChannelState& ch = state_[c];
     // Data moves one piece at a time, so that each reservation of GM, L2 and
     // engine bandwidth is made when it happens and channels interleave fairly.
     Tick done = sc_core::sc_time_stamp().value();
@@ -243,12 +363,11 @@ void SdmaEngine::execute_next(unsigned c) {
         char args[160];
         std::snprintf(args, sizeof args, "\"bytes\":%u,\"src\":\"0x%llx\",\"dst\":\"0x%llx\"", r.length,
                       static_cast<unsigned long long>(r.src), static_cast<unsigned long long>(r.dst));
-        trace_->slice(trace_pid_, trace_lane_[c], r.opcode == kSdmaOpCachePrefetch ? "prefetch" : "copy", now, finished, args);
+        trace_->slice(trace_pid_, trace_lane_[c], r.opcode == kSdmaOpCachePrefetch ? "prefetch" : "copy", started, finished, args);
     }
     ++stats_.requests;
-    ++ch.completed;
     ch.last_done = done;
-    ch.head = (ch.head + 1) % ch.depth;
+    if (log_) log_->push_back({c, r, started, finished});
 }
 
 }  // namespace pfsim

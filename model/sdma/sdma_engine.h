@@ -12,11 +12,14 @@
 //   0x110 ring depth (r/w, 4 B)     0x118 error code, SdmaError (read, 4 B)
 //   0x120 requests completed (read, 8 B)
 // A malformed request stops its channel with an error code; nothing else stops.
+// With sdma.frontend = rtl, the registers, doorbells, fetch and decode are the
+// RTL's (model/sdma/rtl_frontend.h); the engine still executes the requests.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -26,6 +29,7 @@
 
 #include "model/common/calendar.h"
 #include "model/config/config.h"
+#include "model/sdma/rtl_frontend.h"
 #include "model/trace/recorder.h"
 #include "hw/sdma_request.h"
 
@@ -51,6 +55,13 @@ struct SdmaStats {
     uint64_t channel_errors = 0;
 };
 
+// One executed request, for tests that compare front-ends.
+struct ExecutedRequest {
+    unsigned channel = 0;
+    SdmaRequest request;
+    Tick started = 0, finished = 0;
+};
+
 struct SdmaChannelState {
     uint64_t ring_base = 0;
     uint32_t depth = 0;
@@ -64,6 +75,7 @@ struct SdmaChannelState {
     uint64_t completed = 0;
     Tick last_done = 0;           // completion time of the latest request
     Tick fills_done = 0;          // when every prefetched line so far has landed in L2
+    bool executing = false;       // a request is between its fetch and its completion
     // The next request, fetched while the current one moves data.
     int64_t ahead_index = -1;
     Tick ahead_fetched = 0;
@@ -79,7 +91,7 @@ public:
     SdmaEngine(sc_core::sc_module_name name, const Config& cfg);
 
     unsigned channels() const { return static_cast<unsigned>(state_.size()); }
-    const SdmaChannelState& channel(unsigned c) const { return state_.at(c); }
+    SdmaChannelState channel(unsigned c) const;
     // Notified whenever channel c drains its ring or stops on an error.
     const sc_core::sc_event& idle_event(unsigned c) const { return *idle_.at(c); }
     uint64_t register_address(unsigned c, uint64_t offset) const {
@@ -89,16 +101,35 @@ public:
     const SdmaStats& stats() const { return stats_; }
     // Requests in channel c's ring not yet executed.
     uint32_t queue_depth(unsigned c) const {
-        const SdmaChannelState& ch = state_.at(c);
+        const SdmaChannelState ch = channel(c);
         return ch.depth ? (ch.tail + ch.depth - ch.head) % ch.depth : 0;
     }
     // Record each executed request as a slice on its channel's lane.
     void attach_trace(TraceRecorder* trace) { trace_ = trace; }
+    // Appends every executed request to `log` (nullptr: stop).
+    void log_requests(std::vector<ExecutedRequest>* log) { log_ = log; }
+    bool rtl_frontend() const { return rtl_ != nullptr; }
+    // With sdma.frontend = rtl: dump the front-end's signals (.vcd or .fst).
+    // Only before the simulation starts.
+    void attach_waves(const std::string& path);
+    // With sdma.frontend = rtl: another build of the RTL (tests). Only before
+    // the simulation starts.
+    void use_rtl_frontend(std::unique_ptr<RtlFrontend> frontend);
 
 private:
     void transport_mmio(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void run_channel(unsigned c);
+    void run_channel_rtl(unsigned c);
     void execute_next(unsigned c);
+    // Fetches the request after the executing one, if the ring holds it and it
+    // is not fetched yet (one request ahead, as the RTL front-end does).
+    void fetch_ahead(unsigned c, Tick when);
+    void transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    // Waits until request r, fetched at `fetched`, may start moving data.
+    void wait_to_begin(unsigned c, const SdmaRequest& r, Tick fetched);
+    // Moves request r's data; `started` is when its channel took it up.
+    void move(unsigned c, const SdmaRequest& r, Tick started);
+    void connect_rtl();
     SdmaError validate(const SdmaRequest& r) const;
     // Completion time, or nothing when the address is outside GM.
     std::optional<Tick> memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue);
@@ -109,6 +140,9 @@ private:
     // Returns when the doorbell write completes: at once on a warm channel; on a
     // cold one, when its publication (serialised in the engine) ends.
     Tick ring_doorbell(unsigned c, uint32_t tail, Tick when);
+    // The cold-channel publication of a doorbell that starts channel c: returns
+    // when the channel may start.
+    Tick publish(unsigned c, Tick when);
 
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
@@ -121,6 +155,8 @@ private:
     Calendar aggregate_;  // sdma.bandwidth shared by all channels
     tlm::tlm_generic_payload payload_;
     SdmaStats stats_;
+    std::unique_ptr<RtlFrontend> rtl_;
+    std::vector<ExecutedRequest>* log_ = nullptr;
     TraceRecorder* trace_ = nullptr;
     int trace_pid_ = 0;
     std::vector<int> trace_lane_;  // per channel, 0 until used

@@ -22,7 +22,7 @@ Tick Harness::transport(tlm_utils::simple_initiator_socket<Harness>& s, bool wri
     const Tick base = now();
     sc_core::sc_time delay = to_sc(issue > base ? issue - base : 0);
     s->b_transport(payload_, delay);
-    return base + delay.value();
+    return now() + delay.value();
 }
 
 Tick Harness::read(uint64_t addr, void* data, uint64_t len, Tick issue) {

@@ -1,0 +1,275 @@
+// The SDMA engine's front-end (registers, doorbells, arbitration, request fetch
+// and decode) answered by the RTL of rtl_stubs/sdma_frontend, with
+// --set sdma.frontend=rtl. The engine keeps executing requests; this bridge
+// turns register accesses, fetches and hand-overs into pin activity:
+//   - register accesses are applied on a clock edge at once;
+//   - a clock process steps the RTL one cycle at a time while it has work and
+//     sleeps otherwise (the RTL holds state only in registers, so skipping idle
+//     cycles changes nothing);
+//   - the RTL's memory requests become TLM reads; each answer is presented on
+//     the first cycle at or after the read completes;
+//   - a channel process asking for its next request gets it on the take port.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/sdma_request.h"
+#include "model/common/time.h"
+#include "model/config/config.h"
+#include "rtl_stubs/clocked_model.h"
+
+namespace pfsim {
+
+struct FrontendRequest {
+    SdmaRequest request;
+    SdmaError error = SdmaError::None;  // not None: the channel stopped here
+};
+
+class RtlFrontend {
+public:
+    // Reads one 64-byte request at `addr`, issued at `issue`; its completion
+    // time, or nothing when the address is outside GM.
+    using Fetch = std::function<std::optional<Tick>(uint64_t addr, uint8_t* buf, Tick issue)>;
+    using Idle = std::function<void(unsigned channel)>;  // channel drained its ring or stopped
+
+    virtual ~RtlFrontend() = default;
+    virtual void connect(Fetch fetch, Idle idle) = 0;
+    // Dump the RTL's signals to `path` (.vcd or .fst). Only before it runs.
+    virtual void attach_waves(const std::string& path) = 0;
+    // Register access at offset `reg` of channel c; false: no such register.
+    virtual bool read(unsigned c, uint64_t reg, uint64_t* value) = 0;
+    virtual bool write(unsigned c, uint64_t reg, uint64_t value) = 0;
+    virtual bool busy(unsigned c) = 0;
+    // Channel c fetches nothing before `t` (its queue is being published).
+    virtual void hold_until(unsigned c, Tick t) = 0;
+    // Blocks the calling process until channel c's next request is decoded.
+    virtual FrontendRequest take(unsigned c) = 0;
+    // The request last taken on channel c is done.
+    virtual void retire(unsigned c) = 0;
+    // The clock process; the engine spawns it.
+    virtual void run() = 0;
+};
+
+// The product's build of the RTL (VCD or FST, by the waves file given later).
+std::unique_ptr<RtlFrontend> make_rtl_frontend(const Config& cfg, const std::string& waves = "");
+
+template <class Model, class Tracer>
+class RtlFrontendOf final : public RtlFrontend {
+public:
+    RtlFrontendOf(const Config& cfg, const std::string& waves = "")
+        : channels_(cfg.count("sdma.channels")),
+          period_(static_cast<Tick>(1e12 / cfg.frequency("chip.clock") + 0.5)),
+          gm_size_(cfg.bytes("gm.size")),
+          max_request_bytes_(cfg.bytes("sdma.max_request_bytes")),
+          max_depth_(cfg.count("sdma.queue_depth")),
+          tail_offset_(cfg.bytes("sdma.doorbell_tail_offset")),
+          hold_(channels_, 0),
+          want_(channels_, false),
+          mailbox_(channels_),
+          taken_(channels_) {
+        if (tail_offset_ >= 0x100) {
+            throw ConfigError("sdma.frontend = rtl: sdma.doorbell_tail_offset must be below 0x100 (the RTL's registers)");
+        }
+        for (auto& e : taken_) e = std::make_unique<sc_core::sc_event>();
+        build(waves);
+        const uint64_t built = rtl_->pins().geometry_channels;
+        if (built != channels_) {
+            throw ConfigError("sdma.frontend = rtl: the RTL front-end is built for " + std::to_string(built) +
+                              " channels; sdma.channels = " + std::to_string(channels_) +
+                              " (rebuild with another CHANNELS in rtl_stubs/sdma_frontend/BUILD)");
+        }
+    }
+
+    void connect(Fetch fetch, Idle idle) override {
+        fetch_ = std::move(fetch);
+        idle_ = std::move(idle);
+    }
+    void attach_waves(const std::string& path) override {
+        if (rtl_->cycles() > kResetCycles) throw std::logic_error("pfsim: SDMA waves attached after the front-end ran");
+        build(path);
+    }
+
+    bool read(unsigned c, uint64_t reg, uint64_t* value) override {
+        Model& p = rtl_->pins();
+        p.reg_channel = c;
+        p.reg_addr = static_cast<uint32_t>(reg);
+        p.reg_write = 0;
+        rtl_->settle();
+        *value = p.reg_rdata;
+        return !p.reg_unknown;
+    }
+    bool write(unsigned c, uint64_t reg, uint64_t value) override {
+        Model& p = rtl_->pins();
+        p.reg_channel = c;
+        p.reg_addr = static_cast<uint32_t>(reg);
+        p.reg_write = 1;
+        p.reg_wdata = value;
+        rtl_->settle();
+        const bool known = !p.reg_unknown;
+        if (known) {
+            p.reg_valid = 1;
+            step(sc_core::sc_time_stamp().value());
+            p.reg_valid = 0;
+            wake_.notify(sc_core::SC_ZERO_TIME);
+        }
+        p.reg_write = 0;
+        return known;
+    }
+    bool busy(unsigned c) override { return (rtl_->pins().chan_busy >> c) & 1; }
+    void hold_until(unsigned c, Tick t) override {
+        hold_[c] = t;
+        const Tick now = sc_core::sc_time_stamp().value();
+        wake_.notify(to_sc(t > now ? t - now : 0));
+    }
+    FrontendRequest take(unsigned c) override {
+        want_[c] = true;
+        wake_.notify(sc_core::SC_ZERO_TIME);
+        while (!mailbox_[c]) sc_core::wait(*taken_[c]);
+        const FrontendRequest r = *mailbox_[c];
+        mailbox_[c].reset();
+        return r;
+    }
+    void retire(unsigned c) override {
+        retiring_.push_back(c);
+        wake_.notify(sc_core::SC_ZERO_TIME);
+    }
+
+    void run() override {
+        Model& p = rtl_->pins();
+        for (;;) {
+            const Tick now = sc_core::sc_time_stamp().value();
+            // Inputs of this cycle.
+            uint64_t enable = 0;
+            std::optional<Tick> next_hold;
+            for (unsigned c = 0; c < channels_; ++c) {
+                if (hold_[c] <= now) {
+                    enable |= uint64_t{1} << c;
+                } else if (!next_hold || hold_[c] < *next_hold) {
+                    next_hold = hold_[c];
+                }
+            }
+            p.chan_enable = enable;
+            const bool answer = !answers_.empty() && answers_.begin()->first <= now;
+            if (answer) {
+                const Answer& a = answers_.begin()->second;
+                p.mem_resp_valid = 1;
+                p.mem_resp_id = a.channel;
+                p.mem_resp_error = a.error;
+                for (unsigned w = 0; w < 16; ++w) {
+                    p.mem_resp_data[w] = uint32_t{a.data[4 * w]} | uint32_t{a.data[4 * w + 1]} << 8 |
+                                         uint32_t{a.data[4 * w + 2]} << 16 | uint32_t{a.data[4 * w + 3]} << 24;
+                }
+                answers_.erase(answers_.begin());
+            }
+            int taking = -1;
+            for (unsigned c = 0; c < channels_ && taking < 0; ++c) {
+                if (want_[c] && ((p.req_pending >> c) & 1)) taking = static_cast<int>(c);
+            }
+            if (taking >= 0) {
+                p.take_valid = 1;
+                p.take_channel = static_cast<uint32_t>(taking);
+            }
+            if (!retiring_.empty()) {
+                p.retire_valid = 1;
+                p.retire_channel = retiring_.front();
+                retiring_.erase(retiring_.begin());
+            }
+            if (p.mem_req_valid) {
+                p.mem_req_ready = 1;
+                Answer a;
+                a.channel = p.mem_req_id;
+                const std::optional<Tick> done = fetch_(p.mem_req_addr, a.data, now);
+                a.error = !done;
+                answers_.emplace(done ? *done : now, a);
+            }
+            rtl_->settle();
+            FrontendRequest taken;
+            if (taking >= 0) {
+                taken.error = static_cast<SdmaError>(p.take_error);
+                taken.request.opcode = p.take_opcode;
+                taken.request.length = p.take_length;
+                taken.request.src = p.take_src;
+                taken.request.dst = p.take_dst;
+            }
+            step(now);
+            p.mem_resp_valid = 0;
+            p.take_valid = 0;
+            p.retire_valid = 0;
+            p.mem_req_ready = 0;
+            if (taking >= 0) {
+                want_[taking] = false;
+                mailbox_[taking] = taken;
+                taken_[taking]->notify(sc_core::SC_ZERO_TIME);
+            }
+            // The next cycle, or sleep until something can happen.
+            bool work = !p.idle || !retiring_.empty() ||
+                        (!answers_.empty() && answers_.begin()->first <= now + period_);
+            for (unsigned c = 0; c < channels_ && !work; ++c) work = want_[c] && ((p.req_pending >> c) & 1);
+            if (work) {
+                sc_core::wait(to_sc(period_));
+                continue;
+            }
+            std::optional<Tick> next = next_hold;
+            if (!answers_.empty() && (!next || answers_.begin()->first < *next)) next = answers_.begin()->first;
+            if (next) wake_.notify(to_sc(*next - now));
+            sc_core::wait(wake_);
+        }
+    }
+
+private:
+    static constexpr unsigned kResetCycles = 2;
+    struct Answer {
+        unsigned channel = 0;
+        bool error = false;
+        uint8_t data[kSdmaRequestBytes] = {};
+    };
+
+    void build(const std::string& waves) {
+        rtl_.reset();
+        rtl_ = std::make_unique<ClockedModel<Model, Tracer>>("sdma_frontend", period_, waves);
+        Model& p = rtl_->pins();
+        p.cfg_gm_size = gm_size_;
+        p.cfg_max_request_bytes = max_request_bytes_;
+        p.cfg_max_depth = static_cast<uint32_t>(max_depth_);
+        p.cfg_tail_offset = static_cast<uint32_t>(tail_offset_);
+        rtl_->reset(kResetCycles);
+        busy_ = 0;
+    }
+    // One clock edge at `now`; reports channels that went idle.
+    void step(Tick now) {
+        rtl_->advance_to(now);
+        rtl_->cycle();
+        const uint64_t busy = rtl_->pins().chan_busy;
+        const uint64_t fell = busy_ & ~busy;
+        busy_ = busy;
+        for (unsigned c = 0; c < channels_; ++c) {
+            if (((fell >> c) & 1) && idle_) idle_(c);
+        }
+    }
+
+    uint64_t channels_;
+    Tick period_;
+    uint64_t gm_size_, max_request_bytes_, max_depth_, tail_offset_;
+    std::unique_ptr<ClockedModel<Model, Tracer>> rtl_;
+    Fetch fetch_;
+    Idle idle_;
+    uint64_t busy_ = 0;
+    std::vector<Tick> hold_;
+    std::vector<bool> want_;
+    std::vector<std::optional<FrontendRequest>> mailbox_;
+    std::vector<std::unique_ptr<sc_core::sc_event>> taken_;
+    std::vector<unsigned> retiring_;
+    std::multimap<Tick, Answer> answers_;  // memory answers by the time they are due
+    sc_core::sc_event wake_;
+};
+
+}  // namespace pfsim
