@@ -20,7 +20,9 @@ commands:
                     run each kernel with prefetch off and on: outputs must be
                     bit-identical and equal to the kernel's reference
   run KERNEL [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT] [--trace FILE.json]
-                    run one kernel on the simulated die
+      [--waves FILE.vcd|FILE.fst]
+                    run one kernel on the simulated die; --waves dumps the signals of
+                    the RTL blocks in the loop (--set sdma.frontend=rtl, l2.tags=rtl)
   kernels           list the kernels, their arguments and expected gains
   diff A B [--json] [--max-regression PCT]
                     compare two summaries, check reports, traces or onboard profiles:

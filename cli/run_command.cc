@@ -50,7 +50,7 @@ const KernelCase& kernel_named(const std::string& name) {
 }
 
 int cmd_run(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--no-sdma", "--no-warmup"}, {"--prefetch", "--arg", "--inject", "--trace"});
+    CommonOptions o = parse_options(args, {"--no-sdma", "--no-warmup"}, {"--prefetch", "--arg", "--inject", "--trace", "--waves"});
     if (o.positional.size() != 1) throw UsageError("run takes exactly one kernel name");
     const Config cfg = resolve_config(o);
     const KernelCase& kernel = kernel_named(o.positional[0]);
@@ -75,6 +75,14 @@ int cmd_run(const std::vector<std::string>& args) {
 
     SimPlatform platform("die", cfg);
     platform.faults().prefetch_corrupt = corrupt;
+    std::vector<std::string> waves;
+    if (!value_of(o, "--waves", "").empty()) {
+        try {
+            waves = platform.attach_waves(value_of(o, "--waves", ""));
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+    }
     rt::WorkerOptions wo;
     wo.enable_sdma = !has_flag(o, "--no-sdma");
     wo.warmup = !has_flag(o, "--no-warmup");
@@ -152,6 +160,7 @@ int cmd_run(const std::vector<std::string>& args) {
         throw UsageError(e.what());  // an argument the kernel's host side refused
     }
     summary["sim_time_total_ns"] = static_cast<double>(platform.now_ps()) / 1e3;  // warm-up included
+    if (!waves.empty()) summary["waves"] = waves;
     summary["config"] = cfg.to_json();
 
     if (o.json) {
@@ -176,6 +185,7 @@ int cmd_run(const std::vector<std::string>& args) {
             }
         }
         if (summary.contains("warmup")) std::printf("warm-up          %s\n", summary["warmup"].get<std::string>().c_str());
+        for (const std::string& w : waves) std::printf("waves            %s\n", w.c_str());
     }
     if (summary.contains("warnings")) {
         const auto& warnings = summary["warnings"];

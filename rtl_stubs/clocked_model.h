@@ -65,6 +65,8 @@ public:
     void advance_to(Tick t) {
         if (t > now_) now_ = t;
     }
+    // Propagates inputs set since the last edge to the combinational outputs.
+    void settle() { model_->eval(); }
     // One clock cycle: inputs as set now, a rising edge half-way through.
     void cycle() {
         model_->clk = 0;

@@ -28,7 +28,7 @@ public:
                               "-bit line numbers; this configuration has " + std::to_string(g.slices) +
                               " slices, " + std::to_string(g.sets) + " sets, " + std::to_string(g.ways) +
                               " ways and " + std::to_string(g.lines) +
-                              " lines of GM (rebuild with other parameters in rtl_stubs/l2_tags/BUILD)");
+                              " lines of GM (rebuild the RTL with -G parameters in rtl_stubs/l2_tags/BUILD)");
         }
         rtl_.reset(2);
         while (!rtl_.pins().req_ready) rtl_.cycle();  // the rows are cleared one set per cycle

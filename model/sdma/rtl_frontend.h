@@ -43,8 +43,8 @@ public:
 
     virtual ~RtlFrontend() = default;
     virtual void connect(Fetch fetch, Idle idle) = 0;
-    // Dump the RTL's signals to `path` (.vcd or .fst). Only before it runs.
-    virtual void attach_waves(const std::string& path) = 0;
+    // Whether it has run beyond its reset (register writes included).
+    virtual bool started() const = 0;
     // Register access at offset `reg` of channel c; false: no such register.
     virtual bool read(unsigned c, uint64_t reg, uint64_t* value) = 0;
     virtual bool write(unsigned c, uint64_t reg, uint64_t value) = 0;
@@ -59,7 +59,7 @@ public:
     virtual void run() = 0;
 };
 
-// The product's build of the RTL (VCD or FST, by the waves file given later).
+// The product's build of the RTL: the VCD or the FST one, by the waves file's name.
 std::unique_ptr<RtlFrontend> make_rtl_frontend(const Config& cfg, const std::string& waves = "");
 
 template <class Model, class Tracer>
@@ -85,7 +85,7 @@ public:
         if (built != channels_) {
             throw ConfigError("sdma.frontend = rtl: the RTL front-end is built for " + std::to_string(built) +
                               " channels; sdma.channels = " + std::to_string(channels_) +
-                              " (rebuild with another CHANNELS in rtl_stubs/sdma_frontend/BUILD)");
+                              " (rebuild the RTL with -GCHANNELS=N in rtl_stubs/sdma_frontend/BUILD)");
         }
     }
 
@@ -93,10 +93,7 @@ public:
         fetch_ = std::move(fetch);
         idle_ = std::move(idle);
     }
-    void attach_waves(const std::string& path) override {
-        if (rtl_->cycles() > kResetCycles) throw std::logic_error("pfsim: SDMA waves attached after the front-end ran");
-        build(path);
-    }
+    bool started() const override { return rtl_->cycles() > kResetCycles; }
 
     bool read(unsigned c, uint64_t reg, uint64_t* value) override {
         Model& p = rtl_->pins();
@@ -234,7 +231,6 @@ private:
     };
 
     void build(const std::string& waves) {
-        rtl_.reset();
         rtl_ = std::make_unique<ClockedModel<Model, Tracer>>("sdma_frontend", period_, waves);
         Model& p = rtl_->pins();
         p.cfg_gm_size = gm_size_;
@@ -242,7 +238,6 @@ private:
         p.cfg_max_depth = static_cast<uint32_t>(max_depth_);
         p.cfg_tail_offset = static_cast<uint32_t>(tail_offset_);
         rtl_->reset(kResetCycles);
-        busy_ = 0;
     }
     // One clock edge at `now`; reports channels that went idle.
     void step(Tick now) {

@@ -19,6 +19,7 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       mmio("mmio"),
       memory("memory"),
       prefetch("prefetch"),
+      cfg_(cfg),
       mmio_base_(cfg.bytes("sdma.mmio_base")),
       stride_(cfg.bytes("sdma.doorbell_stride")),
       tail_offset_(cfg.bytes("sdma.doorbell_tail_offset")),
@@ -57,11 +58,14 @@ void SdmaEngine::connect_rtl() {
 
 void SdmaEngine::attach_waves(const std::string& path) {
     if (!rtl_) throw std::logic_error("pfsim: SDMA waves need sdma.frontend = rtl");
-    rtl_->attach_waves(path);
+    if (rtl_->started()) throw std::logic_error("pfsim: SDMA waves attached after the front-end ran");
+    rtl_ = make_rtl_frontend(cfg_, path);
+    connect_rtl();
 }
 
 void SdmaEngine::use_rtl_frontend(std::unique_ptr<RtlFrontend> frontend) {
     if (!rtl_) throw std::logic_error("pfsim: an RTL front-end needs sdma.frontend = rtl");
+    if (rtl_->started()) throw std::logic_error("pfsim: RTL front-end replaced after it ran");
     rtl_ = std::move(frontend);
     connect_rtl();
 }

@@ -144,6 +144,7 @@ private:
     // when the channel may start.
     Tick publish(unsigned c, Tick when);
 
+    Config cfg_;  // to build the RTL front-end again with waves
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
     Tick startup_, cold_cost_;

@@ -1,5 +1,7 @@
 #include "runtime/platform/sim/sim_platform.h"
 
+#include <fstream>
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -7,6 +9,7 @@
 #include "model/common/payload.h"
 #include "model/core/core_ops.h"
 #include "model/sdma/sdma_engine.h"
+#include "rtl_stubs/clocked_model.h"
 #include "runtime/platform/device.h"
 #include "runtime/sdma_workspace.h"
 
@@ -99,6 +102,29 @@ void SimPlatform::attach_trace(TraceRecorder* trace) {
     }
     soc_.sdma.attach_trace(trace);
     sampler_.attach_trace(trace);
+}
+
+std::vector<std::string> SimPlatform::attach_waves(const std::string& path) {
+    const bool l2 = cfg_.choice("l2.tags") == "rtl";
+    const bool sdma = cfg_.choice("sdma.frontend") == "rtl";
+    if (!l2 && !sdma) {
+        throw std::invalid_argument("--waves needs an RTL block in the loop: --set sdma.frontend=rtl and/or --set l2.tags=rtl");
+    }
+    waves_format(path);  // refuses other extensions
+    auto named = [&](const char* block) {
+        if (!(l2 && sdma)) return path;
+        const size_t dot = path.rfind('.');
+        return path.substr(0, dot) + "." + block + path.substr(dot);
+    };
+    std::vector<std::string> files;
+    if (sdma) files.push_back(named("sdma_frontend"));
+    if (l2) files.push_back(named("l2_tags"));
+    for (const std::string& f : files) {
+        if (!std::ofstream(f)) throw std::invalid_argument("cannot write waves file '" + f + "'");
+    }
+    if (sdma) soc_.sdma.attach_waves(files.front());
+    if (l2) soc_.l2.attach_waves(files.back());
+    return files;
 }
 
 void SimPlatform::elaborate() {

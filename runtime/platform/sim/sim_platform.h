@@ -38,6 +38,12 @@ public:
     SimFaults& faults() { return faults_; }
     // Record the cores, the SDMA engine and the memory counters of later launches.
     void attach_trace(TraceRecorder* trace);
+    // Dumps the signals of the RTL blocks in the loop (sdma.frontend or l2.tags
+    // = rtl) to `path` (.vcd or .fst); with both, one file each, named
+    // path-without-extension.BLOCK.ext. Before the first host access. Returns
+    // the files. Throws std::invalid_argument when there is no RTL block or the
+    // file cannot be written.
+    std::vector<std::string> attach_waves(const std::string& path);
     const Sampler& sampler() const { return sampler_; }
 
     std::string platform_name() const override { return "pfsim-a2a3"; }
