@@ -22,13 +22,11 @@ public:
         const uint64_t tag_bits = p.geometry_tag_bits;
         if (p.geometry_slices != g.slices || sets != g.sets || p.geometry_ways != g.ways ||
             (tag_bits < 64 && g.lines > (uint64_t{1} << tag_bits))) {
-            throw ConfigError("l2.tags = rtl: the RTL tags are built for " + std::to_string(p.geometry_slices) +
-                              " slices x " + std::to_string(p.geometry_sets_per_slice) + " sets x " +
-                              std::to_string(p.geometry_ways) + " ways and " + std::to_string(p.geometry_tag_bits) +
-                              "-bit line numbers; this configuration has " + std::to_string(g.slices) +
-                              " slices, " + std::to_string(g.sets) + " sets, " + std::to_string(g.ways) +
-                              " ways and " + std::to_string(g.lines) +
-                              " lines of GM (rebuild the RTL with -G parameters in rtl_stubs/l2_tags/BUILD)");
+            // What this build is; make_tag_store names every build when none fits.
+            throw ConfigError(std::to_string(p.geometry_slices) + " slices x " +
+                              std::to_string(p.geometry_sets_per_slice) + " sets x " +
+                              std::to_string(p.geometry_ways) + " ways, " + std::to_string(tag_bits) +
+                              "-bit line numbers");
         }
         rtl_.reset(2);
         while (!rtl_.pins().req_ready) rtl_.cycle();  // the rows are cleared one set per cycle

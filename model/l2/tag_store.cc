@@ -4,6 +4,7 @@
 #include "rtl_stubs/clocked_model.h"
 #include "Vl2_tags.h"
 #include "Vl2_tags_fst.h"
+#include "Vl2_tags_small.h"
 
 namespace pfsim {
 
@@ -66,10 +67,25 @@ std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& w
     const TagGeometry g = tag_geometry(cfg);
     if (cfg.choice("l2.tags") == "tlm") return std::make_unique<TlmTags>(g);
     const auto period = static_cast<Tick>(1e12 / cfg.frequency("chip.clock") + 0.5);
-    if (waves_format(waves) == WavesFormat::Fst) {
-        return std::make_unique<RtlTags<Vl2_tags_fst, VerilatedFstC>>(g, period, waves);
+    // The RTL builds (rtl_stubs/l2_tags/BUILD): the a2a3 preset's geometry, with
+    // VCD or FST waves, and a small one for the L2 tests.
+    const bool fst = waves_format(waves) == WavesFormat::Fst;
+    std::string builds;
+    try {
+        if (fst) return std::make_unique<RtlTags<Vl2_tags_fst, VerilatedFstC>>(g, period, waves);
+        return std::make_unique<RtlTags<Vl2_tags, VerilatedVcdC>>(g, period, waves);
+    } catch (const ConfigError& e) {
+        builds = e.what();
     }
-    return std::make_unique<RtlTags<Vl2_tags, VerilatedVcdC>>(g, period, waves);
+    try {
+        if (!fst) return std::make_unique<RtlTags<Vl2_tags_small, VerilatedVcdC>>(g, period, waves);
+    } catch (const ConfigError& e) {
+        builds += std::string("; ") + e.what() + " (VCD waves only)";
+    }
+    throw ConfigError("l2.tags = rtl: no RTL build of the tags has this configuration's geometry (" +
+                      std::to_string(g.slices) + " slices, " + std::to_string(g.sets) + " sets, " +
+                      std::to_string(g.ways) + " ways, " + std::to_string(g.lines) + " lines of GM); builds: " +
+                      builds + ". Add one with -G parameters in rtl_stubs/l2_tags/BUILD");
 }
 
 }  // namespace pfsim

@@ -145,16 +145,6 @@ public:
         for (;;) {
             const Tick now = sc_core::sc_time_stamp().value();
             // Inputs of this cycle.
-            uint64_t enable = 0;
-            std::optional<Tick> next_hold;
-            for (unsigned c = 0; c < channels_; ++c) {
-                if (hold_[c] <= now) {
-                    enable |= uint64_t{1} << c;
-                } else if (!next_hold || hold_[c] < *next_hold) {
-                    next_hold = hold_[c];
-                }
-            }
-            p.chan_enable = enable;
             const bool answer = !answers_.empty() && answers_.begin()->first <= now;
             if (answer) {
                 const Answer& a = answers_.begin()->second;
@@ -215,7 +205,10 @@ public:
                 sc_core::wait(to_sc(period_));
                 continue;
             }
-            std::optional<Tick> next = next_hold;
+            std::optional<Tick> next;
+            for (unsigned c = 0; c < channels_; ++c) {
+                if (hold_[c] > now && (!next || hold_[c] < *next)) next = hold_[c];
+            }
             if (!answers_.empty() && (!next || answers_.begin()->first < *next)) next = answers_.begin()->first;
             if (next) wake_.notify(to_sc(*next - now));
             sc_core::wait(wake_);
@@ -241,6 +234,9 @@ private:
     }
     // One clock edge at `now`; reports channels that went idle.
     void step(Tick now) {
+        uint64_t enable = 0;  // channels not held back at `now`
+        for (unsigned c = 0; c < channels_; ++c) enable |= uint64_t{hold_[c] <= now} << c;
+        rtl_->pins().chan_enable = enable;
         rtl_->advance_to(now);
         rtl_->cycle();
         const uint64_t busy = rtl_->pins().chan_busy;

@@ -1,5 +1,6 @@
 #include "tests/support/harness.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -92,6 +93,8 @@ void run_until_idle() { sc_core::sc_start(); }
 
 Config config_with(const std::vector<std::string>& sets) {
     Config cfg = Config::from_preset();
+    // A test target may run its tests on the RTL blocks (see tests/sdma/BUILD).
+    if (const char* extra = std::getenv("PFSIM_TEST_SET")) cfg.set(extra);
     for (const std::string& s : sets) cfg.set(s);
     cfg.validate();
     return cfg;

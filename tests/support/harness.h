@@ -62,7 +62,8 @@ Harness& make_harness(const Config& cfg);
 void elaborate();
 // Runs the simulation until nothing is left to do.
 void run_until_idle();
-// The a2a3 preset with overrides, validated.
+// The a2a3 preset with overrides, validated; $PFSIM_TEST_SET (one KEY=VALUE)
+// is applied first.
 Config config_with(const std::vector<std::string>& sets);
 inline Tick now() { return sc_core::sc_time_stamp().value(); }
 
