@@ -268,7 +268,8 @@ void Core::uncached_write(uint64_t gm, const void* src, uint64_t bytes) {
 }
 
 void Core::uncached_read(uint64_t gm, void* dst, uint64_t bytes) {
-    catch_up(std::max(pipe_[index(Pipe::Mte2)], issue_));  // see what others wrote by now
+    // A GM -> UB copy: set up like any transfer; it sees what others wrote by then.
+    catch_up(std::max(pipe_[index(Pipe::Mte2)], issue_ + transfer_setup_));
     issue_ = transport(uncached, false, gm, dst, bytes, issue_);
     pipe_[index(Pipe::Mte2)] = streaming_[index(Pipe::Mte2)] = issue_;
 }

@@ -34,11 +34,14 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       index_(cfg.choice("l2.index") == "xor" ? Index::Xor : Index::Modulo),
       hit_latency_(cfg.time("l2.hit_latency")),
       miss_latency_(cfg.time("l2.miss_latency")),
+      same_line_interval_(cfg.time("l2.same_line_interval")),
       slice_read_bw_(cfg.bandwidth("l2.slice_read_bandwidth")),
       slice_write_bw_(cfg.bandwidth("l2.slice_write_bandwidth")),
       tags_(make_tag_store(cfg)),
       ready_(sets_ * ways_, 0),
       prefetched_(sets_ * ways_, 0),
+      line_free_(sets_ * ways_, 0),
+      last_initiator_(sets_ * ways_, -1),
       data_(static_cast<uint8_t*>(std::calloc(sets_ * ways_, line_bytes_))),
       slice_read_(slices_),
       slice_write_(slices_),
@@ -93,6 +96,7 @@ int64_t L2Cache::take_slot(uint64_t set, const TagResult& t, Tick when) {
         if (prefetched_[slot]) --prefetched_untouched_;
     }
     prefetched_[slot] = 0;
+    last_initiator_[slot] = -1;
     return slot;
 }
 
@@ -115,15 +119,19 @@ Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* bu
     return now + delay.value();
 }
 
-Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len,
+Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len,
                           Tick issue) {
     const uint64_t set = set_of(line * line_bytes_);
-    const Tick start = reserve_slice(set, write, len, issue);
+    Tick start = reserve_slice(set, write, len, issue);
     const TagResult t = tags_->access(set, line, write, start);
     const int64_t slot = take_slot(set, t, start);
     Tick done;
     if (t.hit) {
         ++stats_.hits;
+        // Hits on one line from different initiators are served one at a time.
+        if (same_line_interval_ && last_initiator_[slot] != initiator) start = std::max(start, line_free_[slot]);
+        line_free_[slot] = start + same_line_interval_;
+        last_initiator_[slot] = initiator;
         done = std::max(start + hit_latency_, ready_[slot]);
         if (prefetched_[slot]) {
             prefetched_[slot] = 0;
@@ -148,7 +156,7 @@ Tick L2Cache::access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offs
     return done;
 }
 
-void L2Cache::transport_cached(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const uint64_t addr = p.get_address();
     const uint64_t len = p.get_data_length();
     if (len == 0 || !in_gm(addr, len)) {
@@ -163,7 +171,7 @@ void L2Cache::transport_cached(int, tlm::tlm_generic_payload& p, sc_core::sc_tim
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
         const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
-        done = std::max(done, access_line(line, write, buf, offset, n, issue));
+        done = std::max(done, access_line(id, line, write, buf, offset, n, issue));
         ++(write ? stats_.write_lines : stats_.read_lines);
         buf += n;
         a += n;

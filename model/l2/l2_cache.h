@@ -104,7 +104,7 @@ private:
     void sync_resident(uint64_t addr, uint64_t len, uint8_t* buf, bool write);
 
     // One core access to part of one line. Returns its completion time.
-    Tick access_line(uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
+    Tick access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
     // The slot that `t` (an access of a line of `set`) names, after writing back
     // the line it replaced if that one was dirty.
     int64_t take_slot(uint64_t set, const TagResult& t, Tick when);
@@ -120,7 +120,7 @@ private:
     uint64_t line_bytes_, ways_, sets_, slices_, gm_size_;
     unsigned set_bits_;
     Index index_;
-    Tick hit_latency_, miss_latency_;
+    Tick hit_latency_, miss_latency_, same_line_interval_;
     double slice_read_bw_, slice_write_bw_;
 
     std::unique_ptr<TagStore> tags_;  // which line each slot holds, dirty bits, LRU
@@ -128,6 +128,9 @@ private:
     // Per slot (set * ways + way): ready time, "filled by prefetch and untouched" bit.
     std::vector<Tick> ready_;
     std::vector<uint8_t> prefetched_;
+    // Per slot: when another initiator may next hit the line, and who hit it last.
+    std::vector<Tick> line_free_;
+    std::vector<int> last_initiator_;
     struct FreeDeleter {
         void operator()(uint8_t* p) const { std::free(p); }
     };

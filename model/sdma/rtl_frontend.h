@@ -11,6 +11,7 @@
 //   - a channel process asking for its next request gets it on the take port.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -49,7 +50,8 @@ public:
     virtual bool read(unsigned c, uint64_t reg, uint64_t* value) = 0;
     virtual bool write(unsigned c, uint64_t reg, uint64_t value) = 0;
     virtual bool busy(unsigned c) = 0;
-    // Channel c fetches nothing before `t` (its queue is being published).
+    // Channel c fetches nothing before `t` (its doorbell has not arrived, or its
+    // queue is being published).
     virtual void hold_until(unsigned c, Tick t) = 0;
     // Blocks the calling process until channel c's next request is decoded.
     virtual FrontendRequest take(unsigned c) = 0;
@@ -123,7 +125,7 @@ public:
     }
     bool busy(unsigned c) override { return (rtl_->pins().chan_busy >> c) & 1; }
     void hold_until(unsigned c, Tick t) override {
-        hold_[c] = t;
+        hold_[c] = std::max(hold_[c], t);
         const Tick now = sc_core::sc_time_stamp().value();
         wake_.notify(to_sc(t > now ? t - now : 0));
     }

@@ -28,6 +28,7 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       chunk_bytes_(cfg.bytes("sdma.chunk_bytes")),
       max_depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
       startup_(cfg.time("sdma.request_startup")),
+      doorbell_latency_(cfg.time("sdma.doorbell_latency")),
       cold_cost_(cfg.time("sdma.cold_channel_cost")),
       channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
       aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
@@ -150,7 +151,6 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
         ++stats_.doorbells;
         uint64_t error = 0;
         rtl_->read(c, SdmaRegister::kError, &error);
-        const bool was_busy = rtl_->busy(c);
         rtl_->write(c, reg, value);
         if (error == 0) {  // a stopped channel ignores its doorbell
             rtl_->read(c, SdmaRegister::kError, &error);
@@ -158,9 +158,10 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
                 ++stats_.channel_errors;
                 idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
             } else {
-                const Tick start = publish(c, when);
-                if (!was_busy) rtl_->hold_until(c, start);
-                delay = to_sc(start - sc_core::sc_time_stamp().value());
+                const bool cold = !state_[c].warm;
+                const Tick start = publish(c, when + doorbell_latency_);
+                rtl_->hold_until(c, start);  // nothing is fetched before the doorbell arrives
+                delay = to_sc((cold ? start : when) - sc_core::sc_time_stamp().value());  // warm: posted
             }
         }
     } else if ((reg == SdmaRegister::kRingBase && len == 8) || (reg == SdmaRegister::kRingDepth && len == 4)) {
@@ -199,13 +200,16 @@ Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
         idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
         return when;
     }
-    const Tick start = publish(c, when);
+    const bool cold = !ch.warm;
+    const Tick arrival = when + doorbell_latency_;
+    const Tick start = publish(c, arrival);
+    ch.doorbell_arrival = arrival;
     ch.tail = tail;
     ch.busy = true;
     ch.doorbell_pending = true;
-    fetch_ahead(c, when);
-    doorbell_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
-    return start;
+    fetch_ahead(c, arrival);
+    doorbell_[c]->notify(to_sc(arrival - sc_core::sc_time_stamp().value()));
+    return cold ? start : when;  // a warm doorbell is a posted write
 }
 
 void SdmaEngine::run_channel(unsigned c) {
@@ -283,7 +287,8 @@ void SdmaEngine::execute_next(unsigned c) {
         std::memcpy(raw, ch.ahead_raw, kSdmaRequestBytes);
         fetched = std::max(now, ch.ahead_fetched);
     } else {
-        fetched = memory_access(false, ch.ring_base + uint64_t{ch.head} * kSdmaRequestBytes, raw, kSdmaRequestBytes, now);
+        fetched = memory_access(false, ch.ring_base + uint64_t{ch.head} * kSdmaRequestBytes, raw, kSdmaRequestBytes,
+                                std::max(now, ch.doorbell_arrival));
         stats_.request_fetch_bytes += kSdmaRequestBytes;
     }
     ch.ahead_index = -1;

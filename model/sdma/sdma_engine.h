@@ -75,6 +75,7 @@ struct SdmaChannelState {
     uint64_t completed = 0;
     Tick last_done = 0;           // completion time of the latest request
     Tick fills_done = 0;          // when every prefetched line so far has landed in L2
+    Tick doorbell_arrival = 0;    // the latest doorbell reaches the engine: nothing is fetched before
     bool executing = false;       // a request is between its fetch and its completion
     // The next request, fetched while the current one moves data.
     int64_t ahead_index = -1;
@@ -147,7 +148,7 @@ private:
     Config cfg_;  // to build the RTL front-end again with waves
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
-    Tick startup_, cold_cost_;
+    Tick startup_, doorbell_latency_, cold_cost_;
     double channel_bw_, aggregate_bw_;
     std::vector<SdmaChannelState> state_;
     std::vector<uint8_t> copy_buffer_;  // one piece of a copy
