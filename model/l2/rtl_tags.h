@@ -12,6 +12,31 @@
 
 namespace pfsim {
 
+// Drives a request onto an l2_tags model's pins (set s of the L2 is set
+// s / slices of slice s mod slices).
+template <class Model>
+void present_tag_request(Model& p, uint64_t slices, bool access, uint64_t set, uint64_t line, bool write) {
+    p.req_valid = 1;
+    p.req_op = access;
+    p.req_slice = static_cast<uint32_t>(set % slices);
+    p.req_set = static_cast<uint32_t>(set / slices);
+    p.req_tag = line;
+    p.req_write = write;
+}
+
+// The response on an l2_tags model's pins.
+template <class Model>
+TagResult tag_response(const Model& p) {
+    TagResult r;
+    r.hit = p.resp_hit;
+    r.way = p.resp_way;
+    r.dirty = p.resp_dirty;
+    r.victim_valid = p.resp_victim_valid;
+    r.victim_line = p.resp_victim_tag;
+    r.victim_dirty = p.resp_victim_dirty;
+    return r;
+}
+
 template <class Model, class Tracer>
 class RtlTags final : public TagStore {
 public:
@@ -42,24 +67,12 @@ private:
     TagResult run(bool access, uint64_t set, uint64_t line, bool write, Tick when) {
         rtl_.advance_to(when);
         Model& p = rtl_.pins();
-        p.req_valid = 1;
-        p.req_op = access;
-        p.req_slice = static_cast<uint32_t>(set % slices_);
-        p.req_set = static_cast<uint32_t>(set / slices_);
-        p.req_tag = line;
-        p.req_write = write;
+        present_tag_request(p, slices_, access, set, line, write);
         rtl_.cycle();
         p.req_valid = 0;
         rtl_.cycle();
         if (!p.resp_valid) throw std::logic_error("pfsim: the RTL L2 tags did not answer in two cycles");
-        TagResult r;
-        r.hit = p.resp_hit;
-        r.way = p.resp_way;
-        r.dirty = p.resp_dirty;
-        r.victim_valid = p.resp_victim_valid;
-        r.victim_line = p.resp_victim_tag;
-        r.victim_dirty = p.resp_victim_dirty;
-        return r;
+        return tag_response(p);
     }
 
     ClockedModel<Model, Tracer> rtl_;

@@ -311,8 +311,8 @@ void SdmaEngine::fetch_ahead(unsigned c, Tick when) {
     SdmaChannelState& ch = state_[c];
     const uint32_t following = (ch.head + 1) % ch.depth;
     if (!ch.executing || ch.ahead_index >= 0 || following == ch.tail) return;
-    const std::optional<Tick> f =
-        memory_access(false, ch.ring_base + uint64_t{following} * kSdmaRequestBytes, ch.ahead_raw, kSdmaRequestBytes, when);
+    const std::optional<Tick> f = memory_access(false, ch.ring_base + uint64_t{following} * kSdmaRequestBytes,
+                                                ch.ahead_raw, kSdmaRequestBytes, std::max(when, ch.doorbell_arrival));
     stats_.request_fetch_bytes += kSdmaRequestBytes;
     if (f) {
         ch.ahead_index = following;

@@ -127,27 +127,16 @@ TEST(L2TagsRtl, AnswersBackToBackRequestsTwoCyclesLaterInOrder) {
     for (size_t cycle = 0; cycle < ops.size() + 2; ++cycle) {
         if (cycle < ops.size()) {
             const Op& op = ops[cycle];
-            p.req_valid = 1;
-            p.req_op = op.access;
-            p.req_slice = static_cast<uint32_t>(op.set % g.slices);
-            p.req_set = static_cast<uint32_t>(op.set / g.slices);
-            p.req_tag = op.line;
-            p.req_write = op.write;
+            present_tag_request(p, g.slices, op.access, op.set, op.line, op.write);
             expected.push_back(op.access ? ref.access(op.set, op.line, op.write, 0) : ref.lookup(op.set, op.line, 0));
         } else {
             p.req_valid = 0;
         }
         rtl.cycle();
-        // After this edge, the request of two edges ago is answered.
+        // After this edge, the request presented on the previous cycle is answered.
         ASSERT_EQ(static_cast<bool>(p.resp_valid), cycle >= 1 && cycle - 1 < ops.size()) << "cycle " << cycle;
         if (!p.resp_valid) continue;
-        TagResult got;
-        got.hit = p.resp_hit;
-        got.way = p.resp_way;
-        got.dirty = p.resp_dirty;
-        got.victim_valid = p.resp_victim_valid;
-        got.victim_line = p.resp_victim_tag;
-        got.victim_dirty = p.resp_victim_dirty;
+        const TagResult got = tag_response(p);
         ASSERT_EQ(got, expected[cycle - 1]) << "request " << cycle - 1 << ": RTL " << describe(got) << ", TLM "
                                             << describe(expected[cycle - 1]);
         ++checked;
