@@ -58,6 +58,15 @@ TEST(RtlInTheLoop, CheckPassesWithTheRtl) {
     EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
+TEST(RtlInTheLoop, SameRunSameSummaryAndTrace) {
+    const std::string args = std::string("run gather_rows --arg indices=16 --json") + kRtl;
+    const Result a = pfsim(args + " --trace " + tmp("a.json"));
+    const Result b = pfsim(args + " --trace " + tmp("b.json"));
+    ASSERT_EQ(a.status, 0) << a.err;
+    EXPECT_EQ(a.out, b.out);
+    EXPECT_EQ(slurp(tmp("a.json")), slurp(tmp("b.json")));
+}
+
 TEST(Waves, VcdHoldsTheFrontEndSignals) {
     const std::string vcd = tmp("frontend.vcd");
     const Result r = pfsim("run prefetch_copy --set sdma.frontend=rtl --waves " + vcd);
