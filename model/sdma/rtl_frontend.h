@@ -98,6 +98,7 @@ public:
     bool started() const override { return rtl_->cycles() > kResetCycles; }
 
     bool read(unsigned c, uint64_t reg, uint64_t* value) override {
+        if (reg >= kRegisterSpan) return false;
         Model& p = rtl_->pins();
         p.reg_channel = c;
         p.reg_addr = static_cast<uint32_t>(reg);
@@ -107,6 +108,7 @@ public:
         return !p.reg_unknown;
     }
     bool write(unsigned c, uint64_t reg, uint64_t value) override {
+        if (reg >= kRegisterSpan) return false;
         Model& p = rtl_->pins();
         p.reg_channel = c;
         p.reg_addr = static_cast<uint32_t>(reg);
@@ -219,6 +221,7 @@ public:
 
 private:
     static constexpr unsigned kResetCycles = 2;
+    static constexpr uint64_t kRegisterSpan = 0x1000;  // reg_addr is 12 bits wide
     struct Answer {
         unsigned channel = 0;
         bool error = false;
