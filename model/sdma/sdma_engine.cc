@@ -33,7 +33,7 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
       aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
       state_(cfg.count("sdma.channels")),
-      copy_buffer_(chunk_bytes_) {
+      copy_buffer_(state_.size()) {
     mmio.register_b_transport(this, &SdmaEngine::transport_mmio);
     if (cfg.choice("sdma.frontend") == "rtl") {
         rtl_ = make_rtl_frontend(cfg);
@@ -340,12 +340,17 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
         if (r.opcode == kSdmaOpCachePrefetch) {
             done = std::max(done, fill_l2(r.src + off, n, paced));
         } else {
-            // Both ranges were validated, so these accesses cannot fail.
-            const Tick read = *memory_access(false, r.src + off, copy_buffer_.data(), n, t);
-            done = std::max(done, *memory_access(true, r.dst + off, copy_buffer_.data(), n, read));
+            // Both ranges were validated, so these accesses cannot fail. The bytes
+            // are written, and visible, once they have been read.
+            std::vector<uint8_t>& piece = copy_buffer_[c];
+            piece.resize(chunk_bytes_);
+            const Tick read = *memory_access(false, r.src + off, piece.data(), n, t);
+            if (read > t) sc_core::wait(to_sc(read - t));
+            done = std::max(done, *memory_access(true, r.dst + off, piece.data(), n, read));
         }
         done = std::max(done, paced);
-        sc_core::wait(to_sc(paced - t));
+        const Tick moved = sc_core::sc_time_stamp().value();
+        if (paced > moved) sc_core::wait(to_sc(paced - moved));
         off += n;
     }
     if (r.opcode == kSdmaOpCachePrefetch) {

@@ -151,7 +151,7 @@ private:
     Tick startup_, doorbell_latency_, cold_cost_;
     double channel_bw_, aggregate_bw_;
     std::vector<SdmaChannelState> state_;
-    std::vector<uint8_t> copy_buffer_;  // one piece of a copy
+    std::vector<std::vector<uint8_t>> copy_buffer_;  // per channel: one piece of a copy
     std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;
     Tick cold_busy_until_ = 0;
     Calendar aggregate_;  // sdma.bandwidth shared by all channels
