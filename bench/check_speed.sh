@@ -5,13 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-./setup.sh
-bazel build //:pfsim >/dev/null 2>&1
-bin=$(bazel info bazel-bin 2>/dev/null)/cli/pfsim
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/ {print $2}') GiB"
-median() { sort -n | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }'; }
+source bench/prologue.sh
 for i in $(seq "$runs"); do
     /usr/bin/time -f '%e' -o "$work/t" "$bin" check >/dev/null
     cat "$work/t"

@@ -8,12 +8,7 @@ cd "$(dirname "$0")/.."
 lines=${1:-10000000}
 runs=${2:-3}
 patterns=${3:-random stream}
-./setup.sh
-bazel build //:pfsim >/dev/null 2>&1
-bin=$(bazel info bazel-bin 2>/dev/null)/cli/pfsim
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/ {print $2}') GiB"
+source bench/prologue.sh
 for pattern in $patterns; do
 python3 bench/gen_trace.py "$work/bench.trace" --lines "$lines" --pattern "$pattern"
 results=()

@@ -8,12 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
-./setup.sh
-bazel build //:pfsim >/dev/null 2>&1
-bin=$(bazel info bazel-bin 2>/dev/null)/cli/pfsim
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/ {print $2}') GiB"
+source bench/prologue.sh
 echo
 echo "| kernel | RTL in the loop | kernel time (us) | vs TLM | outputs and counts | wall (s, median of $runs) |"
 echo "|---|---|---:|---:|---|---:|"
@@ -29,7 +24,7 @@ for kernel in prefetch_copy prefetch_wait no_gain matmul_tiled gather_rows gemv_
             # shellcheck disable=SC2086
             /usr/bin/time -f '%e' -o "$work/t" "$bin" run "$kernel" $sets --json >"$work/$mode.json" 2>/dev/null
             cat "$work/t"
-        done | sort -n | awk '{ v[NR] = $0 } END { print v[int((NR + 1) / 2)] }' >"$work/$mode.wall"
+        done | median >"$work/$mode.wall"
         python3 - "$kernel" "$mode" "$work" <<'PY'
 import json, sys
 kernel, mode, work = sys.argv[1:]
