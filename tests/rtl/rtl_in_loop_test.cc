@@ -102,6 +102,9 @@ TEST(Waves, BadRequestsAreRefusedWithExitTwo) {
     r = pfsim("run prefetch_copy --set l2.tags=rtl --set l2.ways=16 --set l2.size=128MiB");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("l2.tags = rtl"), std::string::npos) << r.err;
+    r = pfsim("run prefetch_copy --set sdma.frontend=rtl --set sdma.channels=8");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("built for 48 channels"), std::string::npos) << r.err;
 }
 
 }  // namespace
