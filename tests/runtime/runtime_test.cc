@@ -1,5 +1,6 @@
 // The prefetch runtime on the simulated die: host-side rules (prefetch-protocol.md
 // §5 items 5-10) and kernel semantics (items 11-19).
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -160,6 +161,7 @@ void load_timing(int64_t* args) {
 const Config& config(const std::vector<std::string>& sets) {
     static std::vector<std::unique_ptr<Config>> keep;
     auto cfg = std::make_unique<Config>(Config::from_preset());
+    if (const char* extra = std::getenv("PFSIM_TEST_SET")) cfg->set(extra);  // see BUILD
     for (const std::string& s : sets) cfg->set(s);
     cfg->validate();
     keep.push_back(std::move(cfg));
@@ -173,7 +175,8 @@ protected:
         normal_ = new SimPlatform("normal", config({}));
         no_provider_ = new SimPlatform("no_provider", config({"sdma.provider=none"}));
         shallow_ = new SimPlatform("shallow", config({"sdma.queue_depth=16"}));
-        few_channels_ = new SimPlatform("few_channels", config({"sdma.channels=8"}));
+        // (The RTL front-end is built for 48 channels: this one stays on the TLM front-end.)
+        few_channels_ = new SimPlatform("few_channels", config({"sdma.channels=8", "sdma.frontend=tlm"}));
     }
     static WorkerOptions sdma(bool warmup = true) {
         WorkerOptions o;
