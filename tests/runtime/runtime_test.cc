@@ -12,6 +12,7 @@
 #include "kernels/pto/pto.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
+#include "tests/support/harness.h"
 
 namespace pfsim {
 namespace {
@@ -161,7 +162,9 @@ void load_timing(int64_t* args) {
 const Config& config(const std::vector<std::string>& sets) {
     static std::vector<std::unique_ptr<Config>> keep;
     auto cfg = std::make_unique<Config>(Config::from_preset());
-    if (const char* extra = std::getenv("PFSIM_TEST_SET")) cfg->set(extra);  // see BUILD
+    if (const char* extra = std::getenv("PFSIM_TEST_SET")) {  // see BUILD
+        for (const std::string& s : test::split_assignments(extra)) cfg->set(s);
+    }
     for (const std::string& s : sets) cfg->set(s);
     cfg->validate();
     keep.push_back(std::move(cfg));

@@ -94,7 +94,9 @@ void run_until_idle() { sc_core::sc_start(); }
 Config config_with(const std::vector<std::string>& sets) {
     Config cfg = Config::from_preset();
     // A test target may run its tests on the RTL blocks (see tests/sdma/BUILD).
-    if (const char* extra = std::getenv("PFSIM_TEST_SET")) cfg.set(extra);
+    if (const char* extra = std::getenv("PFSIM_TEST_SET")) {
+        for (const std::string& s : split_assignments(extra)) cfg.set(s);
+    }
     for (const std::string& s : sets) cfg.set(s);
     cfg.validate();
     return cfg;

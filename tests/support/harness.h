@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -62,9 +63,19 @@ Harness& make_harness(const Config& cfg);
 void elaborate();
 // Runs the simulation until nothing is left to do.
 void run_until_idle();
-// The a2a3 preset with overrides, validated; $PFSIM_TEST_SET (one KEY=VALUE)
+// The a2a3 preset with overrides, validated; $PFSIM_TEST_SET (KEY=VALUE;...)
 // is applied first.
 Config config_with(const std::vector<std::string>& sets);
 inline Tick now() { return sc_core::sc_time_stamp().value(); }
+// "a=1;b=2" -> {"a=1", "b=2"}
+inline std::vector<std::string> split_assignments(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t end; (end = text.find(';', start)) != std::string::npos; start = end + 1) {
+        out.push_back(text.substr(start, end - start));
+    }
+    out.push_back(text.substr(start));
+    return out;
+}
 
 }  // namespace pfsim::test
