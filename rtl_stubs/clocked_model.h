@@ -58,9 +58,7 @@ public:
 
     Model& pins() { return *model_; }
     const Model& pins() const { return *model_; }
-    Tick now() const { return now_; }
     uint64_t cycles() const { return cycles_; }
-    Tick period() const { return period_; }
     // The next cycle starts no earlier than `t`.
     void advance_to(Tick t) {
         if (t > now_) now_ = t;

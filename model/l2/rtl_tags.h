@@ -61,7 +61,6 @@ public:
     TagResult access(uint64_t set, uint64_t line, bool write, Tick when) override {
         return run(true, set, line, write, when);
     }
-    uint64_t cycles() const { return rtl_.cycles(); }
 
 private:
     TagResult run(bool access, uint64_t set, uint64_t line, bool write, Tick when) {

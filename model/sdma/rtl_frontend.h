@@ -75,7 +75,6 @@ public:
           max_depth_(cfg.count("sdma.queue_depth")),
           tail_offset_(cfg.bytes("sdma.doorbell_tail_offset")),
           hold_(channels_, 0),
-          want_(channels_, false),
           mailbox_(channels_),
           taken_(channels_) {
         if (tail_offset_ >= 0x100) {
@@ -132,7 +131,7 @@ public:
         wake_.notify(to_sc(t > now ? t - now : 0));
     }
     FrontendRequest take(unsigned c) override {
-        want_[c] = true;
+        want_ |= uint64_t{1} << c;
         wake_.notify(sc_core::SC_ZERO_TIME);
         while (!mailbox_[c]) sc_core::wait(*taken_[c]);
         const FrontendRequest r = *mailbox_[c];
@@ -161,10 +160,8 @@ public:
                 }
                 answers_.erase(answers_.begin());
             }
-            int taking = -1;
-            for (unsigned c = 0; c < channels_ && taking < 0; ++c) {
-                if (want_[c] && ((p.req_pending >> c) & 1)) taking = static_cast<int>(c);
-            }
+            const uint64_t ready = want_ & p.req_pending;  // waiting channels with a request
+            const int taking = ready ? __builtin_ctzll(ready) : -1;
             if (taking >= 0) {
                 p.take_valid = 1;
                 p.take_channel = static_cast<uint32_t>(taking);
@@ -197,14 +194,13 @@ public:
             p.retire_valid = 0;
             p.mem_req_ready = 0;
             if (taking >= 0) {
-                want_[taking] = false;
+                want_ &= ~(uint64_t{1} << taking);
                 mailbox_[taking] = taken;
                 taken_[taking]->notify(sc_core::SC_ZERO_TIME);
             }
             // The next cycle, or sleep until something can happen.
-            bool work = !p.idle || !retiring_.empty() ||
-                        (!answers_.empty() && answers_.begin()->first <= now + period_);
-            for (unsigned c = 0; c < channels_ && !work; ++c) work = want_[c] && ((p.req_pending >> c) & 1);
+            const bool work = !p.idle || !retiring_.empty() || (want_ & p.req_pending) ||
+                              (!answers_.empty() && answers_.begin()->first <= now + period_);
             if (work) {
                 sc_core::wait(to_sc(period_));
                 continue;
@@ -260,7 +256,7 @@ private:
     Idle idle_;
     uint64_t busy_ = 0;
     std::vector<Tick> hold_;
-    std::vector<bool> want_;
+    uint64_t want_ = 0;  // channels whose process waits in take()
     std::vector<std::optional<FrontendRequest>> mailbox_;
     std::vector<std::unique_ptr<sc_core::sc_event>> taken_;
     std::vector<unsigned> retiring_;

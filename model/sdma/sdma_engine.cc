@@ -71,17 +71,35 @@ void SdmaEngine::use_rtl_frontend(std::unique_ptr<RtlFrontend> frontend) {
     connect_rtl();
 }
 
+void SdmaEngine::ring_position(unsigned c, uint32_t* head, uint32_t* tail, uint32_t* depth) const {
+    if (!rtl_) {
+        const SdmaChannelState& ch = state_.at(c);
+        *head = ch.head;
+        *tail = ch.tail;
+        *depth = ch.depth;
+        return;
+    }
+    uint64_t v = 0;
+    rtl_->read(c, SdmaRegister::kHead, &v);
+    *head = static_cast<uint32_t>(v);
+    rtl_->read(c, tail_offset_, &v);
+    *tail = static_cast<uint32_t>(v);
+    rtl_->read(c, SdmaRegister::kRingDepth, &v);
+    *depth = static_cast<uint32_t>(v);
+}
+
+uint32_t SdmaEngine::queue_depth(unsigned c) const {
+    uint32_t head, tail, depth;
+    ring_position(c, &head, &tail, &depth);
+    return depth ? (tail + depth - head) % depth : 0;
+}
+
 SdmaChannelState SdmaEngine::channel(unsigned c) const {
     SdmaChannelState ch = state_.at(c);
     if (rtl_) {
+        ring_position(c, &ch.head, &ch.tail, &ch.depth);
         uint64_t v = 0;
-        rtl_->read(c, SdmaRegister::kHead, &v);
-        ch.head = static_cast<uint32_t>(v);
-        rtl_->read(c, tail_offset_, &v);
-        ch.tail = static_cast<uint32_t>(v);
         rtl_->read(c, SdmaRegister::kRingBase, &ch.ring_base);
-        rtl_->read(c, SdmaRegister::kRingDepth, &v);
-        ch.depth = static_cast<uint32_t>(v);
         rtl_->read(c, SdmaRegister::kError, &v);
         ch.error = static_cast<SdmaError>(v);
         rtl_->read(c, SdmaRegister::kCompleted, &ch.completed);
@@ -158,10 +176,10 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
                 ++stats_.channel_errors;
                 idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
             } else {
-                const bool cold = !state_[c].warm;
-                const Tick start = publish(c, when + doorbell_latency_);
-                rtl_->hold_until(c, start);  // nothing is fetched before the doorbell arrives
-                delay = to_sc((cold ? start : when) - sc_core::sc_time_stamp().value());  // warm: posted
+                const Tick done = accept_doorbell(c, when);
+                const SdmaChannelState& ch = state_[c];
+                rtl_->hold_until(c, std::max(ch.doorbell_arrival, ch.warm_at));
+                delay = to_sc(done - sc_core::sc_time_stamp().value());
             }
         }
     } else if ((reg == SdmaRegister::kRingBase && len == 8) || (reg == SdmaRegister::kRingDepth && len == 4)) {
@@ -173,17 +191,17 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-Tick SdmaEngine::publish(unsigned c, Tick when) {
+Tick SdmaEngine::accept_doorbell(unsigned c, Tick when) {
     SdmaChannelState& ch = state_[c];
-    if (!ch.warm) {
-        // Submission-queue publication: one channel at a time, engine-wide; the
-        // doorbell write completes when it ends.
-        cold_busy_until_ = std::max(cold_busy_until_, when) + cold_cost_;
-        ch.warm_at = cold_busy_until_;
-        ch.warm = true;
-        ++stats_.cold_starts;
-    }
-    return std::max(when, ch.warm_at);
+    ch.doorbell_arrival = when + doorbell_latency_;
+    if (ch.warm) return when;  // a posted write
+    // Submission-queue publication: one channel at a time, engine-wide; the
+    // doorbell write completes when it ends.
+    cold_busy_until_ = std::max(cold_busy_until_, ch.doorbell_arrival) + cold_cost_;
+    ch.warm_at = cold_busy_until_;
+    ch.warm = true;
+    ++stats_.cold_starts;
+    return ch.warm_at;
 }
 
 Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
@@ -200,16 +218,13 @@ Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
         idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
         return when;
     }
-    const bool cold = !ch.warm;
-    const Tick arrival = when + doorbell_latency_;
-    const Tick start = publish(c, arrival);
-    ch.doorbell_arrival = arrival;
+    const Tick done = accept_doorbell(c, when);
     ch.tail = tail;
     ch.busy = true;
     ch.doorbell_pending = true;
-    fetch_ahead(c, arrival);
-    doorbell_[c]->notify(to_sc(arrival - sc_core::sc_time_stamp().value()));
-    return cold ? start : when;  // a warm doorbell is a posted write
+    fetch_ahead(c, ch.doorbell_arrival);
+    doorbell_[c]->notify(to_sc(ch.doorbell_arrival - sc_core::sc_time_stamp().value()));
+    return done;
 }
 
 void SdmaEngine::run_channel(unsigned c) {

@@ -101,15 +101,11 @@ public:
     uint64_t doorbell_address(unsigned c) const { return register_address(c, tail_offset_); }
     const SdmaStats& stats() const { return stats_; }
     // Requests in channel c's ring not yet executed.
-    uint32_t queue_depth(unsigned c) const {
-        const SdmaChannelState ch = channel(c);
-        return ch.depth ? (ch.tail + ch.depth - ch.head) % ch.depth : 0;
-    }
+    uint32_t queue_depth(unsigned c) const;
     // Record each executed request as a slice on its channel's lane.
     void attach_trace(TraceRecorder* trace) { trace_ = trace; }
     // Appends every executed request to `log` (nullptr: stop).
     void log_requests(std::vector<ExecutedRequest>* log) { log_ = log; }
-    bool rtl_frontend() const { return rtl_ != nullptr; }
     // With sdma.frontend = rtl: dump the front-end's signals (.vcd or .fst).
     // Only before the simulation starts.
     void attach_waves(const std::string& path);
@@ -119,6 +115,8 @@ public:
 
 private:
     void transport_mmio(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    // Channel c's ring position, from the state or, with the RTL front-end, its registers.
+    void ring_position(unsigned c, uint32_t* head, uint32_t* tail, uint32_t* depth) const;
     void run_channel(unsigned c);
     void run_channel_rtl(unsigned c);
     void execute_next(unsigned c);
@@ -141,9 +139,11 @@ private:
     // Returns when the doorbell write completes: at once on a warm channel; on a
     // cold one, when its publication (serialised in the engine) ends.
     Tick ring_doorbell(unsigned c, uint32_t tail, Tick when);
-    // The cold-channel publication of a doorbell that starts channel c: returns
-    // when the channel may start.
-    Tick publish(unsigned c, Tick when);
+    // A valid doorbell written at `when`: it reaches the engine sdma.doorbell_latency
+    // later (doorbell_arrival); a cold channel is published first, one at a time
+    // engine-wide (warm_at). Returns when the write completes: at once when warm,
+    // at the end of the publication when cold.
+    Tick accept_doorbell(unsigned c, Tick when);
 
     Config cfg_;  // to build the RTL front-end again with waves
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;

@@ -1,6 +1,5 @@
 // The prefetch runtime on the simulated die: host-side rules (prefetch-protocol.md
 // §5 items 5-10) and kernel semantics (items 11-19).
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -159,15 +158,10 @@ void load_timing(int64_t* args) {
     }
 }
 
+// Platforms keep a reference to their configuration.
 const Config& config(const std::vector<std::string>& sets) {
     static std::vector<std::unique_ptr<Config>> keep;
-    auto cfg = std::make_unique<Config>(Config::from_preset());
-    if (const char* extra = std::getenv("PFSIM_TEST_SET")) {  // see BUILD
-        for (const std::string& s : test::split_assignments(extra)) cfg->set(s);
-    }
-    for (const std::string& s : sets) cfg->set(s);
-    cfg->validate();
-    keep.push_back(std::move(cfg));
+    keep.push_back(std::make_unique<Config>(test::config_with(sets)));
     return *keep.back();
 }
 

@@ -70,6 +70,17 @@ void Harness::push_request(unsigned c, const SdmaRequest& req) {
 void Harness::ring(unsigned c) { mmio_write(soc.sdma.doorbell_address(c), rings_.at(c).tail, 4); }
 
 namespace {
+// "a=1;b=2" -> {"a=1", "b=2"}
+std::vector<std::string> split_assignments(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t end; (end = text.find(';', start)) != std::string::npos; start = end + 1) {
+        out.push_back(text.substr(start, end - start));
+    }
+    out.push_back(text.substr(start));
+    return out;
+}
+
 std::vector<std::unique_ptr<Harness>>& harnesses() {
     static std::vector<std::unique_ptr<Harness>> all;
     return all;
@@ -93,7 +104,7 @@ void run_until_idle() { sc_core::sc_start(); }
 
 Config config_with(const std::vector<std::string>& sets) {
     Config cfg = Config::from_preset();
-    // A test target may run its tests on the RTL blocks (see tests/sdma/BUILD).
+    // A test target may run its tests on the RTL blocks (tests/rtl_in_the_loop.bzl).
     if (const char* extra = std::getenv("PFSIM_TEST_SET")) {
         for (const std::string& s : split_assignments(extra)) cfg.set(s);
     }

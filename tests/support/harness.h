@@ -67,15 +67,5 @@ void run_until_idle();
 // is applied first.
 Config config_with(const std::vector<std::string>& sets);
 inline Tick now() { return sc_core::sc_time_stamp().value(); }
-// "a=1;b=2" -> {"a=1", "b=2"}
-inline std::vector<std::string> split_assignments(const std::string& text) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    for (size_t end; (end = text.find(';', start)) != std::string::npos; start = end + 1) {
-        out.push_back(text.substr(start, end - start));
-    }
-    out.push_back(text.substr(start));
-    return out;
-}
 
 }  // namespace pfsim::test
