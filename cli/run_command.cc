@@ -9,9 +9,11 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/sha256.h"
+#include "base/sha256.h"
 #include "cli/summary.h"
 #include "kernels/registry.h"
+#include "loader/compiler.h"
+#include "loader/shared_object.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
 #include "model/trace/recorder.h"
@@ -102,6 +104,14 @@ int cmd_run(const std::vector<std::string>& args) {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) summary["warmup"] = worker.warmup().summary();
         PreparedKernel prepared = kernel.prepare(platform, kargs);
+        KernelCompiler compiler;
+        try {
+            prepared.launch.entries = load_kernel(compiler, kernel, prepared.launch.spec);
+        } catch (const CompileError& e) {
+            throw UsageError(std::string(e.what()));
+        } catch (const LoadError& e) {
+            throw UsageError(e.what());
+        }
         const std::unique_ptr<TraceRecorder> trace = open_trace(value_of(o, "--trace", ""), cfg);
         if (trace) platform.attach_trace(trace.get());
         const nlohmann::json before = platform.soc().stats_json();

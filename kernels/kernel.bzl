@@ -1,28 +1,26 @@
-"""pfsim_kernel: one kernel's device code and host side, registered with pfsim."""
+"""pfsim_kernel: one shipped kernel: its device code and its host side."""
 
 load("//bazel:copts.bzl", "PFSIM_COPTS")
 
-def pfsim_kernel(name, hdrs = [], deps = []):
-    """kernel.cc is device code as written for the board: its `kernel_entry` is
-    renamed to `<name>_kernel_entry` so that many kernels link into one binary.
-    host.cc registers the kernel (inputs, reference, expected gain)."""
-    native.cc_library(
-        name = "device",
-        srcs = ["kernel.cc"],
-        hdrs = hdrs,
-        copts = PFSIM_COPTS,
-        local_defines = ["kernel_entry=" + name + "_kernel_entry"],
-        deps = ["//kernels/pto"] + deps,
+def pfsim_kernel(name, hdrs = []):
+    """kernel.cc (and `hdrs`) is device code as written for the board: it is
+    not compiled by Bazel but embedded in pfsim and compiled at run time,
+    through the same loader as a user's kernel. host.cc registers the kernel
+    (inputs, reference, expected gain)."""
+    native.filegroup(
+        name = "device_sources",
+        srcs = ["kernel.cc"] + hdrs,
+        visibility = ["//visibility:public"],
     )
     native.cc_library(
         name = name,
         srcs = ["host.cc"],
+        hdrs = hdrs,
         copts = PFSIM_COPTS,
         visibility = ["//visibility:public"],
         alwayslink = True,
         deps = [
-            ":device",
+            "//include:kernel_api",
             "//kernels:registry",
-            "//kernels/pto",
-        ] + deps,
+        ],
     )

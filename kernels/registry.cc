@@ -1,8 +1,10 @@
 #include "kernels/registry.h"
 
+#include <memory>
+#include <new>
 #include <stdexcept>
 
-#include "kernels/pto/pto.h"
+#include "loader/shared_object.h"
 #include "model/config/units.h"
 
 namespace pfsim {
@@ -51,13 +53,33 @@ KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::strin
     return out;
 }
 
+rt::KernelEntries load_kernel(KernelCompiler& compiler, const KernelCase& k, const rt::LaunchSpec& spec) {
+    const std::string source = unpack_embedded(compiler.cache_dir(), "kernels") + "/" + k.source();
+    rt::KernelEntries entries;
+    if (spec.vector_per_block) {
+        entries.aiv = reinterpret_cast<rt::KernelEntry>(load_symbol(compiler, source, BuildKind::Aiv, "kernel_entry"));
+    }
+    if (spec.cube) {
+        entries.aic = reinterpret_cast<rt::KernelEntry>(load_symbol(compiler, source, BuildKind::Aic, "kernel_entry"));
+    }
+    return entries;
+}
+
 int64_t make_tensor(PreparedKernel& p, rt::Platform& platform, uint64_t bytes, uint64_t* gm_addr) {
     *gm_addr = platform.gm_alloc(bytes);
-    auto holder = std::make_unique<uint8_t[]>(sizeof(ChipTensor));
-    auto* t = reinterpret_cast<ChipTensor*>(holder.get());
-    t->buffer.addr = *gm_addr;
+    auto holder = std::make_unique<uint8_t[]>(sizeof(rt::ChipTensor) + alignof(rt::ChipTensor));
+    void* place = holder.get();
+    size_t space = sizeof(rt::ChipTensor) + alignof(rt::ChipTensor);
+    auto* t = new (std::align(alignof(rt::ChipTensor), sizeof(rt::ChipTensor), place, space)) rt::ChipTensor{};
+    t->buffer.addr = platform.device_pointer(*gm_addr);
     t->buffer.size = bytes;
-    t->start_offset = 0;
+    t->owner_task_id = rt::PTO2TaskId::invalid();
+    t->ndims = 1;
+    t->dtype = rt::DataType::UINT8;
+    t->is_contiguous = true;
+    t->address_space = 1;
+    t->shapes[0] = static_cast<uint32_t>(bytes);
+    t->strides[0] = 1;
     const auto handle = reinterpret_cast<int64_t>(t);
     p.host_memory.push_back(std::move(holder));
     return handle;

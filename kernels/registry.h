@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loader/compiler.h"
 #include "model/config/config.h"
 #include "runtime/platform/platform.h"
 #include "runtime/worker.h"
@@ -52,6 +53,9 @@ public:
     virtual ~KernelCase() = default;
     virtual std::string name() const = 0;
     virtual std::string description() const = 0;
+    // The device source, a path in the embedded "kernels" tree: compiled at
+    // run time for the core types the launch uses, like a user's kernel.
+    virtual std::string source() const { return name() + "/kernel.cc"; }
     virtual std::vector<KernelArgSpec> args() const { return {}; }
     // Whether `pfsim check` runs it (calibration microbenchmarks do not).
     virtual bool in_check() const { return true; }
@@ -71,6 +75,9 @@ struct RegisterKernel {
 // Parses --arg name=value pairs against the kernel's args (unit suffixes allowed);
 // throws std::invalid_argument naming the kernel and argument at fault.
 KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::string>& assignments);
+
+// Compiles and loads k's device code for the core types of `spec`.
+rt::KernelEntries load_kernel(KernelCompiler& compiler, const KernelCase& k, const rt::LaunchSpec& spec);
 
 // Helpers for host sides.
 // A ChipTensor in host memory over `bytes` of fresh GM; its pointer goes in args.

@@ -106,7 +106,7 @@ uint64_t encode_event_handle(uint64_t queue_count, uint64_t post_id) {
 
 void reset_channel_group_owners() { group_owners().clear(); }
 
-PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(reinterpret_cast<uint64_t>(ws)) {}
+PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(ws ? current_device().gm_address(ws) : 0) {}
 
 AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx) {
     Device& dev = current_device();

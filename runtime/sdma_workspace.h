@@ -4,11 +4,11 @@
 
 #include <cstdint>
 
+#include "runtime/kernel_abi.h"
+
 namespace pfsim::rt {
 
-constexpr int DMA_WORKSPACE_SDMA = 0;
-constexpr int DMA_WORKSPACE_URMA = 1;  // reserved (a5)
-constexpr int DMA_WORKSPACE_KINDS = 2;
+constexpr int DMA_WORKSPACE_KINDS = DMA_WORKSPACE_KIND_COUNT;
 
 struct WorkspaceLayout {
     static constexpr uint64_t kHeader = 0;            // WorkspaceHeader
@@ -61,24 +61,8 @@ struct ChannelRecord {
 };
 static_assert(sizeof(ChannelRecord) == 64, "channel record is one 64-byte line");
 
-// Kernel launch arguments: slots 0..47 are the kernel's own (32 tensors, 16
-// scalars); 48 and 49 point at the contexts below.
-constexpr int kArgSlots = 50;
-constexpr int kLocalContextSlot = 48;
-constexpr int kGlobalContextSlot = 49;
-
-struct LocalContext {
-    uint32_t block_idx;
-    uint32_t block_num;
-};
-
-struct GlobalContext {
-    uint32_t sub_block_id;
-    uint64_t dma_workspace[DMA_WORKSPACE_KINDS];
-};
-
-// get_dma_workspace(args, kind): the workspace address, or null for a kind
-// outside [0, 2) or when none was provisioned.
+// get_dma_workspace(args, kind): the workspace's device pointer, or null for a
+// kind outside [0, 2) or when none was provisioned.
 void* get_dma_workspace(const int64_t* args, int kind);
 
 }  // namespace pfsim::rt

@@ -28,7 +28,7 @@ void sdma_warmup_kernel(int64_t* args) {
     const auto channels = static_cast<uint32_t>(args[2]);
     const auto* local = reinterpret_cast<const LocalContext*>(args[kLocalContextSlot]);
     const uint32_t tail_offset = kernel_runtime_options().doorbell_tail_offset;
-    for (uint32_t c = local->block_idx; c < channels; c += local->block_num) {
+    for (auto c = static_cast<uint32_t>(local->block_idx); c < channels; c += static_cast<uint32_t>(local->block_num)) {
         dev.flush();  // invalidate the channel-info line
         ChannelRecord rec;
         dev.gm_read(WorkspaceLayout::channel_info(ws, c), &rec, sizeof rec);
@@ -110,7 +110,7 @@ int Worker::warm_channels() {
     platform_.gm_write(status, zeros.data(), zeros.size());
     KernelLaunch warm;
     warm.name = "sdma_warmup";
-    warm.entry = &sdma_warmup_kernel;
+    warm.entries.aiv = &sdma_warmup_kernel;
     warm.spec.block_dim = options_.warmup_blocks;
     warm.spec.vector_per_block = 1;
     warm.args = {static_cast<int64_t>(workspace_[DMA_WORKSPACE_SDMA]), static_cast<int64_t>(status),
@@ -155,9 +155,12 @@ LaunchResult Worker::run(const KernelLaunch& launch) {
     std::vector<int64_t*> per_core;
     for (size_t i = 0; i < places.size(); ++i) {
         std::copy(launch.args.begin(), launch.args.end(), args_[i].begin());
-        local_[i] = LocalContext{places[i].block_idx, launch.spec.block_dim};
-        global_[i].sub_block_id = places[i].subblock;
-        for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) global_[i].dma_workspace[k] = workspace_[k];
+        local_[i].block_idx = static_cast<int32_t>(places[i].block_idx);
+        local_[i].block_num = static_cast<int32_t>(launch.spec.block_dim);
+        global_[i].sub_block_id = static_cast<int32_t>(places[i].subblock);
+        for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) {
+            global_[i].dma_workspace[k] = workspace_[k] ? platform_.device_pointer(workspace_[k]) : 0;
+        }
         args_[i][kLocalContextSlot] = reinterpret_cast<int64_t>(&local_[i]);
         args_[i][kGlobalContextSlot] = reinterpret_cast<int64_t>(&global_[i]);
         per_core.push_back(args_[i].data());
@@ -167,7 +170,7 @@ LaunchResult Worker::run(const KernelLaunch& launch) {
     kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
     kernel_runtime_options() = kernel;
     reset_channel_group_owners();
-    return platform_.launch(launch.entry, launch.spec, per_core);
+    return platform_.launch(launch.entries, launch.spec, per_core);
 }
 
 void Worker::release_sdma() {

@@ -38,7 +38,7 @@ struct WarmupReport {
 
 struct KernelLaunch {
     std::string name;
-    KernelEntry entry = nullptr;
+    KernelEntries entries;
     LaunchSpec spec;
     std::vector<int64_t> args;  // the kernel's own slots (at most 48)
     bool uses_sdma = false;     // the kernel calls make_context / PrefetchAsyncContext

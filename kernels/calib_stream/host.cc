@@ -4,7 +4,6 @@
 
 #include "kernels/registry.h"
 
-extern "C" void calib_stream_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -44,7 +43,6 @@ public:
         p.probe_bytes = bytes;
         p.host_memory.push_back(std::move(probe));
         p.launch.name = name();
-        p.launch.entry = &calib_stream_kernel_entry;
         p.launch.spec = rt::LaunchSpec{static_cast<uint32_t>(std::max<uint64_t>(1, cores / 2)),
                                        static_cast<uint32_t>(cores == 1 ? 1 : 2), false};
         p.launch.uses_sdma = false;

@@ -5,9 +5,16 @@
 // args: 0 probe (host uint64_t[2 * cores]), 1 GM base, 2 bytes per core,
 //       3 transfer size, 4 1 = write (store) instead of read, 5 1 = warm pass first,
 //       6 1 = every core uses the same region
-#include "kernels/pto/pto.h"
+// It reads simulated time and drives the move engines through pfsim's core
+// interface directly: an instrument, not a kernel for the board.
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+
+#include "tensor.h"
 
 using namespace pto;
+
+#include "intrinsic.h"
 
 constexpr int kMax = 65536;
 
@@ -31,7 +38,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     auto* probe = reinterpret_cast<uint64_t*>(args[0]);
     const uint64_t bytes = static_cast<uint64_t>(args[2]), size = static_cast<uint64_t>(args[3]);
     const bool write = args[4] != 0, warm = args[5] != 0, shared = args[6] != 0;
-    const uint64_t core = get_block_idx() * 2 + get_subblockid();
+    const uint64_t core = static_cast<uint64_t>(get_block_idx(args) * 2 + get_sub_block_id(args));
     const uint64_t base = static_cast<uint64_t>(args[1]) + (shared ? 0 : core * bytes);
     uint8_t* ub = pfsim::current_core().buffer(pfsim::Buffer::Ub, 0x100, kMax);
     if (warm) pass(ub, base, bytes, size, write);

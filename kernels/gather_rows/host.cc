@@ -3,7 +3,6 @@
 
 #include "kernels/registry.h"
 
-extern "C" void gather_rows_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -78,7 +77,6 @@ public:
             }
         }
         p.launch.name = name();
-        p.launch.entry = &gather_rows_kernel_entry;
         p.launch.spec = rt::LaunchSpec{static_cast<uint32_t>(kCores), 1, false};
         p.launch.uses_sdma = true;
         p.outputs.push_back({"out", out, indices * kRowBytes, expected});

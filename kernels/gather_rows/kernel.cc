@@ -2,9 +2,14 @@
 // each transformed by `passes` vector passes. Each core handles a slice of the
 // indices one row at a time (single-buffered) and prefetches the row `distance`
 // indices ahead: an address only known at run time.
-#include "kernels/pto/pto.h"
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+
+#include "tensor.h"
 
 using namespace pto;
+
+#include "intrinsic.h"
 
 constexpr int kRowElems = 32768;  // 128 KiB of fp32 per row
 constexpr int kMaxIndices = 256;
@@ -17,12 +22,12 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t count = args[3];  // indices per core
     const int distance = static_cast<int>(args[4]);
     const int passes = static_cast<int>(args[5]);
-    void* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
+    __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
     if (workspace == nullptr) return;
 
-    const int64_t first = get_block_idx() * count;
-    using Row = GlobalTensor<float, Shape<1, 1, 1, 1, kRowElems>>;
-    using Indices = GlobalTensor<int32_t, Shape<1, 1, 1, 1, kMaxIndices>>;
+    const int64_t first = get_block_idx(args) * count;
+    using Row = GlobalTensor<float, Shape<1, 1, 1, 1, kRowElems>, Stride<1, 1, 1, 1, 1>>;
+    using Indices = GlobalTensor<int32_t, Shape<1, 1, 1, 1, kMaxIndices>, Stride<1, 1, 1, 1, 1>>;
     using RowTile = Tile<TileType::Vec, float, 1, kRowElems>;
     using IndexTile = Tile<TileType::Vec, int32_t, 1, kMaxIndices>;
     IndexTile idx;
@@ -34,8 +39,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     wait_flag(PIPE_MTE2, PIPE_S, EVENT_ID0);  // the scalar unit reads the indices
 
     __gm__ float* rows = reinterpret_cast<__gm__ float*>(table->buffer.addr);
-    auto source = [&](int64_t i) { return Row(rows + int64_t{idx.at(0, static_cast<int>(i))} * kRowElems); };
-    PrefetchAsyncContext ctx(reinterpret_cast<__gm__ uint8_t*>(workspace));
+    auto source = [&](int64_t i) { return Row(rows + int64_t{idx.data()[i]} * kRowElems); };
+    PrefetchAsyncContext ctx(workspace);
     comm::AsyncEvent events[kMaxDistance + 1];
     for (int64_t i = 0; i < distance && i < count; ++i) events[i % (kMaxDistance + 1)] = TPREFETCH_ASYNC(source(i), ctx);
     for (int64_t i = 0; i < count; ++i) {

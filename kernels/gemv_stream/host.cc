@@ -1,10 +1,9 @@
 #include <cstring>
 
 #include "kernels/gemv_stream/gemv_common.h"
-#include "kernels/pto/pto.h"
+#include "pto/pto-inst.hpp"
 #include "kernels/registry.h"
 
-extern "C" void gemv_stream_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -63,7 +62,6 @@ public:
         std::vector<uint8_t> expected(rows * 4);
         std::memcpy(expected.data(), ref.data(), expected.size());
         p.launch.name = name();
-        p.launch.entry = &gemv_stream_kernel_entry;
         p.launch.spec = rt::LaunchSpec{24, 2, false};
         p.launch.uses_sdma = true;
         p.outputs.push_back({"y", y, rows * 4, expected});

@@ -4,10 +4,15 @@
 // other's requests), so only the first of them posts: `distance` blocks ahead,
 // for itself and for its sibling. The sibling just loads: a line still being
 // filled is waited for by the L2, and a prefetch changes no value either way.
-#include "kernels/gemv_stream/gemv_common.h"
-#include "kernels/pto/pto.h"
+#include "gemv_common.h"
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+
+#include "tensor.h"
 
 using namespace pto;
+
+#include "intrinsic.h"
 using namespace gemv;
 
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
@@ -16,19 +21,20 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ ChipTensor* y = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
     const int64_t rows = args[3];
     const int distance = static_cast<int>(args[4]);
-    void* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
+    __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
     if (workspace == nullptr) return;
 
-    const int64_t core = get_block_idx() * 2 + get_subblockid();
-    const int64_t cores = get_block_num() * 2;
+    const int64_t core = get_block_idx(args) * 2 + get_sub_block_id(args);
+    const int64_t cores = get_block_num(args) * 2;
     const int64_t rows_per_core = rows / cores;
     const int64_t blocks = rows_per_core / kBlockRows;
     __gm__ half* wbase = reinterpret_cast<__gm__ half*>(w->buffer.addr) + core * rows_per_core * kCols;
     __gm__ float* ybase = reinterpret_cast<__gm__ float*>(y->buffer.addr) + core * rows_per_core;
 
-    using Block = GlobalTensor<half, Shape<1, 1, 1, 1, kBlockRows * kCols>>;
-    using Vector = GlobalTensor<half, Shape<1, 1, 1, 1, kCols>>;
-    using Result = GlobalTensor<float, Shape<1, 1, 1, 1, kBlockRows>>;
+    using Block = GlobalTensor<half, Shape<1, 1, 1, kBlockRows, kCols>, Stride<1, 1, 1, kCols, 1>>;
+    using FlatBlock = GlobalTensor<half, Shape<1, 1, 1, 1, kBlockRows * kCols>, Stride<1, 1, 1, 1, 1>>;
+    using Vector = GlobalTensor<half, Shape<1, 1, 1, 1, kCols>, Stride<1, 1, 1, 1, 1>>;
+    using Result = GlobalTensor<float, Shape<1, 1, 1, 1, kBlockRows>, Stride<1, 1, 1, 1, 1>>;
     using WTile = Tile<TileType::Vec, half, kBlockRows, kCols>;
     using XTile = Tile<TileType::Vec, half, 1, kCols>;
     using YTile = Tile<TileType::Vec, float, kBlockRows, 1>;
@@ -42,15 +48,15 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     TASSIGN(yt, 0x100 + XTile::kBytes + 3 * WTile::kBytes);
     TLOAD(xt, Vector(reinterpret_cast<__gm__ half*>(x->buffer.addr)));
 
-    PrefetchAsyncContext ctx(reinterpret_cast<__gm__ uint8_t*>(workspace));
+    PrefetchAsyncContext ctx(workspace);
     comm::AsyncEvent events[kMaxDistance + 1];
     auto block = [&](int64_t b) { return Block(wbase + b * kBlockRows * kCols); };
-    const bool poster = get_subblockid() == 0;
+    const bool poster = get_sub_block_id(args) == 0;
     __gm__ half* sibling = wbase + rows_per_core * kCols;
     auto prefetch = [&](int64_t b) {
         if (!poster) return;
-        TPREFETCH_ASYNC(Block(sibling + b * kBlockRows * kCols), ctx);  // done when ours is: same queue, in order
-        events[b % (kMaxDistance + 1)] = TPREFETCH_ASYNC(block(b), ctx);
+        TPREFETCH_ASYNC(FlatBlock(sibling + b * kBlockRows * kCols), ctx);  // done when ours is: same queue, in order
+        events[b % (kMaxDistance + 1)] = TPREFETCH_ASYNC(FlatBlock(block(b).data()), ctx);
     };
     for (int64_t b = 0; b < distance && b < blocks; ++b) prefetch(b);
 

@@ -1,10 +1,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/pto/pto.h"
+#include "pto/pto-inst.hpp"
 #include "kernels/registry.h"
 
-extern "C" void matmul_tiled_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -73,7 +72,6 @@ public:
         std::vector<uint8_t> expected(ref.size() * 4);
         std::memcpy(expected.data(), ref.data(), expected.size());
         p.launch.name = name();
-        p.launch.entry = &matmul_tiled_kernel_entry;
         p.launch.spec = rt::LaunchSpec{static_cast<uint32_t>(blocks), 1, true};
         p.launch.uses_sdma = true;
         p.outputs.push_back({"c", gc, expected.size(), expected});

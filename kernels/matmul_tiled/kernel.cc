@@ -9,9 +9,14 @@
 // the engine brings each panel in well before the cube reaches it. The cube
 // never waits on an event: its loads find the lines resident (or still being
 // filled, and then wait for them in L2).
-#include "kernels/pto/pto.h"
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+
+#include "tensor.h"
 
 using namespace pto;
+
+#include "intrinsic.h"
 
 constexpr int kT = 128;                      // tile edge
 constexpr int kSteps = 16;                   // K / 128
@@ -23,27 +28,28 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ ChipTensor* b = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
     __gm__ ChipTensor* c = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
     const int64_t m_blocks = args[3];
-    const int64_t n = get_block_idx();  // this cluster's column block
-    const int64_t n_blocks = get_block_num();
+    const int64_t n = get_block_idx(args);  // this cluster's column block
+    const int64_t n_blocks = get_block_num(args);
     __gm__ half* apanels = reinterpret_cast<__gm__ half*>(a->buffer.addr);
     __gm__ half* bpanel = reinterpret_cast<__gm__ half*>(b->buffer.addr) + n * kPanelElems;
 
-    if (pfsim::current_core().core_kind() == pfsim::CoreKind::Aiv) {
-        void* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
-        if (workspace == nullptr) return;
-        using Panel = GlobalTensor<half, Shape<1, 1, 1, 1, kPanelElems>>;
-        PrefetchAsyncContext ctx(reinterpret_cast<__gm__ uint8_t*>(workspace));
-        comm::AsyncEvent last;
-        for (int64_t m = 1; m < m_blocks; ++m) last = TPREFETCH_ASYNC(Panel(apanels + m * kPanelElems), ctx);
-        last.Wait(ctx.session);  // one queue, in order: every post is done
-        return;
-    }
-
-    using Operand = GlobalTensor<half, Shape<1, 1, 1, 1, kTileElems>>;
+#if defined(__DAV_VEC__)
+    (void)bpanel;
+    (void)c;
+    (void)n_blocks;
+    __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
+    if (workspace == nullptr) return;
+    using Panel = GlobalTensor<half, Shape<1, 1, 1, 1, kPanelElems>, Stride<1, 1, 1, 1, 1>>;
+    PrefetchAsyncContext ctx(workspace);
+    comm::AsyncEvent last;
+    for (int64_t m = 1; m < m_blocks; ++m) last = TPREFETCH_ASYNC(Panel(apanels + m * kPanelElems), ctx);
+    last.Wait(ctx.session);  // one queue, in order: every post is done
+#else
+    using Operand = GlobalTensor<half, Shape<1, 1, 1, kT, kT>, Stride<1, 1, 1, kT, 1>>;
     using Left = Tile<TileType::Left, half, kT, kT>;
     using Right = Tile<TileType::Right, half, kT, kT>;
     using Acc = Tile<TileType::Acc, float, kT, kT>;
-    using Out = GlobalTensor<float, Shape<1, 1, 1, 1, kTileElems>>;
+    using Out = GlobalTensor<float, Shape<1, 1, 1, kT, kT>, Stride<1, 1, 1, kT, 1>>;
     Left at[2];
     Right bt[2];
     Acc acc;
@@ -54,7 +60,6 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     TASSIGN(acc, 0);
     int64_t step = 0;
     for (int64_t m = 0; m < m_blocks; ++m) {
-        TZERO(acc);
         for (int64_t s = 0; s < kSteps; ++s, ++step) {
             const int buf = static_cast<int>(step % 2);
             if (step >= 2) wait_flag(PIPE_M, PIPE_MTE2, buf);  // the buffers are free again
@@ -62,7 +67,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             TLOAD(bt[buf], Operand(bpanel + s * kTileElems));
             set_flag(PIPE_MTE2, PIPE_M, EVENT_ID2);
             wait_flag(PIPE_MTE2, PIPE_M, EVENT_ID2);
-            TMATMUL_ACC(acc, at[buf], bt[buf]);
+            if (s == 0) {
+                TMATMUL(acc, at[buf], bt[buf]);
+            } else {
+                TMATMUL_ACC(acc, acc, at[buf], bt[buf]);
+            }
             set_flag(PIPE_M, PIPE_MTE2, buf);
         }
         set_flag(PIPE_M, PIPE_MTE3, EVENT_ID3);
@@ -72,4 +81,5 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID4);
     }
     pipe_barrier(PIPE_ALL);
+#endif
 }

@@ -2,7 +2,6 @@
 
 #include "kernels/registry.h"
 
-extern "C" void no_gain_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -30,7 +29,6 @@ public:
         }
         platform.gm_write(in, data.data(), bytes);
         p.launch.name = name();
-        p.launch.entry = &no_gain_kernel_entry;
         p.launch.spec = rt::LaunchSpec{1, 1, false};
         p.launch.uses_sdma = true;
         std::vector<uint8_t> ref(bytes);

@@ -2,7 +2,6 @@
 
 #include "kernels/registry.h"
 
-extern "C" void prefetch_copy_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -31,7 +30,6 @@ public:
         }
         platform.gm_write(in, data.data(), bytes);
         p.launch.name = name();
-        p.launch.entry = &prefetch_copy_kernel_entry;
         p.launch.spec = rt::LaunchSpec{1, 1, false};
         p.launch.uses_sdma = true;
         p.outputs.push_back({"out", out, bytes, data});  // reference: a bit-exact copy

@@ -2,7 +2,6 @@
 
 #include "kernels/registry.h"
 
-extern "C" void prefetch_wait_kernel_entry(int64_t* args);
 
 namespace pfsim {
 namespace {
@@ -28,7 +27,6 @@ public:
         p.launch.args = {make_tensor(p, platform, a.at("bytes"), &region), make_tensor(p, platform, 32, &status),
                          static_cast<int64_t>(a.at("rounds"))};
         p.launch.name = name();
-        p.launch.entry = &prefetch_wait_kernel_entry;
         p.launch.spec = rt::LaunchSpec{1, 1, false};
         p.launch.uses_sdma = true;
         const std::vector<uint32_t> ones(8, 1);

@@ -104,6 +104,7 @@ const std::vector<ParamSpec>& param_specs() {
         param("core.cube_macs", Kind::Count, "multiply-accumulates per cycle of the cube unit"),
         param("core.flush_cost", Kind::Time, "cache clean/invalidate of a few lines plus a barrier"),
         param("core.request_build", Kind::Time, "scalar time to build one 64-byte SDMA request"),
+        param("core.dcci_line_cost", Kind::Time, "dcci of one data-cache line (SINGLE_CACHE_LINE) from a kernel"),
         param("core.quantum", Kind::Time, "SIMULATION: how far a core may run ahead of SystemC time"),
 
         param("trace.max_bytes", Kind::Size, "SIMULATION: a --trace file stops growing here (and says so)"),

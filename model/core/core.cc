@@ -1,6 +1,7 @@
 #include "model/core/core.h"
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "model/common/payload.h"
@@ -35,7 +36,74 @@ const char* buffer_name(Buffer b) {
 
 CoreOps& current_core() {
     if (!g_current) throw std::logic_error("pfsim: kernel API called outside a running kernel");
+    g_current->apply_raw_store();
     return *g_current;
+}
+
+void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
+    Core* core = g_current;
+    if (!core) return;
+    const uint64_t gm = addr - reinterpret_cast<uintptr_t>(core->gm_host_);
+    if (gm >= core->gm_size_ || len > core->gm_size_ - gm) return;  // the stack, tiles, the task payload
+    core->apply_raw_store();
+    if (write) {
+        core->raw_store_gm_ = gm;
+        core->raw_store_len_ = len;
+        return;
+    }
+    // Read through L2 into the very bytes the load is about to read, so that
+    // it sees what the cache holds (a dirty line, a prefetched one).
+    core->scalar_read(gm, core->gm_host_ + gm, len);
+}
+
+void Core::apply_raw_store() {
+    if (!raw_store_len_) return;
+    const uint64_t gm = raw_store_gm_, len = raw_store_len_;
+    raw_store_len_ = 0;
+    scalar_write(gm, gm_host_ + gm, len);
+}
+
+uint64_t Core::gm_address(const volatile void* p, uint64_t bytes) const {
+    const uint64_t gm = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(gm_host_);
+    if (!gm_host_ || gm >= gm_size_ || bytes > gm_size_ - gm) return kNotGm;
+    return gm;
+}
+
+void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
+    hold_within_quantum(issue_);
+    Tick done = issue_;
+    std::vector<uint8_t> value(bytes);
+    for (uint64_t a = gm; a < gm + bytes;) {
+        const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
+        done = std::max(done, transport(cached, false, a, value.data() + (a - gm), n, issue_));
+        a += n;
+    }
+    // No yield between the read and the copy: the value is the cache's at the read.
+    std::memcpy(dst, value.data(), bytes);
+    stats_.scalar_load_bytes += bytes;
+    stats_.busy[index(Pipe::Scalar)] += done - issue_;
+    issue_ = done;
+    scalar(1);
+}
+
+void Core::scalar_write(uint64_t gm, const void* src, uint64_t bytes) {
+    hold_within_quantum(issue_);
+    std::vector<uint8_t> copy(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + bytes);
+    for (uint64_t a = gm; a < gm + bytes;) {
+        const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
+        transport(cached, true, a, copy.data() + (a - gm), n, issue_);
+        a += n;
+    }
+    stats_.scalar_store_bytes += bytes;
+    scalar(1);
+}
+
+void Core::dcci(bool entire) {
+    if (entire) {
+        flush();
+    } else {
+        spend(dcci_line_);
+    }
 }
 
 Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id)
@@ -56,7 +124,8 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       cube_macs_per_cycle_(cfg.count("core.cube_macs")),
       line_bytes_(cfg.bytes("l2.line_bytes")),
       clock_hz_(cfg.frequency("chip.clock")),
-      inflight_() {
+      inflight_(),
+      dcci_line_(cfg.time("core.dcci_line_cost")) {
     for (auto& window : inflight_) window.assign(cfg.count("core.outstanding_lines"), 0);
     if (kind_ == CoreKind::Aiv) {
         buffers_[static_cast<size_t>(Buffer::Ub)].resize(cfg.bytes("core.ub_bytes"));
@@ -101,6 +170,7 @@ void Core::thread() {
         } catch (const std::exception& e) {
             run_.error = std::string("kernel raised: ") + e.what();
         }
+        apply_raw_store();
         barrier();
         catch_up(issue_);
         run_.returned = sc_core::sc_time_stamp().value();
@@ -347,3 +417,21 @@ void Core::warn(const std::string& message) {
 }
 
 }  // namespace pfsim
+
+// Run-time compiled kernels are built with GCC's outline memory-access
+// instrumentation (-fsanitize=kernel-address with a call per access, see
+// docs/kernels.md): every load and store calls one of these before it happens.
+extern "C" {
+#define PFSIM_RAW_ACCESS_HOOKS(n)                                                                       \
+    void __asan_load##n##_noabort(uintptr_t a) { pfsim::Core::on_raw_access(false, a, n); }  \
+    void __asan_store##n##_noabort(uintptr_t a) { pfsim::Core::on_raw_access(true, a, n); }
+PFSIM_RAW_ACCESS_HOOKS(1)
+PFSIM_RAW_ACCESS_HOOKS(2)
+PFSIM_RAW_ACCESS_HOOKS(4)
+PFSIM_RAW_ACCESS_HOOKS(8)
+PFSIM_RAW_ACCESS_HOOKS(16)
+#undef PFSIM_RAW_ACCESS_HOOKS
+void __asan_loadN_noabort(uintptr_t a, size_t n) { pfsim::Core::on_raw_access(false, a, n); }
+void __asan_storeN_noabort(uintptr_t a, size_t n) { pfsim::Core::on_raw_access(true, a, n); }
+void __asan_handle_no_return() {}
+}

@@ -34,6 +34,8 @@ struct CoreStats {
     Tick l2_stall = 0;            // load and store time beyond the pipe's own rate (misses)
     uint64_t load_bytes = 0;
     uint64_t store_bytes = 0;
+    uint64_t scalar_load_bytes = 0;   // raw `__gm__` loads and stores
+    uint64_t scalar_store_bytes = 0;
 };
 
 struct CoreRun {
@@ -65,6 +67,19 @@ public:
     uint32_t subblock_idx() const override { return subblock_; }
     uint32_t core_id() const override { return id_; }
     int64_t* kernel_args() const override { return args_; }
+    uint64_t gm_address(const volatile void* p, uint64_t bytes) const override;
+    void scalar_read(uint64_t gm, void* dst, uint64_t bytes) override;
+    void scalar_write(uint64_t gm, const void* src, uint64_t bytes) override;
+    void dcci(bool entire) override;
+    // Where this die's GM is mapped in host memory (BackingStore::host_base).
+    void set_gm_window(uint8_t* host_base, uint64_t size) { gm_host_ = host_base; gm_size_ = size; }
+    // A kernel's load or store of [addr, addr + len) through a raw pointer, as
+    // the instrumentation of run-time compiled kernels reports it (before the
+    // access): GM accesses take the scalar path; anything else is not timed.
+    static void on_raw_access(bool write, uintptr_t addr, uint64_t len);
+    // A raw store reported before it happened is applied to the model at the
+    // next call into the core (current_core()) or when the kernel returns.
+    void apply_raw_store();
     uint8_t* buffer(Buffer b, uint64_t offset, uint64_t bytes) override;
     void load(uint64_t gm, uint8_t* local, uint64_t bytes) override;
     void store(uint64_t gm, const uint8_t* local, uint64_t bytes) override;
@@ -139,6 +154,10 @@ private:
         uint64_t addr, bytes;
     };
     std::map<uint64_t, PendingPost> pending_posts_;
+    uint8_t* gm_host_ = nullptr;
+    uint64_t gm_size_ = 0;
+    uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
+    const Tick dcci_line_;
 };
 
 }  // namespace pfsim

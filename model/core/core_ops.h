@@ -38,6 +38,18 @@ public:
     virtual uint32_t core_id() const = 0;       // unique over the die
     virtual int64_t* kernel_args() const = 0;   // what the running kernel was launched with
 
+    // GM as kernels see it: a `__gm__` pointer is a host pointer into the die's
+    // GM mapping. The GM address of [p, p + bytes), or kNotGm when it is not
+    // all inside GM.
+    static constexpr uint64_t kNotGm = ~uint64_t{0};
+    virtual uint64_t gm_address(const volatile void* p, uint64_t bytes) const = 0;
+    // The scalar unit's GM accesses through L2: what dereferencing a `__gm__`
+    // pointer does. A read waits for its data; a write is posted.
+    virtual void scalar_read(uint64_t gm, void* dst, uint64_t bytes) = 0;
+    virtual void scalar_write(uint64_t gm, const void* src, uint64_t bytes) = 0;
+    // dcci: clean and invalidate one data-cache line, or the whole data cache.
+    virtual void dcci(bool entire) = 0;
+
     // Host memory standing for an on-core buffer; throws KernelError when
     // [offset, offset + bytes) does not fit it or the core has no such buffer.
     virtual uint8_t* buffer(Buffer b, uint64_t offset, uint64_t bytes) = 0;

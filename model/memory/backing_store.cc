@@ -1,58 +1,39 @@
 #include "model/memory/backing_store.h"
 
-#include <algorithm>
+#include <sys/mman.h>
+
 #include <cassert>
+#include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace pfsim {
 
 BackingStore::BackingStore(uint64_t capacity)
-    : capacity_(capacity), regions_((capacity + kRegionBytes - 1) / kRegionBytes) {}
-
-const uint8_t* BackingStore::find_page(uint64_t addr) const {
-    const Region& region = regions_[addr / kRegionBytes];
-    if (!region) return nullptr;
-    return region[(addr % kRegionBytes) / kPageBytes].get();
-}
-
-uint8_t* BackingStore::make_page(uint64_t addr) {
-    Region& region = regions_[addr / kRegionBytes];
-    if (!region) region = std::make_unique<std::unique_ptr<uint8_t[]>[]>(kPagesPerRegion);
-    std::unique_ptr<uint8_t[]>& page = region[(addr % kRegionBytes) / kPageBytes];
-    if (!page) {
-        page = std::make_unique<uint8_t[]>(kPageBytes);  // value-initialised: zeros
-        ++touched_pages_;
+    : capacity_(capacity), touched_((capacity / kPageBytes + 64) / 64, 0) {
+    void* p = mmap(nullptr, capacity ? capacity : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        throw std::runtime_error("cannot reserve " + std::to_string(capacity) +
+                                 " bytes of address space for simulated memory: " + std::strerror(errno));
     }
-    return page.get();
+    base_ = static_cast<uint8_t*>(p);
 }
 
-void BackingStore::read(uint64_t addr, void* dst, size_t len) const {
-    assert(contains(addr, len));
-    auto* out = static_cast<uint8_t*>(dst);
-    while (len > 0) {
-        const uint64_t offset = addr % kPageBytes;
-        const size_t n = std::min<uint64_t>(len, kPageBytes - offset);
-        if (const uint8_t* p = find_page(addr)) {
-            std::memcpy(out, p + offset, n);
-        } else {
-            std::memset(out, 0, n);
-        }
-        out += n;
-        addr += n;
-        len -= n;
-    }
-}
+BackingStore::~BackingStore() { munmap(base_, capacity_ ? capacity_ : 1); }
 
 void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     assert(contains(addr, len));
-    const auto* in = static_cast<const uint8_t*>(src);
-    while (len > 0) {
-        const uint64_t offset = addr % kPageBytes;
-        const size_t n = std::min<uint64_t>(len, kPageBytes - offset);
-        std::memcpy(make_page(addr) + offset, in, n);
-        in += n;
-        addr += n;
-        len -= n;
+    if (len == 0) return;
+    std::memcpy(base_ + addr, src, len);
+    for (uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
+        uint64_t& word = touched_[page / 64];
+        const uint64_t bit = uint64_t{1} << (page % 64);
+        if (!(word & bit)) {
+            word |= bit;
+            ++touched_pages_;
+        }
     }
 }
 

@@ -1,12 +1,18 @@
-// Sparse, page-granular byte store: memory use grows with the pages touched,
-// never with the capacity. Unwritten bytes read as zero. Pages are found through
-// a two-level table (no hashing): a directory of 1 GiB regions, each a lazily
-// allocated array of page pointers.
+// Sparse byte store over one reserved range of host address space: memory use
+// grows with the pages touched, never with the capacity, and unwritten bytes
+// read as zero (the kernel's zero page until first written).
+//
+// The range is what simulated GM looks like to kernels: address `a` of the
+// store is the host byte at host_base() + a, so a `__gm__` pointer a kernel
+// dereferences is a plain host pointer into it (see model/core/raw_access.cc).
+// Touched pages are counted at 64 KiB granularity for writes made through
+// write(); bytes a kernel stores through a raw pointer are counted when the
+// model writes them back.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
+#include <cstring>
 #include <vector>
 
 namespace pfsim {
@@ -14,29 +20,30 @@ namespace pfsim {
 class BackingStore {
 public:
     static constexpr uint64_t kPageBytes = 64 * 1024;
-    static constexpr uint64_t kRegionBytes = uint64_t{1} << 30;
 
+    // Reserves `capacity` bytes of address space (no memory). Throws
+    // std::runtime_error when the host cannot reserve it.
     explicit BackingStore(uint64_t capacity);
+    ~BackingStore();
+    BackingStore(const BackingStore&) = delete;
+    BackingStore& operator=(const BackingStore&) = delete;
 
     uint64_t capacity() const { return capacity_; }
     bool contains(uint64_t addr, uint64_t len) const {
         return addr <= capacity_ && len <= capacity_ - addr;
     }
     // Callers check contains() first; out-of-range access is a programming error.
-    void read(uint64_t addr, void* dst, size_t len) const;
+    void read(uint64_t addr, void* dst, size_t len) const { std::memcpy(dst, base_ + addr, len); }
     void write(uint64_t addr, const void* src, size_t len);
+    // Where store address 0 is in host memory.
+    uint8_t* host_base() const { return base_; }
     size_t touched_pages() const { return touched_pages_; }
     uint64_t touched_bytes() const { return touched_pages_ * kPageBytes; }
 
 private:
-    static constexpr uint64_t kPagesPerRegion = kRegionBytes / kPageBytes;
-    using Region = std::unique_ptr<std::unique_ptr<uint8_t[]>[]>;
-
-    const uint8_t* find_page(uint64_t addr) const;
-    uint8_t* make_page(uint64_t addr);
-
     uint64_t capacity_;
-    std::vector<Region> regions_;
+    uint8_t* base_;
+    std::vector<uint64_t> touched_;  // one bit per page
     size_t touched_pages_ = 0;
 };
 

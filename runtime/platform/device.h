@@ -16,6 +16,9 @@ public:
     virtual uint32_t block_idx() const = 0;  // hardware block index (the cluster, for a vector core)
     virtual uint32_t core_id() const = 0;
     virtual int64_t* kernel_args() const = 0;  // the args the running kernel was launched with
+    // The GM address a kernel's device pointer points at; 0 when it points
+    // outside GM.
+    virtual uint64_t gm_address(const void* p) const = 0;
 
     // Control data to and from GM: UB <-> GM copies on the uncached path.
     virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;

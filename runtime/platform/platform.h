@@ -10,6 +10,13 @@ namespace pfsim::rt {
 
 using KernelEntry = void (*)(int64_t* args);
 
+// What a launch runs: one entry for its vector cores, one for its cube cores
+// (a kernel source is built once per core type).
+struct KernelEntries {
+    KernelEntry aiv = nullptr;
+    KernelEntry aic = nullptr;
+};
+
 // One SDMA submission queue, as the driver creates it ("a STARS stream").
 struct SdmaQueue {
     uint64_t ring_base = 0;      // GM address of the ring
@@ -65,6 +72,9 @@ public:
     virtual void gm_free(uint64_t addr) = 0;
     virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;
     virtual void gm_read(uint64_t addr, void* dst, uint64_t bytes) = 0;
+    // The pointer a kernel dereferences to reach GM address `addr` (what goes
+    // into ChipTensor.buffer.addr and the contexts).
+    virtual uint64_t device_pointer(uint64_t addr) const = 0;
 
     // The async-DMA workspace provider: supported kinds (bit mask), channel count,
     // and the queues themselves. A platform without a provider supports mask 0.
@@ -75,9 +85,10 @@ public:
     virtual void destroy_sdma_queue(uint32_t index) = 0;
     virtual uint32_t live_sdma_queues() const = 0;
 
-    // Runs `entry` on the cores of `spec`, core i with args_per_core[i] (in the
-    // order clusters, then cube before vector cores), and waits for all of them.
-    virtual LaunchResult launch(KernelEntry entry, const LaunchSpec& spec,
+    // Runs `entries` on the cores of `spec`, core i with args_per_core[i] (in
+    // the order clusters, then cube before vector cores), and waits for all of
+    // them. Throws std::runtime_error when an entry the cores need is missing.
+    virtual LaunchResult launch(const KernelEntries& entries, const LaunchSpec& spec,
                                 const std::vector<int64_t*>& args_per_core) = 0;
     virtual uint64_t now_ps() const = 0;
 };

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/sdma_request.h"
-#include "kernels/pto/pto.h"
+#include "pto/pto-inst.hpp"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
 #include "tests/support/harness.h"
@@ -36,7 +36,7 @@ struct Probe {
 };
 
 Probe* probe_of(int64_t* args) { return reinterpret_cast<Probe*>(args[0]); }
-void* workspace_of(int64_t* args) { return get_dma_workspace(args, DMA_WORKSPACE_SDMA); }
+void* workspace_of(int64_t* args) { return rt::get_dma_workspace(args, rt::DMA_WORKSPACE_SDMA); }
 
 // args: 0 Probe, 1 GM address, 2 bytes per post, 3 posts, 4 1 = use a null
 // workspace, 5 bytes of the first post (when non-zero)
@@ -66,7 +66,7 @@ void record_workspace(int64_t* args) {
     Probe* p = probe_of(args);
     const uint32_t id = current_core().core_id();
     int k = 0;
-    for (int kind : {0, 1, -1, 2}) p->workspace[id][k++] = get_dma_workspace(args, kind);
+    for (int kind : {0, 1, -1, 2}) p->workspace[id][k++] = rt::get_dma_workspace(args, kind);
 }
 
 // args: 0 Probe, 1 address. Big post A then small post B; Test and in-order checks.
@@ -133,7 +133,7 @@ void vector_tile_on_cube(int64_t*) {
 // the same with wait_flag(MTE2 -> MTE3) (the store runs after the load).
 void load_timing(int64_t* args) {
     Probe* p = probe_of(args);
-    using Block = pto::GlobalTensor<float, pto::Shape<1, 1, 1, 1, 16384>>;
+    using Block = pto::GlobalTensor<float, pto::Shape<1, 1, 1, 1, 16384>, pto::Stride<1, 1, 1, 1, 1>>;
     using T = pto::Tile<pto::TileType::Vec, float, 1, 16384>;
     Block g(reinterpret_cast<__gm__ float*>(args[1]));
     Block out(reinterpret_cast<__gm__ float*>(args[1] + (1 << 20)));
@@ -185,7 +185,7 @@ protected:
                                LaunchSpec spec = LaunchSpec{1, 1, false}, bool uses_sdma = true) {
         KernelLaunch l;
         l.name = "test";
-        l.entry = entry;
+        l.entries = {entry, entry};
         l.spec = spec;
         l.uses_sdma = uses_sdma;
         l.args = {reinterpret_cast<int64_t>(probe)};
@@ -254,7 +254,7 @@ TEST_F(Runtime, EveryCoreSeesTheSameWorkspaceForKindZeroOnly) {
     const LaunchResult r = w.run(launch(&record_workspace, probe.get(), {}, LaunchSpec{24, 2, true}, false));
     ASSERT_TRUE(r.ok()) << r.first_error();
     ASSERT_EQ(r.cores.size(), 72u);
-    const void* ws = reinterpret_cast<void*>(w.dma_workspace(0));
+    const void* ws = reinterpret_cast<void*>(normal_->device_pointer(w.dma_workspace(0)));
     ASSERT_NE(ws, nullptr);
     for (const rt::CoreTiming& c : r.cores) {
         EXPECT_EQ(probe->workspace[c.core_id][0], ws) << c.core_id;
@@ -508,7 +508,9 @@ TEST_F(Runtime, UnifiedBufferIsEnforced) {
 TEST_F(Runtime, LoadsThatHitAreFasterAndFlagsOrderPipes) {
     Worker w(*normal_, WorkerOptions{});
     Probe probe;
-    ASSERT_TRUE(w.run(launch(&load_timing, &probe, {region(*normal_, 2 << 20)}, LaunchSpec{1, 1, false}, false)).ok());
+    const auto gm = static_cast<uint64_t>(region(*normal_, 2 << 20));
+    ASSERT_TRUE(w.run(launch(&load_timing, &probe, {static_cast<int64_t>(normal_->device_pointer(gm))},
+                             LaunchSpec{1, 1, false}, false)).ok());
     const uint64_t miss = probe.post_ps[0], hit = probe.post_ps[1];
     // 64 KiB at 110 B/cycle, 1.85 GHz: ~322 ns when every line hits; misses pay
     // GM round trips with 32 lines in flight.
@@ -531,7 +533,8 @@ TEST_F(Runtime, HostCopiesTakeNoSimulatedTimeOrBandwidth) {
         }
         const uint64_t before = normal_->now_ps();
         Probe probe;
-        EXPECT_TRUE(w.run(launch(&load_timing, &probe, {static_cast<int64_t>(gm)}, LaunchSpec{1, 1, false}, false)).ok());
+        EXPECT_TRUE(w.run(launch(&load_timing, &probe, {static_cast<int64_t>(normal_->device_pointer(gm))},
+                                 LaunchSpec{1, 1, false}, false)).ok());
         EXPECT_EQ(normal_->now_ps() - before > 0, true);
         return probe.post_ps[0];
     };

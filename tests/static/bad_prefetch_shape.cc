@@ -1,10 +1,10 @@
-// Must NOT compile: a [4, 32] source is not a flat contiguous logical-1D region.
-#include "kernels/pto/pto.h"
+// Must not compile: a [1, 1, 1, 4, 32] source is not flat.
+#include <pto/pto-inst.hpp>
 
 using namespace pto;
 
-void kernel(void* workspace, __gm__ float* src) {
-    GlobalTensor<float, Shape<1, 1, 1, 4, 32>> g(src);
+void kernel(__gm__ uint8_t* workspace, __gm__ float* src) {
+    GlobalTensor<float, Shape<1, 1, 1, 4, 32>, Stride<128, 128, 128, 32, 1>> g(src);
     PrefetchAsyncContext ctx(workspace);
     TPREFETCH_ASYNC(g, ctx);
 }

@@ -33,6 +33,10 @@ public:
     uint32_t block_idx() const override { return current_core().block_idx(); }
     uint32_t core_id() const override { return current_core().core_id(); }
     int64_t* kernel_args() const override { return current_core().kernel_args(); }
+    uint64_t gm_address(const void* p) const override {
+        const uint64_t gm = current_core().gm_address(p, 1);
+        return gm == CoreOps::kNotGm ? 0 : gm;
+    }
     void gm_write(uint64_t addr, const void* src, uint64_t bytes) override {
         current_core().uncached_write(addr, src, bytes);
     }
@@ -89,6 +93,7 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
     }
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) {
+            core->set_gm_window(soc_.gm.store().host_base(), soc_.gm.store().capacity());
             core->cached.bind(soc_.l2.cached);
             core->uncached.bind(soc_.l2.uncached);
             core->mmio.bind(soc_.sdma.mmio);
@@ -173,6 +178,10 @@ void SimPlatform::gm_read(uint64_t addr, void* dst, uint64_t bytes) {
     host_transport(host_memory, false, addr, dst, bytes);
 }
 
+uint64_t SimPlatform::device_pointer(uint64_t addr) const {
+    return reinterpret_cast<uintptr_t>(soc_.gm.store().host_base()) + addr;
+}
+
 uint32_t SimPlatform::dma_workspace_supported_mask() const {
     return cfg_.choice("sdma.provider") == "model" ? 1u << rt::DMA_WORKSPACE_SDMA : 0u;
 }
@@ -211,7 +220,7 @@ uint32_t SimPlatform::live_sdma_queues() const {
     return static_cast<uint32_t>(std::count(queue_live_.begin(), queue_live_.end(), true));
 }
 
-rt::LaunchResult SimPlatform::launch(rt::KernelEntry entry, const rt::LaunchSpec& spec,
+rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt::LaunchSpec& spec,
                                      const std::vector<int64_t*>& args_per_core) {
     const std::vector<rt::CorePlace> places = rt::core_places(spec);
     if (spec.block_dim == 0 || spec.block_dim > aic_.size() || spec.vector_per_block > 2 ||
@@ -219,13 +228,17 @@ rt::LaunchResult SimPlatform::launch(rt::KernelEntry entry, const rt::LaunchSpec
         throw std::runtime_error("launch of " + std::to_string(spec.block_dim) + " blocks does not fit the " +
                                  std::to_string(aic_.size()) + " clusters");
     }
+    if ((spec.vector_per_block && !entries.aiv) || (spec.cube && !entries.aic)) {
+        throw std::runtime_error(std::string("launch without a kernel for its ") +
+                                 (spec.cube && !entries.aic ? "cube" : "vector") + " cores");
+    }
     elaborate();
     if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
     std::vector<Core*> used;
     for (size_t i = 0; i < places.size(); ++i) {
         const rt::CorePlace& p = places[i];
         Core* core = p.vector ? aiv_[2 * p.block_idx + p.subblock].get() : aic_[p.block_idx].get();
-        core->start(entry, args_per_core[i], p.block_idx, spec.block_dim, p.subblock);
+        core->start(p.vector ? entries.aiv : entries.aic, args_per_core[i], p.block_idx, spec.block_dim, p.subblock);
         used.push_back(core);
     }
     sampler_.start([used] {

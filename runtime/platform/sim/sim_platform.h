@@ -51,13 +51,14 @@ public:
     void gm_free(uint64_t addr) override;
     void gm_write(uint64_t addr, const void* src, uint64_t bytes) override;
     void gm_read(uint64_t addr, void* dst, uint64_t bytes) override;
+    uint64_t device_pointer(uint64_t addr) const override;
     uint32_t dma_workspace_supported_mask() const override;
     uint32_t dma_channel_count() const override;
     uint32_t doorbell_tail_offset() const override;
     rt::SdmaQueue create_sdma_queue(uint32_t index) override;
     void destroy_sdma_queue(uint32_t index) override;
     uint32_t live_sdma_queues() const override;
-    rt::LaunchResult launch(rt::KernelEntry entry, const rt::LaunchSpec& spec,
+    rt::LaunchResult launch(const rt::KernelEntries& entries, const rt::LaunchSpec& spec,
                             const std::vector<int64_t*>& args_per_core) override;
     uint64_t now_ps() const override;
 

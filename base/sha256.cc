@@ -1,4 +1,4 @@
-#include "cli/sha256.h"
+#include "base/sha256.h"
 
 #include <cstring>
 #include <vector>

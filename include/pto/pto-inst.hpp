@@ -1,0 +1,488 @@
+// pfsim's <pto/pto-inst.hpp>: the PTO-ISA names a2a3 kernels use, executed by
+// pfsim's simulated cores. Kernels written for the board against PTO-ISA and
+// simpler's headers compile against this set unchanged (docs/kernels.md lists
+// what is there and what is not yet).
+//
+// GM pointers (`__gm__ T*`) are host pointers into the simulated die's GM:
+// dereferencing one reads and writes simulated GM through L2, timed on the
+// scalar unit. Tile instructions move and compute the tile's values at the
+// call and occupy their pipe for the time the instruction takes.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "model/core/core_ops.h"
+#include "pto/comm/pto_comm_inst.hpp"
+
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __aicore__
+#define __aicore__
+#endif
+#ifndef AICORE
+#define AICORE
+#endif
+
+// Tile arithmetic touches on-core buffers only: it stays out of the per-access
+// instrumentation that times a kernel's own GM loads and stores.
+#define PFSIM_TILE_COMPUTE __attribute__((no_sanitize_address))
+
+namespace pto {
+
+// 16-bit IEEE half, stored; arithmetic converts to float (round to nearest even).
+struct half {
+    uint16_t bits = 0;
+    half() = default;
+    half(float f);  // NOLINT: implicit like the device type
+    operator float() const;
+};
+
+// Round-to-nearest-even conversions between IEEE binary32 and binary16.
+PFSIM_TILE_COMPUTE inline half::half(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000;
+    const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
+    uint32_t mant = x & 0x7FFFFF;
+    if (((x >> 23) & 0xFF) == 0xFF) {  // inf / nan
+        bits = static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
+    } else if (exp >= 31) {
+        bits = static_cast<uint16_t>(sign | 0x7C00);
+    } else if (exp <= 0) {
+        if (exp < -10) {
+            bits = static_cast<uint16_t>(sign);
+        } else {
+            mant |= 0x800000;
+            const int shift = 14 - exp;
+            uint32_t h = mant >> shift;
+            const uint32_t rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+            if (rem > halfway || (rem == halfway && (h & 1))) ++h;
+            bits = static_cast<uint16_t>(sign | h);
+        }
+    } else {
+        uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+        const uint32_t rem = mant & 0x1FFF;
+        if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // may carry into the exponent: correct
+        bits = static_cast<uint16_t>(sign | h);
+    }
+}
+
+PFSIM_TILE_COMPUTE inline half::operator float() const {
+    const uint32_t sign = uint32_t{bits & 0x8000u} << 16;
+    const uint32_t exp = (bits >> 10) & 0x1F;
+    const uint32_t mant = bits & 0x3FF;
+    uint32_t x;
+    if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else {
+            float f = static_cast<float>(mant) * 5.9604644775390625e-8f;
+            std::memcpy(&x, &f, 4);
+            x |= sign;
+        }
+    } else if (exp == 31) {
+        x = sign | 0x7F800000 | (mant << 13);
+    } else {
+        x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    }
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+
+constexpr int DYNAMIC = -1;
+
+namespace detail {
+template <int64_t... N>
+constexpr int dynamic_count() { return ((N == DYNAMIC ? 1 : 0) + ... + 0); }
+
+// Five extents, each static (a template argument) or set at construction.
+template <int64_t... N>
+struct Extents {
+    static_assert(sizeof...(N) == 5, "shapes and strides have five dimensions");
+    static constexpr int64_t static_values[5] = {N...};
+    int64_t values[5] = {(N == DYNAMIC ? 1 : N)...};
+    Extents() = default;
+    template <typename... V, typename = std::enable_if_t<(sizeof...(V) > 0)>>
+    explicit Extents(V... dynamic) {
+        static_assert(sizeof...(V) == 5 || sizeof...(V) == dynamic_count<N...>(),
+                      "give every dimension, or one value per dynamic (-1) dimension");
+        const int64_t given[] = {static_cast<int64_t>(dynamic)...};
+        if constexpr (sizeof...(V) == 5) {
+            for (int i = 0; i < 5; ++i) {
+                if (static_values[i] == DYNAMIC) values[i] = given[i];
+            }
+        } else {
+            int k = 0;
+            for (int i = 0; i < 5; ++i) {
+                if (static_values[i] == DYNAMIC) values[i] = given[k++];
+            }
+        }
+    }
+};
+
+[[noreturn]] inline void fail(const char* instruction, const char* what) {
+    throw pfsim::KernelError(std::string(instruction) + ": " + what);
+}
+}  // namespace detail
+
+template <int64_t N1 = DYNAMIC, int64_t N2 = DYNAMIC, int64_t N3 = DYNAMIC, int64_t N4 = DYNAMIC,
+          int64_t N5 = DYNAMIC>
+struct Shape : detail::Extents<N1, N2, N3, N4, N5> {
+    using detail::Extents<N1, N2, N3, N4, N5>::Extents;
+    static constexpr int64_t staticShape[5] = {N1, N2, N3, N4, N5};
+};
+template <int64_t N1 = DYNAMIC, int64_t N2 = DYNAMIC, int64_t N3 = DYNAMIC, int64_t N4 = DYNAMIC,
+          int64_t N5 = DYNAMIC>
+struct Stride : detail::Extents<N1, N2, N3, N4, N5> {
+    using detail::Extents<N1, N2, N3, N4, N5>::Extents;
+    static constexpr int64_t staticStride[5] = {N1, N2, N3, N4, N5};
+};
+
+enum class Layout { ND, DN, NZ };
+
+// A view of GM: element (i0..i4) at data + sum(i_k * stride_k).
+template <typename Element, typename ShapeT, typename StrideT, Layout L = Layout::ND>
+class GlobalTensor {
+public:
+    using DType = std::remove_cv_t<Element>;
+    using Shape = ShapeT;
+    using Stride = StrideT;
+    static constexpr Layout layout = L;
+    static constexpr bool kStaticShape = [] {
+        for (int64_t d : ShapeT::staticShape) {
+            if (d == DYNAMIC) return false;
+        }
+        return true;
+    }();
+
+    explicit GlobalTensor(__gm__ Element* data, const ShapeT& shape = ShapeT(), const StrideT& stride = StrideT())
+        : data_(data), shape_(shape), stride_(stride) {}
+
+    __gm__ Element* data() const { return data_; }
+    int64_t GetShape(int dim) const { return shape_.values[dim]; }
+    int64_t GetStride(int dim) const { return stride_.values[dim]; }
+    int64_t elements() const {
+        int64_t n = 1;
+        for (int64_t d : shape_.values) n *= d;
+        return n;
+    }
+    // The GM address of element (i0, i1, i2, i3, 0), checked to lie in GM with
+    // `bytes` after it.
+    uint64_t gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
+        int64_t offset = 0;
+        for (int k = 0; k < 4; ++k) offset += index[k] * stride_.values[k];
+        const uint64_t gm = pfsim::current_core().gm_address(data_ + offset, bytes);
+        if (gm == pfsim::CoreOps::kNotGm) detail::fail(instruction, "the global tensor is not in GM");
+        return gm;
+    }
+
+private:
+    __gm__ Element* data_;
+    ShapeT shape_;
+    StrideT stride_;
+};
+
+enum class TileType { Vec, Mat, Left, Right, Acc };
+enum class BLayout { RowMajor, ColMajor };
+enum class SLayout { NoneBox, RowMajor, ColMajor };
+enum class PadValue { Null, Zero, Min, Max };
+enum class CompactMode { Null, Normal };
+
+// A tile in an on-core buffer: Rows x Cols elements, of which the first
+// RowValid x ColValid are valid (-1: set at construction).
+template <TileType Type, typename T, int Rows, int Cols, BLayout BL = BLayout::RowMajor, int RowValid = Rows,
+          int ColValid = Cols, SLayout SL = SLayout::NoneBox, int SFractalSize = 512, PadValue Pad = PadValue::Null,
+          CompactMode Compact = CompactMode::Null>
+class Tile {
+public:
+    using DType = T;
+    static constexpr TileType type = Type;
+    static constexpr int rows = Rows, cols = Cols;
+    static constexpr BLayout blayout = BL;
+    static constexpr uint64_t kBytes = uint64_t{Rows} * Cols * sizeof(T);
+    static_assert(RowValid == DYNAMIC || (RowValid >= 0 && RowValid <= Rows), "valid rows exceed the tile");
+    static_assert(ColValid == DYNAMIC || (ColValid >= 0 && ColValid <= Cols), "valid columns exceed the tile");
+
+    Tile() : valid_rows_(RowValid == DYNAMIC ? Rows : RowValid), valid_cols_(ColValid == DYNAMIC ? Cols : ColValid) {}
+    Tile(int valid_rows, int valid_cols) : valid_rows_(valid_rows), valid_cols_(valid_cols) {
+        if (valid_rows < 0 || valid_rows > Rows || valid_cols < 0 || valid_cols > Cols) {
+            detail::fail("Tile", "dynamic valid size larger than the tile");
+        }
+    }
+
+    static constexpr pfsim::Buffer buffer() {
+        switch (Type) {
+            case TileType::Vec: return pfsim::Buffer::Ub;
+            case TileType::Mat: return pfsim::Buffer::L1;
+            case TileType::Left: return pfsim::Buffer::L0a;
+            case TileType::Right: return pfsim::Buffer::L0b;
+            case TileType::Acc: return pfsim::Buffer::L0c;
+        }
+        return pfsim::Buffer::Ub;
+    }
+    void assign(uint64_t offset) {
+        data_ = reinterpret_cast<T*>(pfsim::current_core().buffer(buffer(), offset, kBytes));
+    }
+    PFSIM_TILE_COMPUTE T* data() const {
+        if (!data_) detail::fail("tile", "used before TASSIGN gave it a place in its buffer");
+        return data_;
+    }
+    PFSIM_TILE_COMPUTE int GetValidRow() const { return valid_rows_; }
+    PFSIM_TILE_COMPUTE int GetValidCol() const { return valid_cols_; }
+    // Element (r, c) in the tile's block layout.
+    PFSIM_TILE_COMPUTE T& at(int r, int c) const { return BL == BLayout::RowMajor ? data()[r * Cols + c] : data()[c * Rows + r]; }
+
+private:
+    T* data_ = nullptr;
+    int valid_rows_, valid_cols_;
+};
+
+// On a2a3 the left operand is row-major (the CPU simulator differs).
+template <typename T, int M, int K, int VM = M, int VK = K>
+using TileLeft = Tile<TileType::Left, T, M, K, BLayout::RowMajor, VM, VK>;
+template <typename T, int K, int N, int VK = K, int VN = N>
+using TileRight = Tile<TileType::Right, T, K, N, BLayout::RowMajor, VK, VN>;
+template <typename T, int M, int N, int VM = M, int VN = N>
+using TileAcc = Tile<TileType::Acc, T, M, N, BLayout::RowMajor, VM, VN>;
+
+template <typename TileT>
+void TASSIGN(TileT& tile, uint64_t offset) {
+    tile.assign(offset);
+}
+
+namespace detail {
+// GM <-> tile. A vector tile (one row or one column) moves its valid elements
+// from the innermost dimension; any other tile moves its valid rows, row r
+// from global (i0..i3) = r unravelled over dimensions 0..3, each row the valid
+// columns of dimension 4. Rows that lie back to back move as one transfer.
+template <bool kStore, typename TileT, typename GlobalT>
+void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
+    using T = typename TileT::DType;
+    static_assert(sizeof(T) == sizeof(typename GlobalT::DType), "tile and global tensor element sizes differ");
+    constexpr bool kVector = TileT::rows == 1 || TileT::cols == 1;
+    static_assert(kVector || TileT::blayout == BLayout::RowMajor,
+                  "pfsim moves row-major tiles and vectors between GM and tiles");
+    if (global.GetStride(4) != 1) fail(instruction, "the global tensor's last dimension is not contiguous");
+    const int64_t rows = kVector ? 1 : tile.GetValidRow();
+    const int64_t cols = kVector ? int64_t{tile.GetValidRow()} * tile.GetValidCol() : tile.GetValidCol();
+    int64_t outer = 1;
+    for (int k = 0; k < 4; ++k) outer *= global.GetShape(k);
+    if (cols > global.GetShape(4)) fail(instruction, "the tile's rows are longer than the global tensor's last dimension");
+    if (rows > outer) fail(instruction, "the tile has more rows than the global tensor");
+    auto& core = pfsim::current_core();
+    auto* local = reinterpret_cast<uint8_t*>(tile.data());
+    const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
+    const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
+    auto move = [&](uint64_t gm, uint8_t* at, uint64_t bytes) {
+        if (kStore) {
+            core.store(gm, at, bytes);
+        } else {
+            core.load(gm, at, bytes);
+        }
+    };
+    const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
+    if (packed) {
+        const int64_t origin[4] = {0, 0, 0, 0};
+        move(global.gm_address(instruction, origin, row_bytes * static_cast<uint64_t>(rows)), local,
+             row_bytes * static_cast<uint64_t>(rows));
+        return;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t index[4], rest = r;
+        for (int k = 3; k >= 0; --k) {
+            index[k] = rest % global.GetShape(k);
+            rest /= global.GetShape(k);
+        }
+        move(global.gm_address(instruction, index, row_bytes), local + static_cast<uint64_t>(r) * local_row, row_bytes);
+    }
+}
+
+}  // namespace detail
+
+// GM -> tile (MTE2, through L2) and tile -> GM (MTE3).
+template <typename TileT, typename GlobalT>
+void TLOAD(TileT& tile, const GlobalT& global) {
+    detail::move_tile<false>("TLOAD", tile, global);
+}
+template <typename GlobalT, typename TileT>
+void TSTORE(const GlobalT& global, const TileT& tile) {
+    detail::move_tile<true>("TSTORE", const_cast<TileT&>(tile), global);
+}
+
+// Element-wise vector ops over the destination's valid region (vector pipe).
+#define PFSIM_BINARY_OP(NAME, EXPR)                                                            \
+    template <typename D, typename A, typename B>                                            \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, const A& a, const B& b) {                          \
+        for (int r = 0; r < dst.GetValidRow(); ++r) {                                        \
+            for (int c = 0; c < dst.GetValidCol(); ++c) {                                    \
+                const float x = float(a.at(r, c)), y = float(b.at(r, c));                    \
+                dst.at(r, c) = static_cast<typename D::DType>(EXPR);                         \
+            }                                                                                \
+        }                                                                                    \
+        pfsim::current_core().vector(3 * D::kBytes);                                         \
+    }
+PFSIM_BINARY_OP(TADD, x + y)
+PFSIM_BINARY_OP(TSUB, x - y)
+PFSIM_BINARY_OP(TMUL, x * y)
+PFSIM_BINARY_OP(TMAX, x > y ? x : y)
+#undef PFSIM_BINARY_OP
+
+#define PFSIM_SCALAR_OP(NAME, EXPR)                                                            \
+    template <typename D, typename A, typename S>                                            \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, const A& a, S scalar) {                            \
+        const float y = static_cast<float>(scalar);                                          \
+        for (int r = 0; r < dst.GetValidRow(); ++r) {                                        \
+            for (int c = 0; c < dst.GetValidCol(); ++c) {                                    \
+                const float x = float(a.at(r, c));                                           \
+                dst.at(r, c) = static_cast<typename D::DType>(EXPR);                         \
+            }                                                                                \
+        }                                                                                    \
+        pfsim::current_core().vector(2 * D::kBytes);                                         \
+    }
+PFSIM_SCALAR_OP(TADDS, x + y)
+PFSIM_SCALAR_OP(TMULS, x * y)
+#undef PFSIM_SCALAR_OP
+
+// Every valid element of dst = scalar.
+template <typename D, typename S>
+PFSIM_TILE_COMPUTE void TEXPANDS(D& dst, S scalar) {
+    const auto v = static_cast<typename D::DType>(scalar);
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        for (int c = 0; c < dst.GetValidCol(); ++c) dst.at(r, c) = v;
+    }
+    pfsim::current_core().vector(D::kBytes);
+}
+
+// dst[r][0] = sum over c of src[r][c], accumulated in float in column order.
+template <typename D, typename S>
+PFSIM_TILE_COMPUTE void TROWSUM(D& dst, const S& src) {
+    for (int r = 0; r < src.GetValidRow(); ++r) {
+        float acc = 0;
+        for (int c = 0; c < src.GetValidCol(); ++c) acc += float(src.at(r, c));
+        dst.at(r, 0) = static_cast<typename D::DType>(acc);
+    }
+    pfsim::current_core().vector(S::kBytes + D::kBytes);
+}
+
+// dst[r][c] = a[r][c] * b[0][c]: each row scaled element-wise by a row vector.
+template <typename D, typename A, typename V>
+PFSIM_TILE_COMPUTE void TROWMUL(D& dst, const A& a, const V& b) {
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        for (int c = 0; c < dst.GetValidCol(); ++c) {
+            dst.at(r, c) = static_cast<typename D::DType>(float(a.at(r, c)) * float(b.at(0, c)));
+        }
+    }
+    pfsim::current_core().vector(2 * D::kBytes + V::kBytes);
+}
+
+// Cube: acc (M x N, L0C) = [acc_in +] left (M x K, L0A) x right (K x N, L0B),
+// accumulated in float in k order.
+namespace detail {
+template <typename C, typename CI, typename A, typename B>
+PFSIM_TILE_COMPUTE void matmul(C& c, const CI* c_in, const A& a, const B& b) {
+    static_assert(A::cols == B::rows && C::rows == A::rows && C::cols == B::cols, "TMATMUL: shapes do not chain");
+    const int m_valid = a.GetValidRow(), k_valid = a.GetValidCol(), n_valid = b.GetValidCol();
+    for (int m = 0; m < m_valid; ++m) {
+        for (int n = 0; n < n_valid; ++n) {
+            float acc = c_in ? float(c_in->at(m, n)) : 0.0f;
+            for (int k = 0; k < k_valid; ++k) acc += float(a.at(m, k)) * float(b.at(k, n));
+            c.at(m, n) = static_cast<typename C::DType>(acc);
+        }
+    }
+    pfsim::current_core().cube(uint64_t{C::rows} * C::cols * A::cols);
+}
+}  // namespace detail
+template <typename C, typename A, typename B>
+void TMATMUL(C& c, const A& a, const B& b) {
+    detail::matmul(c, static_cast<const C*>(nullptr), a, b);
+}
+template <typename C, typename CI, typename A, typename B>
+void TMATMUL_ACC(C& c, const CI& c_in, const A& a, const B& b) {
+    detail::matmul(c, &c_in, a, b);
+}
+
+// Pipes and flags. MTE1 (L1 -> L0) and FIX (L0C -> GM) run on the model's
+// MTE2 and MTE3 engines (docs/kernels.md).
+using pipe_t = pfsim::Pipe;
+constexpr pfsim::Pipe PIPE_S = pfsim::Pipe::Scalar;
+constexpr pfsim::Pipe PIPE_V = pfsim::Pipe::Vector;
+constexpr pfsim::Pipe PIPE_M = pfsim::Pipe::Cube;
+constexpr pfsim::Pipe PIPE_MTE1 = pfsim::Pipe::Mte2;
+constexpr pfsim::Pipe PIPE_MTE2 = pfsim::Pipe::Mte2;
+constexpr pfsim::Pipe PIPE_MTE3 = pfsim::Pipe::Mte3;
+constexpr pfsim::Pipe PIPE_FIX = pfsim::Pipe::Mte3;
+constexpr pfsim::Pipe PIPE_ALL = pfsim::Pipe::All;
+enum event_t { EVENT_ID0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+
+inline void set_flag(pfsim::Pipe src, pfsim::Pipe dst, int event) { pfsim::current_core().set_flag(src, dst, event); }
+inline void wait_flag(pfsim::Pipe src, pfsim::Pipe dst, int event) {
+    pfsim::current_core().wait_flag(src, dst, event);
+}
+inline void pipe_barrier(pfsim::Pipe) { pfsim::current_core().barrier(); }
+
+// The no-argument CCE forms read the hardware's registers: the physical
+// cluster the core sits in, its position in the cluster and the clusters
+// launched -- not the task's logical block (use get_block_idx(args)).
+inline int64_t get_block_idx() { return pfsim::current_core().block_idx(); }
+inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
+inline int64_t get_subblockid() { return pfsim::current_core().subblock_idx(); }
+
+// System counter: 50 MHz ticks of simulated time.
+inline uint64_t get_sys_cnt() { return pfsim::current_core().now_ps() / 20000; }
+
+// The flat contiguous logical-1D GM source TPREFETCH_ASYNC requires: every
+// dimension but the last 1, packed. Checked at compile time from the type.
+// Dynamic dimensions are checked at run time: a source that is not flat gets
+// event 0 (nothing prefetched), as on the board.
+template <typename GlobalT>
+comm::AsyncEvent TPREFETCH_ASYNC(const GlobalT& src, PrefetchAsyncContext& ctx) {
+    static_assert([] {
+        for (int i = 0; i < 4; ++i) {
+            if (GlobalT::Shape::staticShape[i] != 1 && GlobalT::Shape::staticShape[i] != DYNAMIC) return false;
+        }
+        return true;
+    }(), "TPREFETCH_ASYNC requires a flat contiguous logical 1D GM region; reshape the tensor to [N] or [1, ..., N]");
+    for (int i = 0; i < 4; ++i) {
+        if (src.GetShape(i) != 1) return comm::AsyncEvent{};
+    }
+    const uint64_t bytes = static_cast<uint64_t>(src.GetShape(4)) * sizeof(typename GlobalT::DType);
+    const uint64_t gm = pfsim::current_core().gm_address(src.data(), bytes);
+    if (gm == pfsim::CoreOps::kNotGm || src.GetStride(4) != 1) return comm::AsyncEvent{};
+    return pfsim::rt::prefetch_async(gm, bytes, ctx);
+}
+
+}  // namespace pto
+
+// Data-cache maintenance and barriers (CCE intrinsics).
+enum cache_line_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
+enum dcci_dst_t { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 2, CACHELINE_ATOMIC = 3 };
+enum mem_dsb_t { DSB_ALL = 0, DSB_DDR = 1, DSB_UB = 2, DSB_SEQ = 3 };
+template <typename P>
+inline void dcci(P, int mode, int = CACHELINE_ALL) {
+    pfsim::current_core().dcci(mode == ENTIRE_DATA_CACHE);
+}
+inline void dsb(int) { pfsim::current_core().barrier(); }
+
+// pl.prefetch style (PyPTO): a context bound to the hidden workspace,
+// async_prefetch of a whole tensor, the session projection and wait.
+namespace pl::prefetch {
+using Context = pfsim::rt::PrefetchAsyncContext;
+using Event = pfsim::rt::AsyncEvent;
+using Session = pfsim::rt::AsyncSession;
+using Tensor = pfsim::rt::TensorView;
+
+inline Context make_context() {
+    return Context(pfsim::rt::get_dma_workspace(pfsim::current_core().kernel_args(), pfsim::rt::DMA_WORKSPACE_SDMA));
+}
+inline Event async_prefetch(const Tensor& src, Context& ctx) {
+    return pfsim::rt::prefetch_async(src.addr, pfsim::rt::flat_prefetch_bytes(src), ctx);
+}
+inline Session& session(Context& ctx) { return ctx.session; }
+inline bool wait(const Event& evt, Session& s) { return evt.Wait(s); }
+}  // namespace pl::prefetch

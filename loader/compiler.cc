@@ -1,0 +1,274 @@
+#include "loader/compiler.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "base/sha256.h"
+#include "loader/embedded_files.h"
+
+extern char** environ;
+
+namespace pfsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, std::vector<EmbeddedFile>>& trees() {
+    static std::map<std::string, std::vector<EmbeddedFile>> t;
+    return t;
+}
+
+std::string sha256_of(const std::string& s) {
+    return sha256_hex(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
+bool read_file(const std::string& path, std::string* out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    *out = ss.str();
+    return !in.bad();
+}
+
+// Writes `content` to `path` through a temporary file and a rename.
+void write_atomically(const std::string& path, const std::string& content) {
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary);
+        out << content;
+        if (!out.flush()) throw std::runtime_error("cannot write '" + tmp + "'");
+    }
+    fs::rename(tmp, path);
+}
+
+// Runs argv, returns its exit status; stdout and stderr go to `output`.
+int run(const std::vector<std::string>& argv, std::string* output) {
+    char tmpl[] = "/tmp/pfsim-cc-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, fd, STDERR_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fd);
+    int status = 0;
+    if (rc == 0) {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    read_file(tmpl, output);
+    unlink(tmpl);
+    if (rc != 0) throw std::runtime_error("cannot run the compiler '" + argv[0] + "': " + std::strerror(rc));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The prerequisites of a make rule as `gcc -MD` writes it.
+std::vector<std::string> dependencies(const std::string& depfile) {
+    std::string text;
+    if (!read_file(depfile, &text)) return {};
+    std::vector<std::string> deps;
+    std::string word;
+    bool after_colon = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\\' && i + 1 < text.size() && (text[i + 1] == '\n' || text[i + 1] == ' ')) {
+            if (text[i + 1] == ' ') word += ' ';
+            ++i;
+            continue;
+        }
+        if (c == ' ' || c == '\n' || c == '\t') {
+            if (!word.empty() && after_colon) deps.push_back(word);
+            word.clear();
+            continue;
+        }
+        if (c == ':' && !after_colon && (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\n')) {
+            after_colon = true;
+            word.clear();
+            continue;
+        }
+        word += c;
+    }
+    if (!word.empty() && after_colon) deps.push_back(word);
+    return deps;
+}
+
+std::string default_cache_dir() {
+    if (const char* d = std::getenv("PFSIM_CACHE_DIR"); d && *d) return d;
+    if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/pfsim";
+    if (const char* d = std::getenv("HOME"); d && *d) return std::string(d) + "/.cache/pfsim";
+    return "/tmp/pfsim-cache-" + std::to_string(getuid());
+}
+
+}  // namespace
+
+RegisterEmbeddedFiles::RegisterEmbeddedFiles(const char* tree, const EmbeddedFile* files, size_t count) {
+    std::vector<EmbeddedFile>& t = trees()[tree];
+    t.insert(t.end(), files, files + count);
+    std::sort(t.begin(), t.end(), [](const EmbeddedFile& a, const EmbeddedFile& b) {
+        return std::strcmp(a.path, b.path) < 0;
+    });
+}
+
+const std::vector<EmbeddedFile>& embedded_files(const std::string& tree) {
+    static const std::vector<EmbeddedFile> none;
+    auto it = trees().find(tree);
+    return it == trees().end() ? none : it->second;
+}
+
+std::string unpack_embedded(const std::string& root, const std::string& tree) {
+    const std::vector<EmbeddedFile>& files = embedded_files(tree);
+    std::string digest;
+    for (const EmbeddedFile& f : files) digest += std::string(f.path) + '\0' + f.content + '\0';
+    const std::string dir = root + "/" + tree + "-" + sha256_of(digest).substr(0, 16);
+    if (fs::exists(dir + "/.complete")) return dir;
+    // Unpack beside it, then rename: a reader never sees half a tree.
+    const std::string tmp = dir + ".tmp." + std::to_string(getpid());
+    fs::remove_all(tmp);
+    for (const EmbeddedFile& f : files) {
+        const fs::path p = fs::path(tmp) / f.path;
+        fs::create_directories(p.parent_path());
+        std::ofstream out(p, std::ios::binary);
+        out << f.content;
+        if (!out.flush()) throw std::runtime_error("cannot write '" + p.string() + "'");
+    }
+    std::ofstream(fs::path(tmp) / ".complete") << "ok\n";
+    std::error_code ec;
+    fs::rename(tmp, dir, ec);
+    if (ec) fs::remove_all(tmp);  // another process unpacked it first
+    if (!fs::exists(dir + "/.complete")) throw std::runtime_error("cannot unpack the " + tree + " files into " + dir);
+    return dir;
+}
+
+const char* build_kind_name(BuildKind kind) {
+    switch (kind) {
+        case BuildKind::Aiv: return "aiv";
+        case BuildKind::Aic: return "aic";
+        case BuildKind::Orchestration: return "orchestration";
+    }
+    return "?";
+}
+
+KernelCompiler::KernelCompiler(std::string cache_dir)
+    : cache_dir_(cache_dir.empty() ? default_cache_dir() : std::move(cache_dir)) {
+    const char* cxx = std::getenv("PFSIM_CXX");
+    cxx_ = cxx && *cxx ? cxx : "g++";
+}
+
+const std::string& KernelCompiler::include_dir() {
+    if (include_dir_.empty()) {
+        std::error_code ec;
+        fs::create_directories(cache_dir_, ec);
+        if (ec) throw std::runtime_error("cannot create the compile cache '" + cache_dir_ + "': " + ec.message());
+        include_dir_ = unpack_embedded(cache_dir_, "include");
+    }
+    return include_dir_;
+}
+
+std::string KernelCompiler::compiler_identity() {
+    if (compiler_id_.empty()) {
+        std::string out;
+        if (run({cxx_, "--version"}, &out) != 0) throw std::runtime_error("the compiler '" + cxx_ + "' does not run");
+        compiler_id_ = cxx_ + "\n" + out;
+    }
+    return compiler_id_;
+}
+
+std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vector<std::string>& include_dirs) {
+    // See docs/kernels.md ("How sources are compiled") for why each flag is there.
+    std::vector<std::string> cmd = {cxx_, "-shared", "-fPIC", "-O2", "-fno-gnu-unique", "-D__PFSIM__=1"};
+    if (kind == BuildKind::Orchestration) {
+        cmd.insert(cmd.end(), {"-std=c++17"});
+    } else {
+        cmd.insert(cmd.end(), {"-std=c++23", "-fpermissive", "-Wno-attributes",
+                               kind == BuildKind::Aiv ? "-D__DAV_VEC__=1" : "-D__DAV_CUBE__=1", "-D__aicore__=",
+                               "-D__gm__=", "-DAICORE=",
+                               // A call before every load and store: GM accesses reach the core model.
+                               "-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
+                               "--param=asan-stack=0", "--param=asan-globals=0"});
+    }
+    cmd.push_back("-I" + include_dir());
+    for (const std::string& d : include_dirs) cmd.push_back("-I" + d);
+    return cmd;
+}
+
+std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
+                                    const std::vector<std::string>& include_dirs) {
+    std::string text;
+    if (!fs::is_regular_file(source) || !read_file(source, &text)) {
+        throw CompileError(source + ": cannot read the source file");
+    }
+    const std::string abs = fs::absolute(source).lexically_normal().string();
+    const std::vector<std::string> cmd = command(kind, include_dirs);
+    std::string key_text = compiler_identity() + '\0' + abs + '\0' + sha256_of(text) + '\0';
+    for (const std::string& a : cmd) key_text += a + '\0';
+    const std::string key = sha256_of(key_text);
+    const std::string obj_dir = cache_dir_ + "/obj";
+    std::error_code ec;
+    fs::create_directories(obj_dir, ec);
+    if (ec) throw std::runtime_error("cannot create the compile cache '" + obj_dir + "': " + ec.message());
+
+    // The manifest of the last build of this key lists every header with its
+    // hash; the object is named by key and manifest together.
+    const std::string manifest_path = obj_dir + "/" + key + ".deps";
+    std::string manifest;
+    if (read_file(manifest_path, &manifest)) {
+        bool current = true;
+        std::istringstream lines(manifest);
+        std::string hash, path;
+        while (current && lines >> hash && std::getline(lines >> std::ws, path)) {
+            std::string content;
+            current = read_file(path, &content) && sha256_of(content) == hash;
+        }
+        const std::string so = obj_dir + "/" + sha256_of(key + manifest) + ".so";
+        if (current && fs::exists(so)) {
+            ++cached_;
+            return so;
+        }
+    }
+
+    const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
+    std::vector<std::string> argv = cmd;
+    argv.insert(argv.end(), {"-MD", "-MF", tmp + ".d", "-o", tmp + ".so", abs});
+    std::string output;
+    const int status = run(argv, &output);
+    ++compiled_;
+    if (status != 0) {
+        fs::remove(tmp + ".d", ec);
+        fs::remove(tmp + ".so", ec);
+        throw CompileError(output.empty() ? source + ": the compiler failed with status " + std::to_string(status)
+                                          : output);
+    }
+    manifest.clear();
+    for (const std::string& dep : dependencies(tmp + ".d")) {
+        std::string content;
+        if (dep != abs && read_file(dep, &content)) manifest += sha256_of(content) + " " + dep + "\n";
+    }
+    fs::remove(tmp + ".d", ec);
+    const std::string so = obj_dir + "/" + sha256_of(key + manifest) + ".so";
+    fs::rename(tmp + ".so", so);
+    write_atomically(manifest_path, manifest);
+    return so;
+}
+
+}  // namespace pfsim

@@ -1,0 +1,60 @@
+// Run-time compilation of users' sources: incore kernels (one build per core
+// type) and orchestrations, compiled with the host C++ compiler into shared
+// objects against pfsim's onboard include set (include/, embedded in the
+// binary), through a cache.
+//
+// Contract: compile() returns the path of a shared object built from exactly
+// the given source, every header it includes, the flags, the compiler and this
+// pfsim; it compiles only when no such object is cached. It throws CompileError
+// with the compiler's own output when the source does not build, and
+// std::runtime_error when the cache or the compiler cannot be used.
+// Thread-compatible; several processes may share one cache directory (objects
+// appear by atomic rename).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pfsim {
+
+enum class BuildKind { Aiv, Aic, Orchestration };
+const char* build_kind_name(BuildKind kind);  // "aiv", "aic", "orchestration"
+
+// A source that does not compile (or does not exist): the compiler's output,
+// which names the file and line.
+class CompileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+class KernelCompiler {
+public:
+    // `cache_dir` empty: $PFSIM_CACHE_DIR, else $XDG_CACHE_HOME/pfsim, else
+    // $HOME/.cache/pfsim. The compiler is $PFSIM_CXX, else g++.
+    explicit KernelCompiler(std::string cache_dir = "");
+
+    std::string compile(const std::string& source, BuildKind kind,
+                        const std::vector<std::string>& include_dirs = {});
+
+    // The compiler command line for `kind` without source and output.
+    std::vector<std::string> command(BuildKind kind, const std::vector<std::string>& include_dirs = {});
+    const std::string& cache_dir() const { return cache_dir_; }
+    // Where the embedded include set is unpacked (made on first use).
+    const std::string& include_dir();
+    uint64_t compiled() const { return compiled_; }  // compiler runs by this object
+    uint64_t cached() const { return cached_; }      // answers from the cache
+
+private:
+    std::string compiler_identity();
+
+    std::string cache_dir_, cxx_, include_dir_, compiler_id_;
+    uint64_t compiled_ = 0, cached_ = 0;
+};
+
+// The embedded files of one tree (the include set, the shipped kernels),
+// unpacked once under `root` in a folder named by their content; returns it.
+std::string unpack_embedded(const std::string& root, const std::string& tree);
+
+}  // namespace pfsim

@@ -1,0 +1,134 @@
+// The structures a kernel finds through its args, laid out byte for byte as
+// simpler's tensormap_and_ringbuffer runtime lays them out on a2a3 (see
+// shared/docs/simpler-compat.md §1): the host side (worker, orchestrator)
+// writes them, kernels read them through the onboard headers (include/).
+//
+// Addresses held in these structures are device pointers: what a kernel
+// dereferences (Platform::device_pointer of a GM address).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pfsim::rt {
+
+// A task id: (ring << 32) | local id; all ones is invalid.
+struct PTO2TaskId {
+    uint64_t raw = ~uint64_t{0};
+    static constexpr PTO2TaskId invalid() { return PTO2TaskId{}; }
+    constexpr bool is_valid() const { return raw != ~uint64_t{0}; }
+};
+
+enum class DataType : uint8_t {
+    FLOAT32 = 0,
+    FLOAT16 = 1,
+    INT32 = 2,
+    INT16 = 3,
+    INT8 = 4,
+    UINT8 = 5,
+    BFLOAT16 = 6,
+    INT64 = 7,
+    UINT64 = 8,
+    UINT16 = 9,
+    UINT32 = 10,
+    BOOL = 11,
+};
+constexpr int MAX_TENSOR_DIMS = 5;
+constexpr uint64_t element_size(DataType t) {
+    switch (t) {
+        case DataType::FLOAT32: case DataType::INT32: case DataType::UINT32: return 4;
+        case DataType::FLOAT16: case DataType::INT16: case DataType::UINT16: case DataType::BFLOAT16: return 2;
+        case DataType::INT8: case DataType::UINT8: case DataType::BOOL: return 1;
+        case DataType::INT64: case DataType::UINT64: return 8;
+    }
+    return 0;
+}
+
+enum class TensorArgType : uint8_t { INPUT = 0, OUTPUT = 1, INOUT = 2, OUTPUT_EXISTING = 3, NO_DEP = 4 };
+
+struct PTOBufferHandle {
+    uint64_t addr;  // device pointer
+    uint64_t size;  // bytes
+};
+
+// A tensor descriptor: element (i0..in) is at byte
+// (start_offset + sum(i_k * strides[k])) * element size from buffer.addr.
+struct alignas(64) ChipTensor {
+    PTOBufferHandle buffer;
+    PTO2TaskId owner_task_id;
+    uint64_t start_offset;  // elements
+    int32_t version;
+    uint32_t ndims;
+    DataType dtype;
+    bool manual_dep;
+    bool is_contiguous;
+    uint8_t address_space;  // 0 host, 1 device
+    uint32_t shapes[MAX_TENSOR_DIMS];
+    uint64_t extent_elem_cache;
+    uint32_t strides[MAX_TENSOR_DIMS];  // elements
+};
+static_assert(sizeof(ChipTensor) == 128, "ChipTensor is 128 bytes");
+static_assert(offsetof(ChipTensor, owner_task_id) == 16 && offsetof(ChipTensor, start_offset) == 24 &&
+                  offsetof(ChipTensor, version) == 32 && offsetof(ChipTensor, ndims) == 36 &&
+                  offsetof(ChipTensor, dtype) == 40 && offsetof(ChipTensor, address_space) == 43 &&
+                  offsetof(ChipTensor, shapes) == 44 && offsetof(ChipTensor, extent_elem_cache) == 64 &&
+                  offsetof(ChipTensor, strides) == 72,
+              "ChipTensor field offsets follow simpler's");
+
+// Deferred completion (protocol §3.5): a kernel appends conditions to its
+// task's slab; the scheduler completes the task once every one is met.
+constexpr uint32_t MAX_COMPLETIONS_PER_TASK = 64;
+constexpr uint32_t COMPLETION_ENGINE_SDMA = 0;
+constexpr int32_t COMPLETION_TYPE_COUNTER = 0;
+constexpr int32_t COMPLETION_TYPE_SDMA_EVENT_RECORD = 1;
+
+struct DeferredCompletionEntry {
+    uint64_t addr;
+    uint64_t backend_cookie;
+    uint32_t expected_value;
+    uint32_t engine;
+    int32_t completion_type;
+    uint32_t _pad;
+};
+static_assert(sizeof(DeferredCompletionEntry) == 32, "a completion entry is 32 bytes");
+
+struct alignas(64) DeferredCompletionSlab {
+    volatile uint32_t count;
+    volatile int32_t error_code;
+    DeferredCompletionEntry entries[MAX_COMPLETIONS_PER_TASK];
+};
+
+struct AsyncCtx {
+    volatile uint32_t* completion_count;
+    volatile int32_t* completion_error_code;
+    volatile DeferredCompletionEntry* completion_entries;
+    uint32_t completion_capacity;
+    PTO2TaskId task_token;
+};
+
+constexpr int DMA_WORKSPACE_SDMA = 0;
+constexpr int DMA_WORKSPACE_URMA = 1;  // reserved (a5)
+constexpr int DMA_WORKSPACE_KIND_COUNT = 2;
+
+// Kernel launch arguments: slots 0..47 are the kernel's own (32 tensors, 16
+// scalars); 48 and 49 point at the contexts below.
+constexpr int kArgSlots = 50;
+constexpr int kMaxTensorArgs = 32;
+constexpr int kMaxScalarArgs = 16;
+constexpr int kLocalContextSlot = 48;
+constexpr int kGlobalContextSlot = 49;
+
+// Per dispatch of one block of a task.
+struct LocalContext {
+    int32_t block_idx;  // [0, block_num)
+    int32_t block_num;
+    AsyncCtx async_ctx;
+};
+
+// Per core.
+struct GlobalContext {
+    int32_t sub_block_id;  // 0 or 1: which vector core of its cluster
+    uint64_t dma_workspace[DMA_WORKSPACE_KIND_COUNT];  // device pointers, 0 when none
+};
+
+}  // namespace pfsim::rt

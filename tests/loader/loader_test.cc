@@ -1,0 +1,245 @@
+// Run-time compilation (cache, errors, symbols) and kernels that dereference
+// __gm__ pointers, compiled from sources written here as a user would.
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "loader/compiler.h"
+#include "loader/shared_object.h"
+#include "runtime/kernel_abi.h"
+#include "runtime/platform/sim/sim_platform.h"
+#include "runtime/worker.h"
+#include "tests/support/harness.h"
+
+namespace pfsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string scratch(const std::string& name) {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    const fs::path dir = fs::path(tmp ? tmp : "/tmp") / "loader_test" / name;
+    fs::create_directories(dir);
+    return dir.string();
+}
+
+std::string write(const std::string& dir, const std::string& file, const std::string& text) {
+    const std::string path = dir + "/" + file;
+    std::ofstream(path) << text;
+    return path;
+}
+
+const char* kHeader = R"(#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "tensor.h"
+using namespace pto;
+#include "intrinsic.h"
+#include "pipe_sync.h"
+)";
+
+TEST(Compiler, ASecondCompileOfTheSameSourceComesFromTheCache) {
+    const std::string dir = scratch("cache");
+    const std::string src = write(dir, "k.cc", std::string(kHeader) + R"(
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { (void)args; pipe_sync(); }
+)");
+    KernelCompiler first(dir + "/cache");
+    const std::string so = first.compile(src, BuildKind::Aiv);
+    EXPECT_EQ(first.compiled(), 1u);
+    KernelCompiler second(dir + "/cache");
+    EXPECT_EQ(second.compile(src, BuildKind::Aiv), so);
+    EXPECT_EQ(second.compiled(), 0u);
+    EXPECT_EQ(second.cached(), 1u);
+    // Another core type is another build.
+    EXPECT_NE(second.compile(src, BuildKind::Aic), so);
+    EXPECT_EQ(second.compiled(), 1u);
+}
+
+TEST(Compiler, AChangedIncludedHeaderRebuilds) {
+    const std::string dir = scratch("header");
+    write(dir, "shape.h", "constexpr int kN = 8;\n");
+    const std::string src = write(dir, "k.cc", std::string(kHeader) + R"(#include "shape.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN; }
+)");
+    KernelCompiler c(dir + "/cache");
+    const std::string a = c.compile(src, BuildKind::Aiv);
+    EXPECT_EQ(c.compile(src, BuildKind::Aiv), a);
+    write(dir, "shape.h", "constexpr int kN = 9;\n");
+    const std::string b = c.compile(src, BuildKind::Aiv);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(c.compiled(), 2u);
+}
+
+TEST(Compiler, ErrorsAreTheCompilersNamingFileAndLine) {
+    const std::string dir = scratch("error");
+    const std::string src = write(dir, "broken.cc", std::string(kHeader) + "\nint f() { return undeclared_name; }\n");
+    KernelCompiler c(dir + "/cache");
+    try {
+        c.compile(src, BuildKind::Aiv);
+        FAIL() << "compiled";
+    } catch (const CompileError& e) {
+        EXPECT_NE(std::string(e.what()).find("broken.cc:8"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("undeclared_name"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(c.compile(dir + "/missing.cc", BuildKind::Aiv), CompileError);
+}
+
+TEST(Compiler, AMissingEntryNamesTheSourceAndTheSymbol) {
+    const std::string dir = scratch("symbol");
+    const std::string src = write(dir, "noentry.cc", std::string(kHeader) + "extern \"C\" void other() {}\n");
+    KernelCompiler c(dir + "/cache");
+    try {
+        load_symbol(c, src, BuildKind::Aiv, "kernel_entry");
+        FAIL() << "loaded";
+    } catch (const LoadError& e) {
+        EXPECT_NE(std::string(e.what()).find("noentry.cc"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("'kernel_entry'"), std::string::npos) << e.what();
+    }
+}
+
+// Kernels that read and write GM through plain pointers.
+const char* kRawKernels = R"(
+// args: 0 in (int32 x n), 1 out (int32 x n), 2 n. out[i] = 3 * in[i] + 1.
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    __gm__ ChipTensor* out = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+    __gm__ int32_t* src = reinterpret_cast<__gm__ int32_t*>(in->buffer.addr);
+    __gm__ int32_t* dst = reinterpret_cast<__gm__ int32_t*>(out->buffer.addr);
+    for (int64_t i = 0; i < args[2]; ++i) dst[i] = 3 * src[i] + 1;
+    dcci(dst, ENTIRE_DATA_CACHE, CACHELINE_OUT);
+}
+
+// A raw store, then a tile load of the same line through L2, stored elsewhere.
+extern "C" __aicore__ void store_then_tload(__gm__ int64_t* args) {
+    __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    __gm__ ChipTensor* out = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+    __gm__ int32_t* src = reinterpret_cast<__gm__ int32_t*>(in->buffer.addr);
+    __gm__ int32_t* dst = reinterpret_cast<__gm__ int32_t*>(out->buffer.addr);
+    for (int i = 0; i < 16; ++i) src[i] = 100 + i;
+    using G = GlobalTensor<int32_t, Shape<1, 1, 1, 1, 16>, Stride<1, 1, 1, 1, 1>>;
+    Tile<TileType::Vec, int32_t, 1, 16> t;
+    TASSIGN(t, 0x100);
+    TLOAD(t, G(src));
+    set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+    wait_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
+    TSTORE(G(dst), t);
+    pipe_sync();
+}
+
+// Prefetch `in`, wait, then read its first word through a pointer into out[0].
+extern "C" __aicore__ void prefetch_then_read(__gm__ int64_t* args) {
+    __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    __gm__ ChipTensor* out = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+    __gm__ int32_t* src = reinterpret_cast<__gm__ int32_t*>(in->buffer.addr);
+    PrefetchAsyncContext ctx(get_dma_workspace(args, DMA_WORKSPACE_SDMA));
+    using G = GlobalTensor<int32_t, Shape<1, 1, 1, 1, 128>, Stride<1, 1, 1, 1, 1>>;
+    TPREFETCH_ASYNC(G(src), ctx).Wait(ctx.session);
+    reinterpret_cast<__gm__ int32_t*>(out->buffer.addr)[0] = src[0];
+}
+)";
+
+const Config& config(const std::vector<std::string>& sets) {
+    static std::vector<std::unique_ptr<Config>> keep;
+    keep.push_back(std::make_unique<Config>(test::config_with(sets)));
+    return *keep.back();
+}
+
+class RawGm : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (die_) return;
+        die_ = new SimPlatform("die", config({}));
+        corrupt_ = new SimPlatform("corrupt", config({}));
+        corrupt_->faults().prefetch_corrupt = true;
+        const std::string dir = scratch("raw");
+        source_ = new std::string(write(dir, "raw.cc", std::string(kHeader) + kRawKernels));
+        compiler_ = new KernelCompiler(dir + "/cache");
+    }
+    static rt::KernelEntry entry(const std::string& name) {
+        return reinterpret_cast<rt::KernelEntry>(load_symbol(*compiler_, *source_, BuildKind::Aiv, name));
+    }
+    // A ChipTensor (kept alive here) over `bytes` of fresh GM, filled with `data`.
+    struct Tensor {
+        uint64_t gm;
+        std::unique_ptr<rt::ChipTensor> desc;
+    };
+    static Tensor tensor(SimPlatform& p, const std::vector<int32_t>& data) {
+        Tensor t{p.gm_alloc(data.size() * 4), std::make_unique<rt::ChipTensor>()};
+        p.gm_write(t.gm, data.data(), data.size() * 4);
+        t.desc->buffer = {p.device_pointer(t.gm), data.size() * 4};
+        return t;
+    }
+    static rt::LaunchResult run(SimPlatform& p, rt::KernelEntry e, std::vector<int64_t> args, bool sdma = false) {
+        rt::WorkerOptions o;
+        o.enable_sdma = sdma;
+        rt::Worker w(p, o);
+        rt::KernelLaunch l;
+        l.name = "raw";
+        l.entries.aiv = e;
+        l.spec = rt::LaunchSpec{1, 1, false};
+        l.uses_sdma = sdma;
+        l.args = std::move(args);
+        return w.run(l);
+    }
+    static std::vector<int32_t> read(SimPlatform& p, uint64_t gm, size_t n) {
+        std::vector<int32_t> v(n);
+        p.gm_read(gm, v.data(), n * 4);
+        return v;
+    }
+    static SimPlatform *die_, *corrupt_;
+    static std::string* source_;
+    static KernelCompiler* compiler_;
+};
+SimPlatform* RawGm::die_ = nullptr;
+SimPlatform* RawGm::corrupt_ = nullptr;
+std::string* RawGm::source_ = nullptr;
+KernelCompiler* RawGm::compiler_ = nullptr;
+
+TEST_F(RawGm, PointerLoadsAndStoresReadAndWriteSimulatedGmAndTakeTime) {
+    std::vector<int32_t> data(1000);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<int32_t>(i * 7) - 300;
+    Tensor in = tensor(*die_, data), out = tensor(*die_, std::vector<int32_t>(1000, -1));
+    const uint64_t hits = die_->soc().l2.stats().hits, misses = die_->soc().l2.stats().misses;
+    const rt::LaunchResult r = run(*die_, entry("kernel_entry"),
+                                   {reinterpret_cast<int64_t>(in.desc.get()), reinterpret_cast<int64_t>(out.desc.get()), 1000});
+    ASSERT_TRUE(r.ok()) << r.first_error();
+    const std::vector<int32_t> got = read(*die_, out.gm, 1000);
+    for (size_t i = 0; i < data.size(); ++i) ASSERT_EQ(got[i], 3 * data[i] + 1) << i;
+    // 2000 scalar accesses through L2: a miss per new line, hits after.
+    EXPECT_GE(die_->soc().l2.stats().hits + die_->soc().l2.stats().misses - hits - misses, 2000u);
+    EXPECT_GT(die_->soc().l2.stats().misses - misses, 0u);
+    EXPECT_GT(r.kernel_time_ps, 2000u * 1000);  // at least a nanosecond an access
+}
+
+TEST_F(RawGm, ATileLoadSeesWhatAPointerStoreWrote) {
+    Tensor in = tensor(*die_, std::vector<int32_t>(16, 0)), out = tensor(*die_, std::vector<int32_t>(16, -1));
+    ASSERT_TRUE(run(*die_, entry("store_then_tload"),
+                    {reinterpret_cast<int64_t>(in.desc.get()), reinterpret_cast<int64_t>(out.desc.get())}).ok());
+    const std::vector<int32_t> got = read(*die_, out.gm, 16);
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], 100 + i);
+}
+
+TEST_F(RawGm, PointerLoadsSeeWhatTheCacheHolds) {
+    // With --inject prefetch-corrupt the first prefetched line has a byte
+    // flipped in L2: a pointer load must see it, as a tile load does.
+    for (SimPlatform* p : {die_, corrupt_}) {
+        Tensor in = tensor(*p, std::vector<int32_t>(128, 5)), out = tensor(*p, std::vector<int32_t>(1, 0));
+        const rt::LaunchResult r = run(*p, entry("prefetch_then_read"),
+                                       {reinterpret_cast<int64_t>(in.desc.get()), reinterpret_cast<int64_t>(out.desc.get())},
+                                       true);
+        ASSERT_TRUE(r.ok()) << r.first_error();
+        if (p == die_) {
+            EXPECT_EQ(read(*p, out.gm, 1)[0], 5);
+        } else {
+            EXPECT_NE(read(*p, out.gm, 1)[0], 5);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace pfsim
