@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/text.h"
+#include "cases/case_file.h"
 
 namespace pfsim {
 
@@ -46,13 +47,36 @@ std::string equivalence_failure(const ChildRun& off, const ChildRun& on) {
 int cmd_check(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, {"--strict-gain"}, {"--junit", "--inject", "--trace"});
     resolve_config(o);  // bad configuration: exit 2 before running anything
-    std::vector<const KernelCase*> kernels;
+    // What to check: built-in kernels by name, case files by path.
+    struct Item {
+        std::string name, target;
+        ExpectedGain expected;
+    };
+    std::vector<Item> kernels;
+    auto add_kernel = [&](const KernelCase& k) {
+        kernels.push_back({k.name(), k.name(), k.expected_gain(resolve_kernel_args(k, {}))});
+    };
+    auto add_case = [&](const std::string& path) {
+        try {
+            const CaseSpec c = read_case(path);
+            kernels.push_back({c.name, path, {c.expected_min_pct, c.expected_max_pct}});
+        } catch (const CaseError& e) {
+            throw UsageError(e.what());
+        }
+    };
     if (o.positional.empty()) {
         for (const auto& [name, k] : kernel_registry()) {
-            if (k->in_check()) kernels.push_back(k);
+            if (k->in_check()) add_kernel(*k);
         }
+        for (const std::string& path : shipped_cases()) add_case(path);
     } else {
-        for (const std::string& name : o.positional) kernels.push_back(&kernel_named(name));
+        for (const std::string& name : o.positional) {
+            if (name.size() > 5 && name.compare(name.size() - 5, 5, ".toml") == 0) {
+                add_case(user_path(name));
+            } else {
+                add_kernel(kernel_named(name));
+            }
+        }
     }
     const std::vector<std::string> common = config_args(o);
 
@@ -62,24 +86,25 @@ int cmd_check(const std::vector<std::string>& args) {
         std::printf("%-16s %12s %12s %8s %16s %8s %8s  %s\n", "kernel", "time off us", "time on us", "gain %",
                     "expected gain %", "L2 off", "L2 on", "verdict");
     }
-    for (const KernelCase* k : kernels) {
-        std::vector<std::string> base = {"run", k->name(), "--json"};
+    for (const Item& item : kernels) {
+        const Item* k = &item;
+        std::vector<std::string> base = {"run", k->target, "--json"};
         base.insert(base.end(), common.begin(), common.end());
         std::vector<std::string> off_args = base, on_args = base;
         off_args.insert(off_args.end(), {"--prefetch", "off"});
         on_args.insert(on_args.end(), {"--prefetch", "on"});
         const std::string prefix = value_of(o, "--trace", "");
         if (!prefix.empty()) {  // PREFIX.KERNEL.off.json and PREFIX.KERNEL.on.json
-            off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k->name() + ".off.json"});
-            on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k->name() + ".on.json"});
+            off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k->name + ".off.json"});
+            on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k->name + ".on.json"});
         }
         for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
         const std::vector<ChildRun> pair = run_children({off_args, on_args}, 2);
         const ChildRun& off = pair[0];
         const ChildRun& on = pair[1];
         const std::string failure = equivalence_failure(off, on);
-        const ExpectedGain expected = k->expected_gain(resolve_kernel_args(*k, {}));
-        nlohmann::json row = {{"name", k->name()}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};
+        const ExpectedGain expected = k->expected;
+        nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};
         double gain = 0;
         bool gain_met = false;
         if (failure.empty()) {
@@ -107,13 +132,13 @@ int cmd_check(const std::vector<std::string>& args) {
             auto range = [](double v) { return v <= -1000 ? std::string("") : std::to_string(static_cast<int>(v)); };
             const std::string exp = range(expected.min_pct) + ".." + range(expected.max_pct);
             if (failure.empty()) {
-                std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  %s%s\n", k->name().c_str(),
+                std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  %s%s\n", k->name.c_str(),
                             row["time_off_ns"].get<double>() / 1e3, row["time_on_ns"].get<double>() / 1e3, gain,
                             exp.c_str(), 100 * row["l2_hit_rate_off"].get<double>(),
                             100 * row["l2_hit_rate_on"].get<double>(), pass ? "PASS" : "FAIL",
                             gain_met ? "" : " (gain not as expected)");
             } else {
-                std::printf("%-16s %12s %12s %8s %16s %8s %8s  FAIL: %s\n", k->name().c_str(), "-", "-", "-",
+                std::printf("%-16s %12s %12s %8s %16s %8s %8s  FAIL: %s\n", k->name.c_str(), "-", "-", "-",
                             exp.c_str(), "-", "-", failure.c_str());
             }
         }

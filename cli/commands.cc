@@ -16,13 +16,19 @@ const char* kUsage = R"(pfsim - a cycle-approximate simulator of the Ascend a2a3
 usage: pfsim COMMAND [options]
 
 commands:
-  check [KERNEL...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
-                    run each kernel with prefetch off and on: outputs must be
-                    bit-identical and equal to the kernel's reference
-  run KERNEL [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT] [--trace FILE.json]
-      [--waves FILE.vcd|FILE.fst]
-                    run one kernel on the simulated die; --waves dumps the signals of
+  check [KERNEL | CASE.toml ...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
+                    run each kernel or case with prefetch off and on: outputs must be
+                    bit-identical and equal to the reference or golden (default: every
+                    shipped kernel and case)
+  run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
+      [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
+                    run one kernel, or a case file (an orchestration and its incores
+                    from source, docs/cases.md), on the simulated die; --outputs writes
+                    a case's outputs as DIR/NAME.npy; --waves dumps the signals of
                     the RTL blocks in the loop (--set sdma.frontend=rtl, l2.tags=rtl)
+  compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
+                    build sources through the compile cache against pfsim's onboard
+                    headers; exit 2 with the compiler's messages when one does not build
   kernels           list the kernels, their arguments and expected gains
   diff A B [--json] [--max-regression PCT]
                     compare two summaries, check reports, traces or onboard profiles:
@@ -86,6 +92,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "report") return cmd_report(rest);
         if (args[0] == "sweep") return cmd_sweep(rest);
         if (args[0] == "calibrate") return cmd_calibrate(rest);
+        if (args[0] == "compile") return cmd_compile(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

@@ -21,5 +21,6 @@ int cmd_diff(const std::vector<std::string>& args);
 int cmd_report(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_compile(const std::vector<std::string>& args);
 
 }  // namespace pfsim

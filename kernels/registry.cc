@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "loader/embedded_files.h"
 #include "loader/shared_object.h"
 #include "model/config/units.h"
 
@@ -51,6 +52,18 @@ KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::strin
         parse(name, s.substr(eq + 1));
     }
     return out;
+}
+
+std::vector<std::string> shipped_cases() {
+    const std::string root = unpack_embedded(KernelCompiler().cache_dir(), "kernels");
+    std::vector<std::string> cases;
+    for (const EmbeddedFile& f : embedded_files("kernels")) {
+        const std::string path = f.path;
+        if (path.rfind("cases/", 0) == 0 && path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0) {
+            cases.push_back(root + "/" + path);
+        }
+    }
+    return cases;
 }
 
 rt::KernelEntries load_kernel(KernelCompiler& compiler, const KernelCase& k, const rt::LaunchSpec& spec) {

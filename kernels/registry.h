@@ -76,6 +76,10 @@ struct RegisterKernel {
 // throws std::invalid_argument naming the kernel and argument at fault.
 KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::string>& assignments);
 
+// The case files pfsim ships (kernels/cases/*/*.toml), unpacked into the
+// compile cache, sorted.
+std::vector<std::string> shipped_cases();
+
 // Compiles and loads k's device code for the core types of `spec`.
 rt::KernelEntries load_kernel(KernelCompiler& compiler, const KernelCase& k, const rt::LaunchSpec& spec);
 

@@ -66,6 +66,33 @@ struct alignas(64) ChipTensor {
     uint32_t shapes[MAX_TENSOR_DIMS];
     uint64_t extent_elem_cache;
     uint32_t strides[MAX_TENSOR_DIMS];  // elements
+
+    uint64_t numel() const {
+        uint64_t n = 1;
+        for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+        return n;
+    }
+    // Elements from the first to one past the last that the tensor spans.
+    uint64_t extent_elem() const {
+        uint64_t last = 0;
+        for (uint32_t i = 0; i < ndims; ++i) {
+            if (shapes[i] == 0) return 0;
+            last += uint64_t{shapes[i] - 1} * strides[i];
+        }
+        return last + 1;
+    }
+    uint64_t nbytes() const { return numel() * element_size(dtype); }
+    // The sub-tensor of `view_shapes` starting at `offsets` (per dimension).
+    ChipTensor view(const uint32_t* view_shapes, const uint32_t* offsets) const {
+        ChipTensor v = *this;
+        for (uint32_t i = 0; i < ndims; ++i) {
+            v.start_offset += uint64_t{offsets[i]} * strides[i];
+            v.shapes[i] = view_shapes[i];
+        }
+        v.extent_elem_cache = v.extent_elem();
+        v.is_contiguous = v.extent_elem_cache == v.numel();
+        return v;
+    }
 };
 static_assert(sizeof(ChipTensor) == 128, "ChipTensor is 128 bytes");
 static_assert(offsetof(ChipTensor, owner_task_id) == 16 && offsetof(ChipTensor, start_offset) == 24 &&

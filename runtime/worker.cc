@@ -173,6 +173,71 @@ LaunchResult Worker::run(const KernelLaunch& launch) {
     return platform_.launch(launch.entries, launch.spec, per_core);
 }
 
+GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, Incore>& incores, bool uses_sdma) {
+    if (uses_sdma && !options_.enable_sdma) throw RuntimeError("ChipWorker was created without enable_sdma=True");
+    GraphLaunch launch;
+    launch.submit_ps = options_.scheduler.submit_ps;
+    launch.dispatch_ps = options_.scheduler.dispatch_ps;
+    launch.completion_ps = options_.scheduler.completion_ps;
+    launch.time_limit_ps = options_.scheduler.time_limit_ps;
+    global_.assign(platform_.core_count(), GlobalContext{});
+    for (uint32_t id = 0; id < global_.size(); ++id) {
+        global_[id].sub_block_id = static_cast<int32_t>(platform_.core_place(id).subblock);
+        for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) {
+            global_[id].dma_workspace[k] = workspace_[k] ? platform_.device_pointer(workspace_[k]) : 0;
+        }
+        launch.global_context.push_back(reinterpret_cast<int64_t>(&global_[id]));
+    }
+    args_.clear();
+    graph_local_.clear();
+    size_t slots = 0;
+    for (const GraphTask& t : graph.tasks()) slots += 3 * t.block_num;
+    args_.reserve(slots);  // stable: launch.tasks point into it
+    for (const GraphTask& t : graph.tasks()) {
+        DispatchTask d;
+        d.name = t.name();
+        d.shape = t.shape;
+        d.blocks = t.block_num;
+        d.deps = t.deps;
+        for (int slot = 0; slot < 3; ++slot) {
+            if (t.kernel[slot] == INVALID_KERNEL_ID) continue;
+            auto it = incores.find(t.kernel[slot]);
+            if (it == incores.end()) {
+                throw OrchestrationError(d.name + ": func_id " + std::to_string(t.kernel[slot]) +
+                                         " is not one of the callable's incores");
+            }
+            if (it->second.vector != (slot != 0)) {
+                throw OrchestrationError(d.name + ": func_id " + std::to_string(t.kernel[slot]) + " (" +
+                                         it->second.source + ") is built for " + (it->second.vector ? "aiv" : "aic") +
+                                         " but submitted to a" + (slot == 0 ? "n aic" : "n aiv") + " slot");
+            }
+            d.entry[slot] = it->second.entry;
+        }
+        for (uint32_t b = 0; b < t.block_num; ++b) {
+            graph_local_.push_back(std::make_unique<LocalContext>());
+            LocalContext& local = *graph_local_.back();
+            local.block_idx = static_cast<int32_t>(b);
+            local.block_num = static_cast<int32_t>(t.block_num);
+            local.async_ctx.task_token = PTO2TaskId::invalid();
+            for (int slot = 0; slot < 3; ++slot) {
+                args_.emplace_back(kArgSlots, 0);
+                std::vector<int64_t>& a = args_.back();
+                for (size_t i = 0; i < t.tensors.size(); ++i) a[i] = reinterpret_cast<int64_t>(t.tensors[i]);
+                for (size_t i = 0; i < t.scalars.size(); ++i) a[t.tensors.size() + i] = static_cast<int64_t>(t.scalars[i]);
+                a[kLocalContextSlot] = reinterpret_cast<int64_t>(&local);
+                d.args.push_back(a.data());
+            }
+        }
+        launch.tasks.push_back(std::move(d));
+    }
+    KernelRuntimeOptions kernel = options_.kernel;
+    kernel.channels = platform_.dma_channel_count();
+    kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
+    kernel_runtime_options() = kernel;
+    reset_channel_group_owners();
+    return platform_.run_graph(launch);
+}
+
 void Worker::release_sdma() {
     for (uint32_t q : queues_) platform_.destroy_sdma_queue(q);
     queues_.clear();

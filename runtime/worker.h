@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "runtime/orchestration/task_graph.h"
 #include "runtime/platform/platform.h"
 #include "runtime/prefetch.h"
 #include "runtime/sdma_workspace.h"
@@ -21,12 +24,25 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The AICPU scheduler's costs (configuration keys orch.*).
+struct SchedulerTiming {
+    uint64_t submit_ps = 0, dispatch_ps = 0, completion_ps = 0, time_limit_ps = 0;
+};
+
+// An incore of a callable: its kernel and the core type it was built for.
+struct Incore {
+    KernelEntry entry = nullptr;
+    bool vector = true;
+    std::string source;
+};
+
 struct WorkerOptions {
     bool enable_sdma = false;
     uint64_t workspace_bytes = 53248;
     uint32_t warmup_blocks = 8;
     bool warmup = true;                  // false: the first prefetch on each channel pays the cold cost
     KernelRuntimeOptions kernel;         // constants the kernel side runs with
+    SchedulerTiming scheduler;
 };
 
 struct WarmupReport {
@@ -62,6 +78,11 @@ public:
     // Runs a kernel. Throws RuntimeError before anything reaches the device when
     // an SDMA kernel meets a worker without enable_sdma.
     LaunchResult run(const KernelLaunch& launch);
+    // Runs a recorded task graph; `incores` maps each func_id to its kernel.
+    // Throws OrchestrationError naming the task when it submits a func_id no
+    // incore declares, or one built for the other core type; RuntimeError
+    // when an SDMA graph meets a worker without enable_sdma.
+    GraphResult run_graph(const TaskGraph& graph, const std::map<int32_t, Incore>& incores, bool uses_sdma);
     // Releases every channel and the workspace (also done by the destructor).
     void finalize();
 
@@ -81,6 +102,7 @@ private:
     std::vector<std::vector<int64_t>> args_;  // per core, kept alive during a launch
     std::vector<LocalContext> local_;
     std::vector<GlobalContext> global_;
+    std::vector<std::unique_ptr<LocalContext>> graph_local_;
 };
 
 // The channel warm-up kernel (§3.4): args[0] workspace, args[1] status buffer

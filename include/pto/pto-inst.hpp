@@ -433,8 +433,11 @@ inline int64_t get_block_idx() { return pfsim::current_core().block_idx(); }
 inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
 inline int64_t get_subblockid() { return pfsim::current_core().subblock_idx(); }
 
-// System counter: 50 MHz ticks of simulated time.
-inline uint64_t get_sys_cnt() { return pfsim::current_core().now_ps() / 20000; }
+// System counter: 50 MHz ticks of simulated time; reading it is a scalar op.
+inline uint64_t get_sys_cnt() {
+    pfsim::current_core().scalar(1);
+    return pfsim::current_core().now_ps() / 20000;
+}
 
 // The flat contiguous logical-1D GM source TPREFETCH_ASYNC requires: every
 // dimension but the last 1, packed. Checked at compile time from the type.

@@ -9,6 +9,7 @@ namespace {
 class PrefetchCopy : public KernelCase {
 public:
     std::string name() const override { return "prefetch_copy"; }
+    std::string source() const override { return "cases/prefetch_demo/kernels/aiv/kernel_prefetch_copy.cpp"; }
     std::string description() const override {
         return "the onboard demo: prefetch 128 floats, wait, copy them to the output through a tile";
     }

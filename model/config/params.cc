@@ -117,6 +117,13 @@ const std::vector<ParamSpec>& param_specs() {
         param("prefetch.warmup_blocks", Kind::Count, "vector cores the channel warm-up kernel runs on"),
         zero_allowed(param("prefetch.warmup_channel_cost", Kind::Time,
                            "core time per channel of the warm-up pass, beyond its accesses and doorbell")),
+
+        zero_allowed(param("orch.submit_cost", Kind::Time, "AICPU orchestrator time per task submission")),
+        zero_allowed(param("orch.dispatch_latency", Kind::Time, "a ready task's block to its core starting it")),
+        zero_allowed(param("orch.completion_latency", Kind::Time,
+                           "a core finishing a block to the scheduler counting it done")),
+        param("orch.time_limit", Kind::Time, "SIMULATION: a task graph still running after this stops, its stuck tasks named"),
+        param("orch.heap_bytes", Kind::Size, "the runtime's heap ring for outputs it allocates (TensorCreateInfo)"),
     };
     return specs;
 }

@@ -37,6 +37,7 @@ const char* buffer_name(Buffer b) {
 CoreOps& current_core() {
     if (!g_current) throw std::logic_error("pfsim: kernel API called outside a running kernel");
     g_current->apply_raw_store();
+    g_current->check_stop();
     return *g_current;
 }
 
@@ -46,6 +47,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     const uint64_t gm = addr - reinterpret_cast<uintptr_t>(core->gm_host_);
     if (gm >= core->gm_size_ || len > core->gm_size_ - gm) return;  // the stack, tiles, the task payload
     core->apply_raw_store();
+    core->check_stop();
     if (write) {
         core->raw_store_gm_ = gm;
         core->raw_store_len_ = len;
@@ -54,6 +56,10 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     // Read through L2 into the very bytes the load is about to read, so that
     // it sees what the cache holds (a dirty line, a prefetched one).
     core->scalar_read(gm, core->gm_host_ + gm, len);
+}
+
+void Core::check_stop() {
+    if (!stop_.empty()) throw KernelError("stopped: " + stop_);
 }
 
 void Core::apply_raw_store() {
@@ -139,7 +145,8 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
     SC_THREAD(thread);
 }
 
-void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock) {
+void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock,
+                 Tick delay) {
     fn_ = fn;
     args_ = args;
     block_idx_ = block_idx;
@@ -147,7 +154,8 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     subblock_ = subblock;
     run_ = CoreRun{};
     stats_ = CoreStats{};  // per launch
-    start_.notify(sc_core::SC_ZERO_TIME);
+    stop_.clear();
+    start_.notify(to_sc(delay));
 }
 
 void Core::thread() {
@@ -176,6 +184,7 @@ void Core::thread() {
         run_.returned = sc_core::sc_time_stamp().value();
         running_ = false;
         g_current = nullptr;
+        done_.notify(sc_core::SC_ZERO_TIME);
     }
 }
 

@@ -54,8 +54,16 @@ public:
 
     Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id);
 
-    // Host side: run `fn(args)` on this core at the current SystemC time.
-    void start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock);
+    // Host side: run `fn(args)` on this core `delay` after the current SystemC
+    // time; done_event() fires when it has returned and its pipes drained.
+    void start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock,
+               Tick delay = 0);
+    const sc_core::sc_event& done_event() const { return done_; }
+    // Makes the running kernel stop at its next call into the core or GM
+    // access (a KernelError naming `why`); a kernel that does neither runs on.
+    void request_stop(const std::string& why) { stop_ = why; }
+    // Throws the KernelError of a requested stop (called at every entry into the core).
+    void check_stop();
     const CoreRun& last_run() const { return run_; }
     const CoreStats& stats() const { return stats_; }
     const std::vector<std::string>& warnings() const { return warnings_; }
@@ -136,7 +144,7 @@ private:
     std::array<std::array<std::array<Tick, 8>, 5>, 5> flags_{};
     KernelFn fn_ = nullptr;
     int64_t* args_ = nullptr;
-    sc_core::sc_event start_;
+    sc_core::sc_event start_, done_;
     CoreRun run_;
     CoreStats stats_;
     std::vector<std::string> warnings_;
@@ -157,6 +165,7 @@ private:
     uint8_t* gm_host_ = nullptr;
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
+    std::string stop_;                               // request_stop's reason, until the kernel has stopped
     const Tick dcci_line_;
 };
 

@@ -21,3 +21,26 @@ std::string LaunchResult::first_error() const {
 }
 
 }  // namespace pfsim::rt
+
+namespace pfsim::rt {
+
+const char* task_shape_name(TaskShape shape) {
+    switch (shape) {
+        case TaskShape::Aiv: return "aiv";
+        case TaskShape::Aic: return "aic";
+        case TaskShape::Mix: return "mix";
+        case TaskShape::Dummy: return "dummy";
+    }
+    return "?";
+}
+
+bool GraphResult::ok() const { return first_error().empty(); }
+
+std::string GraphResult::first_error() const {
+    for (const TaskRun& t : tasks) {
+        if (!t.error.empty()) return t.error;
+    }
+    return stuck;
+}
+
+}  // namespace pfsim::rt

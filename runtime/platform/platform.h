@@ -54,6 +54,47 @@ struct CoreTiming {
     std::vector<std::string> violations;  // protocol-checker findings on this core
 };
 
+// A task graph as the platform runs it (the AICPU scheduler's view): each
+// task's blocks go to free cores of its shape -- a vector core, a cube core,
+// or a whole cluster for a mixed task -- once its dependencies completed.
+enum class TaskShape { Aiv, Aic, Mix, Dummy };
+const char* task_shape_name(TaskShape shape);
+
+struct DispatchTask {
+    std::string name;
+    TaskShape shape = TaskShape::Dummy;
+    KernelEntry entry[3] = {nullptr, nullptr, nullptr};  // slots: aic, aiv0, aiv1
+    uint32_t blocks = 1;
+    std::vector<uint32_t> deps;   // indices of earlier tasks
+    std::vector<int64_t*> args;   // [block * 3 + slot]; slot 49 is set at dispatch
+};
+
+struct GraphLaunch {
+    std::vector<DispatchTask> tasks;
+    std::vector<int64_t> global_context;  // per core id: what args[49] points at
+    uint64_t submit_ps = 0;      // the orchestrator's time per submission
+    uint64_t dispatch_ps = 0;    // ready -> the core starts
+    uint64_t completion_ps = 0;  // the core finishes -> the task counts as completed
+    uint64_t time_limit_ps = 0;  // simulated time after which a graph that has not finished stops
+};
+
+struct TaskRun {
+    bool ran = false;
+    uint64_t start_ps = 0, end_ps = 0;   // first block dispatched, last block completed
+    std::vector<uint32_t> cores;         // core ids, per block and slot
+    std::string error;                   // the first error of its blocks
+};
+
+struct GraphResult {
+    std::vector<TaskRun> tasks;
+    uint64_t graph_time_ps = 0;  // first dispatch to last completion
+    std::vector<std::string> warnings;
+    std::vector<std::string> violations;
+    std::string stuck;           // why the graph stopped before its end, naming the tasks
+    bool ok() const;
+    std::string first_error() const;
+};
+
 struct LaunchResult {
     std::vector<CoreTiming> cores;
     uint64_t kernel_time_ps = 0;  // first core entering to last core returning
@@ -90,6 +131,11 @@ public:
     // them. Throws std::runtime_error when an entry the cores need is missing.
     virtual LaunchResult launch(const KernelEntries& entries, const LaunchSpec& spec,
                                 const std::vector<int64_t*>& args_per_core) = 0;
+    // The die's cores by id: how many, and where each sits.
+    virtual uint32_t core_count() const = 0;
+    virtual CorePlace core_place(uint32_t core_id) const = 0;
+    // Runs a task graph to its end (or to its time limit).
+    virtual GraphResult run_graph(const GraphLaunch& launch) = 0;
     virtual uint64_t now_ps() const = 0;
 };
 

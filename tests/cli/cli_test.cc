@@ -1,5 +1,6 @@
 // End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 #include <string>
@@ -132,8 +133,17 @@ TEST(Check, EveryKernelIsEquivalentAndMeetsItsExpectedGain) {
             EXPECT_GT(k["gain_pct"].get<double>(), 0.0);
         }
     }
+    // The shipped cases (kernels/cases/) are part of the plain check.
+    std::set<std::string> names;
+    for (const auto& k : j["kernels"]) names.insert(k["name"].get<std::string>());
+    for (const char* n : {"prefetch_demo", "vector_chain", "weight_warm", "weight_warm_waited", "weight_warm_oversize"}) {
+        EXPECT_TRUE(names.count(n)) << n;
+    }
     const std::string xml = slurp(junit);
-    EXPECT_NE(xml.find("<testsuite name=\"pfsim check\" tests=\"6\" failures=\"0\">"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<testsuite name=\"pfsim check\" tests=\"" + std::to_string(j["kernels"].size()) +
+                       "\" failures=\"0\">"),
+              std::string::npos)
+        << xml;
 }
 
 TEST(Check, InjectedFaultsMakeItFail) {

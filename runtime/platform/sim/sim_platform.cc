@@ -91,6 +91,8 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
                                                   CoreKind::Aiv, id));
         }
     }
+    SC_HAS_PROCESS(SimPlatform);
+    SC_THREAD(scheduler);
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) {
             core->set_gm_window(soc_.gm.store().host_base(), soc_.gm.store().capacity());
@@ -272,6 +274,12 @@ rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt:
     }
     result.kernel_time_ps = last > first ? last - first : 0;
     return result;
+}
+
+rt::CorePlace SimPlatform::core_place(uint32_t id) const {
+    const auto clusters = static_cast<uint32_t>(aic_.size());
+    if (id < clusters) return rt::CorePlace{false, id, 0};
+    return rt::CorePlace{true, (id - clusters) / 2, (id - clusters) % 2};
 }
 
 uint64_t SimPlatform::now_ps() const { return sc_core::sc_time_stamp().value(); }

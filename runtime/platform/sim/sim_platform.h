@@ -60,9 +60,18 @@ public:
     uint32_t live_sdma_queues() const override;
     rt::LaunchResult launch(const rt::KernelEntries& entries, const rt::LaunchSpec& spec,
                             const std::vector<int64_t*>& args_per_core) override;
+    uint32_t core_count() const override { return static_cast<uint32_t>(aic_.size() + aiv_.size()); }
+    rt::CorePlace core_place(uint32_t core_id) const override;
+    rt::GraphResult run_graph(const rt::GraphLaunch& launch) override;
     uint64_t now_ps() const override;
 
 private:
+    // The AICPU scheduler of run_graph (sim_scheduler.cc): a SystemC process.
+    void scheduler();
+    const rt::GraphLaunch* graph_ = nullptr;
+    rt::GraphResult graph_result_;
+    sc_core::sc_event graph_start_;
+    bool graph_active_ = false;
     void elaborate();
     void host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write, uint64_t addr,
                         void* data, uint64_t len);

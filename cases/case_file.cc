@@ -1,0 +1,467 @@
+#include "cases/case_file.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "cases/npy.h"
+
+namespace pfsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DtypeInfo {
+    const char* name;
+    rt::DataType type;
+    const char* npy;
+};
+const DtypeInfo kDtypes[] = {
+    {"float32", rt::DataType::FLOAT32, "<f4"}, {"float16", rt::DataType::FLOAT16, "<f2"},
+    {"bfloat16", rt::DataType::BFLOAT16, ""},  {"int8", rt::DataType::INT8, "|i1"},
+    {"int16", rt::DataType::INT16, "<i2"},     {"int32", rt::DataType::INT32, "<i4"},
+    {"int64", rt::DataType::INT64, "<i8"},     {"uint8", rt::DataType::UINT8, "|u1"},
+    {"uint16", rt::DataType::UINT16, "<u2"},   {"uint32", rt::DataType::UINT32, "<u4"},
+    {"uint64", rt::DataType::UINT64, "<u8"},   {"bool", rt::DataType::BOOL, "|b1"},
+};
+
+bool is_float(rt::DataType t) {
+    return t == rt::DataType::FLOAT32 || t == rt::DataType::FLOAT16 || t == rt::DataType::BFLOAT16;
+}
+
+uint16_t to_half(float f) {  // round to nearest even
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7FFFFF;
+    const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
+    if (((x >> 23) & 0xFF) == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
+    if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
+    if (exp <= 0) {
+        if (exp < -10) return static_cast<uint16_t>(sign);
+        const uint32_t m = mant | 0x800000;
+        const int shift = 14 - exp;
+        uint32_t h = m >> shift;
+        const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (h & 1))) ++h;
+        return static_cast<uint16_t>(sign | h);
+    }
+    uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+    const uint32_t rem = mant & 0x1FFF;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+}
+
+float from_half(uint16_t b) {
+    const uint32_t sign = uint32_t{b & 0x8000u} << 16, exp = (b >> 10) & 0x1F, mant = b & 0x3FF;
+    if (exp == 0) {
+        const float f = static_cast<float>(mant) * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    const uint32_t x = exp == 31 ? sign | 0x7F800000 | (mant << 13) : sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+uint16_t to_bf16(float f) {  // round to nearest even, NaN kept quiet
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((x >> 16) | 0x40);
+    x += 0x7FFF + ((x >> 16) & 1);
+    return static_cast<uint16_t>(x >> 16);
+}
+
+float from_bf16(uint16_t b) {
+    const uint32_t x = uint32_t{b} << 16;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+void store_value(rt::DataType t, uint8_t* out, double v) {
+    auto put = [&](auto x) { std::memcpy(out, &x, sizeof x); };
+    switch (t) {
+        case rt::DataType::FLOAT32: put(static_cast<float>(v)); break;
+        case rt::DataType::FLOAT16: put(to_half(static_cast<float>(v))); break;
+        case rt::DataType::BFLOAT16: put(to_bf16(static_cast<float>(v))); break;
+        case rt::DataType::INT8: put(static_cast<int8_t>(v)); break;
+        case rt::DataType::INT16: put(static_cast<int16_t>(v)); break;
+        case rt::DataType::INT32: put(static_cast<int32_t>(v)); break;
+        case rt::DataType::INT64: put(static_cast<int64_t>(v)); break;
+        case rt::DataType::UINT8: put(static_cast<uint8_t>(v)); break;
+        case rt::DataType::UINT16: put(static_cast<uint16_t>(v)); break;
+        case rt::DataType::UINT32: put(static_cast<uint32_t>(v)); break;
+        case rt::DataType::UINT64: put(static_cast<uint64_t>(v)); break;
+        case rt::DataType::BOOL: put(static_cast<uint8_t>(v != 0)); break;
+    }
+}
+
+// Reads one table of a case file with the keys it allows.
+class Reader {
+public:
+    Reader(const std::string& file, const toml::table& table, std::string prefix)
+        : file_(file), table_(table), prefix_(std::move(prefix)) {}
+
+    std::string where(const toml::node* n = nullptr) const {
+        const toml::source_region& r = n ? n->source() : table_.source();
+        return file_ + ":" + std::to_string(r.begin.line);
+    }
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+        const toml::node* n = table_.get(key);
+        throw CaseError(where(n) + ": " + prefix_ + key + ": " + what);
+    }
+    void allow(std::initializer_list<const char*> keys) const {
+        std::set<std::string> known(keys.begin(), keys.end());
+        for (const auto& [k, v] : table_) {
+            if (!known.count(std::string(k.str()))) {
+                std::string list;
+                for (const std::string& s : known) list += (list.empty() ? "" : ", ") + s;
+                throw CaseError(where(&v) + ": " + prefix_ + std::string(k.str()) + ": unknown key (known: " + list + ")");
+            }
+        }
+    }
+    bool has(const std::string& key) const { return table_.contains(key); }
+    std::string str(const std::string& key, const std::string& fallback = "", bool required = false) const {
+        const toml::node* n = table_.get(key);
+        if (!n) {
+            if (required) throw CaseError(where() + ": " + prefix_ + key + ": missing");
+            return fallback;
+        }
+        if (!n->is_string()) fail(key, "must be a string");
+        return std::string(*n->value<std::string>());
+    }
+    double number(const std::string& key, double fallback) const {
+        const toml::node* n = table_.get(key);
+        if (!n) return fallback;
+        if (auto i = n->value_exact<int64_t>()) return static_cast<double>(*i);
+        if (auto d = n->value_exact<double>()) return *d;
+        fail(key, "must be a number");
+    }
+    int64_t integer(const std::string& key, int64_t fallback, bool required = false) const {
+        const toml::node* n = table_.get(key);
+        if (!n) {
+            if (required) throw CaseError(where() + ": " + prefix_ + key + ": missing");
+            return fallback;
+        }
+        if (auto i = n->value_exact<int64_t>()) return *i;
+        fail(key, "must be an integer");
+    }
+    bool boolean(const std::string& key, bool fallback) const {
+        const toml::node* n = table_.get(key);
+        if (!n) return fallback;
+        if (auto b = n->value_exact<bool>()) return *b;
+        fail(key, "must be true or false");
+    }
+    const toml::array* array(const std::string& key) const {
+        const toml::node* n = table_.get(key);
+        if (!n) return nullptr;
+        if (!n->is_array()) fail(key, "must be an array");
+        return n->as_array();
+    }
+    // An array of tables (the [[incores]] / [[tensors]] / [[scalars]] lists).
+    std::vector<const toml::table*> tables(const std::string& key) const {
+        std::vector<const toml::table*> out;
+        const toml::array* a = array(key);
+        if (!a) return out;
+        for (const toml::node& n : *a) {
+            if (!n.is_table()) fail(key, "must be an array of tables ([[" + key + "]])");
+            out.push_back(n.as_table());
+        }
+        return out;
+    }
+
+private:
+    const std::string& file_;
+    const toml::table& table_;
+    std::string prefix_;
+};
+
+std::string resolve(const std::string& dir, const std::string& p) {
+    return fs::path(p).is_absolute() ? p : (fs::path(dir) / p).lexically_normal().string();
+}
+
+// The value keys of a tensor (or of its golden table).
+Values read_values(const Reader& r, bool float_type, const std::string& dir) {
+    Values v;
+    const std::string init = r.str("init", r.has("npy") ? "npy" : "zeros");
+    static const std::map<std::string, Values::Kind> kinds = {
+        {"zeros", Values::Kind::Zeros}, {"fill", Values::Kind::Fill}, {"arange", Values::Kind::Arange},
+        {"random", Values::Kind::Random}, {"npy", Values::Kind::Npy}};
+    auto it = kinds.find(init);
+    if (it == kinds.end()) r.fail("init", "must be zeros, fill, arange, random or npy, not '" + init + "'");
+    v.kind = it->second;
+    v.value = r.number("value", 0);
+    v.start = r.number("start", 0);
+    v.step = r.number("step", 1);
+    v.low = r.number("low", float_type ? -1 : 0);
+    v.high = r.number("high", float_type ? 1 : 100);
+    v.seed = static_cast<uint64_t>(r.integer("seed", 0));
+    if (v.kind == Values::Kind::Fill && !r.has("value")) r.fail("value", "missing (init = \"fill\" needs it)");
+    if (v.kind == Values::Kind::Npy) v.npy = resolve(dir, r.str("npy", "", true));
+    return v;
+}
+
+}  // namespace
+
+uint64_t TensorSpec::elements() const {
+    uint64_t n = 1;
+    for (uint32_t d : shape) n *= d;
+    return n;
+}
+
+rt::DataType parse_dtype(const std::string& name, const std::string& where) {
+    for (const DtypeInfo& d : kDtypes) {
+        if (name == d.name) return d.type;
+    }
+    std::string list;
+    for (const DtypeInfo& d : kDtypes) list += (list.empty() ? "" : ", ") + std::string(d.name);
+    throw CaseError(where + ": unknown dtype '" + name + "' (known: " + list + ")");
+}
+
+const char* dtype_name(rt::DataType t) {
+    for (const DtypeInfo& d : kDtypes) {
+        if (d.type == t) return d.name;
+    }
+    return "?";
+}
+
+std::string npy_descr(rt::DataType t) {
+    for (const DtypeInfo& d : kDtypes) {
+        if (d.type == t) return d.npy;
+    }
+    return "";
+}
+
+double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i) {
+    const uint8_t* p = bytes + i * rt::element_size(t);
+    auto get = [&](auto x) {
+        std::memcpy(&x, p, sizeof x);
+        return x;
+    };
+    switch (t) {
+        case rt::DataType::FLOAT32: return get(float{});
+        case rt::DataType::FLOAT16: return from_half(get(uint16_t{}));
+        case rt::DataType::BFLOAT16: return from_bf16(get(uint16_t{}));
+        case rt::DataType::INT8: return get(int8_t{});
+        case rt::DataType::INT16: return get(int16_t{});
+        case rt::DataType::INT32: return get(int32_t{});
+        case rt::DataType::INT64: return static_cast<double>(get(int64_t{}));
+        case rt::DataType::UINT8: return get(uint8_t{});
+        case rt::DataType::UINT16: return get(uint16_t{});
+        case rt::DataType::UINT32: return get(uint32_t{});
+        case rt::DataType::UINT64: return static_cast<double>(get(uint64_t{}));
+        case rt::DataType::BOOL: return get(uint8_t{}) != 0;
+    }
+    return 0;
+}
+
+std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
+    const uint64_t n = t.elements(), size = rt::element_size(t.dtype);
+    std::vector<uint8_t> out(n * size, 0);
+    switch (v.kind) {
+        case Values::Kind::Zeros: break;
+        case Values::Kind::Fill:
+            for (uint64_t i = 0; i < n; ++i) store_value(t.dtype, out.data() + i * size, v.value);
+            break;
+        case Values::Kind::Arange:
+            for (uint64_t i = 0; i < n; ++i) {
+                store_value(t.dtype, out.data() + i * size, v.start + v.step * static_cast<double>(i));
+            }
+            break;
+        case Values::Kind::Random: {
+            uint64_t x = v.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+            for (uint64_t i = 0; i < n; ++i) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                const double u = static_cast<double>(x >> 11) * 0x1.0p-53;  // [0, 1)
+                double r = v.low + (v.high - v.low) * u;
+                if (!is_float(t.dtype)) r = std::floor(r);
+                store_value(t.dtype, out.data() + i * size, r);
+            }
+            break;
+        }
+        case Values::Kind::Npy: {
+            NpyArray a;
+            try {
+                a = read_npy(v.npy);
+            } catch (const std::invalid_argument& e) {
+                throw CaseError(t.where + ": tensor " + t.name + ": " + e.what());
+            }
+            const std::string want = npy_descr(t.dtype);
+            uint64_t count = 1;
+            for (uint64_t d : a.shape) count *= d;
+            if (a.descr != want || count != n) {
+                std::string shape;
+                for (uint64_t d : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+                throw CaseError(t.where + ": tensor " + t.name + ": " + v.npy + " holds " + a.descr + " [" + shape +
+                                "], the tensor is " + dtype_name(t.dtype) + " (" + (want.empty() ? "no .npy type" : want) +
+                                ") with " + std::to_string(n) + " elements");
+            }
+            out = std::move(a.data);
+            break;
+        }
+    }
+    return out;
+}
+
+CaseSpec read_case(const std::string& path) {
+    if (fs::is_directory(path)) throw CaseError(path + ": is a directory, not a case file");
+    std::ifstream in(path);
+    if (!in) throw CaseError(path + ": cannot read the case file");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    toml::table root;
+    try {
+        root = toml::parse(ss.str(), path);
+    } catch (const toml::parse_error& e) {
+        throw CaseError(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
+    }
+    const std::string dir = fs::absolute(path).parent_path().string();
+    CaseSpec c;
+    c.path = path;
+    Reader top(path, root, "");
+    top.allow({"name", "description", "enable_sdma", "include_dirs", "expected_gain", "orchestration", "incores",
+               "tensors", "scalars"});
+    c.name = top.str("name", fs::path(path).stem().string());
+    c.description = top.str("description");
+    c.enable_sdma = top.boolean("enable_sdma", true);
+    if (const toml::array* dirs = top.array("include_dirs")) {
+        for (const toml::node& d : *dirs) {
+            if (!d.is_string()) top.fail("include_dirs", "must be strings");
+            c.include_dirs.push_back(resolve(dir, std::string(*d.value<std::string>())));
+        }
+    }
+    if (const toml::array* g = top.array("expected_gain")) {
+        if (g->size() != 2 || !(*g)[0].is_number() || !(*g)[1].is_number()) {
+            top.fail("expected_gain", "must be [min, max] in percent");
+        }
+        c.expected_min_pct = (*g)[0].value<double>().value_or(0);
+        c.expected_max_pct = (*g)[1].value<double>().value_or(0);
+        if (c.expected_min_pct > c.expected_max_pct) top.fail("expected_gain", "min is above max");
+    }
+
+    const toml::table* orch = root["orchestration"].as_table();
+    if (!orch) throw CaseError(path + ": orchestration: missing (a table with source and function)");
+    Reader o(path, *orch, "orchestration.");
+    o.allow({"source", "function", "config"});
+    c.orchestration = resolve(dir, o.str("source", "", true));
+    c.function = o.str("function", c.function);
+    c.config_function = o.str("config", c.config_function);
+
+    std::set<int64_t> func_ids;
+    for (const toml::table* t : top.tables("incores")) {
+        Reader r(path, *t, "incores.");
+        r.allow({"func_id", "source", "core_type"});
+        IncoreSpec k;
+        const int64_t id = r.integer("func_id", 0, true);
+        if (id < 0 || id > 0x7fffffff) r.fail("func_id", "must be a non-negative 32-bit integer");
+        if (!func_ids.insert(id).second) r.fail("func_id", std::to_string(id) + " is declared twice");
+        k.func_id = static_cast<int32_t>(id);
+        k.source = resolve(dir, r.str("source", "", true));
+        const std::string core = r.str("core_type", "", true);
+        if (core != "aiv" && core != "aic") r.fail("core_type", "must be aiv or aic, not '" + core + "'");
+        k.vector = core == "aiv";
+        k.where = r.where();
+        c.incores.push_back(k);
+    }
+    if (c.incores.empty()) throw CaseError(path + ": incores: a case needs at least one [[incores]] table");
+
+    std::set<std::string> names;
+    for (const toml::table* t : top.tables("tensors")) {
+        Reader r(path, *t, "tensors.");
+        r.allow({"name", "dtype", "shape", "init", "value", "start", "step", "low", "high", "seed", "npy", "output",
+                 "golden", "golden_npy", "rtol", "atol"});
+        TensorSpec s;
+        s.where = r.where();
+        s.name = r.str("name", "", true);
+        if (!names.insert(s.name).second) r.fail("name", "'" + s.name + "' is used twice");
+        s.dtype = parse_dtype(r.str("dtype", "float32"), r.where(t->get("dtype")) + ": tensors.dtype");
+        const toml::array* shape = r.array("shape");
+        if (!shape || shape->empty() || shape->size() > rt::MAX_TENSOR_DIMS) r.fail("shape", "must list 1 to 5 dimensions");
+        for (const toml::node& d : *shape) {
+            const auto v = d.value_exact<int64_t>();
+            if (!v || *v <= 0 || *v > 0xffffffffll) r.fail("shape", "dimensions must be positive integers");
+            s.shape.push_back(static_cast<uint32_t>(*v));
+        }
+        s.init = read_values(r, is_float(s.dtype), dir);
+        s.output = r.boolean("output", false);
+        if (const toml::node* g = t->get("golden")) {
+            if (!s.output) r.fail("golden", "only outputs (output = true) have a golden");
+            if (g->is_string()) {
+                s.golden_tensor = r.str("golden");
+            } else if (const toml::table* gt = g->as_table()) {
+                Reader gr(path, *gt, "tensors.golden.");
+                gr.allow({"init", "value", "start", "step", "low", "high", "seed", "npy"});
+                s.has_golden_values = true;
+                s.golden_values = read_values(gr, is_float(s.dtype), dir);
+            } else {
+                r.fail("golden", "must be a tensor's name or a table of values ({ init = ... })");
+            }
+        }
+        if (r.has("golden_npy")) {
+            if (!s.output) r.fail("golden_npy", "only outputs (output = true) have a golden");
+            if (r.has("golden")) r.fail("golden_npy", "give golden or golden_npy, not both");
+            s.has_golden_values = true;
+            s.golden_values.kind = Values::Kind::Npy;
+            s.golden_values.npy = resolve(dir, r.str("golden_npy"));
+        }
+        if (s.output && s.golden_tensor.empty() && !s.has_golden_values) r.fail("output", "an output needs golden or golden_npy");
+        s.rtol = r.number("rtol", s.rtol);
+        s.atol = r.number("atol", s.atol);
+        if (s.rtol < 0 || s.atol < 0) r.fail(s.rtol < 0 ? "rtol" : "atol", "must not be negative");
+        c.tensors.push_back(s);
+    }
+    for (const TensorSpec& s : c.tensors) {
+        if (s.golden_tensor.empty()) continue;
+        const TensorSpec* other = nullptr;
+        for (const TensorSpec& t : c.tensors) other = t.name == s.golden_tensor ? &t : other;
+        if (!other) throw CaseError(s.where + ": tensors.golden: no tensor named '" + s.golden_tensor + "'");
+        if (other->dtype != s.dtype || other->elements() != s.elements()) {
+            throw CaseError(s.where + ": tensors.golden: '" + s.golden_tensor + "' has another dtype or size than " + s.name);
+        }
+    }
+    if (c.tensors.size() > 256) throw CaseError(path + ": tensors: at most 256");
+
+    for (const toml::table* t : top.tables("scalars")) {
+        Reader r(path, *t, "scalars.");
+        r.allow({"name", "type", "value"});
+        ScalarSpec s;
+        s.name = r.str("name", "", true);
+        if (!names.insert(s.name).second) r.fail("name", "'" + s.name + "' is used twice");
+        s.type = r.str("type", "int64");
+        if (!r.has("value")) r.fail("value", "missing");
+        if (s.type == "float32") {
+            const float f = static_cast<float>(r.number("value", 0));
+            uint32_t b;
+            std::memcpy(&b, &f, 4);
+            s.bits = b;
+        } else if (s.type == "float64") {
+            const double d = r.number("value", 0);
+            std::memcpy(&s.bits, &d, 8);
+        } else if (s.type == "int64" || s.type == "int32" || s.type == "uint64" || s.type == "uint32") {
+            const int64_t v = r.integer("value", 0);
+            if ((s.type == "int32" && (v < INT32_MIN || v > INT32_MAX)) || (s.type == "uint32" && (v < 0 || v > UINT32_MAX)) ||
+                (s.type == "uint64" && v < 0)) {
+                r.fail("value", std::to_string(v) + " does not fit " + s.type);
+            }
+            s.bits = s.type == "uint32" || s.type == "int32" ? static_cast<uint64_t>(static_cast<uint32_t>(v))
+                                                              : static_cast<uint64_t>(v);
+            if (s.type == "int32") s.bits = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
+        } else {
+            r.fail("type", "must be int64, int32, uint64, uint32, float32 or float64, not '" + s.type + "'");
+        }
+        c.scalars.push_back(s);
+    }
+    if (c.scalars.size() > 128) throw CaseError(path + ": scalars: at most 128");
+    return c;
+}
+
+}  // namespace pfsim

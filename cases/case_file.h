@@ -1,0 +1,94 @@
+// A declarative case (CASE.toml): an orchestration and its incores from
+// source, the tensors and scalars it is called with, which tensors are
+// outputs and their goldens. `pfsim run CASE.toml` and `pfsim check CASE.toml`
+// run it; docs/cases.md is the reference of the format.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel_abi.h"
+
+namespace pfsim {
+
+// A case file that cannot be used: "FILE:LINE: KEY: what is wrong".
+class CaseError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// How a tensor's values are made: zeros, a constant, start + step * i, seeded
+// uniform random in [low, high) (integers: floored), or a .npy file.
+struct Values {
+    enum class Kind { Zeros, Fill, Arange, Random, Npy };
+    Kind kind = Kind::Zeros;
+    double value = 0, start = 0, step = 1, low = 0, high = 1;
+    uint64_t seed = 0;
+    std::string npy;  // absolute path (kind = npy)
+};
+
+struct TensorSpec {
+    std::string name;
+    rt::DataType dtype = rt::DataType::FLOAT32;
+    std::vector<uint32_t> shape;
+    Values init;
+    bool output = false;      // compared after the run (OUT / INOUT)
+    // The golden of an output: equal to another tensor's initial values
+    // (golden = "NAME"), or values made like an initial value
+    // (golden = { init = "fill", value = 4096 }, golden_npy = "FILE.npy").
+    std::string golden_tensor;
+    bool has_golden_values = false;
+    Values golden_values;
+    double rtol = 1e-5, atol = 1e-5;
+    std::string where;        // "FILE:LINE" of its table
+    uint64_t elements() const;
+    uint64_t bytes() const { return elements() * rt::element_size(dtype); }
+};
+
+struct ScalarSpec {
+    std::string name;
+    std::string type;  // int64, int32, uint64, uint32, float32, float64
+    uint64_t bits = 0; // as the kernel receives it
+};
+
+struct IncoreSpec {
+    int32_t func_id = 0;
+    std::string source;  // absolute
+    bool vector = true;
+    std::string where;
+};
+
+struct CaseSpec {
+    std::string path, name, description;
+    std::string orchestration;  // absolute source path
+    std::string function = "aicpu_orchestration_entry";
+    std::string config_function = "aicpu_orchestration_config";
+    std::vector<IncoreSpec> incores;
+    std::vector<TensorSpec> tensors;
+    std::vector<ScalarSpec> scalars;
+    std::vector<std::string> include_dirs;  // absolute
+    bool enable_sdma = true;
+    double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects
+};
+
+// Reads and validates a case file; relative paths in it are relative to its
+// folder. Throws CaseError.
+CaseSpec read_case(const std::string& path);
+
+// Data types by the names case files (and numpy/torch) use: float32, float16,
+// bfloat16, int8, ... Throws CaseError naming `where` for an unknown one.
+rt::DataType parse_dtype(const std::string& name, const std::string& where);
+const char* dtype_name(rt::DataType t);
+// The .npy descr of a data type ("<f4"), empty for bfloat16 (numpy has none).
+std::string npy_descr(rt::DataType t);
+
+// The bytes `v` makes for tensor t; throws CaseError when a .npy does not match.
+std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v);
+inline std::vector<uint8_t> initial_values(const TensorSpec& t) { return make_values(t, t.init); }
+
+// Element i of `bytes` (of type t) as a double.
+double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i);
+
+}  // namespace pfsim

@@ -1,0 +1,246 @@
+// SimPlatform::run_graph: the AICPU scheduler as a SystemC process.
+//
+// The orchestration has already run (it recorded the graph); its submissions
+// reach the scheduler one every `submit_ps`, as if the orchestrator thread
+// were still issuing them. A task whose dependencies have completed is ready;
+// ready tasks are served in submission order, each block to the lowest free
+// core of its shape (a whole cluster for a mixed task), starting
+// `dispatch_ps` later. A block counts as done `completion_ps` after its core
+// finishes; a task completes with its last block.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "model/common/time.h"
+#include "runtime/kernel_abi.h"
+#include "runtime/platform/sim/sim_platform.h"
+
+namespace pfsim {
+
+rt::GraphResult SimPlatform::run_graph(const rt::GraphLaunch& launch) {
+    for (const rt::DispatchTask& t : launch.tasks) {
+        for (int slot = 0; slot < 3; ++slot) {
+            const bool needed = (t.shape == rt::TaskShape::Aic && slot == 0) ||
+                                (t.shape == rt::TaskShape::Aiv && slot == 1) ||
+                                (t.shape == rt::TaskShape::Mix && t.entry[slot]);
+            if (needed && !t.entry[slot]) throw std::runtime_error(t.name + ": no kernel for its core");
+        }
+        if (t.args.size() < 3 * static_cast<size_t>(t.blocks)) throw std::runtime_error(t.name + ": no arguments");
+    }
+    if (launch.global_context.size() < aic_.size() + aiv_.size()) {
+        throw std::runtime_error("run_graph: a global context per core is needed");
+    }
+    elaborate();
+    if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
+    graph_ = &launch;
+    graph_result_ = rt::GraphResult{};
+    graph_result_.tasks.assign(launch.tasks.size(), rt::TaskRun{});
+    graph_active_ = true;
+    sampler_.start([this] { return graph_active_; });
+    graph_start_.notify(sc_core::SC_ZERO_TIME);
+    sc_core::sc_start();
+    graph_ = nullptr;
+    for (auto* group : {&aic_, &aiv_}) {
+        for (auto& core : *group) {
+            for (const std::string& w : core->warnings()) {
+                if (std::find(graph_result_.warnings.begin(), graph_result_.warnings.end(), w) ==
+                    graph_result_.warnings.end()) {
+                    graph_result_.warnings.push_back(w);
+                }
+            }
+        }
+    }
+    return graph_result_;
+}
+
+void SimPlatform::scheduler() {
+    for (;;) {
+        sc_core::wait(graph_start_);
+        const rt::GraphLaunch& g = *graph_;
+        rt::GraphResult& result = graph_result_;
+        const size_t n = g.tasks.size();
+        const uint32_t clusters = static_cast<uint32_t>(aic_.size());
+        const Tick t0 = sc_core::sc_time_stamp().value();
+        auto now = [] { return static_cast<Tick>(sc_core::sc_time_stamp().value()); };
+
+        std::vector<uint32_t> waiting(n), next_block(n, 0), blocks_left(n);
+        std::vector<std::vector<uint32_t>> consumers(n);
+        for (size_t i = 0; i < n; ++i) {
+            waiting[i] = static_cast<uint32_t>(g.tasks[i].deps.size());
+            blocks_left[i] = g.tasks[i].shape == rt::TaskShape::Dummy ? 0 : g.tasks[i].blocks;
+            for (uint32_t d : g.tasks[i].deps) consumers[d].push_back(static_cast<uint32_t>(i));
+        }
+        std::set<uint32_t> ready;                  // submitted, dependencies met, blocks to dispatch
+        std::vector<int64_t> core_task(aic_.size() + aiv_.size(), -1);  // by core id: the task it runs
+        std::vector<uint32_t> core_block(core_task.size(), 0);
+        std::map<std::pair<uint32_t, uint32_t>, uint32_t> block_cores;  // (task, block) -> cores still running
+        std::multimap<Tick, uint32_t> completions;  // when a finished block counts as done -> task
+        size_t released = 0, completed = 0;
+        bool failed = false;
+        Tick first = ~Tick{0}, last = t0;
+
+        auto complete_task = [&](uint32_t t) {
+            result.tasks[t].end_ps = now();
+            last = std::max(last, now());
+            ++completed;
+            for (uint32_t c : consumers[t]) {
+                if (--waiting[c] == 0 && c < released) ready.insert(c);
+            }
+        };
+        auto release = [&](uint32_t t) {
+            if (waiting[t] == 0) ready.insert(t);
+        };
+        auto core_of = [&](bool vector, uint32_t index) -> Core& {
+            return vector ? *aiv_[index] : *aic_[index];
+        };
+        // Starts block b of task t on the given cores (slot -> core).
+        auto dispatch = [&](uint32_t t, const std::vector<std::pair<int, Core*>>& cores) {
+            const rt::DispatchTask& task = g.tasks[t];
+            const uint32_t b = next_block[t]++;
+            rt::TaskRun& run = result.tasks[t];
+            if (!run.ran) {
+                run.ran = true;
+                run.start_ps = now() + g.dispatch_ps;
+                first = std::min(first, run.start_ps);
+            }
+            for (const auto& [slot, core] : cores) {
+                int64_t* args = task.args[3 * b + static_cast<uint32_t>(slot)];
+                args[rt::kGlobalContextSlot] = g.global_context[core->core_id()];
+                core->start(task.entry[slot], args, core->core_id() < clusters ? core->core_id()
+                                                                                : (core->core_id() - clusters) / 2,
+                            clusters, core->core_id() < clusters ? 0 : (core->core_id() - clusters) % 2, g.dispatch_ps);
+                core_task[core->core_id()] = t;
+                core_block[core->core_id()] = b;
+                ++block_cores[{t, b}];
+                run.cores.push_back(core->core_id());
+            }
+        };
+        // Free cores for one block of `task`, or empty.
+        auto find_cores = [&](const rt::DispatchTask& task) {
+            std::vector<std::pair<int, Core*>> cores;
+            auto free = [&](Core& c) { return core_task[c.core_id()] < 0; };
+            if (task.shape == rt::TaskShape::Aiv) {
+                for (uint32_t v = 0; v < aiv_.size(); ++v) {
+                    if (free(*aiv_[v])) return std::vector<std::pair<int, Core*>>{{1, aiv_[v].get()}};
+                }
+            } else if (task.shape == rt::TaskShape::Aic) {
+                for (uint32_t c = 0; c < clusters; ++c) {
+                    if (free(*aic_[c])) return std::vector<std::pair<int, Core*>>{{0, aic_[c].get()}};
+                }
+            } else if (task.shape == rt::TaskShape::Mix) {
+                for (uint32_t c = 0; c < clusters; ++c) {
+                    if (free(*aic_[c]) && free(*aiv_[2 * c]) && free(*aiv_[2 * c + 1])) {
+                        for (int slot = 0; slot < 3; ++slot) {
+                            if (task.entry[slot]) cores.push_back({slot, &core_of(slot != 0, slot == 0 ? c : 2 * c + static_cast<uint32_t>(slot) - 1)});
+                        }
+                        return cores;
+                    }
+                }
+            }
+            return cores;
+        };
+
+        while (completed < n) {
+            // Submissions that have reached the scheduler by now.
+            while (released < n && t0 + (released + 1) * g.submit_ps <= now()) release(static_cast<uint32_t>(released++));
+            // Blocks whose completion latency has passed.
+            while (!completions.empty() && completions.begin()->first <= now()) {
+                const uint32_t t = completions.begin()->second;
+                completions.erase(completions.begin());
+                if (--blocks_left[t] == 0) complete_task(t);
+            }
+            // Dummy tasks complete as soon as they are ready.
+            for (auto it = ready.begin(); it != ready.end();) {
+                if (g.tasks[*it].shape == rt::TaskShape::Dummy) {
+                    const uint32_t t = *it;
+                    it = ready.erase(it);
+                    result.tasks[t].ran = true;
+                    result.tasks[t].start_ps = now();
+                    complete_task(t);
+                } else {
+                    ++it;
+                }
+            }
+            if (!failed) {
+                for (auto it = ready.begin(); it != ready.end();) {
+                    const uint32_t t = *it;
+                    const rt::DispatchTask& task = g.tasks[t];
+                    while (next_block[t] < task.blocks) {
+                        const auto cores = find_cores(task);
+                        if (cores.empty()) break;
+                        dispatch(t, cores);
+                    }
+                    it = next_block[t] == task.blocks ? ready.erase(it) : std::next(it);
+                }
+            }
+            if (completed == n) break;
+            const bool running = std::any_of(core_task.begin(), core_task.end(), [](int64_t t) { return t >= 0; });
+            Tick wake = ~Tick{0};
+            if (released < n && !failed) wake = t0 + (released + 1) * g.submit_ps;
+            if (!completions.empty()) wake = std::min(wake, completions.begin()->first);
+            if (!running && wake == ~Tick{0}) {
+                std::string stuck;
+                size_t named = 0;
+                for (size_t i = 0; i < n && named < 8; ++i) {
+                    if (!result.tasks[i].ran || blocks_left[i] > 0) {
+                        stuck += (stuck.empty() ? "" : ", ") + g.tasks[i].name;
+                        ++named;
+                    }
+                }
+                if (!failed) {
+                    result.stuck = std::to_string(n - completed) + " tasks can never run (a dependency cycle or a wait " +
+                                   "nobody satisfies): " + stuck;
+                }
+                break;
+            }
+            if (now() - t0 >= g.time_limit_ps) {
+                std::string pending;
+                size_t named = 0;
+                for (size_t i = 0; i < n && named < 8; ++i) {
+                    if (!result.tasks[i].ran || blocks_left[i] > 0) {
+                        pending += (pending.empty() ? "" : ", ") + g.tasks[i].name;
+                        ++named;
+                    }
+                }
+                result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
+                               std::to_string(n - completed) + " tasks: " + pending;
+                for (auto* group : {&aic_, &aiv_}) {
+                    for (auto& core : *group) {
+                        if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
+                    }
+                }
+                break;
+            }
+            sc_core::sc_event_or_list done;
+            for (auto* group : {&aic_, &aiv_}) {
+                for (auto& core : *group) done |= core->done_event();
+            }
+            const Tick limit = t0 + g.time_limit_ps;
+            wake = std::min(wake, limit);
+            sc_core::wait(to_sc(wake - now()), done);
+            // Cores that finished: their blocks count as done after the completion latency.
+            for (auto* group : {&aic_, &aiv_}) {
+                for (auto& core : *group) {
+                    const int64_t t = core_task[core->core_id()];
+                    if (t < 0 || core->running() || !core->last_run().ran) continue;  // idle, or not started yet
+                    core_task[core->core_id()] = -1;
+                    const CoreRun& r = core->last_run();
+                    rt::TaskRun& run = result.tasks[static_cast<size_t>(t)];
+                    if (!r.error.empty() && run.error.empty()) {
+                        run.error = g.tasks[static_cast<size_t>(t)].name + " on " + core->name() + ": " + r.error;
+                        failed = true;
+                    }
+                    for (const std::string& v : r.violations) result.violations.push_back(v);
+                    // A mixed block is done when all its cores are.
+                    if (--block_cores[{static_cast<uint32_t>(t), core_block[core->core_id()]}] == 0) {
+                        completions.emplace(now() + g.completion_ps, static_cast<uint32_t>(t));
+                    }
+                }
+            }
+        }
+        result.graph_time_ps = first == ~Tick{0} ? 0 : (last > first ? last - first : 0);
+        graph_active_ = false;
+    }
+}
+
+}  // namespace pfsim

@@ -1,0 +1,348 @@
+// Case files end to end through the pfsim binary: the shipped cases, a
+// user's case written into a fresh folder, and bad input.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/pfsim_cli.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pfsim::test::pfsim;
+using pfsim::test::Result;
+using pfsim::test::tmp;
+
+// Every run in this test shares one compile cache.
+const bool kCache = [] {
+    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    return true;
+}();
+
+std::string put(const std::string& path, const std::string& text) {
+    fs::create_directories(fs::path(path).parent_path());
+    std::ofstream(path) << text;
+    return path;
+}
+
+// `text` with the first `from` replaced by `to` (which must be there).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+    const size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+nlohmann::json json_of(const Result& r) {
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+    return j;
+}
+
+TEST(ShippedCases, TheDemoRunsAsOneAivTaskAndCopiesExactly) {
+    const Result r = pfsim("run kernels/cases/prefetch_demo/case.toml --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = json_of(r);
+    ASSERT_EQ(j["tasks"].size(), 1u);
+    EXPECT_EQ(j["tasks"][0]["cores"][0], "die.aiv0");
+    EXPECT_EQ(j["tasks"][0]["kernels"][0], "kernel_prefetch_copy.cpp");
+    EXPECT_TRUE(j["outputs"][0]["equal_reference"].get<bool>());
+    EXPECT_EQ(j["sdma"]["prefetch_requests"], 1);
+    EXPECT_GT(j["kernel_time_ns"].get<double>(), 0);
+}
+
+TEST(ShippedCases, CheckPassesAndAFlippedPrefetchedByteFailsIt) {
+    const Result good = pfsim("check kernels/cases/prefetch_demo/case.toml");
+    EXPECT_EQ(good.status, 0) << good.out << good.err;
+    const Result bad = pfsim("check kernels/cases/prefetch_demo/case.toml --inject prefetch-corrupt");
+    EXPECT_EQ(bad.status, 1) << bad.out;
+    EXPECT_NE(bad.out.find("output out differs between prefetch off and on"), std::string::npos) << bad.out;
+}
+
+TEST(ShippedCases, DependenciesComeFromTheTensorsAcrossNestedScopes) {
+    const Result r = pfsim("run kernels/cases/vector_chain/case.toml --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = json_of(r);
+    ASSERT_EQ(j["tasks"].size(), 3u);
+    EXPECT_EQ(j["tasks"][0]["deps"], nlohmann::json::array());
+    EXPECT_EQ(j["tasks"][1]["deps"], nlohmann::json::array({0}));  // reads the allocated sum
+    EXPECT_EQ(j["tasks"][2]["deps"], nlohmann::json::array({1}));  // reads the doubled sum
+    for (const auto& t : j["tasks"]) EXPECT_EQ(t["cores"].size(), 4u);  // 4 blocks each
+    for (int i = 1; i < 3; ++i) {
+        EXPECT_GT(j["tasks"][i]["start_ns"].get<double>(), j["tasks"][i - 1]["end_ns"].get<double>());
+    }
+    EXPECT_TRUE(j["outputs"][0]["equal_reference"].get<bool>());
+}
+
+TEST(ShippedCases, AWarmOfTheNextTasksWeightsDuringAMatmulMakesItsLoadsHit) {
+    const Result r = pfsim("check kernels/cases/weight_warm/case.toml --strict-gain --json");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    const auto row = json_of(r)["kernels"][0];
+    EXPECT_GT(row["l2_hit_rate_on"].get<double>(), 0.9);
+    EXPECT_LT(row["l2_hit_rate_off"].get<double>(), 0.1);
+    EXPECT_LT(row["time_on_ns"].get<double>(), row["time_off_ns"].get<double>());
+}
+
+// A user's own case in a fresh folder: a kernel that reads its scalars from
+// GM through plain pointers, an orchestration with an explicit dependency.
+const char* kUserKernel = R"(#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "tensor.h"
+using namespace pto;
+#include "intrinsic.h"
+// out[i] = in[table[i]] for i < n, read and written through pointers.
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    __gm__ ChipTensor* table = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
+    __gm__ ChipTensor* out = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
+    __gm__ float* src = reinterpret_cast<__gm__ float*>(in->buffer.addr);
+    __gm__ int32_t* idx = reinterpret_cast<__gm__ int32_t*>(table->buffer.addr);
+    __gm__ float* dst = reinterpret_cast<__gm__ float*>(out->buffer.addr);
+    for (int64_t i = 0; i < args[3]; ++i) dst[i] = src[idx[i]];
+    dcci(dst, ENTIRE_DATA_CACHE, CACHELINE_OUT);
+}
+)";
+const char* kUserOrch = R"(#include "pto_orchestration_api.h"
+extern "C" PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) { return {4}; }
+extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
+    CoreTaskArgs first;
+    first.add_input(args.tensor(0).ref(), args.tensor(1).ref());
+    first.add_output(args.tensor(2).ref());
+    first.add_scalar(args.scalar(0));
+    TaskOutputTensors t = rt_submit_aiv_task(7, first);
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        PTO2TaskId dep = t.task_id();
+        CoreTaskArgs second;  // the same gather again; manual scope: only the explicit dependency
+        second.add_input(args.tensor(0).ref(), args.tensor(1).ref());
+        second.add_output(args.tensor(2).ref());
+        second.add_scalar(args.scalar(0));
+        second.set_dependencies(&dep, 1);
+        rt_submit_aiv_task(7, second);
+    }
+}
+)";
+std::string user_case(const std::string& dir, const std::string& extra_tensor_keys = "",
+                      const std::string& orch = kUserOrch, const std::string& kernel = kUserKernel) {
+    put(dir + "/kernels/aiv/gather.cpp", kernel);
+    put(dir + "/kernels/orchestration/orch.cpp", orch);
+    return put(dir + "/case.toml", R"(
+[orchestration]
+source = "kernels/orchestration/orch.cpp"
+
+[[incores]]
+func_id = 7
+source = "kernels/aiv/gather.cpp"
+core_type = "aiv"
+
+[[tensors]]
+name = "in"
+shape = [64]
+init = "arange"
+
+[[tensors]]
+name = "table"
+dtype = "int32"
+shape = [64]
+init = "arange"
+start = 63
+step = -1
+
+[[tensors]]
+name = "out"
+shape = [64]
+output = true
+golden = { init = "arange", start = 63, step = -1 }
+)" + extra_tensor_keys + R"(
+[[scalars]]
+name = "n"
+value = 64
+)");
+}
+
+TEST(UserCase, RunsFromItsOwnFolderWithPointerAccessesAndAManualScope) {
+    const std::string path = user_case(tmp("user"));
+    const Result r = pfsim("run " + path + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = json_of(r);
+    EXPECT_EQ(j["kernel"], "case");
+    ASSERT_EQ(j["tasks"].size(), 2u);
+    EXPECT_EQ(j["tasks"][1]["deps"], nlohmann::json::array({0}));
+    EXPECT_TRUE(j["outputs"][0]["equal_reference"].get<bool>()) << j["outputs"];
+    EXPECT_GT(j["l2"]["hits"].get<uint64_t>() + j["l2"]["misses"].get<uint64_t>(), 2u * 128);  // pointer accesses
+    const Result check = pfsim("check " + path);
+    EXPECT_EQ(check.status, 0) << check.out << check.err;
+}
+
+TEST(UserCase, AWrongGoldenFailsNamingTheTensorAndTheDifference) {
+    const std::string path = user_case(tmp("golden"));
+    std::string text = pfsim::test::slurp(path);
+    text = replaced(text, "golden = { init = \"arange\", start = 63", "golden = { init = \"arange\", start = 64");
+    put(path, text);
+    const Result r = pfsim("run " + path + " --json");
+    EXPECT_EQ(r.status, 1);
+    const auto out = json_of(r)["outputs"][0];
+    EXPECT_FALSE(out["equal_reference"].get<bool>());
+    EXPECT_EQ(out["max_abs_diff"].get<double>(), 1.0);
+    EXPECT_EQ(out["mismatches"], 64);
+    EXPECT_NE(r.err.find("output differs from the reference"), std::string::npos) << r.err;
+}
+
+TEST(Compile, BuildsThroughTheCacheAndReportsTheCompilersErrors) {
+    const std::string dir = tmp("compile");
+    const std::string src = put(dir + "/k.cpp", kUserKernel);
+    const Result first = pfsim("compile " + src + " --core aic --json");
+    ASSERT_EQ(first.status, 0) << first.err;
+    EXPECT_FALSE(json_of(first)["sources"][0]["cached"].get<bool>());
+    const Result again = pfsim("compile " + src + " --core aic");
+    EXPECT_EQ(again.status, 0);
+    EXPECT_NE(again.out.find("k.cpp (aic): ok, cached"), std::string::npos) << again.out;
+    const Result orch = pfsim("compile " + put(dir + "/o.cpp", kUserOrch) + " --orchestration");
+    EXPECT_EQ(orch.status, 0) << orch.err;
+    const std::string bad = put(dir + "/bad.cpp", std::string(kUserKernel) + "int broken(\n");
+    const Result r = pfsim("compile " + bad);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("bad.cpp:17:"), std::string::npos) << r.err;
+    const Result usage = pfsim("compile " + src + " --core gpu");
+    EXPECT_EQ(usage.status, 2);
+    EXPECT_NE(usage.err.find("--core takes aiv or aic, not 'gpu'"), std::string::npos) << usage.err;
+}
+
+// Bad input: exit 2, the message on stderr naming what is at fault, stdout empty.
+void expect_bad(const std::string& args, const std::string& needle) {
+    const Result r = pfsim(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(UserCase, BadCaseFilesAreRefusedWithFileLineAndKey) {
+    const std::string dir = tmp("bad");
+    put(dir + "/unknown.toml", "[orchestration]\nsource = \"o.cpp\"\n\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\ncore_type = \"aiv\"\nspeed = 3\n");
+    expect_bad("run " + dir + "/unknown.toml", "unknown.toml:8: incores.speed: unknown key");
+    put(dir + "/dtype.toml", std::string("[orchestration]\nsource = \"o.cpp\"\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\n") +
+                                 "core_type = \"aiv\"\n[[tensors]]\nname = \"x\"\ndtype = \"float8\"\nshape = [4]\n");
+    expect_bad("run " + dir + "/dtype.toml", "dtype.toml:9: tensors.dtype: unknown dtype 'float8'");
+    expect_bad("run " + dir + "/missing.toml", "missing.toml: cannot read the case file");
+    expect_bad("run " + dir, "unknown kernel");
+    put(dir + "/syntax.toml", "[orchestration\n");
+    expect_bad("run " + dir + "/syntax.toml", "syntax.toml:1:");
+    expect_bad("check " + dir + "/unknown.toml", "unknown.toml:8: incores.speed");
+}
+
+TEST(UserCase, SourcesThatDoNotBuildOrLinkAreNamed) {
+    // A compile error: the compiler's own message, with file and line.
+    std::string kernel = kUserKernel;
+    kernel = replaced(kernel, "dst[i] = src[idx[i]];", "dst[i] = src[idx[i]] + undeclared;");
+    expect_bad("run " + user_case(tmp("cc"), "", kUserOrch, kernel), "gather.cpp:14:");
+    // A missing source.
+    const std::string dir = tmp("nosrc");
+    const std::string path = user_case(dir);
+    fs::remove(dir + "/kernels/aiv/gather.cpp");
+    expect_bad("run " + path, "gather.cpp: cannot read the source file");
+    // A missing orchestration entry.
+    std::string orch = kUserOrch;
+    orch = replaced(orch, "aicpu_orchestration_entry", "renamed_entry");
+    expect_bad("run " + user_case(tmp("sym"), "", orch), "no symbol 'aicpu_orchestration_entry'");
+    // A func_id no incore declares.
+    orch = kUserOrch;
+    orch = replaced(orch, "rt_submit_aiv_task(7, first)", "rt_submit_aiv_task(3, first)");
+    expect_bad("run " + user_case(tmp("func"), "", orch), "task 0 (aiv, func 3): func_id 3 is not one of the callable's incores");
+    // An incore submitted to the other core type.
+    orch = kUserOrch;
+    orch = replaced(orch, "rt_submit_aiv_task(7, first)", "rt_submit_aic_task(7, first)");
+    expect_bad("run " + user_case(tmp("type"), "", orch), "is built for aiv but submitted to an aic slot");
+    // Fewer arguments than expected_arg_count.
+    orch = kUserOrch;
+    orch = replaced(orch, "return {4};", "return {5};");
+    expect_bad("run " + user_case(tmp("argc"), "", orch), "expects 5 arguments; the case gives 4");
+    // A tensor after a scalar.
+    orch = kUserOrch;
+    orch = replaced(orch, "first.add_scalar(args.scalar(0));", "first.add_scalar(1); first.add_input(args.tensor(0).ref());");
+    expect_bad("run " + user_case(tmp("order"), "", orch), "task 0 (aiv, func 7): a tensor was added after a scalar");
+}
+
+TEST(UserCase, ANpyThatDoesNotMatchItsTensorIsNamed) {
+    const std::string dir = tmp("npy");
+    const std::string path = user_case(dir);
+    std::string text = pfsim::test::slurp(path);
+    text = replaced(text, "name = \"in\"\nshape = [64]\ninit = \"arange\"", "name = \"in\"\nshape = [64]\nnpy = \"in.npy\"");
+    put(path, text);
+    // A float64 array of 64 elements: the tensor is float32.
+    std::string npy("\x93NUMPY\x01\x00", 8);
+    std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (64,), }";
+    while ((10 + header.size() + 1) % 64) header += ' ';
+    header += '\n';
+    npy += static_cast<char>(header.size());
+    npy += '\0';
+    npy += header + std::string(64 * 8, '\0');
+    put(dir + "/in.npy", npy);
+    expect_bad("run " + path, "tensor in: " + dir + "/in.npy holds <f8 [64], the tensor is float32");
+}
+
+TEST(UserCase, AFaultingKernelNamesTheTaskCoreAndWhy) {
+    std::string kernel = kUserKernel;
+    kernel = replaced(kernel, "    for (int64_t i = 0;", "    Tile<TileType::Vec, float, 1, 4096> big; TASSIGN(big, 190 * 1024);\n" "    for (int64_t i = 0;");
+    const Result r = pfsim("run " + user_case(tmp("fault"), "", kUserOrch, kernel));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("task 0 (aiv, func 7) on die.aiv0: tile at UB offset"), std::string::npos) << r.err;
+}
+
+TEST(UserCase, AGraphThatCannotFinishStopsAtTheTimeLimitNamingWhatIsPending) {
+    std::string kernel = kUserKernel;  // waits for a flag nobody sets
+    kernel = replaced(kernel, "    for (int64_t i = 0;", "    volatile __gm__ int32_t* flag = idx + 1; while (*flag != 12345) {}\n" "    for (int64_t i = 0;");
+    const Result r = pfsim("run " + user_case(tmp("stuck"), "", kUserOrch, kernel) + " --set orch.time_limit=200us");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("did not finish within orch.time_limit; still pending: 2 tasks"), std::string::npos) << r.err;
+}
+
+// A race: two tasks without a dependency, the second reading what the first
+// writes after 2 us of its own. Prefetch moves the first task's write, so the
+// two runs disagree -- what check exists to catch.
+TEST(UserCase, ARaceThatPrefetchTimingExposesFailsCheck) {
+    const char* kernel = R"(#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "tensor.h"
+using namespace pto;
+#include "intrinsic.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    __gm__ ChipTensor* out = reinterpret_cast<__gm__ ChipTensor*>(args[2]);
+    __gm__ float* dst = reinterpret_cast<__gm__ float*>(out->buffer.addr);
+    if (args[3] == 0) {  // the writer: prefetch its input (a few us with prefetch on), then write
+        using G = GlobalTensor<float, Shape<1, 1, 1, 1, 64>, Stride<1, 1, 1, 1, 1>>;
+        PrefetchAsyncContext ctx(get_dma_workspace(args, DMA_WORKSPACE_SDMA));
+        TPREFETCH_ASYNC(G(reinterpret_cast<__gm__ float*>(in->buffer.addr)), ctx).Wait(ctx.session);
+        dst[0] = 1.0f;
+    } else {  // the reader: 2 us later, copy what it finds
+        const uint64_t until = get_sys_cnt() + 100;
+        while (get_sys_cnt() < until) {}
+        dst[1] = dst[0];
+    }
+}
+)";
+    const char* orch = R"(#include "pto_orchestration_api.h"
+extern "C" PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) { return {4}; }
+extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
+    for (int role = 0; role < 2; ++role) {
+        CoreTaskArgs t;
+        t.add_input(args.tensor(0).ref(), args.tensor(1).ref());
+        t.add_no_dep(args.tensor(2).ref());
+        t.add_scalar(role);
+        rt_submit_aiv_task(7, t);
+    }
+}
+)";
+    const std::string path = user_case(tmp("race"), "", orch, kernel);
+    std::string text = pfsim::test::slurp(path);
+    text = replaced(text, "golden = { init = \"arange\", start = 63, step = -1 }", "golden = { init = \"zeros\" }\natol = 1");
+    put(path, text);
+    const Result r = pfsim("check " + path);
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("output out differs between prefetch off and on"), std::string::npos) << r.out;
+}
+
+}  // namespace
