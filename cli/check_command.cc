@@ -129,7 +129,7 @@ int cmd_check(const std::vector<std::string>& args) {
         }
         failed += pass ? 0 : 1;
         if (!o.json) {
-            auto range = [](double v) { return v <= -1000 ? std::string("") : std::to_string(static_cast<int>(v)); };
+            auto range = [](double v) { return v <= -1000 || v >= 1e6 ? std::string("") : std::to_string(static_cast<int>(v)); };
             const std::string exp = range(expected.min_pct) + ".." + range(expected.max_pct);
             if (failure.empty()) {
                 std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  %s%s\n", k->name.c_str(),

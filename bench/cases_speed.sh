@@ -1,0 +1,39 @@
+#!/bin/bash
+# Usage: bench/cases_speed.sh [RUNS] -- the cost of running users' sources:
+# compiling one kernel with a cold and a warm cache, the onboard demo's case end
+# to end (cold and warm), the same kernel as a built-in launch, and a 500-task
+# graph (tasks scheduled per wall second). Medians of RUNS (default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/prologue.sh
+runs=${1:-3}
+cache=$work/cache
+secs() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
+measure() {  # measure COLD(0|1) CMD...: median wall seconds
+    local cold=$1; shift
+    for _ in $(seq "$runs"); do
+        [ "$cold" = 1 ] && rm -rf "$cache"
+        PFSIM_CACHE_DIR=$cache secs "$@"
+    done | median
+}
+kernel=kernels/cases/vector_chain/kernels/aiv/kernel_add.cpp
+demo=kernels/cases/prefetch_demo/case.toml
+graph=bench/cases/graph500/case.toml
+compile_cold=$(measure 1 "$bin" compile "$kernel")
+compile_warm=$(measure 0 "$bin" compile "$kernel")
+demo_cold=$(measure 1 "$bin" run "$demo")
+demo_warm=$(measure 0 "$bin" run "$demo")
+builtin_warm=$(measure 0 "$bin" run prefetch_copy)
+PFSIM_CACHE_DIR=$cache "$bin" run "$graph" >/dev/null  # compile once
+graph_warm=$(measure 0 "$bin" run "$graph")
+tasks=$(PFSIM_CACHE_DIR=$cache "$bin" run "$graph" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["tasks"]))')
+echo "runs: $runs (medians, seconds of wall time)"
+echo "| what | wall s |"
+echo "|---|---|"
+echo "| compile one incore, cold cache | $compile_cold |"
+echo "| the same, cached (\`pfsim compile\` answers from the cache) | $compile_warm |"
+echo "| \`run\` the prefetch_demo case, cold cache (1 incore + 1 orchestration compiled) | $demo_cold |"
+echo "| the same, cached | $demo_warm |"
+echo "| \`run prefetch_copy\` (the same incore as a built-in launch), cached | $builtin_warm |"
+echo "| \`run\` graph500 ($tasks tasks), cached | $graph_warm |"
+python3 -c "print('| tasks scheduled per wall second (graph500, whole run) | %.0f |' % ($tasks / $graph_warm))"
