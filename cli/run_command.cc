@@ -141,6 +141,7 @@ int cmd_run(const std::vector<std::string>& args) {
     wo.scheduler.dispatch_ps = cfg.time("orch.dispatch_latency");
     wo.scheduler.completion_ps = cfg.time("orch.completion_latency");
     wo.scheduler.time_limit_ps = cfg.time("orch.time_limit");
+    wo.scheduler.poll_ps = cfg.time("orch.poll_interval");
 
     nlohmann::json summary = {{"schema", kSummarySchema}, {"command", "run"}, {"kernel", name},
                               {"prefetch", prefetch}, {"args", kargs}};

@@ -196,7 +196,7 @@ std::string KernelCompiler::compiler_identity() {
 
 std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vector<std::string>& include_dirs) {
     // See docs/kernels.md ("How sources are compiled") for why each flag is there.
-    std::vector<std::string> cmd = {cxx_, "-shared", "-fPIC", "-O2", "-fno-gnu-unique", "-D__PFSIM__=1"};
+    std::vector<std::string> cmd = {cxx_, "-fPIC", "-O2", "-fno-gnu-unique", "-D__PFSIM__=1"};
     if (kind == BuildKind::Orchestration) {
         cmd.insert(cmd.end(), {"-std=c++17"});
     } else {
@@ -204,8 +204,10 @@ std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vect
                                kind == BuildKind::Aiv ? "-D__DAV_VEC__=1" : "-D__DAV_CUBE__=1", "-D__aicore__=",
                                "-D__gm__=", "-DAICORE=",
                                // A call before every load and store: GM accesses reach the core model.
-                               "-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
-                               "--param=asan-stack=0", "--param=asan-globals=0"});
+                               // (ThreadSanitizer's instrumentation, not AddressSanitizer's: the latter
+                               // drops a store's check after a load of the same address.)
+                               "-fsanitize=thread", "--param=tsan-instrument-func-entry-exit=0",
+                               "--param=tsan-distinguish-volatile=0"});
     }
     cmd.push_back("-I" + include_dir());
     for (const std::string& d : include_dirs) cmd.push_back("-I" + d);
@@ -247,11 +249,15 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
         }
     }
 
+    // Compile, then link without the instrumentation's runtime library (pfsim
+    // provides the hooks).
     const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
     std::vector<std::string> argv = cmd;
-    argv.insert(argv.end(), {"-MD", "-MF", tmp + ".d", "-o", tmp + ".so", abs});
+    argv.insert(argv.end(), {"-c", "-MD", "-MF", tmp + ".d", "-o", tmp + ".o", abs});
     std::string output;
-    const int status = run(argv, &output);
+    int status = run(argv, &output);
+    if (status == 0) status = run({cxx_, "-shared", "-o", tmp + ".so", tmp + ".o"}, &output);
+    fs::remove(tmp + ".o", ec);
     ++compiled_;
     if (status != 0) {
         fs::remove(tmp + ".d", ec);

@@ -119,6 +119,22 @@ struct DeferredCompletionEntry {
 };
 static_assert(sizeof(DeferredCompletionEntry) == 32, "a completion entry is 32 bytes");
 
+// What a kernel registers: the scheduler completes the task once *(u32*)addr
+// >= expected_value (COUNTER), or *(u64*)addr >= backend_cookie (an SDMA
+// post-done record reaching a post id).
+struct CompletionToken {
+    uint64_t addr;  // device pointer
+    uint32_t expected_value;
+    uint32_t engine;
+    int32_t completion_type;
+    uint64_t backend_cookie;
+};
+
+// Scheduler error codes latched for the run (simpler's pto_runtime_status.h).
+constexpr int32_t PTO2_ERROR_ASYNC_COMPLETION_INVALID = 101;
+constexpr int32_t PTO2_ERROR_ASYNC_WAIT_OVERFLOW = 102;
+constexpr int32_t PTO2_ERROR_ASYNC_REGISTRATION_FAILED = 103;
+
 struct alignas(64) DeferredCompletionSlab {
     volatile uint32_t count;
     volatile int32_t error_code;

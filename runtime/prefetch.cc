@@ -189,6 +189,22 @@ bool wait_for(const AsyncEvent& evt, AsyncSession& session) {
 
 }  // namespace
 
+bool event_completion_records(const AsyncEvent& evt, const AsyncSession& session,
+                              std::vector<std::pair<uint64_t, uint64_t>>* records) {
+    records->clear();
+    if (evt.handle == 0) return true;
+    const uint64_t post_id = evt.handle & kPostIdMask;
+    const uint64_t queues = evt.handle >> kHandleQueueShift;
+    if (evt.engine != kEngineSdma || post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels ||
+        !session.valid) {
+        return false;
+    }
+    for (uint32_t q = 0; q < queues; ++q) {
+        records->emplace_back(WorkspaceLayout::post_done(session.workspace, session.group, q), post_id);
+    }
+    return true;
+}
+
 bool AsyncEvent::Wait(AsyncSession& session) const {
     const bool done = wait_for(*this, session);
     check_completion(*this, session, done);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pfsim::rt {
@@ -68,6 +69,13 @@ public:
 // Posts a prefetch of [gm, gm + bytes) on the calling vector core's channel group.
 // Returns handle 0 (done at once) when there is nothing to do or the post fails.
 AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx);
+
+// The post-done records an SDMA event completes on, one per queue of its
+// post: (GM address of the record, post id). False when the event cannot be
+// decoded (another engine, a queue count of 0 or beyond the channels, an
+// invalid session). Handle 0 gives no record and true.
+bool event_completion_records(const AsyncEvent& evt, const AsyncSession& session,
+                              std::vector<std::pair<uint64_t, uint64_t>>* records);
 
 // pl.prefetch-style source description: dims of -1 are dynamic.
 struct TensorView {

@@ -1,5 +1,7 @@
 #include "runtime/worker.h"
 
+#include <cstddef>
+
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -180,6 +182,7 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
     launch.dispatch_ps = options_.scheduler.dispatch_ps;
     launch.completion_ps = options_.scheduler.completion_ps;
     launch.time_limit_ps = options_.scheduler.time_limit_ps;
+    launch.poll_ps = options_.scheduler.poll_ps;
     global_.assign(platform_.core_count(), GlobalContext{});
     for (uint32_t id = 0; id < global_.size(); ++id) {
         global_[id].sub_block_id = static_cast<int32_t>(platform_.core_place(id).subblock);
@@ -218,7 +221,17 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
             LocalContext& local = *graph_local_.back();
             local.block_idx = static_cast<int32_t>(b);
             local.block_num = static_cast<int32_t>(t.block_num);
-            local.async_ctx.task_token = PTO2TaskId::invalid();
+            // The block's deferred-completion slab, in GM (fresh, so zero).
+            const uint64_t slab = platform_.gm_alloc(sizeof(DeferredCompletionSlab));
+            const uint64_t slab_ptr = platform_.device_pointer(slab);
+            d.slabs.push_back(slab);
+            local.async_ctx.completion_count = reinterpret_cast<volatile uint32_t*>(slab_ptr);
+            local.async_ctx.completion_error_code =
+                reinterpret_cast<volatile int32_t*>(slab_ptr + offsetof(DeferredCompletionSlab, error_code));
+            local.async_ctx.completion_entries = reinterpret_cast<volatile DeferredCompletionEntry*>(
+                slab_ptr + offsetof(DeferredCompletionSlab, entries));
+            local.async_ctx.completion_capacity = MAX_COMPLETIONS_PER_TASK;
+            local.async_ctx.task_token = PTO2TaskId{t.index};
             for (int slot = 0; slot < 3; ++slot) {
                 args_.emplace_back(kArgSlots, 0);
                 std::vector<int64_t>& a = args_.back();

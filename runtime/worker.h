@@ -26,7 +26,7 @@ public:
 
 // The AICPU scheduler's costs (configuration keys orch.*).
 struct SchedulerTiming {
-    uint64_t submit_ps = 0, dispatch_ps = 0, completion_ps = 0, time_limit_ps = 0;
+    uint64_t submit_ps = 0, dispatch_ps = 0, completion_ps = 0, time_limit_ps = 0, poll_ps = 0;
 };
 
 // An incore of a callable: its kernel and the core type it was built for.

@@ -29,7 +29,7 @@
 
 // Tile arithmetic touches on-core buffers only: it stays out of the per-access
 // instrumentation that times a kernel's own GM loads and stores.
-#define PFSIM_TILE_COMPUTE __attribute__((no_sanitize_address))
+#define PFSIM_TILE_COMPUTE __attribute__((no_sanitize_thread))
 
 namespace pto {
 

@@ -427,20 +427,27 @@ void Core::warn(const std::string& message) {
 
 }  // namespace pfsim
 
-// Run-time compiled kernels are built with GCC's outline memory-access
-// instrumentation (-fsanitize=kernel-address with a call per access, see
-// docs/kernels.md): every load and store calls one of these before it happens.
+// Run-time compiled kernels are built with GCC's ThreadSanitizer
+// instrumentation (-fsanitize=thread, no function entry/exit hooks, see
+// docs/cases.md) but without its runtime: every load and store calls one of
+// these before it happens. The rest of the interface does nothing.
 extern "C" {
-#define PFSIM_RAW_ACCESS_HOOKS(n)                                                                       \
-    void __asan_load##n##_noabort(uintptr_t a) { pfsim::Core::on_raw_access(false, a, n); }  \
-    void __asan_store##n##_noabort(uintptr_t a) { pfsim::Core::on_raw_access(true, a, n); }
+#define PFSIM_RAW_ACCESS_HOOKS(n)                                                                     \
+    void __tsan_read##n(void* a) { pfsim::Core::on_raw_access(false, reinterpret_cast<uintptr_t>(a), n); } \
+    void __tsan_write##n(void* a) { pfsim::Core::on_raw_access(true, reinterpret_cast<uintptr_t>(a), n); } \
+    void __tsan_unaligned_read##n(void* a) { pfsim::Core::on_raw_access(false, reinterpret_cast<uintptr_t>(a), n); } \
+    void __tsan_unaligned_write##n(void* a) { pfsim::Core::on_raw_access(true, reinterpret_cast<uintptr_t>(a), n); }
 PFSIM_RAW_ACCESS_HOOKS(1)
 PFSIM_RAW_ACCESS_HOOKS(2)
 PFSIM_RAW_ACCESS_HOOKS(4)
 PFSIM_RAW_ACCESS_HOOKS(8)
 PFSIM_RAW_ACCESS_HOOKS(16)
 #undef PFSIM_RAW_ACCESS_HOOKS
-void __asan_loadN_noabort(uintptr_t a, size_t n) { pfsim::Core::on_raw_access(false, a, n); }
-void __asan_storeN_noabort(uintptr_t a, size_t n) { pfsim::Core::on_raw_access(true, a, n); }
-void __asan_handle_no_return() {}
+void __tsan_read_range(void* a, unsigned long n) { pfsim::Core::on_raw_access(false, reinterpret_cast<uintptr_t>(a), n); }
+void __tsan_write_range(void* a, unsigned long n) { pfsim::Core::on_raw_access(true, reinterpret_cast<uintptr_t>(a), n); }
+void __tsan_vptr_read(void** a) { pfsim::Core::on_raw_access(false, reinterpret_cast<uintptr_t>(a), sizeof(void*)); }
+void __tsan_vptr_update(void** a, void*) { pfsim::Core::on_raw_access(true, reinterpret_cast<uintptr_t>(a), sizeof(void*)); }
+void __tsan_init() {}
+void __tsan_func_entry(void*) {}
+void __tsan_func_exit() {}
 }

@@ -76,6 +76,7 @@ public:
     uint32_t core_id() const override { return id_; }
     int64_t* kernel_args() const override { return args_; }
     uint64_t gm_address(const volatile void* p, uint64_t bytes) const override;
+    uint64_t device_pointer(uint64_t gm) const override { return reinterpret_cast<uintptr_t>(gm_host_) + gm; }
     void scalar_read(uint64_t gm, void* dst, uint64_t bytes) override;
     void scalar_write(uint64_t gm, const void* src, uint64_t bytes) override;
     void dcci(bool entire) override;

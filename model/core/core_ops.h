@@ -43,6 +43,8 @@ public:
     // all inside GM.
     static constexpr uint64_t kNotGm = ~uint64_t{0};
     virtual uint64_t gm_address(const volatile void* p, uint64_t bytes) const = 0;
+    // The `__gm__` pointer of GM address `gm`.
+    virtual uint64_t device_pointer(uint64_t gm) const = 0;
     // The scalar unit's GM accesses through L2: what dereferencing a `__gm__`
     // pointer does. A read waits for its data; a write is posted.
     virtual void scalar_read(uint64_t gm, void* dst, uint64_t bytes) = 0;

@@ -40,7 +40,7 @@ std::string GraphResult::first_error() const {
     for (const TaskRun& t : tasks) {
         if (!t.error.empty()) return t.error;
     }
-    return stuck;
+    return !error.empty() ? error : stuck;
 }
 
 }  // namespace pfsim::rt

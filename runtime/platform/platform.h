@@ -67,6 +67,7 @@ struct DispatchTask {
     uint32_t blocks = 1;
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot]; slot 49 is set at dispatch
+    std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)
 };
 
 struct GraphLaunch {
@@ -76,6 +77,7 @@ struct GraphLaunch {
     uint64_t dispatch_ps = 0;    // ready -> the core starts
     uint64_t completion_ps = 0;  // the core finishes -> the task counts as completed
     uint64_t time_limit_ps = 0;  // simulated time after which a graph that has not finished stops
+    uint64_t poll_ps = 0;        // period of the scheduler's polls of deferred-completion conditions
 };
 
 struct TaskRun {
@@ -91,6 +93,8 @@ struct GraphResult {
     std::vector<std::string> warnings;
     std::vector<std::string> violations;
     std::string stuck;           // why the graph stopped before its end, naming the tasks
+    int32_t error_code = 0;      // a latched scheduler error (101..103), 0 when none
+    std::string error;           // its name and the task
     bool ok() const;
     std::string first_error() const;
 };

@@ -345,4 +345,134 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
     EXPECT_NE(r.out.find("output out differs between prefetch off and on"), std::string::npos) << r.out;
 }
 
+// Deferred completion (protocol §3.5, §5 items 20-22).
+TEST(Deferred, AWarmRegisteredForDeferredCompletionHoldsItsConsumersUntilTheRecordIsReached) {
+    const Result deferred = pfsim("run kernels/cases/weight_warm/case_deferred.toml --json");
+    ASSERT_EQ(deferred.status, 0) << deferred.err;
+    const auto d = json_of(deferred)["tasks"];
+    // The warm's kernel returns at once; its task completes when the 8 MiB are in (~35 us).
+    EXPECT_GT(d[1]["end_ns"].get<double>() - d[1]["start_ns"].get<double>(), 20000.0);
+    EXPECT_GE(d[2]["start_ns"].get<double>(), d[1]["end_ns"].get<double>());
+    EXPECT_EQ(d[2]["deps"], nlohmann::json::array({0, 1}));
+    // Control: the same warm not registered completes with its kernel.
+    const Result plain = pfsim("run kernels/cases/weight_warm/case.toml --json");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    const auto p = json_of(plain)["tasks"];
+    EXPECT_LT(p[1]["end_ns"].get<double>() - p[1]["start_ns"].get<double>(), 10000.0);
+}
+
+const char* kDeferredKernel = R"(#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "tensor.h"
+using namespace pto;
+#include "intrinsic.h"
+#include "pto_async_kernel_api.h"
+// args: 0 flag (uint32 x 16), 1 role.
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ ChipTensor* t = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    volatile __gm__ uint32_t* flag = reinterpret_cast<volatile __gm__ uint32_t*>(t->buffer.addr);
+    AsyncCtx ctx = get_async_ctx(args);
+    const CompletionToken counter{reinterpret_cast<uint64_t>(flag), 1, COMPLETION_ENGINE_SDMA, COMPLETION_TYPE_COUNTER, 0};
+    switch (args[1]) {
+        case 0:  // 65 conditions
+            for (int i = 0; i < 65; ++i) register_completion_condition(ctx, counter);
+            pto2::detail::defer_flush(ctx);
+            break;
+        case 1:  // an error written into the slab
+            pto2::detail::defer_error(ctx, 101);
+            pto2::detail::defer_flush(ctx);
+            break;
+        case 2: {  // an SDMA record condition at address 0
+            const CompletionToken bad{0, 0, COMPLETION_ENGINE_SDMA, COMPLETION_TYPE_SDMA_EVENT_RECORD, 5};
+            register_completion_condition(ctx, bad);
+            pto2::detail::defer_flush(ctx);
+            break;
+        }
+        case 3:  // complete once flag[0] >= 1
+            save_expected_notification_counter(ctx, flag, 1);
+            break;
+        case 4: {  // 5 us later, set the flag
+            const uint64_t until = get_sys_cnt() + 250;
+            while (get_sys_cnt() < until) {}
+            flag[0] = 1;
+            dcci(flag, SINGLE_CACHE_LINE, CACHELINE_OUT);
+            break;
+        }
+        default: break;  // the consumer
+    }
+}
+)";
+const char* kDeferredOrch = R"(#include "pto_orchestration_api.h"
+extern "C" PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) { return {2}; }
+extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
+    const uint64_t scenario = args.scalar(0);
+    auto submit = [&](uint64_t role, const PTO2TaskId* dep) {
+        CoreTaskArgs t;
+        t.add_no_dep(args.tensor(0).ref());
+        t.add_scalar(role);
+        if (dep) t.set_dependencies(dep, 1);
+        return rt_submit_aiv_task(0, t).task_id();
+    };
+    if (scenario < 3) {
+        submit(scenario, nullptr);
+        return;
+    }
+    const PTO2TaskId waiter = submit(3, nullptr);
+    submit(4, nullptr);
+    submit(5, &waiter);
+}
+)";
+std::string deferred_case(const std::string& dir, int scenario) {
+    put(dir + "/k.cpp", kDeferredKernel);
+    put(dir + "/o.cpp", kDeferredOrch);
+    return put(dir + "/case.toml", R"(
+enable_sdma = false
+[orchestration]
+source = "o.cpp"
+[[incores]]
+func_id = 0
+source = "k.cpp"
+core_type = "aiv"
+[[tensors]]
+name = "flag"
+dtype = "uint32"
+shape = [16]
+[[scalars]]
+name = "scenario"
+value = )" + std::to_string(scenario) + "\n");
+}
+
+TEST(Deferred, ErrorCodesAreLatchedAndNamed) {
+    const std::string dir = tmp("deferred_errors");
+    const struct {
+        int scenario;
+        const char* message;
+    } cases[] = {
+        {0, "scheduler error 102 (PTO2_ERROR_ASYNC_WAIT_OVERFLOW) in task 0 (aiv, func 0)"},
+        {1, "scheduler error 101 (PTO2_ERROR_ASYNC_COMPLETION_INVALID) in task 0 (aiv, func 0): the kernel wrote it"},
+        {2, "scheduler error 101 (PTO2_ERROR_ASYNC_COMPLETION_INVALID) in task 0 (aiv, func 0): an SDMA_EVENT_RECORD "
+            "condition with address 0"},
+    };
+    for (const auto& c : cases) {
+        const Result r = pfsim("run " + deferred_case(dir + std::to_string(c.scenario), c.scenario));
+        EXPECT_EQ(r.status, 1) << c.scenario << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.scenario << "\n" << r.err;
+    }
+}
+
+TEST(Deferred, ACounterConditionHoldsTheTaskUntilAnotherTaskSetsIt) {
+    const Result r = pfsim("run " + deferred_case(tmp("deferred_counter"), 3) + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto t = json_of(r)["tasks"];
+    // The waiter's kernel returns at once; it completes after the setter's write
+    // (5 us into the setter), and its consumer starts after that.
+    EXPECT_GT(t[0]["end_ns"].get<double>(), t[1]["start_ns"].get<double>() + 5000);
+    EXPECT_GE(t[2]["start_ns"].get<double>(), t[0]["end_ns"].get<double>());
+    // A counter nobody sets: the graph stops at the time limit, naming the waiter.
+    const Result stuck = pfsim("run " + deferred_case(tmp("deferred_stuck"), 3) + " --set orch.time_limit=3us");
+    EXPECT_EQ(stuck.status, 1);
+    EXPECT_NE(stuck.err.find("still pending"), std::string::npos) << stuck.err;
+    EXPECT_NE(stuck.err.find("task 0 (aiv, func 0)"), std::string::npos) << stuck.err;
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 // `dispatch_ps` later. A block counts as done `completion_ps` after its core
 // finishes; a task completes with its last block.
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <set>
 
@@ -74,7 +75,9 @@ void SimPlatform::scheduler() {
         std::vector<int64_t> core_task(aic_.size() + aiv_.size(), -1);  // by core id: the task it runs
         std::vector<uint32_t> core_block(core_task.size(), 0);
         std::map<std::pair<uint32_t, uint32_t>, uint32_t> block_cores;  // (task, block) -> cores still running
-        std::multimap<Tick, uint32_t> completions;  // when a finished block counts as done -> task
+        std::multimap<Tick, std::pair<uint32_t, uint32_t>> completions;  // when a finished block counts as done
+        // Blocks whose kernels registered completion conditions, with them.
+        std::map<std::pair<uint32_t, uint32_t>, std::vector<rt::DeferredCompletionEntry>> deferred;
         size_t released = 0, completed = 0;
         bool failed = false;
         Tick first = ~Tick{0}, last = t0;
@@ -85,6 +88,87 @@ void SimPlatform::scheduler() {
             ++completed;
             for (uint32_t c : consumers[t]) {
                 if (--waiting[c] == 0 && c < released) ready.insert(c);
+            }
+        };
+        auto latch = [&](int32_t code, uint32_t t, const std::string& why) {
+            static const std::map<int32_t, std::string> names = {
+                {rt::PTO2_ERROR_ASYNC_COMPLETION_INVALID, "PTO2_ERROR_ASYNC_COMPLETION_INVALID"},
+                {rt::PTO2_ERROR_ASYNC_WAIT_OVERFLOW, "PTO2_ERROR_ASYNC_WAIT_OVERFLOW"},
+                {rt::PTO2_ERROR_ASYNC_REGISTRATION_FAILED, "PTO2_ERROR_ASYNC_REGISTRATION_FAILED"}};
+            if (result.error_code) return;
+            result.error_code = code;
+            auto it = names.find(code);
+            result.error = "scheduler error " + std::to_string(code) + " (" +
+                           (it == names.end() ? "unknown code" : it->second) + ") in " + g.tasks[t].name + ": " + why;
+            failed = true;
+        };
+        auto block_done = [&](uint32_t t) {
+            if (--blocks_left[t] == 0) complete_task(t);
+        };
+        auto gm_of = [&](uint64_t device_pointer, uint64_t bytes) -> uint64_t {
+            const uint64_t gm = device_pointer - reinterpret_cast<uintptr_t>(soc_.gm.store().host_base());
+            return gm < soc_.gm.store().capacity() && bytes <= soc_.gm.store().capacity() - gm ? gm : ~uint64_t{0};
+        };
+        // A finished block's slab: an error, conditions to wait for, or nothing.
+        auto read_slab = [&](uint32_t t, uint32_t b) {
+            const uint64_t slab = b < g.tasks[t].slabs.size() ? g.tasks[t].slabs[b] : 0;
+            if (!slab) return block_done(t);
+            uint32_t head[2] = {0, 0};
+            gm_read(slab, head, 8);
+            const auto error = static_cast<int32_t>(head[1]);
+            if (error) {
+                latch(error, t, "the kernel wrote it into its completion slab");
+            } else if (head[0] > rt::MAX_COMPLETIONS_PER_TASK) {
+                latch(rt::PTO2_ERROR_ASYNC_REGISTRATION_FAILED, t, std::to_string(head[0]) + " conditions in the slab");
+            } else if (head[0] > 0) {
+                std::vector<rt::DeferredCompletionEntry> entries(head[0]);
+                gm_read(slab + offsetof(rt::DeferredCompletionSlab, entries), entries.data(),
+                        entries.size() * sizeof(rt::DeferredCompletionEntry));
+                deferred[{t, b}] = std::move(entries);
+                return;
+            }
+            block_done(t);
+        };
+        // Polls the deferred blocks' conditions; true for a block all of whose are met.
+        auto poll_deferred = [&] {
+            for (auto it = deferred.begin(); it != deferred.end();) {
+                const uint32_t t = it->first.first;
+                bool all = true, bad = false;
+                std::string why;
+                for (const rt::DeferredCompletionEntry& e : it->second) {
+                    if (e.completion_type == rt::COMPLETION_TYPE_COUNTER) {
+                        const uint64_t gm = gm_of(e.addr, 4);
+                        if (!e.addr || gm == ~uint64_t{0}) {
+                            bad = true;
+                            why = "a COUNTER condition at an address outside GM";
+                            break;
+                        }
+                        uint32_t v = 0;
+                        gm_read(gm, &v, 4);
+                        all &= v >= e.expected_value;
+                    } else if (e.completion_type == rt::COMPLETION_TYPE_SDMA_EVENT_RECORD) {
+                        const uint64_t gm = gm_of(e.addr, 8);
+                        if (!e.addr || !e.backend_cookie || gm == ~uint64_t{0}) {
+                            bad = true;
+                            why = "an SDMA_EVENT_RECORD condition with address 0, post id 0 or a record outside GM";
+                            break;
+                        }
+                        uint64_t v = 0;
+                        gm_read(gm, &v, 8);
+                        all &= v >= e.backend_cookie;
+                    } else {
+                        bad = true;
+                        why = "a condition of unknown type " + std::to_string(e.completion_type);
+                        break;
+                    }
+                }
+                if (bad) latch(rt::PTO2_ERROR_ASYNC_COMPLETION_INVALID, t, why);
+                if (bad || all) {
+                    it = deferred.erase(it);
+                    block_done(t);
+                } else {
+                    ++it;
+                }
             }
         };
         auto release = [&](uint32_t t) {
@@ -143,12 +227,13 @@ void SimPlatform::scheduler() {
         while (completed < n) {
             // Submissions that have reached the scheduler by now.
             while (released < n && t0 + (released + 1) * g.submit_ps <= now()) release(static_cast<uint32_t>(released++));
-            // Blocks whose completion latency has passed.
+            // Blocks whose completion latency has passed, and deferred ones whose conditions are met.
             while (!completions.empty() && completions.begin()->first <= now()) {
-                const uint32_t t = completions.begin()->second;
+                const auto [t, b] = completions.begin()->second;
                 completions.erase(completions.begin());
-                if (--blocks_left[t] == 0) complete_task(t);
+                read_slab(t, b);
             }
+            poll_deferred();
             // Dummy tasks complete as soon as they are ready.
             for (auto it = ready.begin(); it != ready.end();) {
                 if (g.tasks[*it].shape == rt::TaskShape::Dummy) {
@@ -178,6 +263,7 @@ void SimPlatform::scheduler() {
             Tick wake = ~Tick{0};
             if (released < n && !failed) wake = t0 + (released + 1) * g.submit_ps;
             if (!completions.empty()) wake = std::min(wake, completions.begin()->first);
+            if (!deferred.empty()) wake = std::min(wake, now() + std::max<Tick>(g.poll_ps, 1));
             if (!running && wake == ~Tick{0}) {
                 std::string stuck;
                 size_t named = 0;
@@ -232,8 +318,9 @@ void SimPlatform::scheduler() {
                     }
                     for (const std::string& v : r.violations) result.violations.push_back(v);
                     // A mixed block is done when all its cores are.
-                    if (--block_cores[{static_cast<uint32_t>(t), core_block[core->core_id()]}] == 0) {
-                        completions.emplace(now() + g.completion_ps, static_cast<uint32_t>(t));
+                    const uint32_t b = core_block[core->core_id()];
+                    if (--block_cores[{static_cast<uint32_t>(t), b}] == 0) {
+                        completions.emplace(now() + g.completion_ps, std::make_pair(static_cast<uint32_t>(t), b));
                     }
                 }
             }
