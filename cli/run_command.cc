@@ -1,6 +1,7 @@
 // pfsim run KERNEL: one kernel, prefetch on or off, on a fresh simulated die.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <memory>
 #include <iostream>
@@ -50,6 +51,35 @@ std::string known_kernels() {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A case's tasks in the trace: a "tasks" process with a lane per core, a
+// slice per task on each core it ran on, and a flow arrow per dependency.
+template <typename CoreName>
+void trace_tasks(TraceRecorder& trace, const CaseResult& r, CoreName core_name) {
+    const int pid = trace.process("Tasks (AICPU scheduler)", 5);
+    std::map<uint32_t, int> lanes;
+    auto lane = [&](uint32_t core) {
+        auto it = lanes.find(core);
+        if (it == lanes.end()) it = lanes.emplace(core, trace.lane(pid, core_name(core), static_cast<int>(core))).first;
+        return it->second;
+    };
+    constexpr uint64_t kFlowBase = uint64_t{1} << 32;  // apart from the prefetch flows' ids
+    for (size_t i = 0; i < r.tasks.size(); ++i) {
+        const rt::TaskRun& run = r.graph.tasks[i];
+        if (!run.ran || run.cores.empty()) continue;
+        std::set<uint32_t> cores(run.cores.begin(), run.cores.end());
+        for (uint32_t c : cores) {
+            trace.slice(pid, lane(c), r.tasks[i].name(), run.start_ps, run.end_ps,
+                        "\"blocks\":" + std::to_string(r.tasks[i].block_num));
+        }
+        for (uint32_t d : r.tasks[i].deps) {
+            const rt::TaskRun& from = r.graph.tasks[d];
+            if (!from.ran || from.cores.empty()) continue;
+            trace.flow(kFlowBase + i * 64 + (d % 64), pid, lane(from.cores.front()), from.end_ps, pid,
+                       lane(run.cores.front()), run.start_ps);
+        }
+    }
 }
 
 // --outputs DIR: each output tensor as DIR/NAME.npy (bfloat16 as raw uint16).
@@ -195,6 +225,7 @@ int cmd_run(const std::vector<std::string>& args) {
                                  {"end_ns", static_cast<double>(run.end_ps) / 1e3}, {"cores", cores}});
             }
             for (uint32_t c : used) launched.push_back(core_by_id(c));
+            if (trace) trace_tasks(*trace, r, [&](uint32_t id) { return std::string(core_by_id(id)->name()); });
             summary["tasks"] = tasks;
             summary["log"] = r.log;
             for (const CaseOutput& out : r.outputs) {

@@ -215,6 +215,7 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
                                          " but submitted to a" + (slot == 0 ? "n aic" : "n aiv") + " slot");
             }
             d.entry[slot] = it->second.entry;
+            d.source[slot] = it->second.source;
         }
         for (uint32_t b = 0; b < t.block_num; ++b) {
             graph_local_.push_back(std::make_unique<LocalContext>());

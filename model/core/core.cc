@@ -48,6 +48,10 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     if (gm >= core->gm_size_ || len > core->gm_size_ - gm) return;  // the stack, tiles, the task payload
     core->apply_raw_store();
     core->check_stop();
+    if (core->alloc_end_ && (gm < core->alloc_begin_ || gm + len > *core->alloc_end_)) {
+        throw KernelError(std::string(write ? "store to" : "load from") + " GM address " + hex(gm) + " (" +
+                          std::to_string(len) + " bytes) outside every allocation");
+    }
     if (write) {
         core->raw_store_gm_ = gm;
         core->raw_store_len_ = len;

@@ -82,6 +82,9 @@ public:
     void dcci(bool entire) override;
     // Where this die's GM is mapped in host memory (BackingStore::host_base).
     void set_gm_window(uint8_t* host_base, uint64_t size) { gm_host_ = host_base; gm_size_ = size; }
+    // What is allocated in GM: [begin, *end). A pointer access in GM outside it
+    // faults the kernel. Unset: all of GM.
+    void set_gm_allocated(uint64_t begin, const uint64_t* end) { alloc_begin_ = begin; alloc_end_ = end; }
     // A kernel's load or store of [addr, addr + len) through a raw pointer, as
     // the instrumentation of run-time compiled kernels reports it (before the
     // access): GM accesses take the scalar path; anything else is not timed.
@@ -164,6 +167,8 @@ private:
     };
     std::map<uint64_t, PendingPost> pending_posts_;
     uint8_t* gm_host_ = nullptr;
+    uint64_t alloc_begin_ = 0;
+    const uint64_t* alloc_end_ = nullptr;
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
     std::string stop_;                               // request_stop's reason, until the kernel has stopped

@@ -64,6 +64,7 @@ struct DispatchTask {
     std::string name;
     TaskShape shape = TaskShape::Dummy;
     KernelEntry entry[3] = {nullptr, nullptr, nullptr};  // slots: aic, aiv0, aiv1
+    std::string source[3];                               // their source files, for messages
     uint32_t blocks = 1;
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot]; slot 49 is set at dispatch

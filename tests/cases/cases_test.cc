@@ -78,6 +78,31 @@ TEST(ShippedCases, DependenciesComeFromTheTensorsAcrossNestedScopes) {
     EXPECT_TRUE(j["outputs"][0]["equal_reference"].get<bool>());
 }
 
+TEST(ShippedCases, TheTraceHasALanePerCoreOfTheTasksAndAnArrowPerDependency) {
+    const std::string path = tmp("chain.trace.json");
+    ASSERT_EQ(pfsim("run kernels/cases/vector_chain/case.toml --trace " + path).status, 0);
+    const auto t = nlohmann::json::parse(pfsim::test::slurp(path));
+    const auto& events = t.is_object() ? t["traceEvents"] : t;
+    int pid = -1;
+    for (const auto& e : events) {
+        if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "Tasks (AICPU scheduler)") pid = e["pid"];
+    }
+    ASSERT_GE(pid, 0);
+    int slices = 0, flow_starts = 0;
+    std::set<int> lanes;
+    for (const auto& e : events) {
+        if (e["pid"] != pid) continue;
+        if (e["ph"] == "X") {
+            ++slices;
+            lanes.insert(e["tid"].get<int>());
+        }
+        if (e["ph"] == "s") ++flow_starts;
+    }
+    EXPECT_EQ(slices, 12);  // 3 tasks x 4 cores
+    EXPECT_EQ(lanes.size(), 4u);
+    EXPECT_EQ(flow_starts, 2);  // task 1 <- task 0, task 2 <- task 1
+}
+
 TEST(ShippedCases, AWarmOfTheNextTasksWeightsDuringAMatmulMakesItsLoadsHit) {
     const Result r = pfsim("check kernels/cases/weight_warm/case.toml --strict-gain --json");
     ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -288,7 +313,16 @@ TEST(UserCase, AFaultingKernelNamesTheTaskCoreAndWhy) {
     kernel = replaced(kernel, "    for (int64_t i = 0;", "    Tile<TileType::Vec, float, 1, 4096> big; TASSIGN(big, 190 * 1024);\n" "    for (int64_t i = 0;");
     const Result r = pfsim("run " + user_case(tmp("fault"), "", kUserOrch, kernel));
     EXPECT_EQ(r.status, 1);
-    EXPECT_NE(r.err.find("task 0 (aiv, func 7) on die.aiv0: tile at UB offset"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("task 0 (aiv, func 7) block 0 on die.aiv0 (" + tmp("fault") +
+                         "/kernels/aiv/gather.cpp): tile at UB offset"),
+              std::string::npos)
+        << r.err;
+    // A pointer into GM beyond every allocation.
+    kernel = replaced(kUserKernel, "dst[i] = src[idx[i]];", "dst[i] = src[idx[i] + (1 << 24)];");
+    const Result wild = pfsim("run " + user_case(tmp("wild"), "", kUserOrch, kernel));
+    EXPECT_EQ(wild.status, 1);
+    EXPECT_NE(wild.err.find("block 0 on die.aiv0"), std::string::npos) << wild.err;
+    EXPECT_NE(wild.err.find("bytes) outside every allocation"), std::string::npos) << wild.err;
 }
 
 TEST(UserCase, AGraphThatCannotFinishStopsAtTheTimeLimitNamingWhatIsPending) {

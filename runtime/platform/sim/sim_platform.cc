@@ -96,6 +96,7 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) {
             core->set_gm_window(soc_.gm.store().host_base(), soc_.gm.store().capacity());
+            core->set_gm_allocated(kGmBase, &next_free_);
             core->cached.bind(soc_.l2.cached);
             core->uncached.bind(soc_.l2.uncached);
             core->mmio.bind(soc_.sdma.mmio);

@@ -313,7 +313,14 @@ void SimPlatform::scheduler() {
                     const CoreRun& r = core->last_run();
                     rt::TaskRun& run = result.tasks[static_cast<size_t>(t)];
                     if (!r.error.empty() && run.error.empty()) {
-                        run.error = g.tasks[static_cast<size_t>(t)].name + " on " + core->name() + ": " + r.error;
+                        const rt::DispatchTask& task = g.tasks[static_cast<size_t>(t)];
+                        int slot = 0;  // which of the task's kernels this core ran
+                        if (core->core_kind() == CoreKind::Aiv) {
+                            slot = task.entry[1] && task.entry[2] ? 1 + static_cast<int>(core->subblock_idx())
+                                                                  : (task.entry[1] ? 1 : 2);
+                        }
+                        run.error = task.name + " block " + std::to_string(core_block[core->core_id()]) + " on " +
+                                    core->name() + " (" + task.source[slot] + "): " + r.error;
                         failed = true;
                     }
                     for (const std::string& v : r.violations) result.violations.push_back(v);
