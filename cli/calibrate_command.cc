@@ -81,18 +81,18 @@ std::string curves(const CommonOptions& o, unsigned jobs, const std::function<st
     for (size_t ci = 0; ci < cores.size(); ++ci) {
         Line l{std::to_string(cores[ci]) + (cores[ci] == 1 ? " core" : " cores"), {}, {}, static_cast<int>(ci)};
         for (uint64_t s : sizes) {
-            const ChildRun& c = r[k++];
-            if (c.summary.is_discarded() || !c.summary.contains("timed_pass")) continue;
+            const api::RunResult c = run_result(r[k++]);
+            if (!c.ran || c.timed_pass.is_null()) continue;
             l.x.push_back(std::log2(static_cast<double>(s)));
-            l.y.push_back(c.summary["timed_pass"]["gbps"].get<double>());
+            l.y.push_back(c.timed_pass["gbps"].get<double>());
         }
         bandwidth.push_back(l);
     }
     Line hits{"second-pass hit rate", {}, {}, 2};
     for (uint64_t mib : sets) {
-        const ChildRun& c = r[k++];
-        if (c.summary.is_discarded()) continue;
-        const double h = c.summary["l2"]["hits"].get<double>(), m = c.summary["l2"]["misses"].get<double>();
+        const api::RunResult c = run_result(r[k++]);
+        if (!c.ran) continue;
+        const double h = c.counters["l2"]["hits"].get<double>(), m = c.counters["l2"]["misses"].get<double>();
         hits.x.push_back(static_cast<double>(mib));
         hits.y.push_back(100.0 * 2 * h / (h + m));
     }

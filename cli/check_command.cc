@@ -17,25 +17,20 @@ namespace pfsim {
 namespace {
 
 // Why a pair of runs fails the equivalence check ("" when it passes).
-std::string equivalence_failure(const ChildRun& off, const ChildRun& on) {
+std::string equivalence_failure(const api::RunResult& off, const api::RunResult& on) {
     for (const auto* r : {&off, &on}) {
         const char* mode = r == &off ? "prefetch off" : "prefetch on";
-        if (r->summary.is_discarded()) return std::string(mode) + ": the run printed no summary";
-        if (r->summary.contains("error")) return std::string(mode) + ": " + r->summary["error"].get<std::string>();
-        if (!r->summary["violations"].empty()) {
-            return std::string(mode) + ": protocol violation: " + r->summary["violations"][0].get<std::string>();
-        }
+        if (!r->error.empty()) return std::string(mode) + ": " + r->error;
+        if (!r->violations.empty()) return std::string(mode) + ": protocol violation: " + r->violations[0];
     }
-    const auto& a = off.summary["outputs"];
-    const auto& b = on.summary["outputs"];
-    if (a.size() != b.size()) return "the runs produced different outputs";
-    for (size_t i = 0; i < a.size(); ++i) {
-        if (a[i]["sha256"] != b[i]["sha256"]) {
-            return "output " + a[i]["name"].get<std::string>() + " differs between prefetch off and on";
+    if (off.outputs.size() != on.outputs.size()) return "the runs produced different outputs";
+    for (size_t i = 0; i < off.outputs.size(); ++i) {
+        if (off.outputs[i].sha256 != on.outputs[i].sha256) {
+            return "output " + off.outputs[i].name + " differs between prefetch off and on";
         }
     }
     for (const auto* r : {&off, &on}) {
-        if (!r->summary["reference_equal"].get<bool>()) {
+        if (!r->reference_equal) {
             return std::string(r == &off ? "prefetch off" : "prefetch on") + ": output differs from the reference";
         }
     }
@@ -100,24 +95,24 @@ int cmd_check(const std::vector<std::string>& args) {
         }
         for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
         const std::vector<ChildRun> pair = run_children({off_args, on_args}, 2);
-        const ChildRun& off = pair[0];
-        const ChildRun& on = pair[1];
+        const api::RunResult off = run_result(pair[0]);
+        const api::RunResult on = run_result(pair[1]);
         const std::string failure = equivalence_failure(off, on);
         const ExpectedGain expected = k->expected;
         nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};
         double gain = 0;
         bool gain_met = false;
         if (failure.empty()) {
-            const double t_off = off.summary["kernel_time_ns"].get<double>();
-            const double t_on = on.summary["kernel_time_ns"].get<double>();
+            const double t_off = off.kernel_time_ns;
+            const double t_on = on.kernel_time_ns;
             gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
             gain_met = gain >= expected.min_pct && gain <= expected.max_pct;
             row["time_off_ns"] = t_off;
             row["time_on_ns"] = t_on;
             row["gain_pct"] = gain;
-            row["l2_hit_rate_off"] = off.summary["l2"]["hit_rate"];
-            row["l2_hit_rate_on"] = on.summary["l2"]["hit_rate"];
-            row["warnings"] = on.summary["warnings"];
+            row["l2_hit_rate_off"] = off.l2_hit_rate();
+            row["l2_hit_rate_on"] = on.l2_hit_rate();
+            row["warnings"] = on.warnings;
         }
         row["gain_met"] = gain_met;
         const bool pass = failure.empty() && (gain_met || !has_flag(o, "--strict-gain"));

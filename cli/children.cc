@@ -45,6 +45,16 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
 
 }  // namespace
 
+api::RunResult run_result(const ChildRun& child) {
+    try {
+        return api::from_json(child.summary);
+    } catch (const api::BadInput& e) {
+        api::RunResult r;
+        r.error = child.summary.is_discarded() ? "the run printed no summary" : e.what();
+        return r;
+    }
+}
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress) {
     const std::string exe = self_path();

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/run.h"
+
 namespace pfsim {
 
 struct ChildRun {
@@ -17,6 +19,10 @@ struct ChildRun {
 
 // Runs every argument list; `progress(done, total)` is called as children end.
 // Results are in the order of `runs`, whatever order they finish in.
+// A child `run --json`'s result: what it printed read back (api::from_json),
+// or, when it printed no summary, a result whose error says so.
+api::RunResult run_result(const ChildRun& child);
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress = nullptr);
 

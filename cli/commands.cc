@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "api/run.h"
 #include "cli/options.h"
 #include "model/config/config.h"
 #include "replay/trace.h"
@@ -95,6 +96,8 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "compile") return cmd_compile(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
+        std::cerr << "pfsim: " << e.what() << "\n";
+    } catch (const api::BadInput& e) {
         std::cerr << "pfsim: " << e.what() << "\n";
     } catch (const ConfigError& e) {
         std::cerr << "pfsim: configuration error: " << e.what() << "\n";

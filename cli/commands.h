@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "api/run.h"
 #include "kernels/registry.h"
 
 namespace pfsim {
 
-// The registered kernel of that name; throws UsageError listing the known ones.
-const KernelCase& kernel_named(const std::string& name);
+using api::kernel_named;  // the built-in kernel of a name, or BadInput
 
 int run_cli(const std::vector<std::string>& args);
 int cmd_config(const std::vector<std::string>& args);

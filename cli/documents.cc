@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "cli/options.h"
-#include "cli/summary.h"
+#include "api/summary.h"
 
 namespace pfsim {
 

@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cli/summary.h"
+#include "api/summary.h"
 #include "model/soc/soc.h"
 #include "model/trace/recorder.h"
 #include "replay/replay.h"
@@ -29,7 +29,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     ReplayOptions ro;
     ro.verify = has_flag(o, "--verify");
     ro.progress = has_flag(o, "--progress") || isatty(STDERR_FILENO);
-    const std::unique_ptr<TraceRecorder> recorder = open_trace(value_of(o, "--trace", ""), cfg);
+    const std::unique_ptr<TraceRecorder> recorder = open_trace(user_path(value_of(o, "--trace", "")), cfg);
     ro.trace = recorder.get();
     ro.sample_interval = cfg.time("trace.sample_interval");
     Soc soc("soc", cfg);

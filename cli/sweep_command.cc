@@ -124,17 +124,18 @@ int cmd_sweep(const std::vector<std::string>& args) {
     int failed = 0;
     for (size_t i = 0; i < points.size(); ++i) {
         for (const std::string& v : points[i]) csv << csv_cell(v) << ",";
-        const ChildRun& off = results[2 * i];
-        const ChildRun& on = results[2 * i + 1];
+        const api::RunResult off = run_result(results[2 * i]);
+        const api::RunResult on = run_result(results[2 * i + 1]);
         std::string error;
-        for (const ChildRun* r : {&off, &on}) {
-            if (!error.empty()) break;
-            if (r->summary.is_discarded()) {
-                error = "the run printed no summary (exit " + std::to_string(r->status) + ")";
-            } else if (r->summary.contains("error")) {
-                error = r->summary["error"].get<std::string>();
-            } else if (r->status != 0) {
-                error = "exit status " + std::to_string(r->status);
+        for (size_t k = 0; k < 2 && error.empty(); ++k) {
+            const ChildRun& child = results[2 * i + k];
+            const api::RunResult& r = k == 0 ? off : on;
+            if (child.summary.is_discarded()) {
+                error = "the run printed no summary (exit " + std::to_string(child.status) + ")";
+            } else if (!r.error.empty()) {
+                error = r.error;
+            } else if (child.status != 0) {
+                error = "exit status " + std::to_string(child.status);
             }
         }
         if (!error.empty()) {
@@ -142,11 +143,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
             ++failed;
             continue;
         }
-        const double t_off = off.summary["kernel_time_ns"].get<double>(), t_on = on.summary["kernel_time_ns"].get<double>();
+        const double t_off = off.kernel_time_ns, t_on = on.kernel_time_ns;
         const double gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
         char row[256];
         std::snprintf(row, sizeof row, "%.3f,%.3f,%.3f,%.4f,%.4f,\n", t_off, t_on, gain,
-                      off.summary["l2"]["hit_rate"].get<double>(), on.summary["l2"]["hit_rate"].get<double>());
+                      off.l2_hit_rate(), on.l2_hit_rate());
         csv << row;
         xs.push_back(static_cast<double>(i));
         off_t.push_back(t_off / 1e3);

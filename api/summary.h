@@ -22,7 +22,7 @@ nlohmann::json series_json(const Sampler& sampler);
 nlohmann::json lanes_json(const std::vector<const Core*>& cores);
 
 // The recorder for `--trace PATH` (null when `path` is empty); an unwritable
-// path is bad input (UsageError).
+// path is bad input (api::BadInput).
 std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config& cfg);
 
 }  // namespace pfsim

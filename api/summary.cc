@@ -1,6 +1,6 @@
-#include "cli/summary.h"
+#include "api/summary.h"
 
-#include "cli/options.h"
+#include "api/run.h"
 
 namespace pfsim {
 
@@ -32,9 +32,9 @@ nlohmann::json lanes_json(const std::vector<const Core*>& cores) {
 std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config& cfg) {
     if (path.empty()) return nullptr;
     try {
-        return std::make_unique<TraceRecorder>(user_path(path), cfg.bytes("trace.max_bytes"));
+        return std::make_unique<TraceRecorder>(path, cfg.bytes("trace.max_bytes"));
     } catch (const std::runtime_error& e) {
-        throw UsageError(e.what());
+        throw api::BadInput(e.what());
     }
 }
 

@@ -1,0 +1,94 @@
+// The typed entry point under the CLI: one run of a built-in kernel or a case
+// file on a fresh simulated die, configuration + request -> result. The CLI
+// parses and prints; `check`, `sweep` and `calibrate`, which keep a child
+// process per run (SystemC elaborates once per process), read the children's
+// results back through the same serializer (to_json / from_json).
+//
+// Contract: run() builds one die per call and may be called once per process.
+// Bad input -- an unknown kernel or argument, a case file, a source that does
+// not build, a trace path that cannot be written -- throws BadInput before or
+// instead of a result; anything the run itself finds (a kernel fault, a wrong
+// output, a protocol violation, a stuck graph) is in the result.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/registry.h"
+#include "model/config/config.h"
+
+namespace pfsim::api {
+
+// Input the run cannot use: the message names the file and line, key, task or
+// argument at fault (the CLI exits 2 with it).
+class BadInput : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+struct RunRequest {
+    std::string target;                    // a built-in kernel's name, or a case file's path (*.toml)
+    std::vector<std::string> kernel_args;  // NAME=VALUE, built-in kernels only
+    bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
+    bool enable_sdma = true;               // a case file can turn it off too
+    bool warmup = true;
+    std::vector<std::string> faults;       // prefetch-corrupt, skip-wait
+    std::string trace, waves, outputs_dir; // paths; empty = none
+    bool is_case() const;
+};
+
+struct OutputResult {
+    std::string name;
+    uint64_t bytes = 0;
+    std::string sha256;
+    bool equal_reference = false;
+    bool compared = false;  // a case output compared within tolerance (the fields below are set)
+    double max_abs_diff = 0;
+    uint64_t mismatches = 0, first_mismatch = 0;
+};
+
+struct TaskResult {
+    std::string name;
+    std::vector<std::string> kernels, cores;
+    uint32_t blocks = 1;
+    std::vector<uint32_t> deps;
+    double start_ns = 0, end_ns = 0;
+};
+
+struct RunResult {
+    std::string name;       // the kernel's or the case's
+    std::string case_path;  // empty for a built-in kernel
+    bool prefetch = true;
+    std::map<std::string, uint64_t> args;  // a built-in kernel's resolved --arg values
+    bool ran = false;       // false when the runtime refused the launch (error says why)
+    double kernel_time_ns = 0;  // a kernel's first core entering to last core returning; a graph's first dispatch to last completion
+    uint64_t cycles = 0;
+    nlohmann::json counters;  // the die's counters over the run (l2, gm, sdma, ...), l2.hit_rate added
+    std::vector<OutputResult> outputs;
+    bool reference_equal = true;
+    std::vector<std::string> violations, warnings, log, waves;
+    std::string error, warmup;
+    std::vector<TaskResult> tasks;  // a case's
+    uint64_t cores_launched = 0;    // a kernel's
+    nlohmann::json lanes, series, timed_pass;
+    double sim_time_total_ns = 0;
+    double l2_hit_rate() const;
+    int exit_status() const { return !error.empty() || !reference_equal || !violations.empty() ? 1 : 0; }
+};
+
+RunResult run(const Config& cfg, const RunRequest& request);
+
+// The built-in kernel of that name; BadInput listing the known ones.
+const KernelCase& kernel_named(const std::string& name);
+
+// The run's summary (schema pfsim.summary/1, docs/trace-format.md) and back.
+// from_json throws BadInput on a document that is not a run summary.
+nlohmann::json to_json(const RunResult& result, const Config& cfg);
+RunResult from_json(const nlohmann::json& summary);
+
+}  // namespace pfsim::api
