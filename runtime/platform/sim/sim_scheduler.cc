@@ -129,38 +129,37 @@ void SimPlatform::scheduler() {
             }
             block_done(t);
         };
-        // Polls the deferred blocks' conditions; true for a block all of whose are met.
+        // One condition: 1 met, 0 not yet, -1 malformed (`why` says how). A
+        // COUNTER is met when *(u32*)addr >= expected, an SDMA_EVENT_RECORD when
+        // *(u64*)record >= its post id.
+        auto condition = [&](const rt::DeferredCompletionEntry& e, std::string* why) -> int {
+            const bool counter = e.completion_type == rt::COMPLETION_TYPE_COUNTER;
+            if (!counter && e.completion_type != rt::COMPLETION_TYPE_SDMA_EVENT_RECORD) {
+                *why = "a condition of unknown type " + std::to_string(e.completion_type);
+                return -1;
+            }
+            const uint64_t width = counter ? 4 : 8, target = counter ? e.expected_value : e.backend_cookie;
+            const uint64_t gm = gm_of(e.addr, width);
+            if (!e.addr || gm == ~uint64_t{0} || (!counter && !target)) {
+                *why = counter ? "a COUNTER condition at an address outside GM"
+                               : "an SDMA_EVENT_RECORD condition with address 0, post id 0 or a record outside GM";
+                return -1;
+            }
+            uint64_t value = 0;
+            gm_read(gm, &value, width);
+            return value >= target ? 1 : 0;
+        };
+        // Completes the deferred blocks all of whose conditions are met.
         auto poll_deferred = [&] {
             for (auto it = deferred.begin(); it != deferred.end();) {
                 const uint32_t t = it->first.first;
                 bool all = true, bad = false;
                 std::string why;
                 for (const rt::DeferredCompletionEntry& e : it->second) {
-                    if (e.completion_type == rt::COMPLETION_TYPE_COUNTER) {
-                        const uint64_t gm = gm_of(e.addr, 4);
-                        if (!e.addr || gm == ~uint64_t{0}) {
-                            bad = true;
-                            why = "a COUNTER condition at an address outside GM";
-                            break;
-                        }
-                        uint32_t v = 0;
-                        gm_read(gm, &v, 4);
-                        all &= v >= e.expected_value;
-                    } else if (e.completion_type == rt::COMPLETION_TYPE_SDMA_EVENT_RECORD) {
-                        const uint64_t gm = gm_of(e.addr, 8);
-                        if (!e.addr || !e.backend_cookie || gm == ~uint64_t{0}) {
-                            bad = true;
-                            why = "an SDMA_EVENT_RECORD condition with address 0, post id 0 or a record outside GM";
-                            break;
-                        }
-                        uint64_t v = 0;
-                        gm_read(gm, &v, 8);
-                        all &= v >= e.backend_cookie;
-                    } else {
-                        bad = true;
-                        why = "a condition of unknown type " + std::to_string(e.completion_type);
-                        break;
-                    }
+                    const int state = condition(e, &why);
+                    bad = state < 0;
+                    if (bad) break;
+                    all &= state == 1;
                 }
                 if (bad) latch(rt::PTO2_ERROR_ASYNC_COMPLETION_INVALID, t, why);
                 if (bad || all) {
@@ -170,6 +169,18 @@ void SimPlatform::scheduler() {
                     ++it;
                 }
             }
+        };
+        // The first tasks that have not completed, by name.
+        auto pending = [&] {
+            std::string names;
+            size_t named = 0;
+            for (size_t i = 0; i < n && named < 8; ++i) {
+                if (!result.tasks[i].ran || blocks_left[i] > 0) {
+                    names += (names.empty() ? "" : ", ") + g.tasks[i].name;
+                    ++named;
+                }
+            }
+            return names;
         };
         auto release = [&](uint32_t t) {
             if (waiting[t] == 0) ready.insert(t);
@@ -265,31 +276,15 @@ void SimPlatform::scheduler() {
             if (!completions.empty()) wake = std::min(wake, completions.begin()->first);
             if (!deferred.empty()) wake = std::min(wake, now() + std::max<Tick>(g.poll_ps, 1));
             if (!running && wake == ~Tick{0}) {
-                std::string stuck;
-                size_t named = 0;
-                for (size_t i = 0; i < n && named < 8; ++i) {
-                    if (!result.tasks[i].ran || blocks_left[i] > 0) {
-                        stuck += (stuck.empty() ? "" : ", ") + g.tasks[i].name;
-                        ++named;
-                    }
-                }
                 if (!failed) {
                     result.stuck = std::to_string(n - completed) + " tasks can never run (a dependency cycle or a wait " +
-                                   "nobody satisfies): " + stuck;
+                                   "nobody satisfies): " + pending();
                 }
                 break;
             }
             if (now() - t0 >= g.time_limit_ps) {
-                std::string pending;
-                size_t named = 0;
-                for (size_t i = 0; i < n && named < 8; ++i) {
-                    if (!result.tasks[i].ran || blocks_left[i] > 0) {
-                        pending += (pending.empty() ? "" : ", ") + g.tasks[i].name;
-                        ++named;
-                    }
-                }
                 result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
-                               std::to_string(n - completed) + " tasks: " + pending;
+                               std::to_string(n - completed) + " tasks: " + pending();
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
