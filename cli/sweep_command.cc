@@ -10,6 +10,7 @@
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cases/case_file.h"
 #include "cli/plot.h"
 
 namespace pfsim {
@@ -21,7 +22,8 @@ struct Grid {
     std::vector<std::string> values;
 };
 
-Grid parse_grid(const std::string& text, const KernelCase& kernel, const CommonOptions& o) {
+// `kernel` is null for a case file (which takes no arg.NAME grids).
+Grid parse_grid(const std::string& text, const KernelCase* kernel, const CommonOptions& o) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
         throw UsageError("--grid " + text + ": expected key=v1,v2,...");
@@ -32,8 +34,9 @@ Grid parse_grid(const std::string& text, const KernelCase& kernel, const CommonO
     // Every value is checked before anything runs.
     for (const std::string& v : g.values) {
         if (g.key.rfind("arg.", 0) == 0) {
+            if (!kernel) throw UsageError("--grid " + text + ": arg.NAME grids are for built-in kernels, not case files");
             try {
-                resolve_kernel_args(kernel, {g.key.substr(4) + "=" + v});
+                resolve_kernel_args(*kernel, {g.key.substr(4) + "=" + v});
             } catch (const std::invalid_argument& e) {
                 throw UsageError(std::string("--grid ") + text + ": " + e.what());
             }
@@ -61,8 +64,21 @@ std::string csv_cell(const std::string& s) {
 
 int cmd_sweep(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, {}, {"--grid", "--jobs", "--csv", "--html"});
-    if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name");
-    const KernelCase& kernel = kernel_named(o.positional[0]);
+    if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
+    api::RunRequest target;
+    target.target = o.positional[0];
+    const KernelCase* kernel = nullptr;
+    std::string name = target.target;
+    if (target.is_case()) {
+        target.target = user_path(target.target);
+        try {
+            name = read_case(target.target).name;
+        } catch (const CaseError& e) {
+            throw UsageError(e.what());
+        }
+    } else {
+        kernel = &kernel_named(target.target);
+    }
     resolve_config(o);
     std::vector<Grid> grids;
     for (const std::string& g : o.values["--grid"]) grids.push_back(parse_grid(g, kernel, o));
@@ -91,7 +107,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     std::vector<std::vector<std::string>> runs;
     for (const auto& p : points) {
         for (const char* mode : {"off", "on"}) {
-            std::vector<std::string> a = {"run", kernel.name(), "--json", "--prefetch", mode};
+            std::vector<std::string> a = {"run", target.target, "--json", "--prefetch", mode};
             const std::vector<std::string> config = config_args(o);
             a.insert(a.end(), config.begin(), config.end());
             for (size_t i = 0; i < grids.size(); ++i) {
@@ -109,11 +125,11 @@ int cmd_sweep(const std::vector<std::string>& args) {
         const size_t pts = done / 2, all = total / 2;
         if (tty) {
             const int bar = static_cast<int>(30 * done / total);
-            std::fprintf(stderr, "\rsweep %s [%s%s] %zu/%zu points", kernel.name().c_str(), std::string(bar, '#').c_str(),
+            std::fprintf(stderr, "\rsweep %s [%s%s] %zu/%zu points", name.c_str(), std::string(bar, '#').c_str(),
                          std::string(30 - bar, '.').c_str(), pts, all);
             if (done == total) std::fprintf(stderr, "\n");
         } else if (done % 2 == 0) {
-            std::fprintf(stderr, "sweep %s: %zu/%zu points done\n", kernel.name().c_str(), pts, all);
+            std::fprintf(stderr, "sweep %s: %zu/%zu points done\n", name.c_str(), pts, all);
         }
     });
 
@@ -179,7 +195,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
             labels;
         std::ofstream f(user_path(html));
         if (!f) throw UsageError(html + ": cannot write");
-        f << html_page("pfsim sweep " + kernel.name(), body);
+        f << html_page("pfsim sweep " + name, body);
     }
     return failed ? 1 : 0;
 }

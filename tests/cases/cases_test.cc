@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -110,6 +111,28 @@ TEST(ShippedCases, AWarmOfTheNextTasksWeightsDuringAMatmulMakesItsLoadsHit) {
     EXPECT_GT(row["l2_hit_rate_on"].get<double>(), 0.9);
     EXPECT_LT(row["l2_hit_rate_off"].get<double>(), 0.1);
     EXPECT_LT(row["time_on_ns"].get<double>(), row["time_off_ns"].get<double>());
+}
+
+TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
+    const std::string csv = tmp("warm.csv");
+    const Result r = pfsim("sweep kernels/cases/weight_warm/case.toml --grid sdma.bandwidth=140GB/s,280GB/s --csv " + csv);
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::istringstream rows(pfsim::test::slurp(csv));
+    std::string header, slow, fast;
+    std::getline(rows, header);
+    std::getline(rows, slow);
+    std::getline(rows, fast);
+    auto gain = [](const std::string& row) {
+        std::stringstream cells(row);
+        std::string cell;
+        for (int i = 0; i < 4; ++i) std::getline(cells, cell, ',');
+        return std::stod(cell);
+    };
+    EXPECT_LT(gain(slow), 5.0) << slow;   // the warm is still running when the matmul ends
+    EXPECT_GT(gain(fast), 10.0) << fast;
+    const Result bad = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.rows=1");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("arg.NAME grids are for built-in kernels"), std::string::npos) << bad.err;
 }
 
 // A user's own case in a fresh folder: a kernel that reads its scalars from
