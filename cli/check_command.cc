@@ -178,10 +178,18 @@ int cmd_kernels(const std::vector<std::string>& args) {
         list.push_back({{"name", name}, {"description", k->description()}, {"args", a},
                         {"expected_gain_pct", {g.min_pct, g.max_pct}}});
         if (!o.json) {
-            std::printf("%-16s %s\n", name.c_str(), k->description().c_str());
+            std::printf("%-20s %s\n", name.c_str(), k->description().c_str());
             for (const KernelArgSpec& s : k->args()) {
-                std::printf("%16s   --arg %s=%s  %s\n", "", s.name.c_str(), s.default_value.c_str(), s.description.c_str());
+                std::printf("%20s   --arg %s=%s  %s\n", "", s.name.c_str(), s.default_value.c_str(), s.description.c_str());
             }
+        }
+    }
+    for (const std::string& path : shipped_cases()) {
+        const CaseSpec c = read_case(path);
+        list.push_back({{"name", c.name}, {"description", c.description}, {"case", path},
+                        {"expected_gain_pct", {c.expected_min_pct, c.expected_max_pct}}});
+        if (!o.json) {
+            std::printf("%-20s %s\n%20s   case file %s\n", c.name.c_str(), c.description.c_str(), "", path.c_str());
         }
     }
     if (o.json) std::cout << list.dump(2) << "\n";
