@@ -137,14 +137,14 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     const KernelCase* kernel = nullptr;
     KernelArgs kargs;
     if (request.is_case()) {
-        if (!request.kernel_args.empty()) throw BadInput("--arg is for built-in kernels; a case file gives its own values");
         try {
-            spec = read_case(request.target);
+            spec = read_case(request.target, request.kernel_args);
         } catch (const CaseError& e) {
             throw BadInput(e.what());
         }
         result.name = spec.name;
         result.case_path = spec.path;
+        result.params = spec.params;
     } else {
         kernel = &kernel_named(request.target);
         try {
@@ -294,7 +294,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
 nlohmann::json to_json(const RunResult& r, const Config& cfg) {
     nlohmann::json j = {{"schema", kSummarySchema}, {"command", "run"}, {"kernel", r.name},
                         {"prefetch", r.prefetch ? "on" : "off"}, {"args", r.args}};
-    if (!r.case_path.empty()) j["case"] = r.case_path;
+    if (!r.case_path.empty()) {
+        j["case"] = r.case_path;
+        j["params"] = r.params;
+    }
     if (!r.warmup.empty()) j["warmup"] = r.warmup;
     if (r.ran) {
         j["kernel_time_ns"] = r.kernel_time_ns;
@@ -344,6 +347,7 @@ RunResult from_json(const nlohmann::json& j) {
         RunResult r;
         r.name = j.at("kernel").get<std::string>();
         r.case_path = j.value("case", "");
+        r.params = j.value("params", std::map<std::string, double>{});
         r.prefetch = j.at("prefetch") == "on";
         r.args = j.at("args").get<std::map<std::string, uint64_t>>();
         r.warmup = j.value("warmup", "");

@@ -33,7 +33,7 @@ public:
 
 struct RunRequest {
     std::string target;                    // a built-in kernel's name, or a case file's path (*.toml)
-    std::vector<std::string> kernel_args;  // NAME=VALUE, built-in kernels only
+    std::vector<std::string> kernel_args;  // NAME=VALUE: a built-in kernel's arguments, a case's [params]
     bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
     bool enable_sdma = true;               // a case file can turn it off too
     bool warmup = true;
@@ -65,6 +65,7 @@ struct RunResult {
     std::string case_path;  // empty for a built-in kernel
     bool prefetch = true;
     std::map<std::string, uint64_t> args;  // a built-in kernel's resolved --arg values
+    std::map<std::string, double> params;  // a case's [params], after --arg
     bool ran = false;       // false when the runtime refused the launch (error says why)
     double kernel_time_ns = 0;  // a kernel's first core entering to last core returning; a graph's first dispatch to last completion
     uint64_t cycles = 0;

@@ -1,6 +1,7 @@
 #include "cases/case_file.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +104,10 @@ void store_value(rt::DataType t, uint8_t* out, double v) {
     }
 }
 
+// The case's [params] while it is read: a number may be given as a
+// parameter's name.
+const std::map<std::string, double>* g_params = nullptr;
+
 // Reads one table of a case file with the keys it allows.
 class Reader {
 public:
@@ -137,12 +142,49 @@ public:
         if (!n->is_string()) fail(key, "must be a string");
         return std::string(*n->value<std::string>());
     }
+    // A number, or the name of a [params] entry.
+    double number_of(const toml::node& n, const std::string& key) const {
+        if (auto i = n.value_exact<int64_t>()) return static_cast<double>(*i);
+        if (auto d = n.value_exact<double>()) return *d;
+        if (auto text = n.value_exact<std::string>()) {
+            // A product of parameters and numbers: "rows", "iters * 128", "rows * cols".
+            double product = 1;
+            std::stringstream factors(*text);
+            std::string f;
+            while (std::getline(factors, f, '*')) {
+                const size_t b = f.find_first_not_of(' '), e = f.find_last_not_of(' ');
+                f = b == std::string::npos ? "" : f.substr(b, e - b + 1);
+                char* end = nullptr;
+                const double v = std::strtod(f.c_str(), &end);
+                if (!f.empty() && *end == '\0') {
+                    product *= v;
+                    continue;
+                }
+                auto it = g_params ? g_params->find(f) : std::map<std::string, double>::const_iterator{};
+                if (!g_params || it == g_params->end()) {
+                    std::string known;
+                    if (g_params) {
+                        for (const auto& [k, val] : *g_params) known += (known.empty() ? "" : ", ") + k;
+                    }
+                    throw CaseError(where(&n) + ": " + prefix_ + key + ": '" + f + "' is not a parameter (params: " +
+                                    (known.empty() ? "none" : known) + ")");
+                }
+                product *= it->second;
+            }
+            return product;
+        }
+        throw CaseError(where(&n) + ": " + prefix_ + key + ": must be a number or a parameter's name");
+    }
+    int64_t integer_of(const toml::node& n, const std::string& key) const {
+        const double v = number_of(n, key);
+        if (v != static_cast<double>(static_cast<int64_t>(v))) {
+            throw CaseError(where(&n) + ": " + prefix_ + key + ": must be an integer, not " + std::to_string(v));
+        }
+        return static_cast<int64_t>(v);
+    }
     double number(const std::string& key, double fallback) const {
         const toml::node* n = table_.get(key);
-        if (!n) return fallback;
-        if (auto i = n->value_exact<int64_t>()) return static_cast<double>(*i);
-        if (auto d = n->value_exact<double>()) return *d;
-        fail(key, "must be a number");
+        return n ? number_of(*n, key) : fallback;
     }
     int64_t integer(const std::string& key, int64_t fallback, bool required = false) const {
         const toml::node* n = table_.get(key);
@@ -150,8 +192,7 @@ public:
             if (required) throw CaseError(where() + ": " + prefix_ + key + ": missing");
             return fallback;
         }
-        if (auto i = n->value_exact<int64_t>()) return *i;
-        fail(key, "must be an integer");
+        return integer_of(*n, key);
     }
     bool boolean(const std::string& key, bool fallback) const {
         const toml::node* n = table_.get(key);
@@ -312,7 +353,7 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
     return out;
 }
 
-CaseSpec read_case(const std::string& path) {
+CaseSpec read_case(const std::string& path, const std::vector<std::string>& overrides) {
     if (fs::is_directory(path)) throw CaseError(path + ": is a directory, not a case file");
     std::ifstream in(path);
     if (!in) throw CaseError(path + ": cannot read the case file");
@@ -328,8 +369,38 @@ CaseSpec read_case(const std::string& path) {
     CaseSpec c;
     c.path = path;
     Reader top(path, root, "");
-    top.allow({"name", "description", "enable_sdma", "include_dirs", "expected_gain", "orchestration", "incores",
-               "tensors", "scalars"});
+    top.allow({"name", "description", "enable_sdma", "include_dirs", "expected_gain", "params", "orchestration",
+               "incores", "tensors", "scalars"});
+    if (const toml::node* p = root.get("params")) {
+        if (!p->is_table()) top.fail("params", "must be a table of NAME = number");
+        for (const auto& [k, v] : *p->as_table()) {
+            const auto i = v.value_exact<int64_t>();
+            const auto d = v.value_exact<double>();
+            if (!i && !d) throw CaseError(top.where(&v) + ": params." + std::string(k.str()) + ": must be a number");
+            c.params[std::string(k.str())] = i ? static_cast<double>(*i) : *d;
+        }
+    }
+    for (const std::string& o : overrides) {
+        const size_t eq = o.find('=');
+        const std::string key = o.substr(0, eq);
+        if (eq == std::string::npos || !c.params.count(key)) {
+            std::string known;
+            for (const auto& [k, v] : c.params) known += (known.empty() ? "" : ", ") + k;
+            throw CaseError("--arg " + o + ": " + path + " has no parameter '" + key + "' (params: " +
+                            (known.empty() ? "none" : known) + ")");
+        }
+        try {
+            size_t used = 0;
+            c.params[key] = std::stod(o.substr(eq + 1), &used);
+            if (used != o.size() - eq - 1) throw std::invalid_argument("trailing text");
+        } catch (const std::exception&) {
+            throw CaseError("--arg " + o + ": the value is not a number");
+        }
+    }
+    struct ParamsInScope {
+        explicit ParamsInScope(const std::map<std::string, double>* p) { g_params = p; }
+        ~ParamsInScope() { g_params = nullptr; }
+    } in_scope(&c.params);
     c.name = top.str("name", fs::path(path).stem().string());
     c.description = top.str("description");
     c.enable_sdma = top.boolean("enable_sdma", true);
@@ -387,9 +458,9 @@ CaseSpec read_case(const std::string& path) {
         const toml::array* shape = r.array("shape");
         if (!shape || shape->empty() || shape->size() > rt::MAX_TENSOR_DIMS) r.fail("shape", "must list 1 to 5 dimensions");
         for (const toml::node& d : *shape) {
-            const auto v = d.value_exact<int64_t>();
-            if (!v || *v <= 0 || *v > 0xffffffffll) r.fail("shape", "dimensions must be positive integers");
-            s.shape.push_back(static_cast<uint32_t>(*v));
+            const int64_t v = r.integer_of(d, "shape");
+            if (v <= 0 || v > 0xffffffffll) r.fail("shape", "dimensions must be positive integers, not " + std::to_string(v));
+            s.shape.push_back(static_cast<uint32_t>(v));
         }
         s.init = read_values(r, is_float(s.dtype), dir);
         s.output = r.boolean("output", false);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,12 +71,14 @@ struct CaseSpec {
     std::vector<ScalarSpec> scalars;
     std::vector<std::string> include_dirs;  // absolute
     bool enable_sdma = true;
+    std::map<std::string, double> params;  // [params], after --arg overrides
     double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects
 };
 
 // Reads and validates a case file; relative paths in it are relative to its
-// folder. Throws CaseError.
-CaseSpec read_case(const std::string& path);
+// folder. `overrides` (NAME=VALUE, from --arg) replace [params] values; a
+// number anywhere in the file may be a parameter's name. Throws CaseError.
+CaseSpec read_case(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Data types by the names case files (and numpy/torch) use: float32, float16,
 // bfloat16, int8, ... Throws CaseError naming `where` for an unknown one.

@@ -22,8 +22,8 @@ struct Grid {
     std::vector<std::string> values;
 };
 
-// `kernel` is null for a case file (which takes no arg.NAME grids).
-Grid parse_grid(const std::string& text, const KernelCase* kernel, const CommonOptions& o) {
+// `kernel` is null for a case file, whose arg.NAME grids are its [params].
+Grid parse_grid(const std::string& text, const KernelCase* kernel, const std::string& case_path, const CommonOptions& o) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
         throw UsageError("--grid " + text + ": expected key=v1,v2,...");
@@ -34,9 +34,12 @@ Grid parse_grid(const std::string& text, const KernelCase* kernel, const CommonO
     // Every value is checked before anything runs.
     for (const std::string& v : g.values) {
         if (g.key.rfind("arg.", 0) == 0) {
-            if (!kernel) throw UsageError("--grid " + text + ": arg.NAME grids are for built-in kernels, not case files");
             try {
-                resolve_kernel_args(*kernel, {g.key.substr(4) + "=" + v});
+                if (kernel) {
+                    resolve_kernel_args(*kernel, {g.key.substr(4) + "=" + v});
+                } else {
+                    read_case(case_path, {g.key.substr(4) + "=" + v});
+                }
             } catch (const std::invalid_argument& e) {
                 throw UsageError(std::string("--grid ") + text + ": " + e.what());
             }
@@ -81,7 +84,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     }
     resolve_config(o);
     std::vector<Grid> grids;
-    for (const std::string& g : o.values["--grid"]) grids.push_back(parse_grid(g, kernel, o));
+    for (const std::string& g : o.values["--grid"]) grids.push_back(parse_grid(g, kernel, target.target, o));
     if (grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
     unsigned jobs = 0;
     const std::string jobs_text = value_of(o, "--jobs", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));

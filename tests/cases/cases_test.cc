@@ -130,9 +130,27 @@ TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
     };
     EXPECT_LT(gain(slow), 5.0) << slow;   // the warm is still running when the matmul ends
     EXPECT_GT(gain(fast), 10.0) << fast;
-    const Result bad = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.rows=1");
+    const Result bad = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.size=1");
     EXPECT_EQ(bad.status, 2);
-    EXPECT_NE(bad.err.find("arg.NAME grids are for built-in kernels"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find("has no parameter 'size'"), std::string::npos) << bad.err;
+}
+
+void expect_bad(const std::string& args, const std::string& needle);
+
+TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
+    const Result r = pfsim("run kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = json_of(r);
+    EXPECT_EQ(j["params"]["iters"], 20.0);
+    EXPECT_EQ(j["params"]["rows"], 1024.0);
+    EXPECT_TRUE(j["reference_equal"].get<bool>());  // the goldens follow: C = iters x 128
+    expect_bad("run kernels/cases/weight_warm/case.toml --arg size=3",
+               "--arg size=3: kernels/cases/weight_warm/case.toml has no parameter 'size' (params: blocks, iters, rows)");
+    expect_bad("run kernels/cases/weight_warm/case.toml --arg rows=many", "--arg rows=many: the value is not a number");
+    const std::string csv = tmp("iters.csv");
+    const Result sweep = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.iters=10,150 --csv " + csv);
+    ASSERT_EQ(sweep.status, 0) << sweep.err;
+    EXPECT_NE(pfsim::test::slurp(csv).find("\n10,"), std::string::npos);
 }
 
 // A user's own case in a fresh folder: a kernel that reads its scalars from
@@ -400,6 +418,13 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
     const Result r = pfsim("check " + path);
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("output out differs between prefetch off and on"), std::string::npos) << r.out;
+}
+
+TEST(UserCase, AParameterNameThatIsNotDefinedIsNamedWithItsLine) {
+    const std::string dir = tmp("params");
+    const std::string path = user_case(dir);
+    put(path, replaced(pfsim::test::slurp(path), "name = \"n\"\nvalue = 64", "name = \"n\"\nvalue = \"count * 2\""));
+    expect_bad("run " + path, "case.toml:31: scalars.value: 'count' is not a parameter (params: none)");
 }
 
 // Deferred completion (protocol §3.5, §5 items 20-22).
