@@ -286,6 +286,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         throw BadInput(e.what());
     } catch (const rt::OrchestrationError& e) {
         throw BadInput(e.what());
+    } catch (const std::runtime_error& e) {
+        throw BadInput(e.what());  // the compiler or the compile cache unusable, GM full
     }
     result.sim_time_total_ns = static_cast<double>(platform.now_ps()) / 1e3;  // warm-up included
     return result;

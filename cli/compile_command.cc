@@ -36,6 +36,8 @@ int cmd_compile(const std::vector<std::string>& args) {
             row["error"] = e.what();
             ++failed;
             std::cerr << e.what();
+        } catch (const std::runtime_error& e) {
+            throw UsageError(e.what());  // the compiler or the cache cannot be used at all
         }
         rows.push_back(row);
     }

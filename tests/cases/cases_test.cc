@@ -257,6 +257,24 @@ TEST(UserCase, AWrongGoldenFailsNamingTheTensorAndTheDifference) {
     EXPECT_NE(r.err.find("output differs from the reference"), std::string::npos) << r.err;
 }
 
+TEST(Compile, AMissingCompilerOrAnUnwritableCacheIsNamed) {
+    const std::string src = put(tmp("nocc") + "/k.cpp", kUserKernel);
+    setenv("PFSIM_CXX", "/nonexistent/g++", 1);
+    const Result missing = pfsim("compile " + src);
+    const Result run = pfsim("run kernels/cases/prefetch_demo/case.toml");
+    unsetenv("PFSIM_CXX");
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_NE(missing.err.find("cannot run the compiler '/nonexistent/g++'"), std::string::npos) << missing.err;
+    EXPECT_EQ(run.status, 2);
+    EXPECT_NE(run.err.find("cannot run the compiler"), std::string::npos) << run.err;
+    EXPECT_TRUE(run.out.empty()) << run.out;
+    setenv("PFSIM_CACHE_DIR", "/proc/pfsim-cache", 1);
+    const Result cache = pfsim("compile " + src);
+    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    EXPECT_EQ(cache.status, 2);
+    EXPECT_NE(cache.err.find("/proc/pfsim-cache"), std::string::npos) << cache.err;
+}
+
 TEST(Compile, BuildsThroughTheCacheAndReportsTheCompilersErrors) {
     const std::string dir = tmp("compile");
     const std::string src = put(dir + "/k.cpp", kUserKernel);
