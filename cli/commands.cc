@@ -103,6 +103,10 @@ int run_cli(const std::vector<std::string>& args) {
         std::cerr << "pfsim: configuration error: " << e.what() << "\n";
     } catch (const TraceError& e) {
         std::cerr << "pfsim: trace error: " << e.what() << "\n";
+    } catch (const std::runtime_error& e) {
+        // What the environment refused (an unwritable compile cache, a file
+        // system error): named, never an uncaught exception.
+        std::cerr << "pfsim: error: " << e.what() << "\n";
     }
     return 2;
 }

@@ -270,9 +270,13 @@ TEST(Compile, AMissingCompilerOrAnUnwritableCacheIsNamed) {
     EXPECT_TRUE(run.out.empty()) << run.out;
     setenv("PFSIM_CACHE_DIR", "/proc/pfsim-cache", 1);
     const Result cache = pfsim("compile " + src);
+    const Result check = pfsim("check");
     setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
     EXPECT_EQ(cache.status, 2);
     EXPECT_NE(cache.err.find("/proc/pfsim-cache"), std::string::npos) << cache.err;
+    EXPECT_EQ(check.status, 2);
+    EXPECT_NE(check.err.find("pfsim: error: "), std::string::npos) << check.err;
+    EXPECT_NE(check.err.find("/proc/pfsim-cache"), std::string::npos) << check.err;
 }
 
 TEST(Compile, BuildsThroughTheCacheAndReportsTheCompilersErrors) {
