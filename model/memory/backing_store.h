@@ -4,7 +4,7 @@
 //
 // The range is what simulated GM looks like to kernels: address `a` of the
 // store is the host byte at host_base() + a, so a `__gm__` pointer a kernel
-// dereferences is a plain host pointer into it (see model/core/raw_access.cc).
+// dereferences is a plain host pointer into it (see Core::on_raw_access).
 // Touched pages are counted at 64 KiB granularity for writes made through
 // write(); bytes a kernel stores through a raw pointer are counted when the
 // model writes them back.
