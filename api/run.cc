@@ -123,7 +123,7 @@ rt::WorkerOptions worker_options(const Config& cfg, const RunRequest& request, b
 }  // namespace
 
 bool RunRequest::is_case() const {
-    return target.size() >= 5 && target.compare(target.size() - 5, 5, ".toml") == 0;
+    return is_case_file(target);
 }
 
 double RunResult::l2_hit_rate() const {
@@ -175,10 +175,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         }
     }
     const rt::WorkerOptions wo = worker_options(cfg, request, request.enable_sdma && (kernel || spec.enable_sdma));
-    auto core_by_id = [&](uint32_t id) -> const Core* {
-        const rt::CorePlace p = platform.core_place(id);
-        return p.vector ? platform.vector_cores()[2 * p.block_idx + p.subblock].get() : platform.cube_cores()[p.block_idx].get();
-    };
+    auto core_by_id = [&](uint32_t id) { return &platform.core(id); };
     auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
         result.reference_equal &= same;
         OutputResult out;

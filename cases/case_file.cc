@@ -12,6 +12,7 @@
 #include <toml++/toml.h>
 
 #include "cases/npy.h"
+#include "pto/pto-inst.hpp"
 
 namespace pfsim {
 
@@ -37,40 +38,6 @@ bool is_float(rt::DataType t) {
     return t == rt::DataType::FLOAT32 || t == rt::DataType::FLOAT16 || t == rt::DataType::BFLOAT16;
 }
 
-uint16_t to_half(float f) {  // round to nearest even
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    const uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7FFFFF;
-    const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-    if (((x >> 23) & 0xFF) == 0xFF) return static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
-    if (exp >= 31) return static_cast<uint16_t>(sign | 0x7C00);
-    if (exp <= 0) {
-        if (exp < -10) return static_cast<uint16_t>(sign);
-        const uint32_t m = mant | 0x800000;
-        const int shift = 14 - exp;
-        uint32_t h = m >> shift;
-        const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1))) ++h;
-        return static_cast<uint16_t>(sign | h);
-    }
-    uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-    const uint32_t rem = mant & 0x1FFF;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-}
-
-float from_half(uint16_t b) {
-    const uint32_t sign = uint32_t{b & 0x8000u} << 16, exp = (b >> 10) & 0x1F, mant = b & 0x3FF;
-    if (exp == 0) {
-        const float f = static_cast<float>(mant) * 5.9604644775390625e-8f;
-        return sign ? -f : f;
-    }
-    const uint32_t x = exp == 31 ? sign | 0x7F800000 | (mant << 13) : sign | ((exp - 15 + 127) << 23) | (mant << 13);
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-}
-
 uint16_t to_bf16(float f) {  // round to nearest even, NaN kept quiet
     uint32_t x;
     std::memcpy(&x, &f, 4);
@@ -90,7 +57,7 @@ void store_value(rt::DataType t, uint8_t* out, double v) {
     auto put = [&](auto x) { std::memcpy(out, &x, sizeof x); };
     switch (t) {
         case rt::DataType::FLOAT32: put(static_cast<float>(v)); break;
-        case rt::DataType::FLOAT16: put(to_half(static_cast<float>(v))); break;
+        case rt::DataType::FLOAT16: put(pto::half(static_cast<float>(v)).bits); break;
         case rt::DataType::BFLOAT16: put(to_bf16(static_cast<float>(v))); break;
         case rt::DataType::INT8: put(static_cast<int8_t>(v)); break;
         case rt::DataType::INT16: put(static_cast<int16_t>(v)); break;
@@ -251,6 +218,10 @@ Values read_values(const Reader& r, bool float_type, const std::string& dir) {
 
 }  // namespace
 
+bool is_case_file(const std::string& path) {
+    return path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
+}
+
 uint64_t TensorSpec::elements() const {
     uint64_t n = 1;
     for (uint32_t d : shape) n *= d;
@@ -288,7 +259,11 @@ double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i) {
     };
     switch (t) {
         case rt::DataType::FLOAT32: return get(float{});
-        case rt::DataType::FLOAT16: return from_half(get(uint16_t{}));
+        case rt::DataType::FLOAT16: {
+            pto::half h;
+            h.bits = get(uint16_t{});
+            return float(h);
+        }
         case rt::DataType::BFLOAT16: return from_bf16(get(uint16_t{}));
         case rt::DataType::INT8: return get(int8_t{});
         case rt::DataType::INT16: return get(int16_t{});

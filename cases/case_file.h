@@ -75,6 +75,9 @@ struct CaseSpec {
     double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects
 };
 
+// Whether `path` names a case file (*.toml) rather than a built-in kernel.
+bool is_case_file(const std::string& path);
+
 // Reads and validates a case file; relative paths in it are relative to its
 // folder. `overrides` (NAME=VALUE, from --arg) replace [params] values; a
 // number anywhere in the file may be a parameter's name. Throws CaseError.

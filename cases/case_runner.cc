@@ -14,24 +14,6 @@ namespace {
 using OrchestrationEntry = void (*)(const ChipTaskArgs&);
 using OrchestrationConfig = PTO2OrchestrationConfig (*)(const ChipTaskArgs&);
 
-rt::ChipTensor descriptor(const TensorSpec& t, uint64_t device_pointer) {
-    rt::ChipTensor d{};
-    d.buffer = {device_pointer, t.bytes()};
-    d.owner_task_id = rt::PTO2TaskId::invalid();
-    d.ndims = static_cast<uint32_t>(t.shape.size());
-    d.dtype = t.dtype;
-    d.is_contiguous = true;
-    d.address_space = 1;
-    uint32_t stride = 1;
-    for (int k = static_cast<int>(t.shape.size()) - 1; k >= 0; --k) {
-        d.shapes[k] = t.shape[static_cast<size_t>(k)];
-        d.strides[k] = stride;
-        stride *= t.shape[static_cast<size_t>(k)];
-    }
-    d.extent_elem_cache = d.numel();
-    return d;
-}
-
 std::vector<uint8_t> golden_of(const CaseSpec& spec, const TensorSpec& t) {
     for (const TensorSpec& other : spec.tensors) {
         if (!t.golden_tensor.empty() && other.name == t.golden_tensor) return initial_values(other);
@@ -85,7 +67,8 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
         const uint64_t gm = platform.gm_alloc(t.bytes());
         platform.gm_write(gm, init.data(), init.size());
         gm_of.push_back(gm);
-        args.tensors.push_back(graph.keep(descriptor(t, platform.device_pointer(gm))));
+        args.tensors.push_back(graph.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
+                                                                static_cast<uint32_t>(t.shape.size()))));
     }
     for (const ScalarSpec& s : spec.scalars) args.scalars.push_back(s.bits);
 

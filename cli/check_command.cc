@@ -66,7 +66,7 @@ int cmd_check(const std::vector<std::string>& args) {
         for (const std::string& path : shipped_cases()) add_case(path);
     } else {
         for (const std::string& name : o.positional) {
-            if (name.size() > 5 && name.compare(name.size() - 5, 5, ".toml") == 0) {
+            if (is_case_file(name)) {
                 add_case(user_path(name));
             } else {
                 add_kernel(kernel_named(name));

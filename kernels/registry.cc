@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "cases/case_file.h"
 #include "loader/embedded_files.h"
 #include "loader/shared_object.h"
 #include "model/config/units.h"
@@ -59,7 +60,7 @@ std::vector<std::string> shipped_cases() {
     std::vector<std::string> cases;
     for (const EmbeddedFile& f : embedded_files("kernels")) {
         const std::string path = f.path;
-        if (path.rfind("cases/", 0) == 0 && path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0) {
+        if (path.rfind("cases/", 0) == 0 && is_case_file(path)) {
             cases.push_back(root + "/" + path);
         }
     }
@@ -83,16 +84,10 @@ int64_t make_tensor(PreparedKernel& p, rt::Platform& platform, uint64_t bytes, u
     auto holder = std::make_unique<uint8_t[]>(sizeof(rt::ChipTensor) + alignof(rt::ChipTensor));
     void* place = holder.get();
     size_t space = sizeof(rt::ChipTensor) + alignof(rt::ChipTensor);
-    auto* t = new (std::align(alignof(rt::ChipTensor), sizeof(rt::ChipTensor), place, space)) rt::ChipTensor{};
-    t->buffer.addr = platform.device_pointer(*gm_addr);
+    const auto shape = static_cast<uint32_t>(bytes);  // (the shape is metadata: kernels read buffer.size)
+    auto* t = new (std::align(alignof(rt::ChipTensor), sizeof(rt::ChipTensor), place, space))
+        rt::ChipTensor(rt::contiguous_tensor(platform.device_pointer(*gm_addr), rt::DataType::UINT8, &shape, 1));
     t->buffer.size = bytes;
-    t->owner_task_id = rt::PTO2TaskId::invalid();
-    t->ndims = 1;
-    t->dtype = rt::DataType::UINT8;
-    t->is_contiguous = true;
-    t->address_space = 1;
-    t->shapes[0] = static_cast<uint32_t>(bytes);
-    t->strides[0] = 1;
     const auto handle = reinterpret_cast<int64_t>(t);
     p.host_memory.push_back(std::move(holder));
     return handle;

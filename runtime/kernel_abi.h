@@ -95,6 +95,26 @@ struct alignas(64) ChipTensor {
     }
 };
 static_assert(sizeof(ChipTensor) == 128, "ChipTensor is 128 bytes");
+
+// A packed row-major tensor of `ndims` dimensions at `device_pointer`, on the
+// device, owned by no task.
+inline ChipTensor contiguous_tensor(uint64_t device_pointer, DataType dtype, const uint32_t* shapes, uint32_t ndims) {
+    ChipTensor t{};
+    t.owner_task_id = PTO2TaskId::invalid();
+    t.ndims = ndims;
+    t.dtype = dtype;
+    t.is_contiguous = true;
+    t.address_space = 1;
+    uint32_t stride = 1;
+    for (int k = static_cast<int>(ndims) - 1; k >= 0; --k) {
+        t.shapes[k] = shapes[k];
+        t.strides[k] = stride;
+        stride *= shapes[k];
+    }
+    t.extent_elem_cache = t.numel();
+    t.buffer = {device_pointer, t.nbytes()};
+    return t;
+}
 static_assert(offsetof(ChipTensor, owner_task_id) == 16 && offsetof(ChipTensor, start_offset) == 24 &&
                   offsetof(ChipTensor, version) == 32 && offsetof(ChipTensor, ndims) == 36 &&
                   offsetof(ChipTensor, dtype) == 40 && offsetof(ChipTensor, address_space) == 43 &&

@@ -159,20 +159,30 @@ LaunchResult Worker::run(const KernelLaunch& launch) {
         std::copy(launch.args.begin(), launch.args.end(), args_[i].begin());
         local_[i].block_idx = static_cast<int32_t>(places[i].block_idx);
         local_[i].block_num = static_cast<int32_t>(launch.spec.block_dim);
-        global_[i].sub_block_id = static_cast<int32_t>(places[i].subblock);
-        for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) {
-            global_[i].dma_workspace[k] = workspace_[k] ? platform_.device_pointer(workspace_[k]) : 0;
-        }
+        global_[i] = global_context(places[i].subblock);
         args_[i][kLocalContextSlot] = reinterpret_cast<int64_t>(&local_[i]);
         args_[i][kGlobalContextSlot] = reinterpret_cast<int64_t>(&global_[i]);
         per_core.push_back(args_[i].data());
     }
+    arm_kernel_side();
+    return platform_.launch(launch.entries, launch.spec, per_core);
+}
+
+GlobalContext Worker::global_context(uint32_t sub_block) const {
+    GlobalContext g{};
+    g.sub_block_id = static_cast<int32_t>(sub_block);
+    for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) {
+        g.dma_workspace[k] = workspace_[k] ? platform_.device_pointer(workspace_[k]) : 0;
+    }
+    return g;
+}
+
+void Worker::arm_kernel_side() {
     KernelRuntimeOptions kernel = options_.kernel;
     kernel.channels = platform_.dma_channel_count();
     kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
     kernel_runtime_options() = kernel;
     reset_channel_group_owners();
-    return platform_.launch(launch.entries, launch.spec, per_core);
 }
 
 GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, Incore>& incores, bool uses_sdma) {
@@ -185,10 +195,7 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
     launch.poll_ps = options_.scheduler.poll_ps;
     global_.assign(platform_.core_count(), GlobalContext{});
     for (uint32_t id = 0; id < global_.size(); ++id) {
-        global_[id].sub_block_id = static_cast<int32_t>(platform_.core_place(id).subblock);
-        for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) {
-            global_[id].dma_workspace[k] = workspace_[k] ? platform_.device_pointer(workspace_[k]) : 0;
-        }
+        global_[id] = global_context(platform_.core_place(id).subblock);
         launch.global_context.push_back(reinterpret_cast<int64_t>(&global_[id]));
     }
     args_.clear();
@@ -244,11 +251,7 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
         }
         launch.tasks.push_back(std::move(d));
     }
-    KernelRuntimeOptions kernel = options_.kernel;
-    kernel.channels = platform_.dma_channel_count();
-    kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
-    kernel_runtime_options() = kernel;
-    reset_channel_group_owners();
+    arm_kernel_side();
     return platform_.run_graph(launch);
 }
 

@@ -92,6 +92,10 @@ public:
 
 private:
     void release_sdma();
+    // A core's context: its place in its cluster and the workspaces' device pointers.
+    GlobalContext global_context(uint32_t sub_block) const;
+    // The kernel side's constants for the next launch or graph.
+    void arm_kernel_side();
 
     Platform& platform_;
     WorkerOptions options_;

@@ -81,24 +81,13 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         const ChipTensor* t = nullptr;
         if (e.type == TensorArgType::OUTPUT) {
             const TensorCreateInfo& c = *e.create;
-            ChipTensor out{};
-            out.ndims = c.ndims;
-            out.dtype = c.dtype;
+            ChipTensor out = contiguous_tensor(0, c.dtype, c.shapes, c.ndims);
             out.manual_dep = c.manual_dep;
-            out.address_space = 1;
             out.owner_task_id = id;
-            uint32_t stride = 1;
-            for (int k = static_cast<int>(c.ndims) - 1; k >= 0; --k) {
-                out.shapes[k] = c.shapes[k];
-                out.strides[k] = stride;
-                stride *= c.shapes[k];
-            }
-            out.is_contiguous = true;
-            out.extent_elem_cache = out.numel();
             const uint64_t bytes = out.nbytes();
             const uint64_t gm = memory_.allocate(bytes);
             if (c.has_initial_value) memory_.fill(gm, bytes, c.initial_bits, element_size(c.dtype));
-            out.buffer = {memory_.device_pointer(gm), bytes};
+            out.buffer.addr = memory_.device_pointer(gm);
             t = keep(out);
             outputs.push_back(t);
         } else {

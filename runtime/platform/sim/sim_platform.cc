@@ -283,6 +283,11 @@ rt::CorePlace SimPlatform::core_place(uint32_t id) const {
     return rt::CorePlace{true, (id - clusters) / 2, (id - clusters) % 2};
 }
 
+const Core& SimPlatform::core(uint32_t id) const {
+    const rt::CorePlace p = core_place(id);
+    return p.vector ? *aiv_[2 * p.block_idx + p.subblock] : *aic_[p.block_idx];
+}
+
 uint64_t SimPlatform::now_ps() const { return sc_core::sc_time_stamp().value(); }
 
 }  // namespace pfsim

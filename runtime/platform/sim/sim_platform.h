@@ -62,6 +62,7 @@ public:
                             const std::vector<int64_t*>& args_per_core) override;
     uint32_t core_count() const override { return static_cast<uint32_t>(aic_.size() + aiv_.size()); }
     rt::CorePlace core_place(uint32_t core_id) const override;
+    const Core& core(uint32_t core_id) const;  // by core id (core_place)
     rt::GraphResult run_graph(const rt::GraphLaunch& launch) override;
     uint64_t now_ps() const override;
 

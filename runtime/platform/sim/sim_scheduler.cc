@@ -185,9 +185,6 @@ void SimPlatform::scheduler() {
         auto release = [&](uint32_t t) {
             if (waiting[t] == 0) ready.insert(t);
         };
-        auto core_of = [&](bool vector, uint32_t index) -> Core& {
-            return vector ? *aiv_[index] : *aic_[index];
-        };
         // Starts block b of task t on the given cores (slot -> core).
         auto dispatch = [&](uint32_t t, const std::vector<std::pair<int, Core*>>& cores) {
             const rt::DispatchTask& task = g.tasks[t];
@@ -201,9 +198,8 @@ void SimPlatform::scheduler() {
             for (const auto& [slot, core] : cores) {
                 int64_t* args = task.args[3 * b + static_cast<uint32_t>(slot)];
                 args[rt::kGlobalContextSlot] = g.global_context[core->core_id()];
-                core->start(task.entry[slot], args, core->core_id() < clusters ? core->core_id()
-                                                                                : (core->core_id() - clusters) / 2,
-                            clusters, core->core_id() < clusters ? 0 : (core->core_id() - clusters) % 2, g.dispatch_ps);
+                const rt::CorePlace place = core_place(core->core_id());
+                core->start(task.entry[slot], args, place.block_idx, clusters, place.subblock, g.dispatch_ps);
                 core_task[core->core_id()] = t;
                 core_block[core->core_id()] = b;
                 ++block_cores[{t, b}];
@@ -225,8 +221,9 @@ void SimPlatform::scheduler() {
             } else if (task.shape == rt::TaskShape::Mix) {
                 for (uint32_t c = 0; c < clusters; ++c) {
                     if (free(*aic_[c]) && free(*aiv_[2 * c]) && free(*aiv_[2 * c + 1])) {
+                        Core* const cluster[3] = {aic_[c].get(), aiv_[2 * c].get(), aiv_[2 * c + 1].get()};
                         for (int slot = 0; slot < 3; ++slot) {
-                            if (task.entry[slot]) cores.push_back({slot, &core_of(slot != 0, slot == 0 ? c : 2 * c + static_cast<uint32_t>(slot) - 1)});
+                            if (task.entry[slot]) cores.push_back({slot, cluster[slot]});
                         }
                         return cores;
                     }
