@@ -7,6 +7,7 @@
 
 #include <systemc>
 
+#include "api/graph_result.h"
 #include "api/summary.h"
 #include "base/sha256.h"
 #include "cases/case_file.h"
@@ -21,24 +22,6 @@
 
 namespace pfsim::api {
 
-namespace {
-
-// after - before, for every unsigned counter; other fields as in `after`.
-nlohmann::json counter_delta(const nlohmann::json& after, const nlohmann::json& before) {
-    if (after.is_object()) {
-        nlohmann::json out = nlohmann::json::object();
-        for (auto it = after.begin(); it != after.end(); ++it) {
-            out[it.key()] = before.contains(it.key()) ? counter_delta(it.value(), before[it.key()]) : it.value();
-        }
-        return out;
-    }
-    if (after.is_number_unsigned() && before.is_number_unsigned()) {
-        return after.get<uint64_t>() - before.get<uint64_t>();
-    }
-    return after;
-}
-
-}  // namespace
 
 const KernelCase& kernel_named(const std::string& name) {
     const KernelCase* k = find_kernel(name);
@@ -51,35 +34,6 @@ const KernelCase& kernel_named(const std::string& name) {
 }
 
 namespace {
-
-// A case's tasks in the trace: a "tasks" process with a lane per core, a
-// slice per task on each core it ran on, and a flow arrow per dependency.
-template <typename CoreName>
-void trace_tasks(TraceRecorder& trace, const CaseResult& r, CoreName core_name) {
-    const int pid = trace.process("Tasks (AICPU scheduler)", 5);
-    std::map<uint32_t, int> lanes;
-    auto lane = [&](uint32_t core) {
-        auto it = lanes.find(core);
-        if (it == lanes.end()) it = lanes.emplace(core, trace.lane(pid, core_name(core), static_cast<int>(core))).first;
-        return it->second;
-    };
-    constexpr uint64_t kFlowBase = uint64_t{1} << 32;  // apart from the prefetch flows' ids
-    for (size_t i = 0; i < r.tasks.size(); ++i) {
-        const rt::TaskRun& run = r.graph.tasks[i];
-        if (!run.ran || run.cores.empty()) continue;
-        std::set<uint32_t> cores(run.cores.begin(), run.cores.end());
-        for (uint32_t c : cores) {
-            trace.slice(pid, lane(c), r.tasks[i].name(), run.start_ps, run.end_ps,
-                        "\"blocks\":" + std::to_string(r.tasks[i].block_num));
-        }
-        for (uint32_t d : r.tasks[i].deps) {
-            const rt::TaskRun& from = r.graph.tasks[d];
-            if (!from.ran || from.cores.empty()) continue;
-            trace.flow(kFlowBase + i * 64 + (d % 64), pid, lane(from.cores.front()), from.end_ps, pid,
-                       lane(run.cores.front()), run.start_ps);
-        }
-    }
-}
 
 // outputs_dir: each output tensor as DIR/NAME.npy (bfloat16 as raw uint16).
 void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResult& r) {
@@ -98,26 +52,6 @@ void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResul
             throw BadInput(std::string("--outputs: ") + e.what());
         }
     }
-}
-
-rt::WorkerOptions worker_options(const Config& cfg, const RunRequest& request, bool enable_sdma) {
-    rt::WorkerOptions wo;
-    wo.enable_sdma = enable_sdma;
-    wo.warmup = request.warmup;
-    wo.workspace_bytes = cfg.bytes("prefetch.workspace_bytes");
-    wo.warmup_blocks = static_cast<uint32_t>(cfg.count("prefetch.warmup_blocks"));
-    wo.kernel.block_bytes = cfg.bytes("prefetch.block_bytes");
-    wo.kernel.poll_limit = cfg.count("prefetch.poll_limit");
-    wo.kernel.max_posts = cfg.count("prefetch.max_posts");
-    wo.kernel.warmup_channel_ps = cfg.time("prefetch.warmup_channel_cost");
-    wo.kernel.prefetch_enabled = request.prefetch;
-    for (const std::string& f : request.faults) wo.kernel.skip_wait |= f == "skip-wait";
-    wo.scheduler.submit_ps = cfg.time("orch.submit_cost");
-    wo.scheduler.dispatch_ps = cfg.time("orch.dispatch_latency");
-    wo.scheduler.completion_ps = cfg.time("orch.completion_latency");
-    wo.scheduler.time_limit_ps = cfg.time("orch.time_limit");
-    wo.scheduler.poll_ps = cfg.time("orch.poll_interval");
-    return wo;
 }
 
 }  // namespace
@@ -145,6 +79,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         result.name = spec.name;
         result.case_path = spec.path;
         result.params = spec.params;
+        result.graph = true;
     } else {
         kernel = &kernel_named(request.target);
         try {
@@ -174,8 +109,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             throw BadInput(e.what());
         }
     }
-    const rt::WorkerOptions wo = worker_options(cfg, request, request.enable_sdma && (kernel || spec.enable_sdma));
-    auto core_by_id = [&](uint32_t id) { return &platform.core(id); };
+    bool skip_wait = false;
+    for (const std::string& f : request.faults) skip_wait |= f == "skip-wait";
+    const rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
+                                                request.warmup, skip_wait);
     auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
         result.reference_equal &= same;
         OutputResult out;
@@ -199,30 +136,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             before = platform.soc().stats_json();
             const CaseResult r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
             time_ps = r.graph.graph_time_ps;
-            std::set<uint32_t> used;
-            for (size_t i = 0; i < r.tasks.size(); ++i) {
-                const rt::TaskRun& run = r.graph.tasks[i];
-                TaskResult t;
-                t.name = r.tasks[i].name();
-                for (uint32_t c : run.cores) {
-                    t.cores.push_back(core_by_id(c)->name());
-                    used.insert(c);
-                }
-                for (int slot = 0; slot < 3; ++slot) {
-                    const int32_t f = r.tasks[i].kernel[slot];
-                    if (f != INVALID_KERNEL_ID) {
-                        t.kernels.push_back(std::filesystem::path(r.incore_sources.at(f)).filename().string());
-                    }
-                }
-                t.blocks = r.tasks[i].block_num;
-                t.deps = r.tasks[i].deps;
-                t.start_ns = static_cast<double>(run.start_ps) / 1e3;
-                t.end_ns = static_cast<double>(run.end_ps) / 1e3;
-                result.tasks.push_back(t);
-            }
-            for (uint32_t c : used) launched.push_back(core_by_id(c));
-            if (trace) trace_tasks(*trace, r, [&](uint32_t id) { return std::string(core_by_id(id)->name()); });
-            result.log = r.log;
+            add_graph(r, r.incore_sources, platform, result, launched);
+            if (trace) trace_tasks(*trace, r, platform);
             for (const CaseOutput& out : r.outputs) {
                 OutputResult* o = add_output(out.name, out.data, out.golden_equal);
                 o->compared = true;
@@ -231,9 +146,6 @@ RunResult run(const Config& cfg, const RunRequest& request) {
                 o->first_mismatch = out.first_mismatch;
             }
             if (!request.outputs_dir.empty()) write_outputs(request.outputs_dir, spec, r);
-            result.violations = r.graph.violations;
-            result.warnings = r.graph.warnings;
-            result.error = r.graph.first_error();
         } else {
             PreparedKernel prepared = kernel->prepare(platform, kargs);
             prepared.launch.entries = load_kernel(compiler, *kernel, prepared.launch.spec);
@@ -248,7 +160,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             }
             for (const rt::CoreTiming& c : launch.cores) {
                 for (const std::string& v : c.violations) result.violations.push_back(v);
-                launched.push_back(core_by_id(c.core_id));
+                launched.push_back(&platform.core(c.core_id));
             }
             result.cores_launched = launch.cores.size();
             result.warnings = launch.warnings;
@@ -264,15 +176,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
                 result.timed_pass = {{"ns", ns}, {"bytes", moved}, {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0}};
             }
         }
-        result.ran = true;
-        result.counters = counter_delta(platform.soc().stats_json(), before);
-        result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
-        result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
-        const uint64_t hits = result.counters["l2"]["hits"].get<uint64_t>();
-        const uint64_t accesses = hits + result.counters["l2"]["misses"].get<uint64_t>();
-        result.counters["l2"]["hit_rate"] = accesses ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
-        result.lanes = lanes_json(launched);
-        result.series = series_json(platform.sampler());
+        finish(result, platform, before, time_ps, launched, cfg);
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {
@@ -316,7 +220,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         j["reference_equal"] = r.reference_equal;
         j["violations"] = r.violations;
         j["warnings"] = r.warnings;
-        if (r.case_path.empty()) {
+        if (!r.graph) {
             j["cores"] = {{"launched", r.cores_launched}};
         } else {
             nlohmann::json tasks = nlohmann::json::array();
@@ -374,6 +278,7 @@ RunResult from_json(const nlohmann::json& j) {
         r.violations = j.at("violations").get<std::vector<std::string>>();
         r.warnings = j.at("warnings").get<std::vector<std::string>>();
         r.log = j.value("log", std::vector<std::string>{});
+        r.graph = j.contains("tasks");
         if (j.contains("cores")) r.cores_launched = j["cores"].at("launched").get<uint64_t>();
         for (const nlohmann::json& t : j.value("tasks", nlohmann::json::array())) {
             TaskResult task;

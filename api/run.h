@@ -74,7 +74,8 @@ struct RunResult {
     bool reference_equal = true;
     std::vector<std::string> violations, warnings, log, waves;
     std::string error, warmup;
-    std::vector<TaskResult> tasks;  // a case's
+    bool graph = false;             // a task graph ran (a case, a device call): `tasks` is set
+    std::vector<TaskResult> tasks;  // a graph's
     uint64_t cores_launched = 0;    // a kernel's
     nlohmann::json lanes, series, timed_pass;
     double sim_time_total_ns = 0;

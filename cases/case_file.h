@@ -61,15 +61,19 @@ struct IncoreSpec {
     std::string where;
 };
 
-struct CaseSpec {
-    std::string path, name, description;
+// What simpler calls a ChipCallable: an orchestration and its incores, from source.
+struct CallableSpec {
     std::string orchestration;  // absolute source path
     std::string function = "aicpu_orchestration_entry";
     std::string config_function = "aicpu_orchestration_config";
     std::vector<IncoreSpec> incores;
+    std::vector<std::string> include_dirs;  // absolute
+};
+
+struct CaseSpec : CallableSpec {
+    std::string path, name, description;
     std::vector<TensorSpec> tensors;
     std::vector<ScalarSpec> scalars;
-    std::vector<std::string> include_dirs;  // absolute
     bool enable_sdma = true;
     std::map<std::string, double> params;  // [params], after --arg overrides
     double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects

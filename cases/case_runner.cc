@@ -2,17 +2,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 
 #include "loader/shared_object.h"
-#include "runtime/orchestration/orchestration_api.h"
 
 namespace pfsim {
 
 namespace {
-
-using OrchestrationEntry = void (*)(const ChipTaskArgs&);
-using OrchestrationConfig = PTO2OrchestrationConfig (*)(const ChipTaskArgs&);
 
 std::vector<uint8_t> golden_of(const CaseSpec& spec, const TensorSpec& t) {
     for (const TensorSpec& other : spec.tensors) {
@@ -21,28 +16,46 @@ std::vector<uint8_t> golden_of(const CaseSpec& spec, const TensorSpec& t) {
     return make_values(t, t.golden_values);
 }
 
+uint64_t tensor_bytes(const CallTensor& t) {
+    uint64_t n = 1;
+    for (uint32_t d : t.shape) n *= d;
+    return n * rt::element_size(t.dtype);
+}
+
 }  // namespace
 
-CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
-                    uint64_t heap_bytes) {
-    CaseResult result;
-    // Compile everything first: a build error stops the case before it runs.
-    std::map<int32_t, rt::Incore> incores;
+LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler) {
+    LoadedCallable c;
+    c.spec = spec;
     for (const IncoreSpec& k : spec.incores) {
         rt::Incore in;
         in.vector = k.vector;
         in.source = k.source;
-        in.entry = reinterpret_cast<rt::KernelEntry>(
-            load_symbol(compiler, k.source, k.vector ? BuildKind::Aiv : BuildKind::Aic, "kernel_entry", spec.include_dirs));
-        incores[k.func_id] = in;
-        result.incore_sources[k.func_id] = k.source;
+        const BuildKind kind = k.vector ? BuildKind::Aiv : BuildKind::Aic;
+        in.entry = reinterpret_cast<rt::KernelEntry>(load_symbol(compiler, k.source, kind, "kernel_entry", spec.include_dirs));
+        for (const std::string& s : undefined_symbols(compiler.compile(k.source, kind, spec.include_dirs))) {
+            c.uses_sdma |= s.find("PrefetchAsyncContext") != std::string::npos;
+        }
+        c.incores[k.func_id] = in;
     }
-    auto entry = reinterpret_cast<OrchestrationEntry>(
+    c.entry = reinterpret_cast<decltype(c.entry)>(
         load_symbol(compiler, spec.orchestration, BuildKind::Orchestration, spec.function, spec.include_dirs));
-    auto config = reinterpret_cast<OrchestrationConfig>(
+    c.config = reinterpret_cast<decltype(c.config)>(
         load_symbol(compiler, spec.orchestration, BuildKind::Orchestration, spec.config_function, spec.include_dirs));
+    return c;
+}
 
-    // Tensors into GM, descriptors for the orchestration.
+CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
+                bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes) {
+    const CallableSpec& spec = callable.spec;
+    CallResult result;
+    // The call's GM is freed after it: the first tensor and everything after it.
+    struct Release {
+        rt::Platform& p;
+        uint64_t at;
+        ~Release() { p.gm_free(at); }
+    } release{platform, 0};
+
     rt::TaskGraph::Memory memory;
     uint64_t heap_used = 0;
     memory.allocate = [&](uint64_t bytes) {
@@ -62,42 +75,58 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
     rt::TaskGraph graph(memory, platform.core_count() / 3);
     std::vector<uint64_t> gm_of;
     ChipTaskArgs args;
-    for (const TensorSpec& t : spec.tensors) {
-        const std::vector<uint8_t> init = initial_values(t);
-        const uint64_t gm = platform.gm_alloc(t.bytes());
-        platform.gm_write(gm, init.data(), init.size());
+    for (const CallTensor& t : tensors) {
+        if (t.data.size() != tensor_bytes(t)) throw std::invalid_argument("a tensor's data does not match its shape");
+        const uint64_t gm = platform.gm_alloc(t.data.size());
+        if (!release.at) release.at = gm;
+        platform.gm_write(gm, t.data.data(), t.data.size());
         gm_of.push_back(gm);
         args.tensors.push_back(graph.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
                                                                 static_cast<uint32_t>(t.shape.size()))));
     }
-    for (const ScalarSpec& s : spec.scalars) args.scalars.push_back(s.bits);
+    if (!release.at) release.at = platform.gm_alloc(1);
+    args.scalars = scalars;
 
-    const PTO2OrchestrationConfig cfg = config(args);
+    const PTO2OrchestrationConfig cfg = callable.config(args);
     const int given = static_cast<int>(args.tensors.size() + args.scalars.size());
     if (given < cfg.expected_arg_count) {
-        throw CaseError(spec.path + ": " + spec.config_function + " expects " + std::to_string(cfg.expected_arg_count) +
-                        " arguments; the case gives " + std::to_string(given) + " (" +
-                        std::to_string(args.tensors.size()) + " tensors, " + std::to_string(args.scalars.size()) +
-                        " scalars)");
+        throw CaseError(spec.orchestration + ": " + spec.config_function + " expects " +
+                        std::to_string(cfg.expected_arg_count) + " arguments; the case gives " + std::to_string(given) +
+                        " (" + std::to_string(args.tensors.size()) + " tensors, " +
+                        std::to_string(args.scalars.size()) + " scalars)");
     }
     {
         rt::TaskGraph::Recording recording(graph);
-        entry(args);
+        callable.entry(args);
     }
     result.log = graph.log_lines();
     result.tasks = graph.tasks();
     if (graph.fatal_code()) {
         throw rt::OrchestrationError(spec.orchestration + ": rt_report_fatal(" + std::to_string(graph.fatal_code()) + ")");
     }
-    result.graph = worker.run_graph(graph, incores, spec.enable_sdma);
+    result.graph = worker.run_graph(graph, callable.incores, uses_sdma);
+    for (size_t i = 0; i < tensors.size(); ++i) platform.gm_read(gm_of[i], tensors[i].data.data(), tensors[i].data.size());
+    return result;
+}
+
+CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
+                    uint64_t heap_bytes) {
+    // Compile everything first: a build error stops the case before it runs.
+    const LoadedCallable callable = load_callable(spec, compiler);
+    CaseResult result;
+    for (const IncoreSpec& k : spec.incores) result.incore_sources[k.func_id] = k.source;
+    std::vector<CallTensor> tensors;
+    for (const TensorSpec& t : spec.tensors) tensors.push_back({t.dtype, t.shape, initial_values(t)});
+    std::vector<uint64_t> scalars;
+    for (const ScalarSpec& s : spec.scalars) scalars.push_back(s.bits);
+    static_cast<CallResult&>(result) = call(callable, tensors, scalars, spec.enable_sdma, platform, worker, heap_bytes);
 
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
         const TensorSpec& t = spec.tensors[i];
         if (!t.output) continue;
         CaseOutput out;
         out.name = t.name;
-        out.data.resize(t.bytes());
-        platform.gm_read(gm_of[i], out.data.data(), out.data.size());
+        out.data = std::move(tensors[i].data);
         const std::vector<uint8_t> golden = golden_of(spec, t);
         for (uint64_t e = 0; e < t.elements(); ++e) {
             const double a = element_value(t.dtype, out.data.data(), e), g = element_value(t.dtype, golden.data(), e);

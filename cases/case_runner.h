@@ -1,7 +1,8 @@
-// Runs a case (case_file.h) on a worker: compiles its incores and its
-// orchestration through the compile cache, writes its tensors into GM, runs
-// the orchestration to record the task graph, runs the graph on the
-// simulated die and compares each output with its golden.
+// Runs callables (an orchestration and its incores) on a worker: compiles them
+// through the compile cache, writes the call's tensors into GM, runs the
+// orchestration to record the task graph, runs the graph on the simulated die
+// and reads the tensors back. run_case does that for a case file and compares
+// each output with its golden.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +12,51 @@
 
 #include "cases/case_file.h"
 #include "loader/compiler.h"
+#include "runtime/orchestration/orchestration_api.h"
 #include "runtime/orchestration/task_graph.h"
 #include "runtime/platform/platform.h"
 #include "runtime/worker.h"
 
 namespace pfsim {
+
+// A callable compiled and loaded: its entry points stay valid while the
+// compiler's shared objects are loaded (for the life of the process).
+struct LoadedCallable {
+    CallableSpec spec;
+    std::map<int32_t, rt::Incore> incores;
+    void (*entry)(const ChipTaskArgs&) = nullptr;
+    PTO2OrchestrationConfig (*config)(const ChipTaskArgs&) = nullptr;
+    // An incore builds a prefetch context on the async-DMA workspace (its
+    // object needs pfsim::rt::PrefetchAsyncContext): the callable needs a
+    // worker with enable_sdma.
+    bool uses_sdma = false;
+};
+
+// Throws CompileError or LoadError naming the source and the symbol.
+LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler);
+
+// A tensor argument: `data` holds its initial values going in and what the
+// run left in GM coming out.
+struct CallTensor {
+    rt::DataType dtype = rt::DataType::FLOAT32;
+    std::vector<uint32_t> shape;
+    std::vector<uint8_t> data;
+};
+
+struct CallResult {
+    rt::GraphResult graph;
+    std::vector<rt::GraphTask> tasks;  // as recorded
+    std::vector<std::string> log;      // the orchestration's LOG_* lines
+};
+
+// One call on `worker`: the tensors (in order, before the scalars) are
+// allocated in GM and released after it, along with everything the runtime
+// allocated for it (`heap_bytes` bounds the outputs it allocates). Throws
+// CaseError (the argument count `config_function` expects), rt::OrchestrationError
+// or rt::RuntimeError for a call that cannot run; a kernel fault or a stuck
+// graph is in the result's `graph`.
+CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
+                bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes);
 
 struct CaseOutput {
     std::string name;
@@ -26,17 +67,14 @@ struct CaseOutput {
     uint64_t first_mismatch = 0;  // element index
 };
 
-struct CaseResult {
-    rt::GraphResult graph;
-    std::vector<rt::GraphTask> tasks;  // as recorded
+struct CaseResult : CallResult {
     std::vector<CaseOutput> outputs;
-    std::vector<std::string> log;      // the orchestration's LOG_* lines
     std::map<int32_t, std::string> incore_sources;
 };
 
 // Throws CaseError, CompileError, LoadError or rt::OrchestrationError for a
 // case that cannot run (exit 2); a kernel fault or a stuck graph is in
-// `graph` (exit 1). `heap_bytes` bounds the outputs the runtime allocates.
+// `graph` (exit 1).
 CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
                     uint64_t heap_bytes);
 

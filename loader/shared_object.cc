@@ -1,5 +1,11 @@
 #include "loader/shared_object.h"
 
+#include <elf.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 #include <dlfcn.h>
 
 #include "loader/compiler.h"
@@ -30,6 +36,36 @@ void* SharedObject::symbol(const std::string& name) const {
 }  // namespace pfsim
 
 namespace pfsim {
+
+std::vector<std::string> undefined_symbols(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> names;
+    auto fits = [&](uint64_t offset, uint64_t bytes) { return offset <= image.size() && bytes <= image.size() - offset; };
+    Elf64_Ehdr eh;
+    if (!fits(0, sizeof eh)) return names;
+    std::memcpy(&eh, image.data(), sizeof eh);
+    if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) return names;
+    auto section = [&](uint64_t i, Elf64_Shdr& sh) {
+        const uint64_t at = eh.e_shoff + i * sizeof(Elf64_Shdr);
+        if (i >= eh.e_shnum || !fits(at, sizeof sh)) return false;
+        std::memcpy(&sh, image.data() + at, sizeof sh);
+        return true;
+    };
+    for (uint64_t i = 0; i < eh.e_shnum; ++i) {
+        Elf64_Shdr sym, str;
+        if (!section(i, sym) || sym.sh_type != SHT_DYNSYM || !section(sym.sh_link, str)) continue;
+        if (!fits(sym.sh_offset, sym.sh_size) || !fits(str.sh_offset, str.sh_size)) return names;
+        for (uint64_t at = sym.sh_offset; at + sizeof(Elf64_Sym) <= sym.sh_offset + sym.sh_size; at += sizeof(Elf64_Sym)) {
+            Elf64_Sym s;
+            std::memcpy(&s, image.data() + at, sizeof s);
+            if (s.st_shndx != SHN_UNDEF || s.st_name == 0 || s.st_name >= str.sh_size) continue;
+            const char* name = image.data() + str.sh_offset + s.st_name;
+            names.emplace_back(name, strnlen(name, str.sh_size - s.st_name));
+        }
+    }
+    return names;
+}
 
 void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind kind, const std::string& symbol,
                   const std::vector<std::string>& include_dirs) {

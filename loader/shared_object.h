@@ -42,6 +42,11 @@ private:
 
 namespace pfsim {
 
+// The symbols the shared object at `path` needs from elsewhere (its undefined
+// dynamic symbols, mangled), read from its ELF file; empty when it is not a
+// readable ELF64 object.
+std::vector<std::string> undefined_symbols(const std::string& path);
+
 class KernelCompiler;
 enum class BuildKind;
 

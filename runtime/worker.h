@@ -74,6 +74,8 @@ public:
     uint64_t dma_workspace(int kind) const;
     const WarmupReport& warmup() const { return warmup_; }
     bool sdma_enabled() const { return options_.enable_sdma; }
+    // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
+    void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
 
     // Runs a kernel. Throws RuntimeError before anything reaches the device when
     // an SDMA kernel meets a worker without enable_sdma.

@@ -31,6 +31,19 @@
 // instrumentation that times a kernel's own GM loads and stores.
 #define PFSIM_TILE_COMPUTE __attribute__((no_sanitize_thread))
 
+// The no-argument CCE forms read the hardware's registers: the physical
+// cluster the core sits in, its position in the cluster and the clusters
+// launched -- not the task's logical block (use get_block_idx(args)).
+inline int64_t get_block_idx() { return pfsim::current_core().block_idx(); }
+inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
+inline int64_t get_subblockid() { return pfsim::current_core().subblock_idx(); }
+
+// System counter: 50 MHz ticks of simulated time; reading it is a scalar op.
+inline uint64_t get_sys_cnt() {
+    pfsim::current_core().scalar(1);
+    return pfsim::current_core().now_ps() / 20000;
+}
+
 namespace pto {
 
 // 16-bit IEEE half, stored; arithmetic converts to float (round to nearest even).
@@ -426,18 +439,10 @@ inline void wait_flag(pfsim::Pipe src, pfsim::Pipe dst, int event) {
 }
 inline void pipe_barrier(pfsim::Pipe) { pfsim::current_core().barrier(); }
 
-// The no-argument CCE forms read the hardware's registers: the physical
-// cluster the core sits in, its position in the cluster and the clusters
-// launched -- not the task's logical block (use get_block_idx(args)).
-inline int64_t get_block_idx() { return pfsim::current_core().block_idx(); }
-inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
-inline int64_t get_subblockid() { return pfsim::current_core().subblock_idx(); }
-
-// System counter: 50 MHz ticks of simulated time; reading it is a scalar op.
-inline uint64_t get_sys_cnt() {
-    pfsim::current_core().scalar(1);
-    return pfsim::current_core().now_ps() / 20000;
-}
+using ::get_block_idx;
+using ::get_block_num;
+using ::get_subblockid;
+using ::get_sys_cnt;
 
 // The flat contiguous logical-1D GM source TPREFETCH_ASYNC requires: every
 // dimension but the last 1, packed. Checked at compile time from the type.

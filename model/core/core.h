@@ -110,7 +110,10 @@ public:
     void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override;
     void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) override;
     // Record this core's pipes and prefetch activity into `trace` (null: off).
-    void attach_trace(TraceRecorder* trace) { trace_ = trace; }
+    void attach_trace(TraceRecorder* trace) {
+        trace_ = trace;
+        trace_pid_ = 0;  // a new recorder names its processes again
+    }
     bool running() const { return running_; }
     uint64_t now_ps() override { return issue_; }
     void warn(const std::string& message) override;

@@ -103,7 +103,10 @@ public:
     // Requests in channel c's ring not yet executed.
     uint32_t queue_depth(unsigned c) const;
     // Record each executed request as a slice on its channel's lane.
-    void attach_trace(TraceRecorder* trace) { trace_ = trace; }
+    void attach_trace(TraceRecorder* trace) {
+        trace_ = trace;
+        trace_pid_ = 0;  // a new recorder names its processes again
+    }
     // Appends every executed request to `log` (nullptr: stop).
     void log_requests(std::vector<ExecutedRequest>* log) { log_ = log; }
     // With sdma.frontend = rtl: dump the front-end's signals (.vcd or .fst).

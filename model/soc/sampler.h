@@ -17,7 +17,10 @@ class Sampler : public sc_core::sc_module {
 public:
     Sampler(sc_core::sc_module_name name, Soc& soc, Tick interval);
 
-    void attach_trace(TraceRecorder* trace) { trace_ = trace; }
+    void attach_trace(TraceRecorder* trace) {
+        trace_ = trace;
+        pid_ = 0;  // a new recorder names its processes again
+    }
     // Samples every interval from now while `active()` holds, then once more.
     void start(std::function<bool()> active);
 

@@ -115,6 +115,8 @@ public:
 
     // GM for the host: allocation and copies (host <-> device memcpy).
     virtual uint64_t gm_alloc(uint64_t bytes) = 0;  // throws std::runtime_error when GM is full
+    // Frees the allocation at `addr` and every allocation made after it (GM is
+    // a stack: a call frees what it allocated, last first).
     virtual void gm_free(uint64_t addr) = 0;
     virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;
     virtual void gm_read(uint64_t addr, void* dst, uint64_t bytes) = 0;

@@ -171,7 +171,9 @@ uint64_t SimPlatform::gm_alloc(uint64_t bytes) {
     return addr;
 }
 
-void SimPlatform::gm_free(uint64_t) {}  // a bump allocator: runs are short-lived
+void SimPlatform::gm_free(uint64_t addr) {
+    if (addr >= kGmBase && addr < next_free_) next_free_ = addr;
+}
 
 void SimPlatform::gm_write(uint64_t addr, const void* src, uint64_t bytes) {
     host_transport(host_memory, true, addr, const_cast<void*>(src), bytes);

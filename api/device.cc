@@ -1,0 +1,91 @@
+#include "api/device.h"
+
+#include <filesystem>
+
+#include "api/graph_result.h"
+#include "api/summary.h"
+#include "base/sha256.h"
+#include "loader/compiler.h"
+#include "loader/shared_object.h"
+#include "runtime/platform/sim/sim_platform.h"
+#include "runtime/worker.h"
+
+namespace pfsim::api {
+
+struct DeviceSession::State {
+    State(const Config& c, bool enable_sdma)
+        : cfg(c), platform("die", cfg), worker(platform, worker_options(cfg, enable_sdma, true, true, false)) {}
+    Config cfg;
+    SimPlatform platform;
+    rt::Worker worker;
+    KernelCompiler compiler;
+    std::vector<LoadedCallable> callables;
+};
+
+DeviceSession::DeviceSession(const Config& cfg, bool enable_sdma) : state_(std::make_unique<State>(cfg, enable_sdma)) {}
+
+DeviceSession::~DeviceSession() = default;
+
+bool DeviceSession::sdma_enabled() const { return state_->worker.sdma_enabled(); }
+
+std::string DeviceSession::warmup() const {
+    return state_->worker.warmup().ran ? state_->worker.warmup().summary() : "";
+}
+
+double DeviceSession::now_ns() const { return static_cast<double>(state_->platform.now_ps()) / 1e3; }
+
+int DeviceSession::register_callable(const CallableSpec& spec) {
+    state_->callables.push_back(load_callable(spec, state_->compiler));
+    return static_cast<int>(state_->callables.size()) - 1;
+}
+
+RunResult DeviceSession::run(DeviceCall& c) {
+    State& s = *state_;
+    if (c.handle < 0 || c.handle >= static_cast<int>(s.callables.size())) {
+        throw BadInput("no callable registered with handle " + std::to_string(c.handle));
+    }
+    const LoadedCallable& callable = s.callables[c.handle];
+    if (callable.uses_sdma && !s.worker.sdma_enabled()) {
+        throw rt::RuntimeError("ChipWorker was created without enable_sdma=True");
+    }
+    RunResult result;
+    result.name = std::filesystem::path(callable.spec.orchestration).stem().string();
+    result.prefetch = c.prefetch;
+    result.graph = true;
+    const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);
+    s.worker.set_prefetch_enabled(c.prefetch);
+    std::map<int32_t, std::string> sources;
+    for (const IncoreSpec& k : callable.spec.incores) sources[k.func_id] = k.source;
+    struct Detach {
+        SimPlatform& p;
+        ~Detach() { p.attach_trace(nullptr); }
+    } detach{s.platform};
+    if (trace) s.platform.attach_trace(trace.get());
+    const nlohmann::json before = s.platform.soc().stats_json();
+    try {
+        const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
+                                  s.cfg.bytes("orch.heap_bytes"));
+        std::vector<const Core*> launched;
+        add_graph(r, sources, s.platform, result, launched);
+        if (trace) trace_tasks(*trace, r, s.platform);
+        for (const CallTensor& t : c.tensors) {
+            OutputResult out;
+            out.name = "arg" + std::to_string(result.outputs.size());
+            out.bytes = t.data.size();
+            out.sha256 = sha256_hex(t.data.data(), t.data.size());
+            out.equal_reference = true;  // the caller compares with its golden
+            result.outputs.push_back(out);
+        }
+        finish(result, s.platform, before, r.graph.graph_time_ps, launched, s.cfg);
+    } catch (const CaseError& e) {
+        throw BadInput(e.what());
+    } catch (const rt::OrchestrationError& e) {
+        throw BadInput(e.what());
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+    }
+    result.sim_time_total_ns = now_ns();
+    return result;
+}
+
+}  // namespace pfsim::api

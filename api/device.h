@@ -1,0 +1,53 @@
+// A simulated die that persists across runs, as a device does: the die, its
+// worker (SDMA channels provisioned and warmed once) and the registered
+// callables live as long as the session; L2 contents and simulated time carry
+// over from one run to the next. The Python package's Worker drives one
+// session per device process (`pfsim device`, api/device_protocol.h), since
+// SystemC elaborates one die per process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/run.h"
+#include "cases/case_runner.h"
+
+namespace pfsim::api {
+
+struct DeviceCall {
+    int handle = 0;
+    std::vector<CallTensor> tensors;  // in order, before the scalars; data updated in place
+    std::vector<uint64_t> scalars;    // bits as the kernel receives them
+    bool prefetch = true;
+    std::string trace;                // a Chrome trace of this run; empty = none
+};
+
+class DeviceSession {
+public:
+    // Throws rt::RuntimeError when enable_sdma cannot be honoured
+    // ("async-DMA workspace provisioning (mask=1) failed with code -1").
+    DeviceSession(const Config& cfg, bool enable_sdma);
+    ~DeviceSession();
+    DeviceSession(const DeviceSession&) = delete;
+    DeviceSession& operator=(const DeviceSession&) = delete;
+
+    // Compiles and loads a callable; its handle. Throws CompileError (the
+    // compiler's output) or LoadError (the source and the missing symbol).
+    int register_callable(const CallableSpec& spec);
+    // One run; the result carries the tasks, counters, warnings, error. Throws
+    // BadInput for a call that cannot run (an unknown handle, the argument
+    // count, a func_id no incore declares), rt::RuntimeError for an SDMA
+    // callable on a worker without enable_sdma.
+    RunResult run(DeviceCall& call);
+    bool sdma_enabled() const;
+    std::string warmup() const;  // the channel warm-up's summary, or empty
+    double now_ns() const;       // simulated time since the session began
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace pfsim::api

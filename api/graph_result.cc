@@ -1,0 +1,116 @@
+#include "api/graph_result.h"
+
+#include <filesystem>
+#include <set>
+
+#include "api/summary.h"
+
+namespace pfsim::api {
+
+namespace {
+
+// after - before, for every unsigned counter; other fields as in `after`.
+nlohmann::json counter_delta(const nlohmann::json& after, const nlohmann::json& before) {
+    if (after.is_object()) {
+        nlohmann::json out = nlohmann::json::object();
+        for (auto it = after.begin(); it != after.end(); ++it) {
+            out[it.key()] = before.contains(it.key()) ? counter_delta(it.value(), before[it.key()]) : it.value();
+        }
+        return out;
+    }
+    if (after.is_number_unsigned() && before.is_number_unsigned()) {
+        return after.get<uint64_t>() - before.get<uint64_t>();
+    }
+    return after;
+}
+
+}  // namespace
+
+rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefetch, bool warmup, bool skip_wait) {
+    rt::WorkerOptions wo;
+    wo.enable_sdma = enable_sdma;
+    wo.warmup = warmup;
+    wo.workspace_bytes = cfg.bytes("prefetch.workspace_bytes");
+    wo.warmup_blocks = static_cast<uint32_t>(cfg.count("prefetch.warmup_blocks"));
+    wo.kernel.block_bytes = cfg.bytes("prefetch.block_bytes");
+    wo.kernel.poll_limit = cfg.count("prefetch.poll_limit");
+    wo.kernel.max_posts = cfg.count("prefetch.max_posts");
+    wo.kernel.warmup_channel_ps = cfg.time("prefetch.warmup_channel_cost");
+    wo.kernel.prefetch_enabled = prefetch;
+    wo.kernel.skip_wait = skip_wait;
+    wo.scheduler.submit_ps = cfg.time("orch.submit_cost");
+    wo.scheduler.dispatch_ps = cfg.time("orch.dispatch_latency");
+    wo.scheduler.completion_ps = cfg.time("orch.completion_latency");
+    wo.scheduler.time_limit_ps = cfg.time("orch.time_limit");
+    wo.scheduler.poll_ps = cfg.time("orch.poll_interval");
+    return wo;
+}
+
+void add_graph(const CallResult& r, const std::map<int32_t, std::string>& sources, const SimPlatform& platform,
+               RunResult& result, std::vector<const Core*>& launched) {
+    std::set<uint32_t> used;
+    for (size_t i = 0; i < r.tasks.size(); ++i) {
+        const rt::TaskRun& run = r.graph.tasks[i];
+        TaskResult t;
+        t.name = r.tasks[i].name();
+        for (uint32_t c : run.cores) {
+            t.cores.push_back(platform.core(c).name());
+            used.insert(c);
+        }
+        for (int slot = 0; slot < 3; ++slot) {
+            const int32_t f = r.tasks[i].kernel[slot];
+            if (f != INVALID_KERNEL_ID) t.kernels.push_back(std::filesystem::path(sources.at(f)).filename().string());
+        }
+        t.blocks = r.tasks[i].block_num;
+        t.deps = r.tasks[i].deps;
+        t.start_ns = static_cast<double>(run.start_ps) / 1e3;
+        t.end_ns = static_cast<double>(run.end_ps) / 1e3;
+        result.tasks.push_back(t);
+    }
+    for (uint32_t c : used) launched.push_back(&platform.core(c));
+    result.log = r.log;
+    result.violations = r.graph.violations;
+    result.warnings = r.graph.warnings;
+    result.error = r.graph.first_error();
+}
+
+void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& platform) {
+    const int pid = trace.process("Tasks (AICPU scheduler)", 5);
+    std::map<uint32_t, int> lanes;
+    auto lane = [&](uint32_t core) {
+        auto it = lanes.find(core);
+        if (it == lanes.end()) it = lanes.emplace(core, trace.lane(pid, platform.core(core).name(), static_cast<int>(core))).first;
+        return it->second;
+    };
+    constexpr uint64_t kFlowBase = uint64_t{1} << 32;  // apart from the prefetch flows' ids
+    for (size_t i = 0; i < r.tasks.size(); ++i) {
+        const rt::TaskRun& run = r.graph.tasks[i];
+        if (!run.ran || run.cores.empty()) continue;
+        std::set<uint32_t> cores(run.cores.begin(), run.cores.end());
+        for (uint32_t c : cores) {
+            trace.slice(pid, lane(c), r.tasks[i].name(), run.start_ps, run.end_ps,
+                        "\"blocks\":" + std::to_string(r.tasks[i].block_num));
+        }
+        for (uint32_t d : r.tasks[i].deps) {
+            const rt::TaskRun& from = r.graph.tasks[d];
+            if (!from.ran || from.cores.empty()) continue;
+            trace.flow(kFlowBase + i * 64 + (d % 64), pid, lane(from.cores.front()), from.end_ps, pid,
+                       lane(run.cores.front()), run.start_ps);
+        }
+    }
+}
+
+void finish(RunResult& result, SimPlatform& platform, const nlohmann::json& before, uint64_t time_ps,
+            const std::vector<const Core*>& launched, const Config& cfg) {
+    result.ran = true;
+    result.counters = counter_delta(platform.soc().stats_json(), before);
+    result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
+    result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
+    const uint64_t hits = result.counters["l2"]["hits"].get<uint64_t>();
+    const uint64_t accesses = hits + result.counters["l2"]["misses"].get<uint64_t>();
+    result.counters["l2"]["hit_rate"] = accesses ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
+    result.lanes = lanes_json(launched);
+    result.series = series_json(platform.sampler());
+}
+
+}  // namespace pfsim::api

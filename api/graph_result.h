@@ -1,0 +1,37 @@
+// How a run on the simulated die becomes a RunResult: shared by api::run (one
+// run per process) and the device session (many runs on one die).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/run.h"
+#include "cases/case_runner.h"
+#include "model/trace/recorder.h"
+#include "runtime/platform/sim/sim_platform.h"
+
+namespace pfsim::api {
+
+// The worker's options from the configuration (prefetch.*, orch.*).
+rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefetch, bool warmup, bool skip_wait);
+
+// A call's tasks (kernels, cores, start, end, dependencies), its log, its
+// violations, warnings and first error into `result`; the cores it used are
+// appended to `launched`. `sources` maps func_id to the incore's source.
+void add_graph(const CallResult& call, const std::map<int32_t, std::string>& sources, const SimPlatform& platform,
+               RunResult& result, std::vector<const Core*>& launched);
+
+// A call's tasks in the trace: a "tasks" process with a lane per core, a
+// slice per task on each core it ran on, and a flow arrow per dependency.
+void trace_tasks(TraceRecorder& trace, const CallResult& call, const SimPlatform& platform);
+
+// The run's counters (after - before), time, cycles, L2 hit rate, lanes and
+// series; sets `ran`.
+void finish(RunResult& result, SimPlatform& platform, const nlohmann::json& before, uint64_t time_ps,
+            const std::vector<const Core*>& launched, const Config& cfg);
+
+}  // namespace pfsim::api

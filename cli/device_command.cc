@@ -1,0 +1,167 @@
+// pfsim device: one persistent simulated die serving a client (the Python
+// package) over two pipes, one JSON request or reply per line. The protocol
+// is in docs/python.md ("The device process"). Kernels' own output goes to
+// stdout and stderr untouched: the protocol has its own descriptors.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "api/device.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "loader/compiler.h"
+#include "loader/shared_object.h"
+#include "runtime/worker.h"
+
+namespace pfsim {
+
+namespace {
+
+using nlohmann::json;
+
+json failure(const std::string& kind, const std::string& message) {
+    return {{"ok", false}, {"kind", kind}, {"message", message}};
+}
+
+CallableSpec callable_of(const json& request) {
+    CallableSpec spec;
+    const json& orch = request.at("orchestration");
+    spec.orchestration = orch.at("source").get<std::string>();
+    spec.function = orch.value("function", spec.function);
+    spec.config_function = orch.value("config", spec.config_function);
+    for (const json& k : request.at("incores")) {
+        IncoreSpec in;
+        in.func_id = k.at("func_id").get<int32_t>();
+        in.source = k.at("source").get<std::string>();
+        const std::string core = k.at("core_type").get<std::string>();
+        if (core != "aiv" && core != "aic") {
+            throw api::BadInput("incore func_id " + std::to_string(in.func_id) + ": core_type must be aiv or aic, not '" +
+                                core + "'");
+        }
+        in.vector = core == "aiv";
+        spec.incores.push_back(in);
+    }
+    spec.include_dirs = request.value("include_dirs", std::vector<std::string>{});
+    return spec;
+}
+
+
+json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
+    const std::string op = request.at("op").get<std::string>();
+    if (op == "register") {
+        const int handle = device.register_callable(callable_of(request));
+        return {{"ok", true}, {"handle", handle}};
+    }
+    if (op == "run") {
+        api::DeviceCall call;
+        call.handle = request.at("handle").get<int>();
+        call.prefetch = request.value("prefetch", true);
+        call.trace = request.value("trace", "");
+        call.scalars = request.value("scalars", std::vector<uint64_t>{});
+        const std::string data_path = request.value("data", "");
+        std::fstream data(data_path, std::ios::in | std::ios::out | std::ios::binary);
+        std::vector<uint64_t> offsets;
+        for (const json& t : request.at("tensors")) {
+            CallTensor ct;
+            ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), "tensor " + std::to_string(offsets.size()));
+            ct.shape = t.at("shape").get<std::vector<uint32_t>>();
+            ct.data.resize(t.at("bytes").get<uint64_t>());
+            offsets.push_back(t.at("offset").get<uint64_t>());
+            data.seekg(static_cast<std::streamoff>(offsets.back()));
+            data.read(reinterpret_cast<char*>(ct.data.data()), static_cast<std::streamsize>(ct.data.size()));
+            if (!data) throw api::BadInput("cannot read tensor " + std::to_string(offsets.size() - 1) + " from " + data_path);
+            call.tensors.push_back(std::move(ct));
+        }
+        const api::RunResult r = device.run(call);
+        for (size_t i = 0; i < call.tensors.size(); ++i) {
+            data.seekp(static_cast<std::streamoff>(offsets[i]));
+            data.write(reinterpret_cast<const char*>(call.tensors[i].data.data()),
+                       static_cast<std::streamsize>(call.tensors[i].data.size()));
+        }
+        data.flush();
+        if (!data) throw api::BadInput("cannot write the tensors back to " + data_path);
+        return {{"ok", true}, {"result", api::to_json(r, cfg)}};
+    }
+    throw api::BadInput("unknown request '" + op + "'");
+}
+
+}  // namespace
+
+int cmd_device(const std::vector<std::string>& args) {
+    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd"});
+    if (!o.positional.empty()) throw UsageError("device takes no positional argument");
+    const int in_fd = std::stoi(value_of(o, "--in-fd", "0"));
+    const int out_fd = std::stoi(value_of(o, "--out-fd", "1"));
+    FILE* in = fdopen(in_fd, "r");
+    FILE* out = fdopen(out_fd, "w");
+    if (!in || !out) throw UsageError("device: --in-fd/--out-fd do not name open descriptors");
+    // The client's end of the pipes is the device's life: when the client dies, so does the device.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    auto reply = [&](const json& j) {
+        const std::string line = j.dump() + "\n";
+        std::fwrite(line.data(), 1, line.size(), out);
+        std::fflush(out);
+    };
+    std::unique_ptr<api::DeviceSession> device;
+    Config cfg;
+    try {
+        cfg = resolve_config(o);
+        device = std::make_unique<api::DeviceSession>(cfg, has_flag(o, "--enable-sdma"));
+    } catch (const ConfigError& e) {
+        reply(failure("config", std::string("configuration error: ") + e.what()));
+        return 2;
+    } catch (const rt::RuntimeError& e) {
+        reply(failure("runtime", e.what()));
+        return 1;
+    }
+    reply({{"ok", true}, {"ready", true}, {"sdma", device->sdma_enabled()}, {"warmup", device->warmup()},
+           {"now_ns", device->now_ns()}, {"config", cfg.to_json()}});
+    std::string line;
+    for (int c; (c = std::fgetc(in)) != EOF;) {
+        if (c != '\n') {
+            line.push_back(static_cast<char>(c));
+            continue;
+        }
+        json request;
+        try {
+            request = json::parse(line);
+        } catch (const json::exception& e) {
+            reply(failure("protocol", std::string("a request that is not JSON: ") + e.what()));
+            line.clear();
+            continue;
+        }
+        line.clear();
+        if (request.value("op", "") == "close") {
+            reply({{"ok", true}});
+            return 0;
+        }
+        try {
+            reply(serve(*device, cfg, request));
+        } catch (const CompileError& e) {
+            reply(failure("compile", e.what()));
+        } catch (const LoadError& e) {
+            reply(failure("bad_input", e.what()));
+        } catch (const api::BadInput& e) {
+            reply(failure("bad_input", e.what()));
+        } catch (const CaseError& e) {
+            reply(failure("bad_input", e.what()));
+        } catch (const rt::RuntimeError& e) {
+            reply(failure("runtime", e.what()));
+        } catch (const json::exception& e) {
+            reply(failure("protocol", std::string("a request with a missing or mistyped field: ") + e.what()));
+        } catch (const std::runtime_error& e) {
+            reply(failure("runtime", e.what()));
+        }
+    }
+    return 0;  // the client closed the pipe
+}
+
+}  // namespace pfsim
