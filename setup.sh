@@ -5,7 +5,7 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 PACKAGES="bazel-bootstrap bazel-rules-java default-jdk-headless g++ zlib1g-dev zip \
 libsystemc-dev verilator libgtest-dev libgmock-dev libtomlplusplus-dev nlohmann-json3-dev \
-python3 time chromium"
+python3 python3-numpy python3-torch python3-pytest time chromium"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

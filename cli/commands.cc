@@ -30,6 +30,12 @@ commands:
   compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
                     build sources through the compile cache against pfsim's onboard
                     headers; exit 2 with the compiler's messages when one does not build
+  test PATH... [pytest options]
+                    run Python scene tests (docs/python.md) under pytest: each case with
+                    prefetch off and on, on fresh simulated dies; the gain per case
+  python-path       the folder holding the pfsim Python package (for PYTHONPATH)
+  device [--enable-sdma] --in-fd N --out-fd M
+                    a persistent simulated die serving the Python package's Worker
   kernels           list the kernels, their arguments and expected gains
   diff A B [--json] [--max-regression PCT]
                     compare two summaries, check reports, traces or onboard profiles:
@@ -94,6 +100,9 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "sweep") return cmd_sweep(rest);
         if (args[0] == "calibrate") return cmd_calibrate(rest);
         if (args[0] == "compile") return cmd_compile(rest);
+        if (args[0] == "device") return cmd_device(rest);
+        if (args[0] == "test") return cmd_test(rest);
+        if (args[0] == "python-path") return cmd_python_path(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

@@ -136,8 +136,9 @@ const std::vector<EmbeddedFile>& embedded_files(const std::string& tree) {
     return it == trees().end() ? none : it->second;
 }
 
-std::string unpack_embedded(const std::string& root, const std::string& tree) {
-    const std::vector<EmbeddedFile>& files = embedded_files(tree);
+std::string unpack_embedded(const std::string& root, const std::string& tree, const std::vector<EmbeddedFile>& extra) {
+    std::vector<EmbeddedFile> files = embedded_files(tree);
+    files.insert(files.end(), extra.begin(), extra.end());
     std::string digest;
     for (const EmbeddedFile& f : files) digest += std::string(f.path) + '\0' + f.content + '\0';
     const std::string dir = root + "/" + tree + "-" + sha256_of(digest).substr(0, 16);

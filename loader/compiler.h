@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "loader/embedded_files.h"
+
 namespace pfsim {
 
 enum class BuildKind { Aiv, Aic, Orchestration };
@@ -53,8 +55,10 @@ private:
     uint64_t compiled_ = 0, cached_ = 0;
 };
 
-// The embedded files of one tree (the include set, the shipped kernels),
-// unpacked once under `root` in a folder named by their content; returns it.
-std::string unpack_embedded(const std::string& root, const std::string& tree);
+// The embedded files of one tree (the include set, the shipped kernels, the
+// Python package), plus `extra` files (path, content), unpacked once under
+// `root` in a folder named by their content; returns it.
+std::string unpack_embedded(const std::string& root, const std::string& tree,
+                            const std::vector<EmbeddedFile>& extra = {});
 
 }  // namespace pfsim

@@ -1,0 +1,266 @@
+"""pfsim from Python: a simulated a2a3 die (GM, L2, SDMA engine, 72 cores) as a
+Worker that runs users' orchestrations and incore kernels from source.
+
+    with pfsim.Worker(enable_sdma=True) as worker:
+        handle = worker.register(pfsim.Callable.from_dict(CALLABLE, base_dir="."))
+        result = worker.run(handle, [src, out])
+        print(result.time_ns, result.l2_hit_rate)
+
+Each Worker is one device process (`pfsim device`) that persists as a device
+does: L2 contents, warmed SDMA channels and simulated time carry over from one
+run to the next. docs/python.md is the reference.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from . import _tensors
+from ._device import Device, DeviceDied, find_binary
+
+__all__ = ["Worker", "Callable", "Handle", "RunResult", "TaskTiming", "ArgDirection", "CompileError", "RunError",
+           "DeviceDied", "find_binary"]
+
+
+class ArgDirection(IntEnum):
+    """How an argument is used (simpler's task_interface): which tensors are outputs."""
+    SCALAR = 0
+    IN = 1
+    OUT = 2
+    INOUT = 3
+
+
+class CompileError(RuntimeError):
+    """A source that does not build; the message is the compiler's output (file and line)."""
+
+
+class RunError(RuntimeError):
+    """The run failed on the device (a kernel fault, a stuck task graph, a protocol
+    violation, a runtime error code); `result` holds what the run measured."""
+
+    def __init__(self, message: str, result: "RunResult"):
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class Callable:
+    """An orchestration and its incores, from source (simpler's ChipCallable)."""
+    orchestration: str
+    function: str = "aicpu_orchestration_entry"
+    config: str | None = None
+    incores: list = field(default_factory=list)  # dicts: func_id, source, core_type ("aiv" | "aic")
+    signature: list | None = None                # the orchestration's ArgDirections, if given
+    include_dirs: list = field(default_factory=list)
+    name: str | None = None
+
+    @classmethod
+    def from_dict(cls, spec: dict, base_dir: str = ".") -> "Callable":
+        """From a scene test's CALLABLE; relative sources are relative to `base_dir`."""
+        def path(p):
+            return p if os.path.isabs(p) else os.path.normpath(os.path.join(base_dir, p))
+        orch = spec["orchestration"]
+        incores = []
+        include_dirs = []
+        for k in spec.get("incores", []):
+            incores.append({"func_id": int(k["func_id"]), "source": path(k["source"]), "core_type": k["core_type"]})
+            include_dirs += [path(d) for d in k.get("extra_include_dirs", [])]
+        return cls(orchestration=path(orch["source"]), function=orch.get("function_name", cls.function),
+                   config=orch.get("config_name"), incores=incores, signature=orch.get("signature"),
+                   include_dirs=include_dirs, name=orch.get("name"))
+
+    def missing_sources(self) -> list[str]:
+        return [p for p in [self.orchestration] + [k["source"] for k in self.incores] if not os.path.isfile(p)]
+
+
+@dataclass
+class Handle:
+    """A callable registered on a worker."""
+    id: int
+    callable: Callable
+
+
+@dataclass
+class TaskTiming:
+    name: str
+    kernels: list
+    cores: list
+    blocks: int
+    deps: list
+    start_ns: float
+    end_ns: float
+
+
+@dataclass
+class RunResult:
+    """What one run measured: graph time (first dispatch to last completion), the
+    tasks' times and cores, the die's counters over the run, warnings."""
+    prefetch: bool
+    time_ns: float
+    cycles: int
+    tasks: list
+    counters: dict
+    warnings: list
+    log: list
+    trace: str | None
+    error: str | None
+    violations: list
+    sim_time_ns: float
+    summary: dict
+
+    @property
+    def l2_hit_rate(self) -> float:
+        return self.counters.get("l2", {}).get("hit_rate", 0.0)
+
+    @classmethod
+    def from_summary(cls, s: dict, trace: str | None) -> "RunResult":
+        tasks = [TaskTiming(t["name"], t["kernels"], t["cores"], t["blocks"], t["deps"], t["start_ns"], t["end_ns"])
+                 for t in s.get("tasks", [])]
+        counters = {k: s[k] for k in ("l2", "gm", "sdma") if k in s}
+        return cls(prefetch=s.get("prefetch") == "on", time_ns=s.get("kernel_time_ns", 0.0), cycles=s.get("cycles", 0),
+                   tasks=tasks, counters=counters, warnings=s.get("warnings", []), log=s.get("log", []), trace=trace,
+                   error=s.get("error"), violations=s.get("violations", []),
+                   sim_time_ns=s.get("sim_time_total_ns", 0.0), summary=s)
+
+
+class Worker:
+    """One simulated a2a3 die in its own device process.
+
+    enable_sdma provisions the async-DMA workspace (48 channels, warmed) as
+    simpler's ChipWorker does; preset, config (a TOML file) and set
+    ({"l2.size": "96MiB"}) choose the hardware parameters (`pfsim config`).
+    timeout bounds each request in wall seconds (None: no bound); on expiry
+    the device is stopped and TimeoutError raised.
+    """
+
+    def __init__(self, enable_sdma: bool = False, preset: str = "a2a3", config: str | None = None,
+                 set: dict | None = None, binary: str | None = None, timeout: float | None = None):
+        args = ["--preset", preset]
+        if config:
+            args += ["--config", os.path.abspath(config)]
+        for key, value in (set or {}).items():
+            args += ["--set", f"{key}={value}"]
+        if enable_sdma:
+            args.append("--enable-sdma")
+        self.timeout = timeout
+        self._dir = None
+        self._device = None
+        device = Device(args, binary, timeout)
+        if not device.hello.get("ok"):
+            device.close()
+            _raise(device.hello)
+        self._device = device
+        self.enable_sdma = bool(device.hello.get("sdma"))
+        self.warmup = device.hello.get("warmup", "")
+        self.config = device.hello.get("config", {})
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        self._dir = tempfile.mkdtemp(prefix="pfsim-worker-", dir=shm)
+        self.runs = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def pid(self) -> int | None:
+        """The device process's id (None once closed)."""
+        return self._device.process.pid if self._device and self._device.alive else None
+
+    def close(self) -> None:
+        """Stops the device process; the worker cannot run afterwards."""
+        if self._device is not None:
+            self._device.close()
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def register(self, callable) -> Handle:
+        """Compiles a callable's orchestration and incores (through the compile
+        cache) and loads them on the die. Raises CompileError with the compiler's
+        output, FileNotFoundError for a missing source."""
+        if isinstance(callable, dict):
+            callable = Callable.from_dict(callable)
+        missing = callable.missing_sources()
+        if missing:
+            raise FileNotFoundError(f"callable source not found: {missing[0]}")
+        orch = {"source": callable.orchestration, "function": callable.function}
+        orch["config"] = callable.config or "aicpu_orchestration_config"
+        reply = self._request({"op": "register", "orchestration": orch, "incores": callable.incores,
+                               "include_dirs": callable.include_dirs})
+        return Handle(reply["handle"], callable)
+
+    def run(self, handle: Handle, args, prefetch: bool = True, trace: str | None = None,
+            timeout: float | None = None) -> RunResult:
+        """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
+        torch tensors / numpy arrays (first) and scalars (then). Output tensors
+        (OUT/INOUT in the orchestration's signature; every tensor without one)
+        are written back in place. trace: write a Chrome trace (Perfetto) there."""
+        specs = list(getattr(args, "specs", args))
+        named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
+        values = [a.value if n else a for a, n in zip(specs, named)]
+        names = [a.name if n else f"arg{i}" for i, (a, n) in enumerate(zip(specs, named))]
+        tensors, scalars = [], []
+        for i, v in enumerate(values):
+            if _tensors.is_tensor(v):
+                if scalars:
+                    raise ValueError(f"argument {names[i]}: tensors must come before scalars")
+                tensors.append(i)
+            else:
+                scalars.append(_tensors.scalar_bits(v, f"argument {names[i]}"))
+        path = os.path.join(self._dir, "args.bin")
+        layout, offset = [], 0
+        with open(path, "wb") as f:
+            for i in tensors:
+                data = _tensors.tensor_bytes(values[i])
+                layout.append({"dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
+                               "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": len(data)})
+                f.write(data)
+                offset += len(data)
+        request = {"op": "run", "handle": handle.id, "tensors": layout, "scalars": scalars, "data": path,
+                   "prefetch": bool(prefetch)}
+        if trace:
+            request["trace"] = os.path.abspath(trace)
+        reply = self._request(request, timeout)
+        self.runs += 1
+        signature = [d for d in (handle.callable.signature or []) if int(d) != ArgDirection.SCALAR]
+        with open(path, "rb") as f:
+            for n, i in enumerate(tensors):
+                f.seek(layout[n]["offset"])
+                data = f.read(layout[n]["bytes"])
+                direction = signature[n] if n < len(signature) else ArgDirection.INOUT
+                if int(direction) in (ArgDirection.OUT, ArgDirection.INOUT):
+                    _tensors.write_back(values[i], data)
+        result = RunResult.from_summary(reply["result"], request.get("trace"))
+        problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
+        if problems:
+            raise RunError("; ".join(problems), result)
+        return result
+
+    def _request(self, message: dict, timeout: float | None = None) -> dict:
+        if self._device is None or not self._device.alive:
+            raise RuntimeError("the worker is closed")
+        reply = self._device.request(message, timeout if timeout is not None else self.timeout)
+        if not reply.get("ok"):
+            _raise(reply)
+        return reply
+
+
+def _raise(reply: dict):
+    kind, message = reply.get("kind"), reply.get("message", "unknown error")
+    if kind == "compile":
+        raise CompileError(message)
+    if kind in ("bad_input", "config", "protocol"):
+        raise ValueError(message)
+    raise RuntimeError(message)

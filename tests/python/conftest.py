@@ -1,0 +1,28 @@
+import os
+
+import pytest
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
+
+
+@pytest.fixture
+def byte_copy():
+    """The byte-copy callable: out = in for any dtype; the scalar spins the kernel first."""
+    return pfsim.Callable.from_dict({
+        "orchestration": {"source": "kernels/orchestration/byte_copy_orch.cpp",
+                          "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_byte_copy.cpp", "core_type": "aiv"}],
+    }, HERE)
+
+
+@pytest.fixture
+def prefetch_demo():
+    return pfsim.Callable.from_dict({
+        "orchestration": {"source": "kernels/orchestration/prefetch_demo_orch.cpp",
+                          "function_name": "prefetch_demo_orchestration", "config_name": "prefetch_demo_config",
+                          "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_prefetch_copy.cpp", "core_type": "aiv"}],
+    }, os.path.join(CASES, "prefetch_demo"))

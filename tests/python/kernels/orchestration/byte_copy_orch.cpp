@@ -1,0 +1,19 @@
+// One AIV task: out = in, byte for byte (kernel_byte_copy.cpp); the scalar is
+// the kernel's spin count.
+#include "pto_orchestration_api.h"
+
+extern "C" {
+
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 3};
+}
+
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& args) {
+    CoreTaskArgs task;
+    task.add_input(args.tensor(0).ref());
+    task.add_output(args.tensor(1).ref());
+    task.add_scalar(args.scalar(0));
+    rt_submit_aiv_task(0, task);
+}
+
+}  // extern "C"

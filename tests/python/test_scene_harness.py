@@ -1,0 +1,151 @@
+"""pfsim.testing: scene tests as simpler writes them, run by `pfsim test`.
+
+Each test writes a scene test beside a copy of a shipped case's sources and
+runs it in its own pytest process, as a user would."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
+
+HEADER = """
+import pytest
+import torch
+from pfsim.testing import ArgDirection as D
+from pfsim.testing import Scalar, SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+"""
+
+CHAIN = """
+@scene_test(level=2, runtime="tensormap_and_ringbuffer")
+class TestChain(SceneTestCase):
+    RTOL = 0
+    ATOL = 0
+    CALLABLE = {
+        "orchestration": {"source": "kernels/orchestration/vector_chain_orch.cpp", "signature": [D.IN, D.IN, D.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
+                    {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}],
+    }
+    CASES = [
+        {"name": "small", "platforms": ["a2a3sim"], "params": {"n": 4096}},
+        {"name": "manual_one", "platforms": ["a2a3"], "manual": True, "params": {"n": 8192}},
+        {"name": "board_only", "platforms": ["a5"], "params": {"n": 4096}},
+    ]
+
+    def generate_args(self, params):
+        n = params["n"]
+        return TaskArgsBuilder(TensorArg("a", torch.arange(n, dtype=torch.float32)),
+                               TensorArg("b", torch.ones(n)), TensorArg("out", torch.zeros(n)), Scalar("blocks", 4))
+
+    def compute_golden(self, args, params):
+        args.out[:] = 2 * (args.a + args.b) + args.a
+"""
+
+
+def scene(tmp_path, body, case="vector_chain"):
+    """A scene test file in a folder holding a copy of a shipped case's kernels."""
+    shutil.copytree(os.path.join(CASES, case, "kernels"), tmp_path / "kernels", dirs_exist_ok=True)
+    path = tmp_path / "test_scene.py"
+    path.write_text(HEADER + textwrap.dedent(body))
+    return path
+
+
+def pfsim_test(*args):
+    r = subprocess.run([pfsim.find_binary(), "test", *map(str, args), "-p", "no:cacheprovider", "-rA"],
+                       capture_output=True, text=True, timeout=600)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_cases_run_twice_and_report_their_gain_in_the_summary_and_the_junit_xml(tmp_path):
+    rc, out = pfsim_test(scene(tmp_path, CHAIN), "--junitxml", tmp_path / "j.xml")
+    assert rc == 0, out
+    assert re.search(r"TestChain::test_run\[small\]: [\d.]+ us -> [\d.]+ us, gain \+0\.0 %", out), out
+    assert "1 passed, 2 skipped" in out
+    assert "a manual case (run with --manual include)" in out
+    assert "platforms ['a5'] include neither a2a3 nor a2a3sim" in out
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
+    assert float(props["pfsim_time_off_ns"]) > 0 and float(props["pfsim_gain_pct"]) == 0.0
+
+
+def test_manual_case_and_rounds_options(tmp_path):
+    path = scene(tmp_path, CHAIN)
+    rc, out = pfsim_test(path, "--manual", "only")
+    assert rc == 0 and "1 passed, 2 skipped" in out and "test_run[manual_one]" in out, out
+    rc, out = pfsim_test(path, "--manual", "include", "--case", "TestChain::manual_one", "--rounds", "2")
+    assert rc == 0 and "1 passed, 2 skipped" in out and "not selected by --case" in out, out
+    rc, out = pfsim_test(path, "--case", "nothing")
+    assert rc == 0 and "3 skipped" in out, out
+
+
+def test_a_prefetch_that_pays_off_is_reported_with_its_gain(tmp_path):
+    rc, out = pfsim_test(os.path.join(CASES, "weight_warm", "test_weight_warm.py"), "--case", "fire_and_forget")
+    assert rc == 0, out
+    gain = float(re.search(r"test_run\[fire_and_forget\]: .* gain \+([\d.]+) %", out).group(1))
+    assert 5 < gain < 40, out
+
+
+def test_a_result_that_depends_on_timing_fails_the_off_on_identity(tmp_path):
+    rc, out = pfsim_test(os.path.join(HERE, "scenes", "race", "scene_race.py"))
+    assert rc == 1, out
+    assert "TestRace::race: output 'out' is not bit-identical with prefetch off and on" in out, out
+
+
+def test_an_output_the_kernel_never_writes_fails_naming_the_tensor_and_the_largest_difference(tmp_path):
+    body = CHAIN.replace("args.out[:] = 2 * (args.a + args.b) + args.a", "args.out[:] = 2 * (args.a + args.b) + args.a + 1")
+    rc, out = pfsim_test(scene(tmp_path, body))
+    assert rc == 1, out
+    assert "TestChain::small (prefetch off): output 'out' differs from the golden: largest difference 1 at element 0" in out
+
+
+@pytest.mark.parametrize("edit, message", [
+    (('"kernels/aiv/kernel_scale.cpp"', '"kernels/aiv/kernel_gone.cpp"'),
+     r"TestChain::small: CALLABLE names a source that does not exist: .*kernels/aiv/kernel_gone\.cpp"),
+    (('"params": {"n": 4096}', '"params": {"n": 4096, "unused": 3}'),
+     r"TestChain::small: params \['unused'\] are not used by generate_args or compute_golden"),
+    (('TensorArg("out", torch.zeros(n)), Scalar("blocks", 4)', 'Scalar("blocks", 4), TensorArg("out", torch.zeros(n))'),
+     r"TestChain::small: generate_args raised ValueError: tensor 'out' comes after a scalar"),
+    (('TensorArg("b", torch.ones(n))', 'TensorArg("b", torch.ones(n, dtype=torch.uint16))'),
+     r"TestChain::small: generate_args raised AttributeError: .*uint16"),
+    (('TensorArg("b", torch.ones(n))', 'TensorArg("b", torch.ones(n, dtype=torch.complex64))'),
+     r"TestChain::small: tensor 'b': dtype torch.complex64 has no a2a3 DataType"),
+    (('Scalar("blocks", 4)', 'Scalar("blocks", 4), Scalar("blocks", 5)'),
+     r"generate_args raised ValueError: argument name 'blocks' repeats"),
+])
+def test_bad_scene_input_is_a_clear_failure_naming_the_case_and_the_cause(tmp_path, edit, message):
+    if "uint16" in edit[1] and hasattr(__import__("torch"), "uint16"):
+        pytest.skip("this torch has uint16")
+    rc, out = pfsim_test(scene(tmp_path, CHAIN.replace(*edit)))
+    assert rc == 1, out
+    assert re.search(message, out), out
+
+
+def test_a_compile_error_fails_the_case_with_the_compilers_output(tmp_path):
+    path = scene(tmp_path, CHAIN)
+    with open(tmp_path / "kernels" / "aiv" / "kernel_add.cpp", "a") as f:
+        f.write("\nint broken = ;\n")
+    rc, out = pfsim_test(path)
+    assert rc == 1, out
+    assert re.search(r"TestChain::small: a source does not compile:.*kernel_add\.cpp:\d+:\d+: error", out, re.S), out
+
+
+def test_an_unknown_case_key_is_a_collection_error_naming_it(tmp_path):
+    rc, out = pfsim_test(scene(tmp_path, CHAIN.replace('"params": {"n": 4096}}', '"params": {"n": 4096}, "parms": 1}')))
+    assert rc != 0
+    assert "TestChain: CASES[0]: unknown key 'parms'" in out, out
+
+
+def test_the_standalone_form_runs_the_module(tmp_path):
+    path = scene(tmp_path, CHAIN + '\nif __name__ == "__main__":\n    SceneTestCase.run_module(__name__)\n')
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pfsim.__file__)))
+    r = subprocess.run([sys.executable, str(path), "-p", "a2a3sim", "--case", "small"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr

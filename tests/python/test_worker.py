@@ -1,0 +1,195 @@
+"""pfsim.Worker: a persistent simulated die driven from Python."""
+
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import pfsim
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is not alive
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_a_run_writes_outputs_back_and_reports_tasks_and_counters(prefetch_demo, tmp_path):
+    src = torch.arange(128, dtype=torch.float32) / 8
+    out = torch.full((128,), -1.0)
+    with pfsim.Worker(enable_sdma=True) as worker:
+        assert worker.enable_sdma and worker.warmup.startswith("48/48 channels warmed")
+        handle = worker.register(prefetch_demo)
+        r = worker.run(handle, [src, out], trace=str(tmp_path / "t.json"))
+    assert torch.equal(out, src)
+    assert r.prefetch and r.time_ns > 0 and r.cycles > 0
+    assert [t.cores for t in r.tasks] == [["die.aiv0"]]
+    assert r.tasks[0].kernels == ["kernel_prefetch_copy.cpp"] and r.tasks[0].end_ns > r.tasks[0].start_ns
+    assert r.counters["sdma"]["requests"] > 0 and r.counters["l2"]["prefetch_lines"] > 0
+    events = json.load(open(r.trace))["traceEvents"]
+    assert any(e.get("name") == "TPREFETCH_ASYNC" for e in events)
+
+
+def test_the_die_persists_a_second_run_hits_in_l2_where_the_first_missed(prefetch_demo):
+    src = torch.arange(128, dtype=torch.float32)
+    with pfsim.Worker(enable_sdma=True) as worker:
+        handle = worker.register(prefetch_demo)
+        first = worker.run(handle, [src, torch.zeros(128)], prefetch=False)
+        second = worker.run(handle, [src, torch.zeros(128)], prefetch=False)
+    assert first.counters["l2"]["misses"] > 0
+    assert second.counters["l2"]["misses"] == 0 and second.counters["l2"]["hits"] > 0
+    assert second.time_ns < first.time_ns
+    assert second.tasks[0].start_ns > first.tasks[0].end_ns  # simulated time carried over
+    # Negative control: a fresh die misses again.
+    with pfsim.Worker(enable_sdma=True) as worker:
+        fresh = worker.run(worker.register(prefetch_demo), [src, torch.zeros(128)], prefetch=False)
+    assert fresh.counters["l2"]["misses"] == first.counters["l2"]["misses"]
+
+
+TORCH_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32, torch.int64,
+                torch.uint8, torch.bool]
+
+
+@pytest.fixture(scope="module")
+def copy_worker():
+    with pfsim.Worker() as worker:
+        yield worker
+
+
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_every_torch_dtype_goes_in_and_comes_back_bit_exact(copy_worker, byte_copy, dtype):
+    src = (torch.arange(48) * 37 - 500).to(dtype).reshape(4, 12)
+    out = torch.zeros_like(src)
+    copy_worker.run(copy_worker.register(byte_copy), [src, out, 0])
+    assert torch.equal(out.view(torch.uint8), src.view(torch.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64", "float32"])
+def test_numpy_arrays_too(copy_worker, byte_copy, dtype):
+    src = np.arange(40, dtype=dtype) * 3
+    out = np.zeros_like(src)
+    copy_worker.run(copy_worker.register(byte_copy), [src, out, 0])
+    assert np.array_equal(out, src)
+
+
+def test_inputs_are_not_written_back(copy_worker, byte_copy):
+    src = torch.arange(16, dtype=torch.int32)
+    keep = src.clone()
+    copy_worker.run(copy_worker.register(byte_copy), [src, torch.zeros(16, dtype=torch.int32), 0])
+    assert torch.equal(src, keep)
+
+
+def test_a_dtype_a2a3_has_no_name_for_is_refused(copy_worker, byte_copy):
+    with pytest.raises(TypeError, match=r"argument arg0: dtype torch.complex64 has no a2a3 DataType"):
+        copy_worker.run(copy_worker.register(byte_copy), [torch.zeros(4, dtype=torch.complex64), torch.zeros(4), 0])
+
+
+def test_tensors_after_scalars_are_refused(copy_worker, byte_copy):
+    with pytest.raises(ValueError, match="argument arg2: tensors must come before scalars"):
+        copy_worker.run(copy_worker.register(byte_copy), [torch.zeros(4), 0, torch.zeros(4)])
+
+
+def test_an_sdma_callable_on_a_worker_without_enable_sdma_is_refused_before_anything_runs(prefetch_demo):
+    out = torch.full((128,), -1.0)
+    with pfsim.Worker() as worker:
+        handle = worker.register(prefetch_demo)
+        with pytest.raises(RuntimeError) as e:
+            worker.run(handle, [torch.ones(128), out])
+        assert str(e.value) == "ChipWorker was created without enable_sdma=True"
+        assert torch.equal(out, torch.full((128,), -1.0))
+
+
+def test_a_platform_without_an_sdma_provider_fails_enable_sdma():
+    with pytest.raises(RuntimeError, match=r"^async-DMA workspace provisioning \(mask=1\) failed with code -1$"):
+        pfsim.Worker(enable_sdma=True, set={"sdma.provider": "none"})
+    with pfsim.Worker(set={"sdma.provider": "none"}) as worker:  # control: without SDMA it starts
+        assert not worker.enable_sdma
+
+
+def test_a_bad_configuration_key_is_a_value_error_naming_it():
+    with pytest.raises(ValueError, match="l2.sise"):
+        pfsim.Worker(set={"l2.sise": "1MiB"})
+
+
+def test_a_compile_error_carries_the_compilers_output(tmp_path, byte_copy):
+    bad = tmp_path / "bad.cpp"
+    bad.write_text('#include "tensor.h"\nextern "C" void kernel_entry(__gm__ int64_t* args) { undefined_thing(); }\n')
+    byte_copy.incores[0]["source"] = str(bad)
+    with pfsim.Worker() as worker, pytest.raises(pfsim.CompileError, match=r"bad.cpp:2:.*undefined_thing"):
+        worker.register(byte_copy)
+
+
+def test_a_missing_source_is_named(byte_copy):
+    byte_copy.incores[0]["source"] = "/nonexistent/kernel.cpp"
+    with pfsim.Worker() as worker, pytest.raises(FileNotFoundError, match="/nonexistent/kernel.cpp"):
+        worker.register(byte_copy)
+
+
+def kernel_with(tmp_path, callable_, body):
+    src = tmp_path / "k.cpp"
+    src.write_text('#include <cstdint>\n#include "tensor.h"\n'
+                   'extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {\n'
+                   '    __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);\n'
+                   f'    {body}\n}}\n')
+    return pfsim.Callable(**{**callable_.__dict__, "incores": [{"func_id": 0, "source": str(src), "core_type": "aiv"}]})
+
+
+def test_a_kernel_fault_is_a_run_error_naming_the_task_and_the_worker_goes_on(tmp_path, byte_copy):
+    wild = kernel_with(tmp_path, byte_copy, "reinterpret_cast<__gm__ uint8_t*>(in->buffer.addr)[1 << 24] = 1;")
+    with pfsim.Worker() as worker:
+        with pytest.raises(pfsim.RunError, match=r"task 0 \(aiv, func 0\) block 0 on die\.aiv0 .*k\.cpp.*outside every"):
+            worker.run(worker.register(wild), [torch.zeros(4), torch.zeros(4), 0])
+        out = torch.zeros(8)
+        worker.run(worker.register(byte_copy), [torch.ones(8), out, 0])
+        assert torch.equal(out, torch.ones(8))
+
+
+def test_a_kernel_that_crashes_the_device_is_an_error_and_leaves_no_process(tmp_path, byte_copy):
+    crash = kernel_with(tmp_path, byte_copy, "*reinterpret_cast<volatile int*>(8) = 1;  // not GM: the host faults")
+    worker = pfsim.Worker()
+    pid = worker.pid
+    with pytest.raises(pfsim.DeviceDied, match="killed by signal 11"):
+        worker.run(worker.register(crash), [torch.zeros(4), torch.zeros(4), 0])
+    assert not alive(pid)
+    worker.close()
+
+
+def test_a_run_past_its_timeout_stops_the_device_and_leaves_no_process(byte_copy):
+    worker = pfsim.Worker(set={"orch.time_limit": "100s"})
+    handle = worker.register(byte_copy)
+    pid = worker.pid
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not answer within 0.5 s"):
+        worker.run(handle, [torch.zeros(4), torch.zeros(4), 1 << 40], timeout=0.5)
+    assert time.monotonic() - start < 10
+    assert not alive(pid)
+    with pytest.raises(RuntimeError, match="closed"):
+        worker.run(handle, [torch.zeros(4), torch.zeros(4), 0])
+    worker.close()
+
+
+def test_a_device_killed_midway_is_an_error_not_a_hang(byte_copy):
+    worker = pfsim.Worker(set={"orch.time_limit": "100s"})
+    handle = worker.register(byte_copy)
+    pid = worker.pid
+    threading.Timer(0.5, os.kill, (pid, signal.SIGKILL)).start()
+    with pytest.raises(pfsim.DeviceDied, match="killed by signal 9"):
+        worker.run(handle, [torch.zeros(4), torch.zeros(4), 1 << 40])
+    assert not alive(pid)
+    worker.close()
+
+
+def test_closing_stops_the_device_process(byte_copy):
+    worker = pfsim.Worker()
+    pid = worker.pid
+    assert alive(pid)
+    worker.close()
+    assert not alive(pid) and worker.pid is None
