@@ -193,3 +193,27 @@ def test_closing_stops_the_device_process(byte_copy):
     assert alive(pid)
     worker.close()
     assert not alive(pid) and worker.pid is None
+
+
+def test_a_missing_symbol_names_the_source_and_the_symbol(byte_copy):
+    byte_copy.function = "no_such_entry"
+    with pfsim.Worker() as worker, pytest.raises(ValueError, match=r"byte_copy_orch\.cpp.*no symbol 'no_such_entry'"):
+        worker.register(byte_copy)
+
+
+def test_scalars_reach_the_kernel_as_simpler_packs_them():
+    import ctypes
+    import struct
+
+    from pfsim._tensors import scalar_bits
+    assert scalar_bits(5, "s") == 5
+    assert scalar_bits(-1, "s") == (1 << 64) - 1
+    assert scalar_bits(1.5, "s") == struct.unpack("<I", struct.pack("<f", 1.5))[0]  # a Python float is f32
+    assert scalar_bits(ctypes.c_double(1.5), "s") == struct.unpack("<Q", struct.pack("<d", 1.5))[0]
+    assert scalar_bits(ctypes.c_int32(-2), "s") == (1 << 64) - 2
+    assert scalar_bits(np.float32(1.5), "s") == scalar_bits(1.5, "s")
+    assert scalar_bits(np.int64(7), "s") == 7
+    with pytest.raises(OverflowError, match="s: 18446744073709551616 does not fit in 64 bits"):
+        scalar_bits(1 << 64, "s")
+    with pytest.raises(TypeError, match="s: a scalar must be an int, a float or a ctypes value, not str"):
+        scalar_bits("7", "s")
