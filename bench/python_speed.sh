@@ -8,14 +8,6 @@ cd "$(dirname "$0")/.."
 source bench/prologue.sh
 runs=${1:-5}
 cache=$work/cache
-secs() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
-measure() {  # measure COLD(0|1) CMD...: median wall seconds
-    local cold=$1; shift
-    for _ in $(seq "$runs"); do
-        [ "$cold" = 1 ] && rm -rf "$cache"
-        PFSIM_CACHE_DIR=$cache secs "$@"
-    done | median
-}
 scene=kernels/cases/prefetch_demo/test_prefetch_demo.py
 demo=kernels/cases/prefetch_demo/case.toml
 scene_cold=$(measure 1 "$bin" test "$scene" -q -p no:cacheprovider)
