@@ -100,10 +100,15 @@ def test_a_result_that_depends_on_timing_fails_the_off_on_identity(tmp_path):
 
 
 def test_an_output_the_kernel_never_writes_fails_naming_the_tensor_and_the_largest_difference(tmp_path):
-    body = CHAIN.replace("args.out[:] = 2 * (args.a + args.b) + args.a", "args.out[:] = 2 * (args.a + args.b) + args.a + 1")
+    # `extra` is an output in the signature, but the orchestration never hands it to a task.
+    body = (CHAIN.replace('"signature": [D.IN, D.IN, D.OUT]', '"signature": [D.IN, D.IN, D.OUT, D.OUT]')
+            .replace('TensorArg("out", torch.zeros(n)),', 'TensorArg("out", torch.zeros(n)), TensorArg("extra", torch.zeros(n)),')
+            .replace("args.out[:] = 2 * (args.a + args.b) + args.a", "args.out[:] = 2 * (args.a + args.b) + args.a\n"
+                     "        args.extra[:] = 1"))
     rc, out = pfsim_test(scene(tmp_path, body))
     assert rc == 1, out
-    assert "TestChain::small (prefetch off): output 'out' differs from the golden: largest difference 1 at element 0" in out
+    assert ("TestChain::small (prefetch off): output 'extra' differs from the golden: largest difference 1 at element 0 "
+            "(got 0, expected 1" in out), out
 
 
 @pytest.mark.parametrize("edit, message", [
