@@ -16,6 +16,7 @@
 
 #include "model/core/core_ops.h"
 #include "pto/comm/pto_comm_inst.hpp"
+#include "pto/pfsim_elements.hpp"
 
 #ifndef __gm__
 #define __gm__
@@ -45,68 +46,6 @@ inline uint64_t get_sys_cnt() {
 }
 
 namespace pto {
-
-// 16-bit IEEE half, stored; arithmetic converts to float (round to nearest even).
-struct half {
-    uint16_t bits = 0;
-    half() = default;
-    half(float f);  // NOLINT: implicit like the device type
-    operator float() const;
-};
-
-// Round-to-nearest-even conversions between IEEE binary32 and binary16.
-PFSIM_TILE_COMPUTE inline half::half(float f) {
-    uint32_t x;
-    std::memcpy(&x, &f, 4);
-    const uint32_t sign = (x >> 16) & 0x8000;
-    const int32_t exp = static_cast<int32_t>((x >> 23) & 0xFF) - 127 + 15;
-    uint32_t mant = x & 0x7FFFFF;
-    if (((x >> 23) & 0xFF) == 0xFF) {  // inf / nan
-        bits = static_cast<uint16_t>(sign | 0x7C00 | (mant ? 0x200 : 0));
-    } else if (exp >= 31) {
-        bits = static_cast<uint16_t>(sign | 0x7C00);
-    } else if (exp <= 0) {
-        if (exp < -10) {
-            bits = static_cast<uint16_t>(sign);
-        } else {
-            mant |= 0x800000;
-            const int shift = 14 - exp;
-            uint32_t h = mant >> shift;
-            const uint32_t rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-            if (rem > halfway || (rem == halfway && (h & 1))) ++h;
-            bits = static_cast<uint16_t>(sign | h);
-        }
-    } else {
-        uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-        const uint32_t rem = mant & 0x1FFF;
-        if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // may carry into the exponent: correct
-        bits = static_cast<uint16_t>(sign | h);
-    }
-}
-
-PFSIM_TILE_COMPUTE inline half::operator float() const {
-    const uint32_t sign = uint32_t{bits & 0x8000u} << 16;
-    const uint32_t exp = (bits >> 10) & 0x1F;
-    const uint32_t mant = bits & 0x3FF;
-    uint32_t x;
-    if (exp == 0) {
-        if (mant == 0) {
-            x = sign;
-        } else {
-            float f = static_cast<float>(mant) * 5.9604644775390625e-8f;
-            std::memcpy(&x, &f, 4);
-            x |= sign;
-        }
-    } else if (exp == 31) {
-        x = sign | 0x7F800000 | (mant << 13);
-    } else {
-        x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-    }
-    float f;
-    std::memcpy(&f, &x, 4);
-    return f;
-}
-
 
 constexpr int DYNAMIC = -1;
 
@@ -328,71 +267,11 @@ void TSTORE(const GlobalT& global, const TileT& tile) {
     detail::move_tile<true>("TSTORE", const_cast<TileT&>(tile), global);
 }
 
-// Element-wise vector ops over the destination's valid region (vector pipe).
-#define PFSIM_BINARY_OP(NAME, EXPR)                                                            \
-    template <typename D, typename A, typename B>                                            \
-    PFSIM_TILE_COMPUTE void NAME(D& dst, const A& a, const B& b) {                          \
-        for (int r = 0; r < dst.GetValidRow(); ++r) {                                        \
-            for (int c = 0; c < dst.GetValidCol(); ++c) {                                    \
-                const float x = float(a.at(r, c)), y = float(b.at(r, c));                    \
-                dst.at(r, c) = static_cast<typename D::DType>(EXPR);                         \
-            }                                                                                \
-        }                                                                                    \
-        pfsim::current_core().vector(3 * D::kBytes);                                         \
-    }
-PFSIM_BINARY_OP(TADD, x + y)
-PFSIM_BINARY_OP(TSUB, x - y)
-PFSIM_BINARY_OP(TMUL, x * y)
-PFSIM_BINARY_OP(TMAX, x > y ? x : y)
-#undef PFSIM_BINARY_OP
+}  // namespace pto
 
-#define PFSIM_SCALAR_OP(NAME, EXPR)                                                            \
-    template <typename D, typename A, typename S>                                            \
-    PFSIM_TILE_COMPUTE void NAME(D& dst, const A& a, S scalar) {                            \
-        const float y = static_cast<float>(scalar);                                          \
-        for (int r = 0; r < dst.GetValidRow(); ++r) {                                        \
-            for (int c = 0; c < dst.GetValidCol(); ++c) {                                    \
-                const float x = float(a.at(r, c));                                           \
-                dst.at(r, c) = static_cast<typename D::DType>(EXPR);                         \
-            }                                                                                \
-        }                                                                                    \
-        pfsim::current_core().vector(2 * D::kBytes);                                         \
-    }
-PFSIM_SCALAR_OP(TADDS, x + y)
-PFSIM_SCALAR_OP(TMULS, x * y)
-#undef PFSIM_SCALAR_OP
+#include "pto/pfsim_tile_ops.hpp"  // the vector instructions
 
-// Every valid element of dst = scalar.
-template <typename D, typename S>
-PFSIM_TILE_COMPUTE void TEXPANDS(D& dst, S scalar) {
-    const auto v = static_cast<typename D::DType>(scalar);
-    for (int r = 0; r < dst.GetValidRow(); ++r) {
-        for (int c = 0; c < dst.GetValidCol(); ++c) dst.at(r, c) = v;
-    }
-    pfsim::current_core().vector(D::kBytes);
-}
-
-// dst[r][0] = sum over c of src[r][c], accumulated in float in column order.
-template <typename D, typename S>
-PFSIM_TILE_COMPUTE void TROWSUM(D& dst, const S& src) {
-    for (int r = 0; r < src.GetValidRow(); ++r) {
-        float acc = 0;
-        for (int c = 0; c < src.GetValidCol(); ++c) acc += float(src.at(r, c));
-        dst.at(r, 0) = static_cast<typename D::DType>(acc);
-    }
-    pfsim::current_core().vector(S::kBytes + D::kBytes);
-}
-
-// dst[r][c] = a[r][c] * b[0][c]: each row scaled element-wise by a row vector.
-template <typename D, typename A, typename V>
-PFSIM_TILE_COMPUTE void TROWMUL(D& dst, const A& a, const V& b) {
-    for (int r = 0; r < dst.GetValidRow(); ++r) {
-        for (int c = 0; c < dst.GetValidCol(); ++c) {
-            dst.at(r, c) = static_cast<typename D::DType>(float(a.at(r, c)) * float(b.at(0, c)));
-        }
-    }
-    pfsim::current_core().vector(2 * D::kBytes + V::kBytes);
-}
+namespace pto {
 
 // Cube: acc (M x N, L0C) = [acc_in +] left (M x K, L0A) x right (K x N, L0B),
 // accumulated in float in k order.

@@ -37,15 +37,18 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     using Result = GlobalTensor<float, Shape<1, 1, 1, 1, kBlockRows>, Stride<1, 1, 1, 1, 1>>;
     using WTile = Tile<TileType::Vec, half, kBlockRows, kCols>;
     using XTile = Tile<TileType::Vec, half, 1, kCols>;
+    using PTile = Tile<TileType::Vec, float, kBlockRows, kCols>;  // the products, widened to sum in float
     using YTile = Tile<TileType::Vec, float, kBlockRows, 1>;
     XTile xt;
     WTile wt[2], prod;
+    PTile wide;
     YTile yt;
     TASSIGN(xt, 0x100);
     TASSIGN(wt[0], 0x100 + XTile::kBytes);
     TASSIGN(wt[1], 0x100 + XTile::kBytes + WTile::kBytes);
     TASSIGN(prod, 0x100 + XTile::kBytes + 2 * WTile::kBytes);
-    TASSIGN(yt, 0x100 + XTile::kBytes + 3 * WTile::kBytes);
+    TASSIGN(wide, 0x100 + XTile::kBytes + 3 * WTile::kBytes);
+    TASSIGN(yt, 0x100 + XTile::kBytes + 3 * WTile::kBytes + PTile::kBytes);
     TLOAD(xt, Vector(reinterpret_cast<__gm__ half*>(x->buffer.addr)));
 
     PrefetchAsyncContext ctx(workspace);
@@ -70,8 +73,9 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         TLOAD(wb, block(b));
         set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
         wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
-        TROWMUL(prod, wb, xt);
-        TROWSUM(yt, prod);
+        TCOLEXPANDMUL(prod, wb, xt);
+        TCVT(wide, prod, RoundMode::CAST_NONE);
+        TROWSUM(yt, wide);
         set_flag(PIPE_V, PIPE_MTE2, static_cast<int>(b % 2) + 1);
         set_flag(PIPE_V, PIPE_MTE3, EVENT_ID3);
         wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID3);

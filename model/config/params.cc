@@ -101,6 +101,8 @@ const std::vector<ParamSpec>& param_specs() {
         param("core.store_bandwidth", Kind::Bandwidth, "per-core L2 write rate of local->GM stores (MTE3)"),
         param("core.outstanding_lines", Kind::Count, "L2 line requests one move engine keeps in flight"),
         param("core.vector_bandwidth", Kind::Bandwidth, "bytes of operands the vector unit processes"),
+        param("core.vector_special_factor", Kind::Count,
+              "how many times longer exp, log, sqrt, rsqrt, reciprocal and division take than an add"),
         param("core.cube_macs", Kind::Count, "multiply-accumulates per cycle of the cube unit"),
         param("core.flush_cost", Kind::Time, "cache clean/invalidate of a few lines plus a barrier"),
         param("core.request_build", Kind::Time, "scalar time to build one 64-byte SDMA request"),

@@ -131,6 +131,7 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       load_bw_(cfg.bandwidth("core.load_bandwidth")),
       store_bw_(cfg.bandwidth("core.store_bandwidth")),
       vector_bw_(cfg.bandwidth("core.vector_bandwidth")),
+      vector_special_factor_(static_cast<double>(cfg.count("core.vector_special_factor"))),
       cube_macs_per_cycle_(cfg.count("core.cube_macs")),
       line_bytes_(cfg.bytes("l2.line_bytes")),
       clock_hz_(cfg.frequency("chip.clock")),
@@ -301,6 +302,10 @@ void Core::store(uint64_t gm, const uint8_t* local, uint64_t bytes) {
 }
 
 void Core::vector(uint64_t bytes) { occupy(Pipe::Vector, transfer_time(bytes, vector_bw_)); }
+
+void Core::vector_special(uint64_t bytes) {
+    occupy(Pipe::Vector, static_cast<Tick>(static_cast<double>(transfer_time(bytes, vector_bw_)) * vector_special_factor_ + 0.5));
+}
 
 void Core::cube(uint64_t macs) {
     const uint64_t cycles = (macs + cube_macs_per_cycle_ - 1) / cube_macs_per_cycle_;

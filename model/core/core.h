@@ -96,6 +96,7 @@ public:
     void load(uint64_t gm, uint8_t* local, uint64_t bytes) override;
     void store(uint64_t gm, const uint8_t* local, uint64_t bytes) override;
     void vector(uint64_t bytes) override;
+    void vector_special(uint64_t bytes) override;
     void cube(uint64_t macs) override;
     void scalar(uint64_t ops) override;
     void set_flag(Pipe src, Pipe dst, int event) override;
@@ -139,7 +140,7 @@ private:
     const uint32_t id_;
     uint32_t block_idx_ = 0, block_num_ = 0, subblock_ = 0;
     const Tick scalar_op_, transfer_setup_, flush_cost_, request_build_, quantum_;
-    const double load_bw_, store_bw_, vector_bw_;
+    const double load_bw_, store_bw_, vector_bw_, vector_special_factor_;
     const uint64_t cube_macs_per_cycle_, line_bytes_;
     const double clock_hz_;
     std::array<std::vector<uint8_t>, 5> buffers_;  // indexed by Buffer; empty = absent

@@ -61,6 +61,8 @@ public:
     virtual void store(uint64_t gm, const uint8_t* local, uint64_t bytes) = 0;
     // Occupies the vector unit for `bytes` of operands, or the cube for `macs`.
     virtual void vector(uint64_t bytes) = 0;
+    // The same for exp, log, sqrt, rsqrt, reciprocal, division: core.vector_special_factor times as long.
+    virtual void vector_special(uint64_t bytes) = 0;
     virtual void cube(uint64_t macs) = 0;
     virtual void scalar(uint64_t ops) = 0;
     // Pipe synchronisation: wait_flag(src, dst) makes dst wait until src had

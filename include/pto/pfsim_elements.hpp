@@ -1,0 +1,215 @@
+// Element types of tiles and how instructions compute on them (part of
+// <pto/pto-inst.hpp>). half and bfloat16_t are stored as their IEEE bits;
+// arithmetic on them is done in float and rounded once to the destination,
+// which for +, -, *, /, sqrt gives the correctly rounded result (float has
+// more than twice their precision plus two bits). Integers compute in int64
+// and wrap to the destination, as torch does.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#ifndef PFSIM_TILE_COMPUTE
+#define PFSIM_TILE_COMPUTE __attribute__((no_sanitize_thread))
+#endif
+
+namespace pto {
+
+enum class RoundMode : uint8_t {
+    CAST_NONE = 0,   // the pair's default: to nearest even for narrowing floats, toward zero for float -> int
+    CAST_RINT = 1,   // to nearest, ties to even
+    CAST_ROUND = 2,  // to nearest, ties away from zero
+    CAST_FLOOR = 3,
+    CAST_CEIL = 4,
+    CAST_TRUNC = 5,
+    CAST_ODD = 6,    // to odd (von Neumann)
+};
+
+enum class SaturationMode : uint8_t { ON = 0, OFF = 1 };
+
+namespace detail {
+
+// Rounds the float `f` to a format with `mant` stored mantissa bits, `exp`
+// exponent bits (bias 2^(exp-1) - 1), subnormals and infinities, in `mode`;
+// returns its bits (sign at bit mant + exp).
+PFSIM_TILE_COMPUTE inline uint32_t round_float(float f, int mant, int exp, RoundMode mode) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = x >> 31;
+    const uint32_t out_sign = sign << (mant + exp);
+    const uint32_t inf = ((1u << exp) - 1) << mant;
+    const uint32_t max_finite = inf - 1;
+    if (((x >> 23) & 0xFF) == 0xFF) {  // inf, nan (quiet, payload's top bit kept)
+        return out_sign | inf | ((x & 0x7FFFFF) ? (1u << (mant - 1)) : 0);
+    }
+    const int bias = (1 << (exp - 1)) - 1;
+    int e = static_cast<int>((x >> 23) & 0xFF);
+    uint32_t m = x & 0x7FFFFF;
+    if (e == 0 && m == 0) return out_sign;
+    if (e == 0) {  // a float subnormal: normalise
+        while (!(m & 0x800000)) {
+            m <<= 1;
+            --e;
+        }
+        ++e;
+    } else {
+        m |= 0x800000;  // the implicit bit
+    }
+    // value = m * 2^(e - 127 - 23); the target keeps mant + 1 bits for normals.
+    int target_e = e - 127 + bias;  // biased exponent in the target
+    int shift = 23 - mant;          // bits dropped for a normal
+    if (target_e <= 0) shift += 1 - target_e;  // a subnormal keeps fewer bits
+    uint64_t kept, rem, half_ulp;
+    if (shift >= 40) {  // far below the smallest subnormal: nothing kept, a nonzero remainder
+        kept = 0;
+        rem = 1;
+        half_ulp = uint64_t{1} << 39;
+    } else {
+        kept = m >> shift;
+        rem = m & ((uint64_t{1} << shift) - 1);
+        half_ulp = shift ? uint64_t{1} << (shift - 1) : 0;
+    }
+    bool up = false;
+    switch (mode) {
+        case RoundMode::CAST_NONE:
+        case RoundMode::CAST_RINT: up = shift && (rem > half_ulp || (rem == half_ulp && (kept & 1))); break;
+        case RoundMode::CAST_ROUND: up = shift && rem >= half_ulp && rem; break;
+        case RoundMode::CAST_FLOOR: up = sign && rem; break;
+        case RoundMode::CAST_CEIL: up = !sign && rem; break;
+        case RoundMode::CAST_TRUNC: up = false; break;
+        case RoundMode::CAST_ODD:
+            if (rem) kept |= 1;
+            break;
+    }
+    kept += up ? 1 : 0;
+    uint32_t bits;
+    if (target_e <= 0) {
+        bits = static_cast<uint32_t>(kept);  // a subnormal; a carry into 1 << mant makes it the smallest normal
+    } else {
+        if (kept >> (mant + 1)) {  // the carry overflowed the mantissa
+            kept >>= 1;
+            ++target_e;
+        }
+        bits = target_e >= (1 << exp) - 1 ? inf : (static_cast<uint32_t>(target_e) << mant) | (kept & ((1u << mant) - 1));
+    }
+    if (bits >= inf) {  // overflow: infinity, or the largest finite toward zero
+        const bool to_inf = mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT ||
+                            mode == RoundMode::CAST_ROUND || (mode == RoundMode::CAST_CEIL && !sign) ||
+                            (mode == RoundMode::CAST_FLOOR && sign);
+        bits = to_inf ? inf : max_finite;
+    }
+    return out_sign | bits;
+}
+
+PFSIM_TILE_COMPUTE inline float float_of_bits(uint32_t bits, int mant, int exp) {
+    const uint32_t sign = (bits >> (mant + exp)) & 1;
+    const uint32_t e = (bits >> mant) & ((1u << exp) - 1);
+    const uint32_t m = bits & ((1u << mant) - 1);
+    const int bias = (1 << (exp - 1)) - 1;
+    float v;
+    if (e == (1u << exp) - 1) {
+        v = m ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    } else if (e == 0) {
+        v = std::ldexp(static_cast<float>(m), 1 - bias - mant);
+    } else {
+        v = std::ldexp(static_cast<float>(m | (1u << mant)), static_cast<int>(e) - bias - mant);
+    }
+    return sign ? -v : v;
+}
+
+}  // namespace detail
+
+// IEEE binary16.
+struct half {
+    uint16_t bits = 0;
+    half() = default;
+    PFSIM_TILE_COMPUTE half(float f)  // NOLINT: implicit like the device type
+        : bits(static_cast<uint16_t>(detail::round_float(f, 10, 5, RoundMode::CAST_RINT))) {}
+    PFSIM_TILE_COMPUTE operator float() const { return detail::float_of_bits(bits, 10, 5); }  // NOLINT
+    static PFSIM_TILE_COMPUTE half from(float f, RoundMode mode) {
+        half h;
+        h.bits = static_cast<uint16_t>(detail::round_float(f, 10, 5, mode));
+        return h;
+    }
+};
+
+// bfloat16: the top half of a binary32.
+struct bfloat16_t {
+    uint16_t bits = 0;
+    bfloat16_t() = default;
+    PFSIM_TILE_COMPUTE bfloat16_t(float f)  // NOLINT: implicit like the device type
+        : bits(static_cast<uint16_t>(detail::round_float(f, 7, 8, RoundMode::CAST_RINT))) {}
+    PFSIM_TILE_COMPUTE operator float() const {  // NOLINT
+        const uint32_t x = uint32_t{bits} << 16;
+        float f;
+        std::memcpy(&f, &x, 4);
+        return f;
+    }
+    static PFSIM_TILE_COMPUTE bfloat16_t from(float f, RoundMode mode) {
+        bfloat16_t h;
+        h.bits = static_cast<uint16_t>(detail::round_float(f, 7, 8, mode));
+        return h;
+    }
+};
+
+namespace detail {
+
+template <typename T>
+constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>;
+template <typename T>
+constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// The type an instruction computes in: float for float types, int64 for integers.
+template <typename T>
+using compute_t = std::conditional_t<is_float_v<T>, float, int64_t>;
+
+template <typename T>
+PFSIM_TILE_COMPUTE inline compute_t<T> widen(T v) {
+    if constexpr (is_float_v<T>) {
+        return static_cast<float>(v);
+    } else {
+        return static_cast<int64_t>(v);
+    }
+}
+
+// A computed value into the destination type: floats rounded to nearest even,
+// integers wrapped.
+template <typename T, typename C>
+PFSIM_TILE_COMPUTE inline T narrow(C v) {
+    if constexpr (is_float_v<T>) {
+        return T(static_cast<float>(v));
+    } else {
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint64_t>(v)));
+    }
+}
+
+// float -> integer in `mode`; saturating (NaN -> 0) unless `wrap`, which
+// converts through int32 and keeps the low bits (PyTorch's narrowing).
+template <typename T>
+PFSIM_TILE_COMPUTE inline T float_to_int(float f, RoundMode mode, bool wrap) {
+    double r;
+    switch (mode) {
+        case RoundMode::CAST_RINT: r = std::nearbyint(static_cast<double>(f)); break;  // default rounding: to even
+        case RoundMode::CAST_ROUND: r = std::round(static_cast<double>(f)); break;
+        case RoundMode::CAST_FLOOR: r = std::floor(static_cast<double>(f)); break;
+        case RoundMode::CAST_CEIL: r = std::ceil(static_cast<double>(f)); break;
+        default: r = std::trunc(static_cast<double>(f)); break;  // CAST_NONE, CAST_TRUNC, CAST_ODD
+    }
+    if (std::isnan(r)) return 0;
+    if (wrap) {
+        const double lo = -2147483648.0, hi = 2147483647.0;
+        const int32_t i = r < lo ? INT32_MIN : r > hi ? INT32_MAX : static_cast<int32_t>(r);
+        return static_cast<T>(static_cast<std::make_unsigned_t<T>>(static_cast<uint32_t>(i)));
+    }
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    if (r <= lo) return std::numeric_limits<T>::min();
+    if (r >= hi) return std::numeric_limits<T>::max();
+    return static_cast<T>(r);
+}
+
+}  // namespace detail
+}  // namespace pto

@@ -1,0 +1,420 @@
+// The vector instructions of <pto/pto-inst.hpp>: element-wise, with a scalar,
+// unary, reductions, broadcasts and conversions over tiles' valid regions
+// (docs/kernels.md, "Tile instructions", states each one's values and cost).
+//
+// Values move at the call. Each instruction occupies the vector pipe for the
+// bytes of its operands at core.vector_bandwidth; exp, log, sqrt, rsqrt,
+// reciprocal and division take core.vector_special_factor times as long.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "model/core/core_ops.h"
+#include "pto/pfsim_elements.hpp"
+
+namespace pto {
+namespace detail {
+
+template <typename D, typename S>
+PFSIM_TILE_COMPUTE inline void same_valid(const char* instruction, const D& dst, const S& src) {
+    if (src.GetValidRow() != dst.GetValidRow() || src.GetValidCol() != dst.GetValidCol()) {
+        fail(instruction, "the operands' valid regions differ from the destination's");
+    }
+}
+
+template <typename T>
+constexpr void vector_type_check() {
+    static_assert(is_float_v<T> || is_int_v<T>, "a vector instruction on a tile of neither float nor integer elements");
+}
+
+// dst(r, c) = f(r, c) over dst's valid region.
+template <typename D, typename F>
+PFSIM_TILE_COMPUTE inline void for_valid(D& dst, F f) {
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        for (int c = 0; c < dst.GetValidCol(); ++c) dst.at(r, c) = f(r, c);
+    }
+}
+
+PFSIM_TILE_COMPUTE inline float recip(float x) { return 1.0f / x; }
+PFSIM_TILE_COMPUTE inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
+
+}  // namespace detail
+
+// dst = a OP b, element-wise.
+#define PFSIM_BINARY_OP(NAME, EXPR, FLOAT_ONLY, COST)                                               \
+    template <typename D, typename A, typename B, typename... Events>                             \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, A& a, B& b, Events&...) {                                \
+        using T = typename D::DType;                                                              \
+        detail::vector_type_check<T>();                                                           \
+        static_assert(std::is_same_v<T, typename A::DType> && std::is_same_v<T, typename B::DType>, \
+                      #NAME ": the operands' element types differ");                             \
+        static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only");          \
+        detail::same_valid(#NAME, dst, a);                                                        \
+        detail::same_valid(#NAME, dst, b);                                                        \
+        detail::for_valid(dst, [&](int r, int c) {                                                \
+            const auto x = detail::widen(a.at(r, c)), y = detail::widen(b.at(r, c));             \
+            return detail::narrow<T>(EXPR);                                                       \
+        });                                                                                       \
+        pfsim::current_core().COST(3 * D::kBytes);                                                \
+    }
+PFSIM_BINARY_OP(TADD, x + y, false, vector)
+PFSIM_BINARY_OP(TSUB, x - y, false, vector)
+PFSIM_BINARY_OP(TMUL, x * y, false, vector)
+PFSIM_BINARY_OP(TDIV, x / y, true, vector_special)
+PFSIM_BINARY_OP(TMAX, x > y ? x : y, false, vector)
+PFSIM_BINARY_OP(TMIN, x < y ? x : y, false, vector)
+#undef PFSIM_BINARY_OP
+
+// dst = a OP scalar, element-wise; the scalar is converted to the element type first.
+#define PFSIM_SCALAR_OP(NAME, EXPR, FLOAT_ONLY, COST)                                      \
+    template <typename D, typename A, typename S, typename... Events,                    \
+              typename = std::enable_if_t<std::is_arithmetic_v<S> || detail::is_float_v<S>>> \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, A& a, S scalar, Events&...) {                   \
+        using T = typename D::DType;                                                     \
+        detail::vector_type_check<T>();                                                  \
+        static_assert(std::is_same_v<T, typename A::DType>, #NAME ": the operands' element types differ"); \
+        static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only"); \
+        detail::same_valid(#NAME, dst, a);                                               \
+        const auto y = detail::widen(static_cast<T>(scalar));                            \
+        detail::for_valid(dst, [&](int r, int c) {                                       \
+            const auto x = detail::widen(a.at(r, c));                                    \
+            return detail::narrow<T>(EXPR);                                              \
+        });                                                                              \
+        pfsim::current_core().COST(2 * D::kBytes);                                       \
+    }
+PFSIM_SCALAR_OP(TADDS, x + y, false, vector)
+PFSIM_SCALAR_OP(TSUBS, x - y, false, vector)
+PFSIM_SCALAR_OP(TMULS, x * y, false, vector)
+PFSIM_SCALAR_OP(TDIVS, x / y, true, vector_special)
+PFSIM_SCALAR_OP(TMAXS, x > y ? x : y, false, vector)
+PFSIM_SCALAR_OP(TMINS, x < y ? x : y, false, vector)
+#undef PFSIM_SCALAR_OP
+
+// dst = scalar / src, element-wise (TDIVS with the scalar first).
+template <typename D, typename S, typename A, typename... Events,
+          typename = std::enable_if_t<std::is_arithmetic_v<S> || detail::is_float_v<S>>>
+PFSIM_TILE_COMPUTE void TDIVS(D& dst, S scalar, A& a, Events&...) {
+    using T = typename D::DType;
+    static_assert(detail::is_float_v<T> && std::is_same_v<T, typename A::DType>, "TDIVS: float operands of one type");
+    detail::same_valid("TDIVS", dst, a);
+    const float y = detail::widen(static_cast<T>(scalar));
+    detail::for_valid(dst, [&](int r, int c) { return detail::narrow<T>(y / detail::widen(a.at(r, c))); });
+    pfsim::current_core().vector_special(2 * D::kBytes);
+}
+
+// dst = f(src), element-wise.
+#define PFSIM_UNARY_OP(NAME, EXPR, FLOAT_ONLY, COST)                                        \
+    template <typename D, typename A, typename... Events>                                 \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, A& a, Events&...) {                              \
+        using T = typename D::DType;                                                      \
+        detail::vector_type_check<T>();                                                   \
+        static_assert(std::is_same_v<T, typename A::DType>, #NAME ": the operands' element types differ"); \
+        static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only");  \
+        detail::same_valid(#NAME, dst, a);                                                \
+        detail::for_valid(dst, [&](int r, int c) {                                        \
+            const auto x = detail::widen(a.at(r, c));                                     \
+            return detail::narrow<T>(EXPR);                                               \
+        });                                                                               \
+        pfsim::current_core().COST(2 * D::kBytes);                                        \
+    }
+PFSIM_UNARY_OP(TEXP, std::exp(x), true, vector_special)
+PFSIM_UNARY_OP(TLOG, std::log(x), true, vector_special)
+PFSIM_UNARY_OP(TSQRT, std::sqrt(x), true, vector_special)
+PFSIM_UNARY_OP(TRSQRT, detail::rsqrt(x), true, vector_special)
+PFSIM_UNARY_OP(TRECIP, detail::recip(x), true, vector_special)
+PFSIM_UNARY_OP(TABS, x < 0 ? -x : x, false, vector)
+PFSIM_UNARY_OP(TNEG, -x, false, vector)
+PFSIM_UNARY_OP(TRELU, x > 0 ? x : decltype(x){0}, false, vector)
+#undef PFSIM_UNARY_OP
+
+// Every valid element of dst = scalar.
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TEXPANDS(D& dst, S scalar, Events&...) {
+    const auto v = static_cast<typename D::DType>(scalar);
+    detail::for_valid(dst, [&](int, int) { return v; });
+    pfsim::current_core().vector(D::kBytes);
+}
+
+// dst = src, element-wise, between tiles of one element type (vector <-> vector).
+template <typename D, typename A, typename... Events>
+PFSIM_TILE_COMPUTE void TMOV(D& dst, A& a, Events&...) {
+    static_assert(std::is_same_v<typename D::DType, typename A::DType>, "TMOV: the tiles' element types differ");
+    detail::same_valid("TMOV", dst, a);
+    detail::for_valid(dst, [&](int r, int c) { return a.at(r, c); });
+    pfsim::current_core().vector(2 * D::kBytes);
+}
+
+namespace detail {
+// Row reductions: dst(r, 0) = op over c of src(r, c), accumulated in the
+// compute type (float for float tiles) from column 0 up.
+template <typename D, typename S, typename Op>
+PFSIM_TILE_COMPUTE void row_reduce(const char* instruction, D& dst, S& src, Op op) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename S::DType>, "a row reduction's tiles differ in element type");
+    if (src.GetValidRow() != dst.GetValidRow() || src.GetValidCol() == 0) {
+        fail(instruction, "the destination's valid rows differ from the source's, or the source has no valid column");
+    }
+    for (int r = 0; r < src.GetValidRow(); ++r) {
+        auto acc = widen(src.at(r, 0));
+        for (int c = 1; c < src.GetValidCol(); ++c) acc = op(acc, widen(src.at(r, c)));
+        dst.at(r, 0) = narrow<T>(acc);
+    }
+    pfsim::current_core().vector(S::kBytes + D::kBytes);
+}
+// Column reductions: dst(0, c) = op over r of src(r, c), from row 0 down.
+template <typename D, typename S, typename Op>
+PFSIM_TILE_COMPUTE void col_reduce(const char* instruction, D& dst, S& src, Op op) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename S::DType>, "a column reduction's tiles differ in element type");
+    if (src.GetValidCol() != dst.GetValidCol() || src.GetValidRow() == 0) {
+        fail(instruction, "the destination's valid columns differ from the source's, or the source has no valid row");
+    }
+    for (int c = 0; c < src.GetValidCol(); ++c) {
+        auto acc = widen(src.at(0, c));
+        for (int r = 1; r < src.GetValidRow(); ++r) acc = op(acc, widen(src.at(r, c)));
+        dst.at(0, c) = narrow<T>(acc);
+    }
+    pfsim::current_core().vector(S::kBytes + D::kBytes);
+}
+struct Sum {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return a + b; }
+};
+struct Max {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return b > a ? b : a; }
+};
+struct Min {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return b < a ? b : a; }
+};
+}  // namespace detail
+
+// The board's forms take a scratch tile (`tmp`); pfsim needs none and accepts both.
+#define PFSIM_REDUCE(NAME, KIND, OP)                                                              \
+    template <typename D, typename S>                                                           \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, S& src) {                                              \
+        detail::KIND(#NAME, dst, src, detail::OP{});                                            \
+    }                                                                                           \
+    template <typename D, typename S, typename Tmp, typename... Rest>                           \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, S& src, Tmp&, Rest&&...) {                             \
+        detail::KIND(#NAME, dst, src, detail::OP{});                                            \
+    }
+PFSIM_REDUCE(TROWSUM, row_reduce, Sum)
+PFSIM_REDUCE(TROWMAX, row_reduce, Max)
+PFSIM_REDUCE(TROWMIN, row_reduce, Min)
+PFSIM_REDUCE(TCOLSUM, col_reduce, Sum)
+PFSIM_REDUCE(TCOLMAX, col_reduce, Max)
+PFSIM_REDUCE(TCOLMIN, col_reduce, Min)
+#undef PFSIM_REDUCE
+
+namespace detail {
+// The per-row operand of a row broadcast: one value per row (a column
+// vector), or a 32-byte block per row whose values repeat along the row.
+template <typename V>
+PFSIM_TILE_COMPUTE auto row_operand(const V& v, int r, int c) {
+    constexpr int kBlock = 32 / static_cast<int>(sizeof(typename V::DType));
+    if constexpr (V::cols == 1) {
+        return widen(v.at(r, 0));
+    } else {
+        static_assert(V::cols == kBlock, "a row-broadcast operand has one column, or one 32-byte block per row");
+        return widen(v.at(r, c % kBlock));
+    }
+}
+// dst(r, c) = op(m(r, c), v(r)) where m matches dst and v holds a value per row.
+template <typename D, typename M, typename V, typename Op>
+PFSIM_TILE_COMPUTE void row_expand(const char* instruction, D& dst, M& m, V& v, bool v_first, Op op, bool special) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename M::DType> && std::is_same_v<T, typename V::DType>,
+                  "a row broadcast's tiles differ in element type");
+    same_valid(instruction, dst, m);
+    if (v.GetValidRow() < dst.GetValidRow()) fail(instruction, "the per-row operand has fewer rows than the destination");
+    for_valid(dst, [&](int r, int c) {
+        const auto x = widen(m.at(r, c)), y = row_operand(v, r, c);
+        return narrow<T>(v_first ? op(y, x) : op(x, y));
+    });
+    if (special) {
+        pfsim::current_core().vector_special(2 * D::kBytes + V::kBytes);
+    } else {
+        pfsim::current_core().vector(2 * D::kBytes + V::kBytes);
+    }
+}
+template <typename D, typename M, typename V, typename Op>
+PFSIM_TILE_COMPUTE void col_expand(const char* instruction, D& dst, M& m, V& v, Op op, bool special) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename M::DType> && std::is_same_v<T, typename V::DType>,
+                  "a column broadcast's tiles differ in element type");
+    same_valid(instruction, dst, m);
+    if (v.GetValidCol() < dst.GetValidCol()) fail(instruction, "the per-column operand has fewer columns than the destination");
+    for_valid(dst, [&](int r, int c) { return narrow<T>(op(widen(m.at(r, c)), widen(v.at(0, c)))); });
+    if (special) {
+        pfsim::current_core().vector_special(2 * D::kBytes + V::kBytes);
+    } else {
+        pfsim::current_core().vector(2 * D::kBytes + V::kBytes);
+    }
+}
+struct Add {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return a + b; }
+};
+struct Sub {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return a - b; }
+};
+struct Mul {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return a * b; }
+};
+struct Div {
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return a / b; }
+};
+}  // namespace detail
+
+// dst(r, c) = src0(r, c) OP src1(r): src1 holds one value per row (or a
+// 32-byte block per row). Either operand may be the per-row one: the one
+// whose shape is not the destination's.
+#define PFSIM_ROW_EXPAND(NAME, OP, SPECIAL)                                                       \
+    template <typename D, typename A, typename B, typename... Events>                           \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, A& src0, B& src1, Events&...) {                        \
+        if constexpr (A::rows == D::rows && A::cols == D::cols) {                               \
+            detail::row_expand(#NAME, dst, src0, src1, false, detail::OP{}, SPECIAL);           \
+        } else {                                                                                \
+            detail::row_expand(#NAME, dst, src1, src0, true, detail::OP{}, SPECIAL);            \
+        }                                                                                       \
+    }
+PFSIM_ROW_EXPAND(TROWEXPANDADD, Add, false)
+PFSIM_ROW_EXPAND(TROWEXPANDSUB, Sub, false)
+PFSIM_ROW_EXPAND(TROWEXPANDMUL, Mul, false)
+PFSIM_ROW_EXPAND(TROWEXPANDDIV, Div, true)
+PFSIM_ROW_EXPAND(TROWEXPANDMAX, Max, false)
+PFSIM_ROW_EXPAND(TROWEXPANDMIN, Min, false)
+#undef PFSIM_ROW_EXPAND
+
+// dst(r, c) = src0(r, c) OP src1(0, c): src1 holds one value per column.
+#define PFSIM_COL_EXPAND(NAME, OP, SPECIAL)                                             \
+    template <typename D, typename A, typename B, typename... Events>                 \
+    PFSIM_TILE_COMPUTE void NAME(D& dst, A& src0, B& src1, Events&...) {              \
+        detail::col_expand(#NAME, dst, src0, src1, detail::OP{}, SPECIAL);            \
+    }
+PFSIM_COL_EXPAND(TCOLEXPANDADD, Add, false)
+PFSIM_COL_EXPAND(TCOLEXPANDSUB, Sub, false)
+PFSIM_COL_EXPAND(TCOLEXPANDMUL, Mul, false)
+PFSIM_COL_EXPAND(TCOLEXPANDDIV, Div, true)
+PFSIM_COL_EXPAND(TCOLEXPANDMAX, Max, false)
+PFSIM_COL_EXPAND(TCOLEXPANDMIN, Min, false)
+#undef PFSIM_COL_EXPAND
+
+// dst(r, c) = src(r, 0), and dst(r, c) = src(0, c).
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TROWEXPAND(D& dst, S& src, Events&...) {
+    static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TROWEXPAND: the tiles' element types differ");
+    if (src.GetValidRow() < dst.GetValidRow()) detail::fail("TROWEXPAND", "the source has fewer rows than the destination");
+    detail::for_valid(dst, [&](int r, int) { return src.at(r, 0); });
+    pfsim::current_core().vector(D::kBytes + S::kBytes);
+}
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TCOLEXPAND(D& dst, S& src, Events&...) {
+    static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TCOLEXPAND: the tiles' element types differ");
+    if (src.GetValidCol() < dst.GetValidCol()) detail::fail("TCOLEXPAND", "the source has fewer columns than the destination");
+    detail::for_valid(dst, [&](int, int c) { return src.at(0, c); });
+    pfsim::current_core().vector(D::kBytes + S::kBytes);
+}
+
+namespace detail {
+// The conversions a2a3 has (PTO-ISA docs/isa/TCVT.md, less int4).
+template <typename D, typename S>
+constexpr bool tcvt_supported() {
+    using namespace std;
+    if constexpr (is_same_v<S, float>) {
+        return is_same_v<D, half> || is_same_v<D, float> || is_same_v<D, bfloat16_t> || is_same_v<D, int16_t> ||
+               is_same_v<D, int32_t> || is_same_v<D, int64_t>;
+    } else if constexpr (is_same_v<S, half>) {
+        return is_same_v<D, float> || is_same_v<D, int32_t> || is_same_v<D, int16_t> || is_same_v<D, int8_t> ||
+               is_same_v<D, uint8_t>;
+    } else if constexpr (is_same_v<S, bfloat16_t>) {
+        return is_same_v<D, float> || is_same_v<D, int32_t>;
+    } else if constexpr (is_same_v<S, int16_t>) {
+        return is_same_v<D, half> || is_same_v<D, float>;
+    } else if constexpr (is_same_v<S, int32_t>) {
+        return is_same_v<D, float> || is_same_v<D, int16_t> || is_same_v<D, int64_t> || is_same_v<D, half>;
+    } else if constexpr (is_same_v<S, int64_t>) {
+        return is_same_v<D, float> || is_same_v<D, int32_t>;
+    } else if constexpr (is_same_v<S, uint8_t> || is_same_v<S, int8_t>) {
+        return is_same_v<D, half>;
+    }
+    return false;
+}
+
+// One element, src type S to D, in `mode`; integers saturate unless `wrap`.
+template <typename D, typename S>
+PFSIM_TILE_COMPUTE D convert(S v, RoundMode mode, bool wrap) {
+    if constexpr (std::is_same_v<D, S>) {
+        if constexpr (std::is_same_v<S, float>) {  // float -> float rounds to an integral value
+            switch (mode) {
+                case RoundMode::CAST_RINT: return std::nearbyint(v);
+                case RoundMode::CAST_ROUND: return std::round(v);
+                case RoundMode::CAST_FLOOR: return std::floor(v);
+                case RoundMode::CAST_CEIL: return std::ceil(v);
+                case RoundMode::CAST_TRUNC: return std::trunc(v);
+                default: return v;
+            }
+        }
+        return v;
+    } else if constexpr (std::is_same_v<D, half> || std::is_same_v<D, bfloat16_t>) {
+        if constexpr (is_int_v<S>) {
+            // Integers reach half through float (exact for the sources a2a3 has but int32 beyond 2^24).
+            return D::from(static_cast<float>(v), mode);
+        } else {
+            return D::from(static_cast<float>(v), mode);
+        }
+    } else if constexpr (std::is_same_v<D, float>) {
+        return static_cast<float>(v);  // exact, or (int32/int64) to nearest even
+    } else if constexpr (is_float_v<S>) {
+        return float_to_int<D>(static_cast<float>(v), mode, wrap);
+    } else {  // integer -> integer: saturate unless wrapping
+        const int64_t x = static_cast<int64_t>(v);
+        if (wrap) return static_cast<D>(x);
+        if (x < static_cast<int64_t>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+        if (x > static_cast<int64_t>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+        return static_cast<D>(x);
+    }
+}
+
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sat) {
+    using D = typename Dt::DType;
+    using S = typename St::DType;
+    static_assert(tcvt_supported<D, S>(), "TCVT: a2a3 has no conversion between these element types");
+    same_valid("TCVT", dst, src);
+    const bool wrap = sat == SaturationMode::OFF;
+    for_valid(dst, [&](int r, int c) { return convert<D>(src.at(r, c), mode, wrap); });
+    pfsim::current_core().vector(Dt::kBytes + St::kBytes);
+}
+}  // namespace detail
+
+// dst = src converted to dst's element type in `mode` (RoundMode), saturating
+// by default; SaturationMode::OFF wraps (PyTorch's narrowing). The forms with
+// a scratch tile take it and need none.
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TCVT(D& dst, S& src, RoundMode mode, Events&...) {
+    detail::tcvt(dst, src, mode, SaturationMode::ON);
+}
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TCVT(D& dst, S& src, RoundMode mode, SaturationMode sat, Events&...) {
+    detail::tcvt(dst, src, mode, sat);
+}
+template <typename D, typename S, typename Tmp, typename... Events,
+          typename = std::enable_if_t<!std::is_same_v<Tmp, RoundMode>>>
+PFSIM_TILE_COMPUTE void TCVT(D& dst, S& src, Tmp&, RoundMode mode, Events&...) {
+    detail::tcvt(dst, src, mode, SaturationMode::ON);
+}
+template <typename D, typename S, typename Tmp, typename... Events,
+          typename = std::enable_if_t<!std::is_same_v<Tmp, RoundMode>>>
+PFSIM_TILE_COMPUTE void TCVT(D& dst, S& src, Tmp&, RoundMode mode, SaturationMode sat, Events&...) {
+    detail::tcvt(dst, src, mode, sat);
+}
+
+}  // namespace pto

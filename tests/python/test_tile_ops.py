@@ -1,0 +1,172 @@
+"""The vector tile instructions against torch, on random inputs, for every
+element type each takes: exact where the hardware is exact (moves, integer
+ops, max/min, +, -, *, / and sqrt rounded once to the element type), within
+the tolerance docs/kernels.md states for exp, log, rsqrt and reciprocal."""
+
+import os
+import struct
+
+import pytest
+import torch
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+R, C = 8, 64
+CTYPES = {torch.float32: "float", torch.float16: "pto::half", torch.bfloat16: "pto::bfloat16_t",
+          torch.int32: "int32_t", torch.int16: "int16_t"}
+FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+
+# op id -> (name, reference(a, b, vr, vc, s) -> (output name, value), float only, tolerance class)
+OPS = {
+    0: ("TADD", lambda a, b, vr, vc, s: ("y", a + b), False, "exact"),
+    1: ("TSUB", lambda a, b, vr, vc, s: ("y", a - b), False, "exact"),
+    2: ("TMUL", lambda a, b, vr, vc, s: ("y", a * b), False, "exact"),
+    3: ("TDIV", lambda a, b, vr, vc, s: ("y", a / b), True, "exact"),
+    4: ("TMAX", lambda a, b, vr, vc, s: ("y", torch.maximum(a, b)), False, "exact"),
+    5: ("TMIN", lambda a, b, vr, vc, s: ("y", torch.minimum(a, b)), False, "exact"),
+    10: ("TADDS", lambda a, b, vr, vc, s: ("y", a + s), False, "exact"),
+    11: ("TSUBS", lambda a, b, vr, vc, s: ("y", a - s), False, "exact"),
+    12: ("TMULS", lambda a, b, vr, vc, s: ("y", a * s), False, "exact"),
+    13: ("TDIVS", lambda a, b, vr, vc, s: ("y", a / s), True, "exact"),
+    14: ("TMAXS", lambda a, b, vr, vc, s: ("y", torch.maximum(a, torch.full_like(a, s))), False, "exact"),
+    15: ("TMINS", lambda a, b, vr, vc, s: ("y", torch.minimum(a, torch.full_like(a, s))), False, "exact"),
+    16: ("TDIVS (scalar first)", lambda a, b, vr, vc, s: ("y", torch.full_like(a, s) / a), True, "exact"),
+    20: ("TEXP", lambda a, b, vr, vc, s: ("y", torch.exp(a)), True, "transcendental"),
+    21: ("TLOG", lambda a, b, vr, vc, s: ("y", torch.log(a.abs())), True, "transcendental"),
+    22: ("TSQRT", lambda a, b, vr, vc, s: ("y", torch.sqrt(a.abs())), True, "exact"),
+    23: ("TRSQRT", lambda a, b, vr, vc, s: ("y", torch.rsqrt(a.abs())), True, "transcendental"),
+    24: ("TRECIP", lambda a, b, vr, vc, s: ("y", torch.reciprocal(a)), True, "exact"),
+    25: ("TABS", lambda a, b, vr, vc, s: ("y", a.abs()), False, "exact"),
+    26: ("TNEG", lambda a, b, vr, vc, s: ("y", -a), False, "exact"),
+    27: ("TRELU", lambda a, b, vr, vc, s: ("y", torch.relu(a)), False, "exact"),
+    30: ("TEXPANDS", lambda a, b, vr, vc, s: ("y", torch.full_like(a, s)), False, "exact"),
+    31: ("TMOV", lambda a, b, vr, vc, s: ("y", a.clone()), False, "exact"),
+    40: ("TROWSUM", lambda a, b, vr, vc, s: ("yr", row_fold(a, torch.add)), False, "exact"),
+    41: ("TROWMAX", lambda a, b, vr, vc, s: ("yr", a.amax(dim=1)), False, "exact"),
+    42: ("TROWMIN", lambda a, b, vr, vc, s: ("yr", a.amin(dim=1)), False, "exact"),
+    45: ("TCOLSUM", lambda a, b, vr, vc, s: ("yc", row_fold(a.t(), torch.add)), False, "exact"),
+    46: ("TCOLMAX", lambda a, b, vr, vc, s: ("yc", a.amax(dim=0)), False, "exact"),
+    47: ("TCOLMIN", lambda a, b, vr, vc, s: ("yc", a.amin(dim=0)), False, "exact"),
+    50: ("TROWEXPANDADD", lambda a, b, vr, vc, s: ("y", a + vr[:, None]), False, "exact"),
+    51: ("TROWEXPANDSUB", lambda a, b, vr, vc, s: ("y", a - vr[:, None]), False, "exact"),
+    52: ("TROWEXPANDMUL", lambda a, b, vr, vc, s: ("y", a * vr[:, None]), False, "exact"),
+    53: ("TROWEXPANDDIV", lambda a, b, vr, vc, s: ("y", a / vr[:, None]), True, "exact"),
+    54: ("TROWEXPANDMAX", lambda a, b, vr, vc, s: ("y", torch.maximum(a, vr[:, None])), False, "exact"),
+    55: ("TROWEXPANDMIN", lambda a, b, vr, vc, s: ("y", torch.minimum(a, vr[:, None])), False, "exact"),
+    56: ("TROWEXPAND", lambda a, b, vr, vc, s: ("y", vr[:, None].expand(R, C).clone()), False, "exact"),
+    57: ("TROWEXPANDSUB (per-row first)", lambda a, b, vr, vc, s: ("y", vr[:, None] - a), False, "exact"),
+    60: ("TCOLEXPANDADD", lambda a, b, vr, vc, s: ("y", a + vc[None, :]), False, "exact"),
+    61: ("TCOLEXPANDSUB", lambda a, b, vr, vc, s: ("y", a - vc[None, :]), False, "exact"),
+    62: ("TCOLEXPANDMUL", lambda a, b, vr, vc, s: ("y", a * vc[None, :]), False, "exact"),
+    63: ("TCOLEXPANDDIV", lambda a, b, vr, vc, s: ("y", a / vc[None, :]), True, "exact"),
+    64: ("TCOLEXPANDMAX", lambda a, b, vr, vc, s: ("y", torch.maximum(a, vc[None, :])), False, "exact"),
+    65: ("TCOLEXPANDMIN", lambda a, b, vr, vc, s: ("y", torch.minimum(a, vc[None, :])), False, "exact"),
+    66: ("TCOLEXPAND", lambda a, b, vr, vc, s: ("y", vc[None, :].expand(R, C).clone()), False, "exact"),
+}
+# Relative tolerance of the transcendental ones against torch (float32 math, then rounded to the type).
+TRANSCENDENTAL_RTOL = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16: 8e-3}
+
+
+def row_fold(x, op):
+    """Row reduction in the compute type (float for float types, int64 for integers), from column 0 up."""
+    acc = x[:, 0].to(torch.float32 if x.dtype.is_floating_point else torch.int64)
+    for c in range(1, x.shape[1]):
+        acc = op(acc, x[:, c].to(acc.dtype))
+    return acc.to(x.dtype)
+
+
+def reference(op, dtype, a, b, vr, vc, s):
+    """torch's result in float32 (int64 for integers), rounded once to the element type."""
+    wide = torch.float32 if dtype.is_floating_point else torch.int64
+    name, fn, _, _ = OPS[op]
+    if op in (40, 45):
+        return fn(a, b, vr, vc, s)
+    out, value = fn(a.to(wide), b.to(wide), vr.to(wide), vc.to(wide), s)
+    return out, value.to(dtype)
+
+
+def inputs(dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        def rnd(*shape):
+            x = torch.randn(*shape, generator=g) * 4
+            return torch.where(x.abs() < 0.25, x.sign() * 0.25 + x, x).to(dtype)  # away from 0 for / and log
+        return rnd(R, C), rnd(R, C), rnd(R), rnd(C), 1.75
+    info = torch.iinfo(dtype)
+    lo, hi = max(info.min, -3000), min(info.max, 3000)
+    return (torch.randint(lo, hi, (R, C), generator=g, dtype=dtype), torch.randint(lo, hi, (R, C), generator=g, dtype=dtype),
+            torch.randint(lo, hi, (R,), generator=g, dtype=dtype), torch.randint(lo, hi, (C,), generator=g, dtype=dtype), 3)
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory):
+    """A worker and the kernel built for each element type."""
+    made = {}
+    yield lambda dtype: made.get(dtype) or made.setdefault(dtype, build(tmp_path_factory, dtype))
+    for worker, _ in made.values():
+        worker.close()
+
+
+def build(tmp_path_factory, dtype):
+    inc = tmp_path_factory.mktemp(f"types_{str(dtype).split('.')[-1]}")
+    (inc / "tile_ops_type.h").write_text(f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
+    callable_ = pfsim.Callable(orchestration=os.path.join(HERE, "kernels/orchestration/tile_ops_orch.cpp"),
+                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_ops.cpp"),
+                                         "core_type": "aiv"}], include_dirs=[str(inc)])
+    worker = pfsim.Worker()
+    return worker, worker.register(callable_)
+
+
+def run_op(workers, dtype, op, seed=0):
+    worker, handle = workers(dtype)
+    a, b, vr, vc, s = inputs(dtype, seed)
+    if op in (21, 22, 23):
+        a = a.abs()
+    y, yr, yc = torch.zeros(R, C, dtype=dtype), torch.zeros(R, dtype=dtype), torch.zeros(C, dtype=dtype)
+    bits = struct.unpack("<I", struct.pack("<f", float(s)))[0]
+    worker.run(handle, [a, b, vr, vc, y, yr, yc, a, op, bits])
+    return {"y": y, "yr": yr, "yc": yc}, reference(op, dtype, a, b, vr, vc, s)
+
+
+CASES = [(op, dtype) for op, (_, _, float_only, _) in OPS.items() for dtype in CTYPES
+         if dtype.is_floating_point or not float_only]
+
+
+@pytest.mark.parametrize("op, dtype", CASES, ids=[f"{OPS[o][0]}-{str(d).split('.')[-1]}" for o, d in CASES])
+def test_instruction_matches_torch(workers, op, dtype):
+    got, (out, want) = run_op(workers, dtype, op)
+    actual = got[out]
+    if OPS[op][3] == "transcendental":
+        torch.testing.assert_close(actual.float(), want.float(), rtol=TRANSCENDENTAL_RTOL[dtype], atol=0)
+    else:
+        assert torch.equal(actual.view(torch.int16 if actual.element_size() == 2 else actual.dtype)
+                           if dtype in (torch.float16, torch.bfloat16) else actual,
+                           want.view(torch.int16) if dtype in (torch.float16, torch.bfloat16) else want), \
+            f"{OPS[op][0]} {dtype}: largest difference {(actual.double() - want.double()).abs().max()}"
+
+
+NATIVE = [(op, dtype) for op, (_, _, _, kind) in OPS.items() if kind == "exact" and op not in (40, 45)
+          for dtype in (torch.float16, torch.bfloat16)]
+
+
+@pytest.mark.parametrize("op, dtype", NATIVE, ids=[f"{OPS[o][0]}-{str(d).split('.')[-1]}" for o, d in NATIVE])
+def test_half_and_bf16_match_torchs_own_ops_on_those_types(workers, op, dtype):
+    """Independent of the float32-then-round reference: torch computing on the 16-bit type itself."""
+    got, (out, _) = run_op(workers, dtype, op)
+    a, b, vr, vc, s = inputs(dtype, 0)
+    if op in (21, 22, 23):
+        a = a.abs()
+    try:
+        _, native = OPS[op][1](a, b, vr, vc, s)
+    except RuntimeError as e:  # torch 1.13 on the CPU lacks a few half kernels
+        pytest.skip(str(e))
+    assert torch.equal(got[out].view(torch.int16), native.to(dtype).view(torch.int16))
+
+
+def test_a_wrong_reference_is_caught(workers):
+    """Negative control: the comparison fails on a value one ulp off."""
+    got, (out, want) = run_op(workers, torch.float32, 0)
+    nudged = want.clone()
+    nudged[0, 0] = torch.nextafter(nudged[0, 0], torch.tensor(float("inf")))
+    assert not torch.equal(got[out], nudged)
