@@ -137,15 +137,6 @@ PFSIM_TILE_COMPUTE void TEXPANDS(D& dst, S scalar, Events&...) {
     pfsim::current_core().vector(D::kBytes);
 }
 
-// dst = src, element-wise, between tiles of one element type (vector <-> vector).
-template <typename D, typename A, typename... Events>
-PFSIM_TILE_COMPUTE void TMOV(D& dst, A& a, Events&...) {
-    static_assert(std::is_same_v<typename D::DType, typename A::DType>, "TMOV: the tiles' element types differ");
-    detail::same_valid("TMOV", dst, a);
-    detail::for_valid(dst, [&](int r, int c) { return a.at(r, c); });
-    pfsim::current_core().vector(2 * D::kBytes);
-}
-
 namespace detail {
 // Row reductions: dst(r, 0) = op over c of src(r, c), accumulated in the
 // compute type (float for float tiles) from column 0 up.

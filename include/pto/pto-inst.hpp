@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "model/core/core_ops.h"
 #include "pto/comm/pto_comm_inst.hpp"
@@ -218,8 +219,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     using T = typename TileT::DType;
     static_assert(sizeof(T) == sizeof(typename GlobalT::DType), "tile and global tensor element sizes differ");
     constexpr bool kVector = TileT::rows == 1 || TileT::cols == 1;
-    static_assert(kVector || TileT::blayout == BLayout::RowMajor,
-                  "pfsim moves row-major tiles and vectors between GM and tiles");
+    constexpr bool kColMajor = !kVector && TileT::blayout == BLayout::ColMajor;
     if (global.GetStride(4) != 1) fail(instruction, "the global tensor's last dimension is not contiguous");
     const int64_t rows = kVector ? 1 : tile.GetValidRow();
     const int64_t cols = kVector ? int64_t{tile.GetValidRow()} * tile.GetValidCol() : tile.GetValidCol();
@@ -238,6 +238,27 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
             core.load(gm, at, bytes);
         }
     };
+    if constexpr (kColMajor) {
+        // A column-major tile (an L1 operand, say) holds row r's elements a
+        // column apart: each row moves through a staging row, then scatters.
+        std::vector<uint8_t> staging(row_bytes);
+        for (int64_t r = 0; r < rows; ++r) {
+            int64_t index[4], rest = r;
+            for (int k = 3; k >= 0; --k) {
+                index[k] = rest % global.GetShape(k);
+                rest /= global.GetShape(k);
+            }
+            const uint64_t gm = global.gm_address(instruction, index, row_bytes);
+            for (int64_t c = 0; kStore && c < cols; ++c) {
+                std::memcpy(staging.data() + c * sizeof(T), &tile.at(static_cast<int>(r), static_cast<int>(c)), sizeof(T));
+            }
+            move(gm, staging.data(), row_bytes);
+            for (int64_t c = 0; !kStore && c < cols; ++c) {
+                std::memcpy(&tile.at(static_cast<int>(r), static_cast<int>(c)), staging.data() + c * sizeof(T), sizeof(T));
+            }
+        }
+        return;
+    }
     const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
     if (packed) {
         const int64_t origin[4] = {0, 0, 0, 0};
@@ -273,30 +294,96 @@ void TSTORE(const GlobalT& global, const TileT& tile) {
 
 namespace pto {
 
-// Cube: acc (M x N, L0C) = [acc_in +] left (M x K, L0A) x right (K x N, L0B),
-// accumulated in float in k order.
+// Cube: acc (M x N, L0C) = [acc_in +] left (M x K, L0A) x right (K x N, L0B)
+// [+ bias], over the valid region, accumulated in k order: in float for
+// half, bfloat16_t and float operands, exactly (int64, then wrapped) for int8.
 namespace detail {
-template <typename C, typename CI, typename A, typename B>
-PFSIM_TILE_COMPUTE void matmul(C& c, const CI* c_in, const A& a, const B& b) {
+template <typename C, typename CI, typename A, typename B, typename Bias>
+PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, const A& a, const B& b, const Bias* bias) {
+    using TA = typename A::DType;
+    static_assert(std::is_same_v<TA, typename B::DType>, "TMATMUL: the left and right operands differ in type");
     static_assert(A::cols == B::rows && C::rows == A::rows && C::cols == B::cols, "TMATMUL: shapes do not chain");
+    constexpr bool kInt = std::is_same_v<TA, int8_t>;
+    static_assert(kInt ? std::is_same_v<typename C::DType, int32_t> : std::is_same_v<typename C::DType, float>,
+                  "TMATMUL: the accumulator is float for half, bfloat16_t and float operands, int32_t for int8_t");
+    static_assert(kInt || is_float_v<TA>, "TMATMUL: operands are half, bfloat16_t, float or int8_t");
+    static_assert(A::type == TileType::Left && B::type == TileType::Right && C::type == TileType::Acc,
+                  "TMATMUL: operands in L0A (TileLeft) and L0B (TileRight), the result in L0C (TileAcc)");
     const int m_valid = a.GetValidRow(), k_valid = a.GetValidCol(), n_valid = b.GetValidCol();
+    if (b.GetValidRow() != k_valid) fail(instruction, "the left operand's valid columns differ from the right's valid rows");
+    using Acc = std::conditional_t<kInt, int64_t, float>;
     for (int m = 0; m < m_valid; ++m) {
         for (int n = 0; n < n_valid; ++n) {
-            float acc = c_in ? float(c_in->at(m, n)) : 0.0f;
-            for (int k = 0; k < k_valid; ++k) acc += float(a.at(m, k)) * float(b.at(k, n));
-            c.at(m, n) = static_cast<typename C::DType>(acc);
+            Acc acc = c_in ? static_cast<Acc>(c_in->at(m, n)) : Acc{0};
+            for (int k = 0; k < k_valid; ++k) acc += static_cast<Acc>(widen(a.at(m, k))) * static_cast<Acc>(widen(b.at(k, n)));
+            if (bias) acc += static_cast<Acc>(widen(bias->at(0, n)));
+            c.at(m, n) = narrow<typename C::DType>(acc);
         }
     }
-    pfsim::current_core().cube(uint64_t{C::rows} * C::cols * A::cols);
+    const pfsim::CubeOperand operand = kInt ? pfsim::CubeOperand::Int8
+                                       : std::is_same_v<TA, float> ? pfsim::CubeOperand::Fp32
+                                                                   : pfsim::CubeOperand::Fp16;
+    pfsim::current_core().cube(uint64_t{C::rows} * C::cols * A::cols, operand);
 }
 }  // namespace detail
-template <typename C, typename A, typename B>
-void TMATMUL(C& c, const A& a, const B& b) {
-    detail::matmul(c, static_cast<const C*>(nullptr), a, b);
+template <typename C, typename A, typename B, typename... Events>
+void TMATMUL(C& c, A& a, B& b, Events&...) {
+    detail::matmul("TMATMUL", c, static_cast<const C*>(nullptr), a, b, static_cast<const C*>(nullptr));
 }
-template <typename C, typename CI, typename A, typename B>
-void TMATMUL_ACC(C& c, const CI& c_in, const A& a, const B& b) {
-    detail::matmul(c, &c_in, a, b);
+// c += a x b.
+template <typename C, typename A, typename B, typename... Events>
+void TMATMUL_ACC(C& c, A& a, B& b, Events&...) {
+    detail::matmul("TMATMUL_ACC", c, &c, a, b, static_cast<const C*>(nullptr));
+}
+// c = c_in + a x b.
+template <typename C, typename CI, typename A, typename B, typename... Events,
+          typename = std::enable_if_t<B::type == TileType::Right>>
+void TMATMUL_ACC(C& c, CI& c_in, A& a, B& b, Events&...) {
+    detail::matmul("TMATMUL_ACC", c, &c_in, a, b, static_cast<const C*>(nullptr));
+}
+// c = a x b + bias (one row, added to every row).
+template <typename C, typename A, typename B, typename Bias, typename... Events>
+void TMATMUL_BIAS(C& c, A& a, B& b, Bias& bias, Events&...) {
+    detail::matmul("TMATMUL_BIAS", c, static_cast<const C*>(nullptr), a, b, &bias);
+}
+
+// Tile -> tile across buffers: dst(r, c) = src(row + r, col + c) over dst's
+// valid region, converted to dst's type (rounded to nearest even) where the
+// types differ. L1 -> L0A/L0B/UB on MTE1, L0C -> L1/UB on FIX, UB -> UB on the
+// vector pipe; the time is the destination's bytes at that path's rate.
+namespace detail {
+template <typename D, typename S>
+PFSIM_TILE_COMPUTE void move_between(const char* instruction, D& dst, const S& src, int row, int col) {
+    using TD = typename D::DType;
+    using TS = typename S::DType;
+    static_assert(std::is_same_v<TD, TS> || (is_float_v<TD> && is_float_v<TS>),
+                  "TMOV/TEXTRACT: the tiles' element types differ (only float types convert)");
+    if (row < 0 || col < 0 || row + dst.GetValidRow() > S::rows || col + dst.GetValidCol() > S::cols) {
+        fail(instruction, "the part taken lies outside the source tile");
+    }
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        for (int c = 0; c < dst.GetValidCol(); ++c) {
+            if constexpr (std::is_same_v<TD, TS>) {
+                dst.at(r, c) = src.at(row + r, col + c);
+            } else {
+                dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
+            }
+        }
+    }
+    pfsim::current_core().move_local(S::buffer(), D::buffer(), D::kBytes);
+}
+}  // namespace detail
+template <typename D, typename S, typename... Events>
+void TMOV(D& dst, S& src, Events&...) {
+    if constexpr (D::type == TileType::Vec && S::type == TileType::Vec) {
+        static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TMOV: the tiles' element types differ");
+        detail::same_valid("TMOV", dst, src);
+    }
+    detail::move_between("TMOV", dst, src, 0, 0);
+}
+template <typename D, typename S, typename... Events>
+void TEXTRACT(D& dst, S& src, uint16_t row = 0, uint16_t col = 0, Events&...) {
+    detail::move_between("TEXTRACT", dst, src, row, col);
 }
 
 // Pipes and flags. MTE1 (L1 -> L0) and FIX (L0C -> GM) run on the model's

@@ -133,11 +133,19 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       vector_bw_(cfg.bandwidth("core.vector_bandwidth")),
       vector_special_factor_(static_cast<double>(cfg.count("core.vector_special_factor"))),
       cube_macs_per_cycle_(cfg.count("core.cube_macs")),
+      cube_macs_int8_(cfg.count("core.cube_macs_int8")),
+      cube_macs_fp32_(cfg.count("core.cube_macs_fp32")),
       line_bytes_(cfg.bytes("l2.line_bytes")),
+      l1_l0a_bw_(cfg.bandwidth("core.l1_to_l0a_bandwidth")),
+      l1_l0b_bw_(cfg.bandwidth("core.l1_to_l0b_bandwidth")),
+      l1_ub_bw_(cfg.bandwidth("core.l1_to_ub_bandwidth")),
+      l0c_bw_(cfg.bandwidth("core.l0c_out_bandwidth")),
       clock_hz_(cfg.frequency("chip.clock")),
       inflight_(),
       dcci_line_(cfg.time("core.dcci_line_cost")) {
     for (auto& window : inflight_) window.assign(cfg.count("core.outstanding_lines"), 0);
+    align_ = {cfg.bytes("core.ub_align"), cfg.bytes("core.l1_align"), cfg.bytes("core.l0a_align"),
+              cfg.bytes("core.l0b_align"), cfg.bytes("core.l0c_align")};
     if (kind_ == CoreKind::Aiv) {
         buffers_[static_cast<size_t>(Buffer::Ub)].resize(cfg.bytes("core.ub_bytes"));
     } else {
@@ -211,6 +219,11 @@ uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
     if (buf.empty()) {
         throw KernelError(std::string(kind_ == CoreKind::Aiv ? "a vector" : "a cube") + " core has no " +
                           buffer_name(b) + " buffer");
+    }
+    const uint64_t align = align_[static_cast<size_t>(b)];
+    if (align > 1 && offset % align != 0) {
+        throw KernelError(std::string("tile at ") + buffer_name(b) + " offset " + hex(offset) + " is not " +
+                          std::to_string(align) + "-byte aligned");
     }
     if (offset > buf.size() || bytes > buf.size() - offset) {
         throw KernelError(std::string("tile at ") + buffer_name(b) + " offset " + hex(offset) + " + " +
@@ -307,9 +320,25 @@ void Core::vector_special(uint64_t bytes) {
     occupy(Pipe::Vector, static_cast<Tick>(static_cast<double>(transfer_time(bytes, vector_bw_)) * vector_special_factor_ + 0.5));
 }
 
-void Core::cube(uint64_t macs) {
-    const uint64_t cycles = (macs + cube_macs_per_cycle_ - 1) / cube_macs_per_cycle_;
+void Core::cube(uint64_t macs, CubeOperand operand) {
+    const uint64_t rate = operand == CubeOperand::Int8   ? cube_macs_int8_
+                          : operand == CubeOperand::Fp32 ? cube_macs_fp32_
+                                                         : cube_macs_per_cycle_;
+    const uint64_t cycles = (macs + rate - 1) / rate;
     occupy(Pipe::Cube, static_cast<Tick>(static_cast<double>(cycles) * 1e12 / clock_hz_ + 0.5));
+}
+
+void Core::move_local(Buffer from, Buffer to, uint64_t bytes) {
+    if (from == Buffer::L1 && (to == Buffer::L0a || to == Buffer::L0b || to == Buffer::Ub)) {
+        occupy(Pipe::Mte2, transfer_time(bytes, to == Buffer::L0a ? l1_l0a_bw_ : to == Buffer::L0b ? l1_l0b_bw_ : l1_ub_bw_));
+    } else if (from == Buffer::L0c && (to == Buffer::L1 || to == Buffer::Ub)) {
+        occupy(Pipe::Mte3, transfer_time(bytes, l0c_bw_));
+    } else if (from == Buffer::Ub && to == Buffer::Ub) {
+        vector(2 * bytes);
+    } else {
+        throw KernelError(std::string("no move engine takes a tile from ") + buffer_name(from) + " to " +
+                          buffer_name(to));
+    }
 }
 
 void Core::scalar(uint64_t ops) {

@@ -97,7 +97,8 @@ public:
     void store(uint64_t gm, const uint8_t* local, uint64_t bytes) override;
     void vector(uint64_t bytes) override;
     void vector_special(uint64_t bytes) override;
-    void cube(uint64_t macs) override;
+    void cube(uint64_t macs, CubeOperand operand) override;
+    void move_local(Buffer from, Buffer to, uint64_t bytes) override;
     void scalar(uint64_t ops) override;
     void set_flag(Pipe src, Pipe dst, int event) override;
     void wait_flag(Pipe src, Pipe dst, int event) override;
@@ -141,9 +142,11 @@ private:
     uint32_t block_idx_ = 0, block_num_ = 0, subblock_ = 0;
     const Tick scalar_op_, transfer_setup_, flush_cost_, request_build_, quantum_;
     const double load_bw_, store_bw_, vector_bw_, vector_special_factor_;
-    const uint64_t cube_macs_per_cycle_, line_bytes_;
+    const uint64_t cube_macs_per_cycle_, cube_macs_int8_, cube_macs_fp32_, line_bytes_;
+    const double l1_l0a_bw_, l1_l0b_bw_, l1_ub_bw_, l0c_bw_;
     const double clock_hz_;
     std::array<std::vector<uint8_t>, 5> buffers_;  // indexed by Buffer; empty = absent
+    std::array<uint64_t, 5> align_{};              // a tile's offset alignment in each buffer
     std::array<std::vector<Tick>, 5> inflight_;    // per pipe: completion times, one per line in flight
     Tick issue_ = 0;                               // scalar unit: next issue time
     std::array<Tick, 5> pipe_{};                   // busy-until per pipe (all data in)

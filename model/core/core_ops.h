@@ -21,6 +21,9 @@ enum class Pipe { Scalar, Mte2, Mte3, Vector, Cube, All };
 // On-core buffers a tile can live in.
 enum class Buffer { Ub, L1, L0a, L0b, L0c };
 
+// The cube's operand types, each with its own MAC rate.
+enum class CubeOperand { Fp16, Int8, Fp32 };
+
 // A kernel did something the hardware forbids; the run fails with this message.
 class KernelError : public std::runtime_error {
 public:
@@ -59,11 +62,15 @@ public:
     // GM -> local through L2 (MTE2) and local -> GM (MTE3).
     virtual void load(uint64_t gm, uint8_t* local, uint64_t bytes) = 0;
     virtual void store(uint64_t gm, const uint8_t* local, uint64_t bytes) = 0;
-    // Occupies the vector unit for `bytes` of operands, or the cube for `macs`.
+    // Occupies the vector unit for `bytes` of operands, or the cube for `macs` of `operand`s.
     virtual void vector(uint64_t bytes) = 0;
     // The same for exp, log, sqrt, rsqrt, reciprocal, division: core.vector_special_factor times as long.
     virtual void vector_special(uint64_t bytes) = 0;
-    virtual void cube(uint64_t macs) = 0;
+    virtual void cube(uint64_t macs, CubeOperand operand) = 0;
+    // A move between on-core buffers (TMOV, TEXTRACT): L1 -> L0A/L0B/UB on
+    // MTE1, L0C -> L1/UB on FIX, UB -> UB on the vector pipe, each at its rate.
+    // Throws KernelError for a pair the core has no path for.
+    virtual void move_local(Buffer from, Buffer to, uint64_t bytes) = 0;
     virtual void scalar(uint64_t ops) = 0;
     // Pipe synchronisation: wait_flag(src, dst) makes dst wait until src had
     // finished what it was doing at the matching set_flag.

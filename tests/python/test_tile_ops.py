@@ -170,3 +170,26 @@ def test_a_wrong_reference_is_caught(workers):
     nudged = want.clone()
     nudged[0, 0] = torch.nextafter(nudged[0, 0], torch.tensor(float("inf")))
     assert not torch.equal(got[out], nudged)
+
+
+def test_pipes_overlap_as_the_flags_allow_and_no_more(byte_copy):
+    """TLOAD -> TADD -> TSTORE over 32 chunks: with one buffer each chunk's three
+    stages run one after another; with two, chunk c + 1 loads while chunk c is
+    added and stored, so the kernel takes about its busiest pipe's time."""
+    callable_ = pfsim.Callable(orchestration=byte_copy.orchestration,
+                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_pipeline.cpp"),
+                                         "core_type": "aiv"}], signature=byte_copy.signature)
+    x = torch.randn(32 * 16 * 256)
+    lanes = {}
+    with pfsim.Worker() as worker:
+        handle = worker.register(callable_)
+        for buffers in (1, 1, 2):  # the first run warms L2 for both measured ones
+            y = torch.zeros_like(x)
+            r = worker.run(handle, [x, y, buffers])
+            assert torch.equal(y, x + x)
+            lanes[buffers] = (r.tasks[0].end_ns - r.tasks[0].start_ns, r.summary["lanes"])
+    (single, busy1), (double, busy2) = lanes[1], lanes[2]
+    stages = busy1["mte2_ns"] + busy1["vector_ns"] + busy1["mte3_ns"]
+    assert single >= 0.95 * stages, (single, busy1)          # no overlap with one buffer
+    assert double < 0.8 * single, (double, single)           # overlap with two
+    assert double >= max(busy2["mte2_ns"], busy2["vector_ns"], busy2["mte3_ns"])  # never faster than the busiest pipe

@@ -1,0 +1,74 @@
+"""The cube path against torch: L1 -> L0 moves (TMOV, TEXTRACT), TMATMUL,
+TMATMUL_ACC (both forms), TMATMUL_BIAS, for half, bfloat16 and float operands
+accumulating in float, and int8 operands accumulating exactly in int32."""
+
+import os
+
+import pytest
+import torch
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+M, K, N = 32, 64, 32
+TYPES = {torch.float16: ("pto::half", "float", torch.float32), torch.bfloat16: ("pto::bfloat16_t", "float", torch.float32),
+         torch.float32: ("float", "float", torch.float32), torch.int8: ("int8_t", "int32_t", torch.int32)}
+
+
+@pytest.fixture(scope="module")
+def cube(tmp_path_factory):
+    made = {}
+
+    def get(dtype):
+        if dtype not in made:
+            inc = tmp_path_factory.mktemp(f"cube_{str(dtype).split('.')[-1]}")
+            ta, tc, _ = TYPES[dtype]
+            (inc / "cube_types.h").write_text(f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
+                                              f"constexpr int M = {M}, K = {K}, N = {N};\n")
+            worker = pfsim.Worker()
+            made[dtype] = (worker, worker.register(pfsim.Callable(
+                orchestration=os.path.join(HERE, "kernels/orchestration/cube_ops_orch.cpp"),
+                incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aic/kernel_cube_ops.cpp"), "core_type": "aic"}],
+                include_dirs=[str(inc)])))
+        return made[dtype]
+    yield get
+    for worker, _ in made.values():
+        worker.close()
+
+
+@pytest.mark.parametrize("dtype", list(TYPES), ids=lambda d: str(d).split(".")[-1])
+@pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
+def test_matmul_matches_torch(cube, dtype, form):
+    worker, handle = cube(dtype)
+    g = torch.Generator().manual_seed(3)
+    acc = TYPES[dtype][2]
+    if dtype == torch.int8:
+        a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8)
+        b = torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int8)
+        bias = torch.randint(-1000, 1000, (N,), generator=g, dtype=torch.int32)
+        c_in = torch.randint(-1000, 1000, (M, N), generator=g, dtype=torch.int32)
+    else:
+        a, b = torch.randn(M, K, generator=g).to(dtype), torch.randn(K, N, generator=g).to(dtype)
+        bias, c_in = torch.randn(N, generator=g), torch.randn(M, N, generator=g)
+    c = c_in.clone()
+    op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
+    worker.run(handle, [a, b, bias, c, op])
+    prod = a.double() @ b.double()
+    want = {0: prod, 1: 2 * prod, 2: prod + bias.double()[None, :], 3: c_in.double() + prod}[op]
+    if dtype == torch.int8:
+        assert torch.equal(c, want.to(torch.int64).to(torch.int32))
+    else:
+        torch.testing.assert_close(c.double(), want, rtol=1e-5, atol=1e-4)
+
+
+def test_the_cube_takes_its_time_by_operand_type(cube):
+    """int8 runs at core.cube_macs_int8, float at core.cube_macs_fp32: the same matmul takes less and more time."""
+    times = {}
+    for dtype in (torch.float16, torch.int8, torch.float32):
+        worker, handle = cube(dtype)
+        a = torch.ones(M, K, dtype=dtype)
+        b = torch.ones(K, N, dtype=dtype)
+        acc = TYPES[dtype][2]
+        r = worker.run(handle, [a, b, torch.zeros(N, dtype=acc), torch.zeros(M, N, dtype=acc), 0])
+        times[dtype] = r.time_ns
+    assert times[torch.int8] < times[torch.float16] < times[torch.float32], times
