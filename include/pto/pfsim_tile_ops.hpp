@@ -409,3 +409,72 @@ PFSIM_TILE_COMPUTE void TCVT(D& dst, S& src, Tmp&, RoundMode mode, SaturationMod
 }
 
 }  // namespace pto
+
+namespace pto {
+
+// dst_k = start + k (descending: start - k) over dst's valid elements, k
+// counting row by row.
+template <typename D, typename T, int descending, typename... Events>
+PFSIM_TILE_COMPUTE void TCI(D& dst, T start, Events&...) {
+    static_assert(detail::is_int_v<typename D::DType>, "TCI: an integer tile");
+    const int cols = dst.GetValidCol();
+    detail::for_valid(dst, [&](int r, int c) {
+        const int64_t k = int64_t{r} * cols + c;
+        return detail::narrow<typename D::DType>(descending ? int64_t{start} - k : int64_t{start} + k);
+    });
+    pfsim::current_core().vector(D::kBytes);
+}
+
+namespace detail {
+template <typename T, PadValue P>
+PFSIM_TILE_COMPUTE T pad_value() {
+    if constexpr (P == PadValue::Zero || P == PadValue::Null) {
+        return T(0.0f);
+    } else if constexpr (is_float_v<T>) {
+        return T(P == PadValue::Max ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
+    } else {
+        return P == PadValue::Max ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min();
+    }
+}
+}  // namespace detail
+
+// dst = src inside src's valid region, dst's PadValue (Zero, Max: +inf or the
+// type's largest, Min: -inf or its smallest) everywhere else in dst's rows x cols.
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TFILLPAD(D& dst, S& src, Events&...) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename S::DType>, "TFILLPAD: the tiles' element types differ");
+    static_assert(D::pad != PadValue::Null, "TFILLPAD: the destination tile names no PadValue");
+    const T pad = detail::pad_value<T, D::pad>();
+    const int vr = src.GetValidRow(), vc = src.GetValidCol();
+    if (vr > D::rows || vc > D::cols) detail::fail("TFILLPAD", "the source's valid region is larger than the destination");
+    for (int r = 0; r < D::rows; ++r) {
+        for (int c = 0; c < D::cols; ++c) dst.at(r, c) = r < vr && c < vc ? src.at(r, c) : pad;
+    }
+    pfsim::current_core().vector(D::kBytes + S::kBytes);
+}
+// The same with dst and src one buffer: only the padding is written.
+template <typename D, typename S, typename... Events>
+PFSIM_TILE_COMPUTE void TFILLPAD_INPLACE(D& dst, S& src, Events&...) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename S::DType>, "TFILLPAD_INPLACE: the tiles' element types differ");
+    static_assert(D::pad != PadValue::Null, "TFILLPAD_INPLACE: the destination tile names no PadValue");
+    const T pad = detail::pad_value<T, D::pad>();
+    const int vr = src.GetValidRow(), vc = src.GetValidCol();
+    for (int r = 0; r < D::rows; ++r) {
+        for (int c = 0; c < D::cols; ++c) {
+            if (r >= vr || c >= vc) dst.at(r, c) = pad;
+        }
+    }
+    pfsim::current_core().vector(D::kBytes);
+}
+
+// dst views src's bytes as another shape or type (no value changes, no time).
+template <typename D, typename S, typename... Events>
+void TRESHAPE(D& dst, S& src, Events&...) {
+    static_assert(D::kBytes <= S::kBytes, "TRESHAPE: the new view is larger than the tile");
+    static_assert(D::buffer() == S::buffer(), "TRESHAPE: a view stays in its buffer");
+    dst.view(src.data());
+}
+
+}  // namespace pto

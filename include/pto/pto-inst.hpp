@@ -144,7 +144,7 @@ private:
 enum class TileType { Vec, Mat, Left, Right, Acc };
 enum class BLayout { RowMajor, ColMajor };
 enum class SLayout { NoneBox, RowMajor, ColMajor };
-enum class PadValue { Null, Zero, Min, Max };
+enum class PadValue : uint64_t { Null = 0, Zero = 1, Max = 2, Min = 3 };
 enum class CompactMode { Null, Normal };
 
 // A tile in an on-core buffer: Rows x Cols elements, of which the first
@@ -158,6 +158,7 @@ public:
     static constexpr TileType type = Type;
     static constexpr int rows = Rows, cols = Cols;
     static constexpr BLayout blayout = BL;
+    static constexpr PadValue pad = Pad;
     static constexpr uint64_t kBytes = uint64_t{Rows} * Cols * sizeof(T);
     static_assert(RowValid == DYNAMIC || (RowValid >= 0 && RowValid <= Rows), "valid rows exceed the tile");
     static_assert(ColValid == DYNAMIC || (ColValid >= 0 && ColValid <= Cols), "valid columns exceed the tile");
@@ -182,6 +183,8 @@ public:
     void assign(uint64_t offset) {
         data_ = reinterpret_cast<T*>(pfsim::current_core().buffer(buffer(), offset, kBytes));
     }
+    // TRESHAPE: this tile views another's bytes.
+    void view(void* bytes) { data_ = static_cast<T*>(bytes); }
     PFSIM_TILE_COMPUTE T* data() const {
         if (!data_) detail::fail("tile", "used before TASSIGN gave it a place in its buffer");
         return data_;

@@ -8,14 +8,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
 
 
-@pytest.fixture
-def byte_copy():
-    """The byte-copy callable: out = in for any dtype; the scalar spins the kernel first."""
+def _byte_copy():
     return pfsim.Callable.from_dict({
         "orchestration": {"source": "kernels/orchestration/byte_copy_orch.cpp",
                           "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},
         "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_byte_copy.cpp", "core_type": "aiv"}],
     }, HERE)
+
+
+@pytest.fixture
+def byte_copy():
+    """The byte-copy callable: out = in for any dtype; the scalar spins the kernel first."""
+    return _byte_copy()
+
+
+@pytest.fixture(scope="module")
+def byte_copy_module():
+    return _byte_copy()
 
 
 @pytest.fixture

@@ -193,3 +193,44 @@ def test_pipes_overlap_as_the_flags_allow_and_no_more(byte_copy):
     assert single >= 0.95 * stages, (single, busy1)          # no overlap with one buffer
     assert double < 0.8 * single, (double, single)           # overlap with two
     assert double >= max(busy2["mte2_ns"], busy2["vector_ns"], busy2["mte3_ns"])  # never faster than the busiest pipe
+
+
+@pytest.fixture(scope="module")
+def misc(byte_copy_module):
+    callable_ = pfsim.Callable(orchestration=byte_copy_module.orchestration,
+                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_misc.cpp"),
+                                         "core_type": "aiv"}], signature=byte_copy_module.signature)
+    with pfsim.Worker() as worker:
+        yield worker, worker.register(callable_)
+
+
+def test_tci_counts_over_the_valid_region_row_by_row(misc):
+    worker, handle = misc
+    for case, sign in ((0, 1), (1, -1)):
+        out = torch.zeros(8, 64, dtype=torch.int32)
+        worker.run(handle, [torch.zeros(8, 64), out, case])
+        want = torch.full((8, 64), -1, dtype=torch.int32)
+        want[:6, :40] = 5 + sign * torch.arange(6 * 40, dtype=torch.int32).reshape(6, 40)
+        assert torch.equal(out, want)
+
+
+def test_tfillpad_pads_outside_the_valid_region(misc):
+    worker, handle = misc
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 2])
+    want = torch.full((8, 64), float("-inf"))
+    want[:6, :40] = x[:6, :40]
+    assert torch.equal(out, want)
+    worker.run(handle, [x, out, 3])
+    want = torch.zeros(8, 64)
+    want[:6, :40] = x[:6, :40]
+    assert torch.equal(out, want)
+
+
+def test_treshape_is_a_view_of_the_same_bytes(misc):
+    worker, handle = misc
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 4])
+    assert torch.equal(out, x + 1)

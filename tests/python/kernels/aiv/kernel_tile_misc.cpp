@@ -1,0 +1,84 @@
+// TCI, TFILLPAD, TFILLPAD_INPLACE and TRESHAPE on an 8 x 64 float tile whose
+// valid region is 6 x 40. args[0] the input, args[1] the output (8 x 64
+// float, or 8 x 64 int32 for TCI), args[2] the case:
+//   0 TCI ascending from 5 (int32), 1 TCI descending from 5,
+//   2 TFILLPAD with PadValue::Min, 3 TFILLPAD_INPLACE with PadValue::Zero,
+//   4 TRESHAPE to 16 x 32 then TADDS 1 over the view.
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+
+#include "tensor.h"
+
+using namespace pto;
+
+#include "pipe_sync.h"
+
+using Full = Tile<TileType::Vec, float, 8, 64>;
+using Part = Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, -1, -1>;
+using PadMin = Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64, SLayout::NoneBox, 512, PadValue::Min>;
+using PadZero = Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 64, SLayout::NoneBox, 512, PadValue::Zero>;
+using Ints = Tile<TileType::Vec, int32_t, 8, 64, BLayout::RowMajor, -1, -1>;
+using Tall = Tile<TileType::Vec, float, 16, 32>;
+using G = GlobalTensor<float, Shape<1, 1, 1, 8, 64>, Stride<1, 1, 1, 64, 1>>;
+using GI = GlobalTensor<int32_t, Shape<1, 1, 1, 8, 64>, Stride<1, 1, 1, 64, 1>>;
+
+template <typename T>
+__gm__ T* data(__gm__ int64_t* args, int i) {
+    return reinterpret_cast<__gm__ T*>(reinterpret_cast<__gm__ ChipTensor*>(args[i])->buffer.addr);
+}
+
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    Full in;
+    TASSIGN(in, 0);
+    TLOAD(in, G(data<float>(args, 0)));
+    Part part(6, 40);
+    TASSIGN(part, 0);  // the input's first 6 x 40, in place
+    set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+    Full out;
+    TASSIGN(out, Full::kBytes);
+    switch (args[2]) {
+        case 0:
+        case 1: {
+            Ints seq(6, 40);
+            TASSIGN(seq, Full::kBytes);
+            Tile<TileType::Vec, int32_t, 8, 64> all;
+            TASSIGN(all, Full::kBytes);
+            TEXPANDS(all, -1);
+            if (args[2] == 0) {
+                TCI<Ints, int32_t, 0>(seq, 5);
+            } else {
+                TCI<Ints, int32_t, 1>(seq, 5);
+            }
+            set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+            wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+            TSTORE(GI(data<int32_t>(args, 1)), all);
+            pipe_sync();
+            return;
+        }
+        case 2: {
+            PadMin padded;
+            TASSIGN(padded, Full::kBytes);
+            TFILLPAD(padded, part);
+            break;
+        }
+        case 3: {
+            PadZero same;
+            TASSIGN(same, 0);
+            TFILLPAD_INPLACE(same, part);
+            TMOV(out, in);
+            break;
+        }
+        case 4: {
+            Tall tall;
+            TRESHAPE(tall, in);
+            TADDS(tall, tall, 1.0f);
+            TMOV(out, in);
+            break;
+        }
+    }
+    set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    TSTORE(G(data<float>(args, 1)), out);
+    pipe_sync();
+}
