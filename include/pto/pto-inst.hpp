@@ -223,13 +223,14 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     static_assert(sizeof(T) == sizeof(typename GlobalT::DType), "tile and global tensor element sizes differ");
     constexpr bool kVector = TileT::rows == 1 || TileT::cols == 1;
     constexpr bool kColMajor = !kVector && TileT::blayout == BLayout::ColMajor;
-    if (global.GetStride(4) != 1) fail(instruction, "the global tensor's last dimension is not contiguous");
+    constexpr bool kDn = GlobalT::layout == Layout::DN;
+    if (!kDn && global.GetStride(4) != 1) fail(instruction, "the global tensor's last dimension is not contiguous");
     const int64_t rows = kVector ? 1 : tile.GetValidRow();
     const int64_t cols = kVector ? int64_t{tile.GetValidRow()} * tile.GetValidCol() : tile.GetValidCol();
     int64_t outer = 1;
     for (int k = 0; k < 4; ++k) outer *= global.GetShape(k);
-    if (cols > global.GetShape(4)) fail(instruction, "the tile's rows are longer than the global tensor's last dimension");
-    if (rows > outer) fail(instruction, "the tile has more rows than the global tensor");
+    if (!kDn && cols > global.GetShape(4)) fail(instruction, "the tile's rows are longer than the global tensor's last dimension");
+    if (!kDn && rows > outer) fail(instruction, "the tile has more rows than the global tensor");
     auto& core = pfsim::current_core();
     auto* local = reinterpret_cast<uint8_t*>(tile.data());
     const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
@@ -241,6 +242,27 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
             core.load(gm, at, bytes);
         }
     };
+    if constexpr (kDn) {
+        // Column-major in GM (dimension 3 contiguous): each valid column of the
+        // tile moves as one run, through a staging column.
+        if (global.GetStride(3) != 1) fail(instruction, "a DN global tensor's dimension 3 is not contiguous");
+        const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
+        if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
+        const uint64_t col_bytes = static_cast<uint64_t>(vr) * sizeof(T);
+        std::vector<uint8_t> staging(col_bytes);
+        for (int64_t c = 0; c < vc; ++c) {
+            const uint64_t gm = core.gm_address(global.data() + c * global.GetStride(4), col_bytes);
+            if (gm == pfsim::CoreOps::kNotGm) fail(instruction, "the global tensor is not in GM");
+            for (int64_t r = 0; kStore && r < vr; ++r) {
+                std::memcpy(staging.data() + r * sizeof(T), &tile.at(static_cast<int>(r), static_cast<int>(c)), sizeof(T));
+            }
+            move(gm, staging.data(), col_bytes);
+            for (int64_t r = 0; !kStore && r < vr; ++r) {
+                std::memcpy(&tile.at(static_cast<int>(r), static_cast<int>(c)), staging.data() + r * sizeof(T), sizeof(T));
+            }
+        }
+        return;
+    }
     if constexpr (kColMajor) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves through a staging row, then scatters.

@@ -234,3 +234,17 @@ def test_treshape_is_a_view_of_the_same_bytes(misc):
     out = torch.zeros(8, 64)
     worker.run(handle, [x, out, 4])
     assert torch.equal(out, x + 1)
+
+
+def test_layout_dn_global_tensors_are_column_major(misc):
+    worker, handle = misc
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 5])  # out(r, c) = x's flat element c * 8 + r
+    assert torch.equal(out, x.reshape(64, 8).t())
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 6])  # out's flat element c * 8 + r = x(r, c)
+    assert torch.equal(out.reshape(64, 8), x.t())
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 7])  # a DN column of 16 into a column-vector tile
+    assert torch.equal(out, x.reshape(-1)[64:72][:, None].expand(8, 64))

@@ -3,7 +3,9 @@
 // float, or 8 x 64 int32 for TCI), args[2] the case:
 //   0 TCI ascending from 5 (int32), 1 TCI descending from 5,
 //   2 TFILLPAD with PadValue::Min, 3 TFILLPAD_INPLACE with PadValue::Zero,
-//   4 TRESHAPE to 16 x 32 then TADDS 1 over the view.
+//   4 TRESHAPE to 16 x 32 then TADDS 1 over the view,
+//   5 TLOAD through a Layout::DN view (the input read column-major),
+//   6 TSTORE through a DN view, 7 a 16 x 1 DN column into a column-vector tile.
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -21,6 +23,8 @@ using Ints = Tile<TileType::Vec, int32_t, 8, 64, BLayout::RowMajor, -1, -1>;
 using Tall = Tile<TileType::Vec, float, 16, 32>;
 using G = GlobalTensor<float, Shape<1, 1, 1, 8, 64>, Stride<1, 1, 1, 64, 1>>;
 using GI = GlobalTensor<int32_t, Shape<1, 1, 1, 8, 64>, Stride<1, 1, 1, 64, 1>>;
+using GDn = GlobalTensor<float, Shape<1, 1, 1, 8, 64>, Stride<512, 512, 512, 1, 8>, Layout::DN>;
+using GColumn = GlobalTensor<float, Shape<1, 1, 1, 16, 1>, Stride<16, 16, 16, 1, 16>, Layout::DN>;
 
 template <typename T>
 __gm__ T* data(__gm__ int64_t* args, int i) {
@@ -67,6 +71,23 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             TASSIGN(same, 0);
             TFILLPAD_INPLACE(same, part);
             TMOV(out, in);
+            break;
+        }
+        case 5:
+            TLOAD(out, GDn(data<float>(args, 0)));
+            break;
+        case 6:
+            TSTORE(GDn(data<float>(args, 1)), in);
+            pipe_sync();
+            return;
+        case 7: {
+            Tile<TileType::Vec, float, 16, 1, BLayout::ColMajor> column;
+            TASSIGN(column, 2 * Full::kBytes);
+            TLOAD(column, GColumn(data<float>(args, 0) + 64));  // elements 64..79
+            TEXPANDS(out, 0.0f);
+            Tile<TileType::Vec, float, 8, 64> rows8;
+            TASSIGN(rows8, Full::kBytes);
+            TROWEXPAND(rows8, column);  // out[r][c] = column[r] for the first 8 rows
             break;
         }
         case 4: {
