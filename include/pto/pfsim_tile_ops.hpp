@@ -478,3 +478,38 @@ void TRESHAPE(D& dst, S& src, Events&...) {
 }
 
 }  // namespace pto
+
+namespace pto {
+
+// dst(c, r) = src(r, c) over src's valid region; dst's valid region must be
+// its transpose. The board's scratch tile is taken and not needed.
+template <typename D, typename S, typename Tmp, typename... Events>
+PFSIM_TILE_COMPUTE void TTRANS(D& dst, S& src, Tmp&, Events&...) {
+    static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TTRANS: the tiles' element types differ");
+    if (dst.GetValidRow() != src.GetValidCol() || dst.GetValidCol() != src.GetValidRow()) {
+        detail::fail("TTRANS", "the destination's valid region is not the source's transposed");
+    }
+    detail::for_valid(dst, [&](int r, int c) { return src.at(c, r); });
+    pfsim::current_core().vector(D::kBytes + S::kBytes);
+}
+
+// Index gather: dst(r, c) = src's element number idx(r, c), counting src's
+// storage row by row (an integer tile of indices; an index outside src is a
+// fault). The board's unit for the indices is not public: elements is a guess.
+template <typename D, typename S, typename I, typename Tmp, typename... Events>
+PFSIM_TILE_COMPUTE void TGATHER(D& dst, S& src, I& idx, Tmp&, Events&...) {
+    static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TGATHER: the tiles' element types differ");
+    static_assert(detail::is_int_v<typename I::DType>, "TGATHER: the indices are an integer tile");
+    if (idx.GetValidRow() < dst.GetValidRow() || idx.GetValidCol() < dst.GetValidCol()) {
+        detail::fail("TGATHER", "the index tile is smaller than the destination's valid region");
+    }
+    constexpr int64_t kElements = int64_t{S::rows} * S::cols;
+    detail::for_valid(dst, [&](int r, int c) {
+        const int64_t k = static_cast<int64_t>(idx.at(r, c));
+        if (k < 0 || k >= kElements) detail::fail("TGATHER", "an index lies outside the source tile");
+        return src.at(static_cast<int>(k / S::cols), static_cast<int>(k % S::cols));
+    });
+    pfsim::current_core().vector(D::kBytes + I::kBytes + S::kBytes);
+}
+
+}  // namespace pto

@@ -45,6 +45,11 @@ def test_what_the_types_say_is_a_compile_error(tmp_path, byte_copy, body, messag
     ("V a; TASSIGN(a, 191 * 1024);", "exceeds the 192 KiB UB"),
     ("V a, c; TASSIGN(a, 0); TASSIGN(c, 2048); Tile<TileType::Vec, float, 8, 32> d; TASSIGN(d, 4096);"
      "TEXTRACT(d, a, 4, 40);", "TEXTRACT: the part taken lies outside the source tile"),
+    ("V a, c; TASSIGN(a, 0); TASSIGN(c, 2048); Tile<TileType::Vec, int32_t, 8, 64> i; TASSIGN(i, 4096);"
+     "TEXPANDS(i, 512); TGATHER(c, a, i, a);", "TGATHER: an index lies outside the source tile"),
+    ("V a; Tile<TileType::Vec, float, 64, 8> t; TASSIGN(a, 0); TASSIGN(t, 2048);"
+     "Tile<TileType::Vec, float, 8, 8> s; TASSIGN(s, 4096); TTRANS(s, a, a);",
+     "TTRANS: the destination's valid region is not the source's transposed"),
 ])
 def test_what_only_the_values_say_is_a_run_error_naming_the_instruction_and_the_core(tmp_path, byte_copy, body, message):
     out = torch.zeros(4)

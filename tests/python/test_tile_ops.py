@@ -248,3 +248,17 @@ def test_layout_dn_global_tensors_are_column_major(misc):
     out = torch.zeros(8, 64)
     worker.run(handle, [x, out, 7])  # a DN column of 16 into a column-vector tile
     assert torch.equal(out, x.reshape(-1)[64:72][:, None].expand(8, 64))
+
+
+def test_ttrans_and_tgather(misc):
+    worker, handle = misc
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 8])
+    want = torch.zeros(8, 64)
+    want[:, :8] = x[:, :8].t()
+    assert torch.equal(out, want)
+    idx = torch.randint(0, 8 * 64, (8, 64), generator=torch.Generator().manual_seed(5), dtype=torch.int32)
+    out = idx.view(torch.float32).clone()
+    worker.run(handle, [x, out, 9])
+    assert torch.equal(out, x.reshape(-1)[idx.long()])

@@ -5,7 +5,10 @@
 //   2 TFILLPAD with PadValue::Min, 3 TFILLPAD_INPLACE with PadValue::Zero,
 //   4 TRESHAPE to 16 x 32 then TADDS 1 over the view,
 //   5 TLOAD through a Layout::DN view (the input read column-major),
-//   6 TSTORE through a DN view, 7 a 16 x 1 DN column into a column-vector tile.
+//   6 TSTORE through a DN view, 7 a 16 x 1 DN column into a column-vector tile,
+//   8 TTRANS of the input's first 8 x 8 into out's first 8 x 8 (the rest 0),
+//   9 TGATHER: out(r, c) = the input's element idx(r, c), the int32 indices
+//     arriving in the output tensor's bytes.
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -88,6 +91,29 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             Tile<TileType::Vec, float, 8, 64> rows8;
             TASSIGN(rows8, Full::kBytes);
             TROWEXPAND(rows8, column);  // out[r][c] = column[r] for the first 8 rows
+            break;
+        }
+        case 8: {
+            Tile<TileType::Vec, float, 8, 8> square, t;
+            TASSIGN(square, 2 * Full::kBytes);
+            TASSIGN(t, 2 * Full::kBytes + 256);
+            Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 8> corner;
+            TASSIGN(corner, 0);
+            TMOV(square, corner);
+            TTRANS(t, square, out);
+            TEXPANDS(out, 0.0f);
+            Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, 8> out_corner;
+            TASSIGN(out_corner, Full::kBytes);
+            TMOV(out_corner, t);
+            break;
+        }
+        case 9: {
+            Ints idx(8, 64);
+            TASSIGN(idx, 2 * Full::kBytes);
+            TLOAD(idx, GI(data<int32_t>(args, 1)));
+            set_flag(PIPE_MTE2, PIPE_V, EVENT_ID1);
+            wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID1);
+            TGATHER(out, in, idx, in);
             break;
         }
         case 4: {
