@@ -98,8 +98,15 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
 int cmd_device(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd"});
     if (!o.positional.empty()) throw UsageError("device takes no positional argument");
-    const int in_fd = std::stoi(value_of(o, "--in-fd", "0"));
-    const int out_fd = std::stoi(value_of(o, "--out-fd", "1"));
+    auto fd_of = [&](const char* option, const char* fallback) {
+        const std::string text = value_of(o, option, fallback);
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 6) {
+            throw UsageError(std::string("device: ") + option + " takes a file descriptor number, not '" + text + "'");
+        }
+        return std::stoi(text);
+    };
+    const int in_fd = fd_of("--in-fd", "0");
+    const int out_fd = fd_of("--out-fd", "1");
     FILE* in = fdopen(in_fd, "r");
     FILE* out = fdopen(out_fd, "w");
     if (!in || !out) throw UsageError("device: --in-fd/--out-fd do not name open descriptors");

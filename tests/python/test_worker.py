@@ -217,3 +217,10 @@ def test_scalars_reach_the_kernel_as_simpler_packs_them():
         scalar_bits(1 << 64, "s")
     with pytest.raises(TypeError, match="s: a scalar must be an int, a float or a ctypes value, not str"):
         scalar_bits("7", "s")
+
+
+def test_the_device_command_refuses_a_bad_descriptor_clearly():
+    import subprocess
+    r = subprocess.run([pfsim.find_binary(), "device", "--in-fd", "x"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert "device: --in-fd takes a file descriptor number, not 'x'" in r.stderr
