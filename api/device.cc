@@ -54,8 +54,6 @@ RunResult DeviceSession::run(DeviceCall& c) {
     result.graph = true;
     const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);
     s.worker.set_prefetch_enabled(c.prefetch);
-    std::map<int32_t, std::string> sources;
-    for (const IncoreSpec& k : callable.spec.incores) sources[k.func_id] = k.source;
     struct Detach {
         SimPlatform& p;
         ~Detach() { p.attach_trace(nullptr); }
@@ -66,7 +64,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"));
         std::vector<const Core*> launched;
-        add_graph(r, sources, s.platform, result, launched);
+        add_graph(r, callable.spec, s.platform, result, launched);
         if (trace) trace_tasks(*trace, r, s.platform);
         for (const CallTensor& t : c.tensors) {
             OutputResult out;

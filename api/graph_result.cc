@@ -46,7 +46,7 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
     return wo;
 }
 
-void add_graph(const CallResult& r, const std::map<int32_t, std::string>& sources, const SimPlatform& platform,
+void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatform& platform,
                RunResult& result, std::vector<const Core*>& launched) {
     std::set<uint32_t> used;
     for (size_t i = 0; i < r.tasks.size(); ++i) {
@@ -59,7 +59,10 @@ void add_graph(const CallResult& r, const std::map<int32_t, std::string>& source
         }
         for (int slot = 0; slot < 3; ++slot) {
             const int32_t f = r.tasks[i].kernel[slot];
-            if (f != INVALID_KERNEL_ID) t.kernels.push_back(std::filesystem::path(sources.at(f)).filename().string());
+            if (f == INVALID_KERNEL_ID) continue;
+            for (const IncoreSpec& k : callable.incores) {
+                if (k.func_id == f) t.kernels.push_back(std::filesystem::path(k.source).filename().string());
+            }
         }
         t.blocks = r.tasks[i].block_num;
         t.deps = r.tasks[i].deps;

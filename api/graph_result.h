@@ -21,8 +21,8 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
 
 // A call's tasks (kernels, cores, start, end, dependencies), its log, its
 // violations, warnings and first error into `result`; the cores it used are
-// appended to `launched`. `sources` maps func_id to the incore's source.
-void add_graph(const CallResult& call, const std::map<int32_t, std::string>& sources, const SimPlatform& platform,
+// appended to `launched`. `callable` names each func_id's source.
+void add_graph(const CallResult& call, const CallableSpec& callable, const SimPlatform& platform,
                RunResult& result, std::vector<const Core*>& launched);
 
 // A call's tasks in the trace: a "tasks" process with a lane per core, a

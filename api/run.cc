@@ -136,7 +136,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             before = platform.soc().stats_json();
             const CaseResult r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
             time_ps = r.graph.graph_time_ps;
-            add_graph(r, r.incore_sources, platform, result, launched);
+            add_graph(r, spec, platform, result, launched);
             if (trace) trace_tasks(*trace, r, platform);
             for (const CaseOutput& out : r.outputs) {
                 OutputResult* o = add_output(out.name, out.data, out.golden_equal);

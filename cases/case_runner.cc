@@ -114,7 +114,6 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
     // Compile everything first: a build error stops the case before it runs.
     const LoadedCallable callable = load_callable(spec, compiler);
     CaseResult result;
-    for (const IncoreSpec& k : spec.incores) result.incore_sources[k.func_id] = k.source;
     std::vector<CallTensor> tensors;
     for (const TensorSpec& t : spec.tensors) tensors.push_back({t.dtype, t.shape, initial_values(t)});
     std::vector<uint64_t> scalars;

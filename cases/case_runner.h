@@ -69,7 +69,6 @@ struct CaseOutput {
 
 struct CaseResult : CallResult {
     std::vector<CaseOutput> outputs;
-    std::map<int32_t, std::string> incore_sources;
 };
 
 // Throws CaseError, CompileError, LoadError or rt::OrchestrationError for a

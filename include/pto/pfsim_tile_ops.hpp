@@ -38,6 +38,16 @@ PFSIM_TILE_COMPUTE inline void for_valid(D& dst, F f) {
 }
 
 PFSIM_TILE_COMPUTE inline float recip(float x) { return 1.0f / x; }
+
+// The vector pipe's time for `bytes` of operands; `special`: exp, log, sqrt,
+// rsqrt, reciprocal and division.
+inline void vector_time(uint64_t bytes, bool special) {
+    if (special) {
+        pfsim::current_core().vector_special(bytes);
+    } else {
+        pfsim::current_core().vector(bytes);
+    }
+}
 PFSIM_TILE_COMPUTE inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
 
 }  // namespace detail
@@ -226,11 +236,7 @@ PFSIM_TILE_COMPUTE void row_expand(const char* instruction, D& dst, M& m, V& v, 
         const auto x = widen(m.at(r, c)), y = row_operand(v, r, c);
         return narrow<T>(v_first ? op(y, x) : op(x, y));
     });
-    if (special) {
-        pfsim::current_core().vector_special(2 * D::kBytes + V::kBytes);
-    } else {
-        pfsim::current_core().vector(2 * D::kBytes + V::kBytes);
-    }
+    vector_time(2 * D::kBytes + V::kBytes, special);
 }
 template <typename D, typename M, typename V, typename Op>
 PFSIM_TILE_COMPUTE void col_expand(const char* instruction, D& dst, M& m, V& v, Op op, bool special) {
@@ -240,11 +246,7 @@ PFSIM_TILE_COMPUTE void col_expand(const char* instruction, D& dst, M& m, V& v, 
     same_valid(instruction, dst, m);
     if (v.GetValidCol() < dst.GetValidCol()) fail(instruction, "the per-column operand has fewer columns than the destination");
     for_valid(dst, [&](int r, int c) { return narrow<T>(op(widen(m.at(r, c)), widen(v.at(0, c)))); });
-    if (special) {
-        pfsim::current_core().vector_special(2 * D::kBytes + V::kBytes);
-    } else {
-        pfsim::current_core().vector(2 * D::kBytes + V::kBytes);
-    }
+    vector_time(2 * D::kBytes + V::kBytes, special);
 }
 struct Add {
     template <typename C>
@@ -355,12 +357,8 @@ PFSIM_TILE_COMPUTE D convert(S v, RoundMode mode, bool wrap) {
         }
         return v;
     } else if constexpr (std::is_same_v<D, half> || std::is_same_v<D, bfloat16_t>) {
-        if constexpr (is_int_v<S>) {
-            // Integers reach half through float (exact for the sources a2a3 has but int32 beyond 2^24).
-            return D::from(static_cast<float>(v), mode);
-        } else {
-            return D::from(static_cast<float>(v), mode);
-        }
+        // Through float: exact for every source a2a3 has but int32 beyond 2^24.
+        return D::from(static_cast<float>(v), mode);
     } else if constexpr (std::is_same_v<D, float>) {
         return static_cast<float>(v);  // exact, or (int32/int64) to nearest even
     } else if constexpr (is_float_v<S>) {

@@ -242,45 +242,43 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
             core.load(gm, at, bytes);
         }
     };
+    // A run of `n` tile elements that are not adjacent in the tile
+    // (element(i) is the i-th): gathered into a staging run for a store,
+    // scattered from it after a load.
+    std::vector<uint8_t> staging;
+    auto staged = [&](uint64_t gm, int64_t n, auto element) {
+        staging.resize(static_cast<uint64_t>(n) * sizeof(T));
+        for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging.data() + i * sizeof(T), &element(i), sizeof(T));
+        move(gm, staging.data(), staging.size());
+        for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), staging.data() + i * sizeof(T), sizeof(T));
+    };
+    // Tile row r's place in GM: r unravelled over dimensions 0..3.
+    auto row_address = [&](int64_t r, uint64_t bytes) {
+        int64_t index[4], rest = r;
+        for (int k = 3; k >= 0; --k) {
+            index[k] = rest % global.GetShape(k);
+            rest /= global.GetShape(k);
+        }
+        return global.gm_address(instruction, index, bytes);
+    };
     if constexpr (kDn) {
         // Column-major in GM (dimension 3 contiguous): each valid column of the
-        // tile moves as one run, through a staging column.
+        // tile moves as one run.
         if (global.GetStride(3) != 1) fail(instruction, "a DN global tensor's dimension 3 is not contiguous");
         const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
-        const uint64_t col_bytes = static_cast<uint64_t>(vr) * sizeof(T);
-        std::vector<uint8_t> staging(col_bytes);
         for (int64_t c = 0; c < vc; ++c) {
-            const uint64_t gm = core.gm_address(global.data() + c * global.GetStride(4), col_bytes);
+            const uint64_t gm = core.gm_address(global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
             if (gm == pfsim::CoreOps::kNotGm) fail(instruction, "the global tensor is not in GM");
-            for (int64_t r = 0; kStore && r < vr; ++r) {
-                std::memcpy(staging.data() + r * sizeof(T), &tile.at(static_cast<int>(r), static_cast<int>(c)), sizeof(T));
-            }
-            move(gm, staging.data(), col_bytes);
-            for (int64_t r = 0; !kStore && r < vr; ++r) {
-                std::memcpy(&tile.at(static_cast<int>(r), static_cast<int>(c)), staging.data() + r * sizeof(T), sizeof(T));
-            }
+            staged(gm, vr, [&](int64_t r) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
     if constexpr (kColMajor) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
-        // column apart: each row moves through a staging row, then scatters.
-        std::vector<uint8_t> staging(row_bytes);
+        // column apart: each row moves as one run.
         for (int64_t r = 0; r < rows; ++r) {
-            int64_t index[4], rest = r;
-            for (int k = 3; k >= 0; --k) {
-                index[k] = rest % global.GetShape(k);
-                rest /= global.GetShape(k);
-            }
-            const uint64_t gm = global.gm_address(instruction, index, row_bytes);
-            for (int64_t c = 0; kStore && c < cols; ++c) {
-                std::memcpy(staging.data() + c * sizeof(T), &tile.at(static_cast<int>(r), static_cast<int>(c)), sizeof(T));
-            }
-            move(gm, staging.data(), row_bytes);
-            for (int64_t c = 0; !kStore && c < cols; ++c) {
-                std::memcpy(&tile.at(static_cast<int>(r), static_cast<int>(c)), staging.data() + c * sizeof(T), sizeof(T));
-            }
+            staged(row_address(r, row_bytes), cols, [&](int64_t c) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
@@ -291,14 +289,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
              row_bytes * static_cast<uint64_t>(rows));
         return;
     }
-    for (int64_t r = 0; r < rows; ++r) {
-        int64_t index[4], rest = r;
-        for (int k = 3; k >= 0; --k) {
-            index[k] = rest % global.GetShape(k);
-            rest /= global.GetShape(k);
-        }
-        move(global.gm_address(instruction, index, row_bytes), local + static_cast<uint64_t>(r) * local_row, row_bytes);
-    }
+    for (int64_t r = 0; r < rows; ++r) move(row_address(r, row_bytes), local + static_cast<uint64_t>(r) * local_row, row_bytes);
 }
 
 }  // namespace detail
