@@ -73,6 +73,11 @@ class Callable:
                    config=orch.get("config_name"), incores=incores, signature=orch.get("signature"),
                    include_dirs=include_dirs, name=orch.get("name"))
 
+    def is_output(self, n: int) -> bool:
+        """Whether tensor argument n is OUT or INOUT in the signature (every tensor is, without one)."""
+        tensors = [d for d in (self.signature or []) if int(d) != ArgDirection.SCALAR]
+        return n >= len(tensors) or int(tensors[n]) in (ArgDirection.OUT, ArgDirection.INOUT)
+
     def missing_sources(self) -> list[str]:
         return [p for p in [self.orchestration] + [k["source"] for k in self.incores] if not os.path.isfile(p)]
 
@@ -159,7 +164,6 @@ class Worker:
         self.config = device.hello.get("config", {})
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
         self._dir = tempfile.mkdtemp(prefix="pfsim-worker-", dir=shm)
-        self.runs = 0
 
     def __enter__(self):
         return self
@@ -233,15 +237,11 @@ class Worker:
         if trace:
             request["trace"] = os.path.abspath(trace)
         reply = self._request(request, timeout)
-        self.runs += 1
-        signature = [d for d in (handle.callable.signature or []) if int(d) != ArgDirection.SCALAR]
         with open(path, "rb") as f:
             for n, i in enumerate(tensors):
-                f.seek(layout[n]["offset"])
-                data = f.read(layout[n]["bytes"])
-                direction = signature[n] if n < len(signature) else ArgDirection.INOUT
-                if int(direction) in (ArgDirection.OUT, ArgDirection.INOUT):
-                    _tensors.write_back(values[i], data)
+                if handle.callable.is_output(n):
+                    f.seek(layout[n]["offset"])
+                    _tensors.write_back(values[i], f.read(layout[n]["bytes"]))
         result = RunResult.from_summary(reply["result"], request.get("trace"))
         problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
         if problems:

@@ -226,10 +226,6 @@ def _runtime_env(env: dict, base_dir: str):
                 os.environ[k] = v
 
 
-def _bytes_of(value) -> bytes:
-    return _tensors.tensor_bytes(value)
-
-
 def _as_torch(value):
     import torch
 
@@ -255,12 +251,8 @@ class SceneTestCase:
 
     def output_names(self, args: TaskArgsBuilder) -> list[str]:
         """The tensors compared: OUT and INOUT in the orchestration's signature (every tensor without one)."""
-        sig = self.CALLABLE.get("orchestration", {}).get("signature")
-        names = args.tensor_names
-        if not sig:
-            return names
-        sig = [d for d in sig if int(d) != ArgDirection.SCALAR]
-        return [n for n, d in zip(names, sig) if int(d) in (ArgDirection.OUT, ArgDirection.INOUT)]
+        callable_ = Callable(orchestration="", signature=self.CALLABLE.get("orchestration", {}).get("signature"))
+        return [name for n, name in enumerate(args.tensor_names) if callable_.is_output(n)]
 
     def compare_outputs(self, test_args, golden_args, output_names, params) -> None:
         for name in output_names:
@@ -362,7 +354,7 @@ class SceneTestCase:
                     pytest.fail(f"{what}: {e}", pytrace=False)
         (off, off_args), (on, on_args) = runs[False], runs[True]
         for name in outputs:
-            if _bytes_of(getattr(off_args, name)) != _bytes_of(getattr(on_args, name)):
+            if _tensors.tensor_bytes(getattr(off_args, name)) != _tensors.tensor_bytes(getattr(on_args, name)):
                 pytest.fail(f"{what}: output '{name}' is not bit-identical with prefetch off and on "
                             "(the prefetch changed a value, or the result depends on timing)", pytrace=False)
         outcome = CaseOutcome(off.time_ns, on.time_ns, off.l2_hit_rate, on.l2_hit_rate)
