@@ -229,8 +229,12 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
             LocalContext& local = *graph_local_.back();
             local.block_idx = static_cast<int32_t>(b);
             local.block_num = static_cast<int32_t>(t.block_num);
-            // The block's deferred-completion slab, in GM (fresh, so zero).
+            // The block's deferred-completion slab, in GM; its count and error
+            // start at zero (GM is reused from run to run).
             const uint64_t slab = platform_.gm_alloc(sizeof(DeferredCompletionSlab));
+            const uint32_t empty_head[2] = {0, 0};
+            static_assert(offsetof(DeferredCompletionSlab, error_code) == 4, "the slab starts with count, error");
+            platform_.gm_write(slab, empty_head, sizeof(empty_head));
             const uint64_t slab_ptr = platform_.device_pointer(slab);
             d.slabs.push_back(slab);
             local.async_ctx.completion_count = reinterpret_cast<volatile uint32_t*>(slab_ptr);

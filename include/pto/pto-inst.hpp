@@ -476,3 +476,5 @@ inline Event async_prefetch(const Tensor& src, Context& ctx) {
 inline Session& session(Context& ctx) { return ctx.session; }
 inline bool wait(const Event& evt, Session& s) { return evt.Wait(s); }
 }  // namespace pl::prefetch
+
+#include "pto/pfsim_tpipe.hpp"  // TPUSH / TPOP / TFREE

@@ -118,6 +118,10 @@ const std::vector<ParamSpec>& param_specs() {
         param("core.flush_cost", Kind::Time, "cache clean/invalidate of a few lines plus a barrier"),
         param("core.request_build", Kind::Time, "scalar time to build one 64-byte SDMA request"),
         param("core.dcci_line_cost", Kind::Time, "dcci of one data-cache line (SINGLE_CACHE_LINE) from a kernel"),
+        zero_allowed(param("core.cross_core_latency", Kind::Time,
+                           "a cross-core flag set (ffts_cross_core_sync) to its arrival on the other core")),
+        param("core.cross_core_flag_limit", Kind::Count,
+              "sets one cross-core flag counter holds before a further set fails the kernel"),
         param("core.quantum", Kind::Time, "SIMULATION: how far a core may run ahead of SystemC time"),
 
         param("trace.max_bytes", Kind::Size, "SIMULATION: a --trace file stops growing here (and says so)"),

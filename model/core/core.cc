@@ -142,6 +142,7 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       l0c_bw_(cfg.bandwidth("core.l0c_out_bandwidth")),
       clock_hz_(cfg.frequency("chip.clock")),
       inflight_(),
+      cross_latency_(cfg.time("core.cross_core_latency")),
       dcci_line_(cfg.time("core.dcci_line_cost")) {
     for (auto& window : inflight_) window.assign(cfg.count("core.outstanding_lines"), 0);
     align_ = {cfg.bytes("core.ub_align"), cfg.bytes("core.l1_align"), cfg.bytes("core.l0a_align"),
@@ -168,6 +169,7 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     run_ = CoreRun{};
     stats_ = CoreStats{};  // per launch
     stop_.clear();
+    blocked_flag_ = -1;
     start_.notify(to_sc(delay));
 }
 
@@ -375,6 +377,49 @@ void Core::barrier() {
     streaming_.fill(t);
     issue_ = t;
     maybe_sync();
+}
+
+void Core::cross_core_set(Pipe pipe, uint64_t config) {
+    if (!cross_flags_) throw KernelError("ffts_cross_core_sync: this die has no cross-core flags");
+    const int mode = static_cast<int>((config >> 4) & 0x3), flag = static_cast<int>((config >> 8) & 0xf);
+    const Tick done = pipe == Pipe::All ? drained() : std::max(pipe_[index(pipe)], issue_);
+    cross_flags_->set(id_, mode, flag, done + cross_latency_);
+    scalar(1);
+}
+
+void Core::cross_core_wait(int flag) {
+    if (!cross_flags_) throw KernelError("wait_flag_dev: this die has no cross-core flags");
+    if (flag < 0 || flag >= CrossCoreFlags::kFlags) {
+        throw KernelError("wait_flag_dev: flag " + std::to_string(flag) + " is outside 0..15");
+    }
+    const Tick since = issue_;
+    catch_up(issue_);  // every set made before this time has been made
+    for (;;) {
+        check_stop();
+        const Tick now = sc_core::sc_time_stamp().value();
+        const std::optional<Tick> arrival = cross_flags_->earliest(id_, flag);
+        if (arrival && *arrival <= now) break;
+        // A set made later may still arrive earlier than the one already known.
+        if (arrival) {
+            sc_core::wait(to_sc(*arrival - now), cross_flags_->arrived(id_) | stop_event_);
+        } else {
+            blocked_flag_ = flag;
+            blocked_.notify(sc_core::SC_ZERO_TIME);
+            sc_core::wait(cross_flags_->arrived(id_) | stop_event_);
+            blocked_flag_ = -1;
+        }
+        g_current = this;
+    }
+    cross_flags_->consume(id_, flag);
+    issue_ = std::max<Tick>(issue_, sc_core::sc_time_stamp().value());
+    stats_.cross_core_wait += issue_ - since;
+    trace_slice(index(Pipe::Scalar), "wait_flag_dev", since, issue_, "\"flag\":" + std::to_string(flag));
+    scalar(1);
+}
+
+std::string Core::blocked_on() const {
+    if (blocked_flag_ < 0 || cross_flags_->earliest(id_, blocked_flag_)) return "";
+    return "wait_flag_dev(" + std::to_string(blocked_flag_) + ")";
 }
 
 void Core::uncached_write(uint64_t gm, const void* src, uint64_t bytes) {

@@ -21,6 +21,7 @@
 
 #include "model/config/config.h"
 #include "model/core/core_ops.h"
+#include "model/core/cross_core_flags.h"
 #include "model/trace/recorder.h"
 
 namespace pfsim {
@@ -31,6 +32,7 @@ using KernelFn = void (*)(int64_t* args);
 struct CoreStats {
     std::array<Tick, 5> busy{};   // per pipe (Scalar, Mte2, Mte3, Vector, Cube)
     Tick prefetch_wait = 0;       // time spent in prefetch waits
+    Tick cross_core_wait = 0;     // time spent in wait_flag_dev (TPOP, a full TPUSH)
     Tick l2_stall = 0;            // load and store time beyond the pipe's own rate (misses)
     uint64_t load_bytes = 0;
     uint64_t store_bytes = 0;
@@ -59,9 +61,17 @@ public:
     void start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock,
                Tick delay = 0);
     const sc_core::sc_event& done_event() const { return done_; }
+    // Fires when the kernel blocks in a cross-core wait no set has been made
+    // for yet; blocked_on() names the flag while no set is on its way to it
+    // ("" otherwise).
+    const sc_core::sc_event& blocked_event() const { return blocked_; }
+    std::string blocked_on() const;
     // Makes the running kernel stop at its next call into the core or GM
     // access (a KernelError naming `why`); a kernel that does neither runs on.
-    void request_stop(const std::string& why) { stop_ = why; }
+    void request_stop(const std::string& why) {
+        stop_ = why;
+        stop_event_.notify(sc_core::SC_ZERO_TIME);
+    }
     // Throws the KernelError of a requested stop (called at every entry into the core).
     void check_stop();
     const CoreRun& last_run() const { return run_; }
@@ -85,6 +95,8 @@ public:
     // What is allocated in GM: [begin, *end). A pointer access in GM outside it
     // faults the kernel. Unset: all of GM.
     void set_gm_allocated(uint64_t begin, const uint64_t* end) { alloc_begin_ = begin; alloc_end_ = end; }
+    // The die's cross-core flags (unset: a kernel that uses them fails).
+    void set_cross_core_flags(CrossCoreFlags* flags) { cross_flags_ = flags; }
     // A kernel's load or store of [addr, addr + len) through a raw pointer, as
     // the instrumentation of run-time compiled kernels reports it (before the
     // access): GM accesses take the scalar path; anything else is not timed.
@@ -103,6 +115,8 @@ public:
     void set_flag(Pipe src, Pipe dst, int event) override;
     void wait_flag(Pipe src, Pipe dst, int event) override;
     void barrier() override;
+    void cross_core_set(Pipe pipe, uint64_t config) override;
+    void cross_core_wait(int flag) override;
     void uncached_write(uint64_t gm, const void* src, uint64_t bytes) override;
     void uncached_read(uint64_t gm, void* dst, uint64_t bytes) override;
     void mmio_write32(uint64_t addr, uint32_t value) override;
@@ -179,6 +193,11 @@ private:
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
     std::string stop_;                               // request_stop's reason, until the kernel has stopped
+    sc_core::sc_event stop_event_;                   // wakes a kernel blocked in a cross-core wait
+    sc_core::sc_event blocked_;
+    int blocked_flag_ = -1;
+    CrossCoreFlags* cross_flags_ = nullptr;
+    const Tick cross_latency_;
     const Tick dcci_line_;
 };
 

@@ -77,6 +77,11 @@ public:
     virtual void set_flag(Pipe src, Pipe dst, int event) = 0;
     virtual void wait_flag(Pipe src, Pipe dst, int event) = 0;
     virtual void barrier() = 0;
+    // Cross-core flags (the FFTS block, cross_core_flags.h): set `config`'s
+    // flag on the cores its mode names once `pipe` has finished what it was
+    // doing; wait until `flag` has been set on this core, and consume one set.
+    virtual void cross_core_set(Pipe pipe, uint64_t config) = 0;
+    virtual void cross_core_wait(int flag) = 0;
 
     // The uncached path (control data: SDMA requests, flags, polls), MMIO, flush.
     virtual void uncached_write(uint64_t gm, const void* src, uint64_t bytes) = 0;

@@ -75,6 +75,8 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
       host_memory("host_memory"),
       host_mmio("host_mmio"),
       cfg_(cfg),
+      cross_flags_(static_cast<uint32_t>(cfg.count("chip.aic_cores")),
+                   static_cast<uint32_t>(cfg.count("core.cross_core_flag_limit"))),
       soc_("soc", cfg),
       sampler_("sampler", soc_, cfg.time("trace.sample_interval")),
       next_free_(kGmBase),
@@ -97,6 +99,7 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
         for (auto& core : *group) {
             core->set_gm_window(soc_.gm.store().host_base(), soc_.gm.store().capacity());
             core->set_gm_allocated(kGmBase, &next_free_);
+            core->set_cross_core_flags(&cross_flags_);
             core->cached.bind(soc_.l2.cached);
             core->uncached.bind(soc_.l2.uncached);
             core->mmio.bind(soc_.sdma.mmio);
@@ -250,6 +253,15 @@ rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt:
         return std::any_of(used.begin(), used.end(), [](const Core* c) { return c->running(); });
     });
     sc_core::sc_start();
+    // Kernels left waiting for cross-core flags nobody set: stop and unwind them.
+    bool blocked = false;
+    for (Core* core : used) {
+        if (core->running()) {
+            core->request_stop("deadlock: " + core->blocked_on() + " waits for a cross-core flag no core will set");
+            blocked = true;
+        }
+    }
+    if (blocked) sc_core::sc_start();
     rt::LaunchResult result;
     uint64_t first = ~0ull, last = 0;
     for (size_t i = 0; i < used.size(); ++i) {
@@ -275,6 +287,7 @@ rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt:
             }
         }
     }
+    for (const std::string& w : cross_flags_.drain()) result.warnings.push_back(w);
     result.kernel_time_ps = last > first ? last - first : 0;
     return result;
 }

@@ -78,6 +78,7 @@ private:
                         void* data, uint64_t len);
 
     const Config& cfg_;
+    CrossCoreFlags cross_flags_;
     Soc soc_;
     Sampler sampler_;
     std::vector<std::unique_ptr<Core>> aiv_, aic_;

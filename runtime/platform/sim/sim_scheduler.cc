@@ -41,6 +41,7 @@ rt::GraphResult SimPlatform::run_graph(const rt::GraphLaunch& launch) {
     graph_start_.notify(sc_core::SC_ZERO_TIME);
     sc_core::sc_start();
     graph_ = nullptr;
+    for (const std::string& w : cross_flags_.drain()) graph_result_.warnings.push_back(w);
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) {
             for (const std::string& w : core->warnings()) {
@@ -206,6 +207,16 @@ void SimPlatform::scheduler() {
                 run.cores.push_back(core->core_id());
             }
         };
+        // "task block b on core (source)" for the kernel `core` runs.
+        auto running_kernel = [&](const Core& core) {
+            const rt::DispatchTask& task = g.tasks[static_cast<size_t>(core_task[core.core_id()])];
+            int slot = 0;  // which of the task's kernels this core runs
+            if (core.core_kind() == CoreKind::Aiv) {
+                slot = task.entry[1] && task.entry[2] ? 1 + static_cast<int>(core.subblock_idx()) : (task.entry[1] ? 1 : 2);
+            }
+            return task.name + " block " + std::to_string(core_block[core.core_id()]) + " on " + core.name() + " (" +
+                   task.source[slot] + ")";
+        };
         // Free cores for one block of `task`, or empty.
         auto find_cores = [&](const rt::DispatchTask& task) {
             std::vector<std::pair<int, Core*>> cores;
@@ -279,6 +290,26 @@ void SimPlatform::scheduler() {
                 }
                 break;
             }
+            // Only running kernels set cross-core flags: when each of them waits
+            // for one no set is on its way to, none ever will be.
+            std::string deadlocked;
+            bool all_blocked = running && completions.empty() && deferred.empty() && (released == n || failed);
+            for (auto* group : {&aic_, &aiv_}) {
+                for (auto& core : *group) {
+                    if (!all_blocked || core_task[core->core_id()] < 0) continue;
+                    all_blocked = !core->blocked_on().empty();
+                    deadlocked += (deadlocked.empty() ? "" : "; ") + running_kernel(*core) + " in " + core->blocked_on();
+                }
+            }
+            if (all_blocked) {
+                result.stuck = "deadlock: every running kernel waits for a cross-core flag no core will set: " + deadlocked;
+                for (auto* group : {&aic_, &aiv_}) {
+                    for (auto& core : *group) {
+                        if (core_task[core->core_id()] >= 0) core->request_stop("deadlock on cross-core flags");
+                    }
+                }
+                break;
+            }
             if (now() - t0 >= g.time_limit_ps) {
                 result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
                                std::to_string(n - completed) + " tasks: " + pending();
@@ -291,7 +322,10 @@ void SimPlatform::scheduler() {
             }
             sc_core::sc_event_or_list done;
             for (auto* group : {&aic_, &aiv_}) {
-                for (auto& core : *group) done |= core->done_event();
+                for (auto& core : *group) {
+                    done |= core->done_event();
+                    done |= core->blocked_event();
+                }
             }
             const Tick limit = t0 + g.time_limit_ps;
             wake = std::min(wake, limit);
@@ -301,20 +335,13 @@ void SimPlatform::scheduler() {
                 for (auto& core : *group) {
                     const int64_t t = core_task[core->core_id()];
                     if (t < 0 || core->running() || !core->last_run().ran) continue;  // idle, or not started yet
-                    core_task[core->core_id()] = -1;
                     const CoreRun& r = core->last_run();
                     rt::TaskRun& run = result.tasks[static_cast<size_t>(t)];
                     if (!r.error.empty() && run.error.empty()) {
-                        const rt::DispatchTask& task = g.tasks[static_cast<size_t>(t)];
-                        int slot = 0;  // which of the task's kernels this core ran
-                        if (core->core_kind() == CoreKind::Aiv) {
-                            slot = task.entry[1] && task.entry[2] ? 1 + static_cast<int>(core->subblock_idx())
-                                                                  : (task.entry[1] ? 1 : 2);
-                        }
-                        run.error = task.name + " block " + std::to_string(core_block[core->core_id()]) + " on " +
-                                    core->name() + " (" + task.source[slot] + "): " + r.error;
+                        run.error = running_kernel(*core) + ": " + r.error;
                         failed = true;
                     }
+                    core_task[core->core_id()] = -1;
                     for (const std::string& v : r.violations) result.violations.push_back(v);
                     // A mixed block is done when all its cores are.
                     const uint32_t b = core_block[core->core_id()];

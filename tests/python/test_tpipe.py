@@ -1,0 +1,91 @@
+"""TPUSH / TPOP: the cube<->vector FIFO of a cluster (slots in GM, handshake on
+cross-core flags) in a mixed task, against torch, at its limits and when the
+protocol is broken."""
+
+import os
+
+import pytest
+import torch
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+M, K, N = 32, 32, 32
+C2V_UP_DOWN, C2V_LEFT_RIGHT, V2C_UP_DOWN, C2V_ONE_SLOT, C2V_NO_ALLOCATE = 0, 1, 2, 3, 4
+POP_ONE_MORE, CUBE_POPS, SLOT_TOO_SMALL, NEVER_POPPED, SET_NOT_WAITED, ONE_VECTOR_SETS = 5, 6, 7, 8, 9, 10
+
+
+@pytest.fixture(scope="module")
+def tpipe():
+    source = os.path.join(HERE, "kernels/mix/kernel_tpipe.cpp")
+    with pfsim.Worker() as worker:
+        handle = worker.register(pfsim.Callable(
+            orchestration=os.path.join(HERE, "kernels/orchestration/tpipe_orch.cpp"),
+            incores=[{"func_id": 0, "source": source, "core_type": "aic"},
+                     {"func_id": 1, "source": source, "core_type": "aiv"}]))
+
+        def run(scenario, tiles=4, seed=5):
+            g = torch.Generator().manual_seed(seed)
+            a = torch.randn(tiles * M, K, generator=g).half()
+            b = torch.randn(K, N, generator=g).half()
+            y = torch.zeros(tiles * M, N)
+            fifo = torch.zeros(4 * M * N * 4, dtype=torch.uint8)
+            result = worker.run(handle, [a, b, y, fifo, scenario, tiles])
+            products = torch.cat([a[t * M:(t + 1) * M].float() @ b.float() for t in range(tiles)])
+            return result, y, products
+        yield run
+
+
+@pytest.mark.parametrize("scenario", [C2V_UP_DOWN, C2V_LEFT_RIGHT, C2V_ONE_SLOT], ids=["up-down", "left-right", "one-slot"])
+def test_cube_to_vector_tiles_arrive_whole_and_in_order(tpipe, scenario):
+    _, y, products = tpipe(scenario, tiles=5)
+    torch.testing.assert_close(y, products + 1, rtol=1e-5, atol=1e-4)
+
+
+def test_vector_to_cube_halves_make_the_cube_operand(tpipe):
+    _, y, products = tpipe(V2C_UP_DOWN, tiles=5)
+    torch.testing.assert_close(y, products, rtol=1e-5, atol=1e-4)
+
+
+def test_one_slot_makes_the_producer_wait_for_every_free(tpipe):
+    """The FIFO depth is a limit: with one slot the cube waits for each tile's
+    free before it pushes the next, so the same work takes longer."""
+    two, _, _ = tpipe(C2V_UP_DOWN, tiles=8)
+    one, _, _ = tpipe(C2V_ONE_SLOT, tiles=8)
+    assert one.time_ns > two.time_ns, (one.time_ns, two.time_ns)
+
+
+def test_a_producer_that_does_not_wait_for_free_slots_overwrites_them(tpipe):
+    """Negative control of the handshake: the same kernel without the producer's
+    waits gives wrong tiles (later tiles land in slots not yet read)."""
+    _, y, products = tpipe(C2V_NO_ALLOCATE, tiles=8)
+    assert not torch.allclose(y, products + 1, rtol=1e-5, atol=1e-4)
+
+
+def test_a_pop_nobody_pushes_is_a_deadlock_naming_the_waiting_cores(tpipe):
+    with pytest.raises(pfsim.RunError, match=r"deadlock: every running kernel waits for a cross-core flag.*"
+                                             r"on die\.aiv\d+ \(.*kernel_tpipe\.cpp\) in wait_flag_dev\(0\)"):
+        tpipe(POP_ONE_MORE, tiles=2)
+
+
+def test_only_both_vector_cores_setting_reach_the_cube(tpipe):
+    with pytest.raises(pfsim.RunError, match=r"deadlock.*on die\.aic\d+ .* in wait_flag_dev\(9\)"):
+        tpipe(ONE_VECTOR_SETS, tiles=1)
+
+
+@pytest.mark.parametrize("scenario, message", [
+    (CUBE_POPS, "TPOP: a C2V pipe's consumer is the vector core, not the cube core"),
+    (SLOT_TOO_SMALL, r"TPUSH: the tile \(32 x 32, 4-byte elements, this core's part\) does not fit the pipe's 2048-byte slot"),
+    (NEVER_POPPED, r"cross-core flag 0 of AIV \d+ \(cluster \d+, sub 0\) overflows: 15 sets not yet waited"),
+])
+def test_a_broken_protocol_is_an_error_naming_the_instruction_and_the_core(tpipe, scenario, message):
+    with pytest.raises(pfsim.RunError, match=r"on die\.ai[cv]\d+ \(.*kernel_tpipe\.cpp\): .*" + message):
+        tpipe(scenario, tiles=16)
+
+
+def test_a_set_nobody_waits_for_is_reported(tpipe):
+    result, _, _ = tpipe(SET_NOT_WAITED, tiles=1)
+    assert any("cross-core flag 9 of AIC" in w and "set 1 time(s) more than it was waited" in w
+               for w in result.warnings), result.warnings
+    clean, _, _ = tpipe(C2V_UP_DOWN, tiles=3)
+    assert not [w for w in clean.warnings if "cross-core" in w], clean.warnings
