@@ -43,7 +43,7 @@ void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResul
         const TensorSpec* t = nullptr;
         for (const TensorSpec& s : spec.tensors) t = s.name == out.name ? &s : t;
         NpyArray a;
-        a.descr = npy_descr(t->dtype).empty() ? "<u2" : npy_descr(t->dtype);
+        a.descr = npy_descr(t->dtype);
         a.shape.assign(t->shape.begin(), t->shape.end());
         a.data = out.data;
         try {

@@ -27,7 +27,7 @@ struct DtypeInfo {
 };
 const DtypeInfo kDtypes[] = {
     {"float32", rt::DataType::FLOAT32, "<f4"}, {"float16", rt::DataType::FLOAT16, "<f2"},
-    {"bfloat16", rt::DataType::BFLOAT16, ""},  {"int8", rt::DataType::INT8, "|i1"},
+    {"bfloat16", rt::DataType::BFLOAT16, "<u2"}, {"int8", rt::DataType::INT8, "|i1"},
     {"int16", rt::DataType::INT16, "<i2"},     {"int32", rt::DataType::INT32, "<i4"},
     {"int64", rt::DataType::INT64, "<i8"},     {"uint8", rt::DataType::UINT8, "|u1"},
     {"uint16", rt::DataType::UINT16, "<u2"},   {"uint32", rt::DataType::UINT32, "<u4"},

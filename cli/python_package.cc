@@ -19,7 +19,7 @@ std::string python_package_root() {
         for (char c : binary) quoted += c == '\\' || c == '\'' ? std::string("\\") + c : std::string(1, c);
         return quoted + "'";
     }() + "\n";
-    return unpack_embedded(KernelCompiler().cache_dir(), "python", {{"pfsim/_binary.py", note.c_str()}});
+    return unpack_embedded(KernelCompiler().cache_dir(), "python", {{"pfsim/_binary.py", note.c_str(), note.size()}});
 }
 
 std::string python_interpreter() {

@@ -140,7 +140,7 @@ std::string unpack_embedded(const std::string& root, const std::string& tree, co
     std::vector<EmbeddedFile> files = embedded_files(tree);
     files.insert(files.end(), extra.begin(), extra.end());
     std::string digest;
-    for (const EmbeddedFile& f : files) digest += std::string(f.path) + '\0' + f.content + '\0';
+    for (const EmbeddedFile& f : files) digest += std::string(f.path) + '\0' + std::string(f.content, f.size) + '\0';
     const std::string dir = root + "/" + tree + "-" + sha256_of(digest).substr(0, 16);
     if (fs::exists(dir + "/.complete")) return dir;
     // Unpack beside it, then rename: a reader never sees half a tree.
@@ -150,7 +150,7 @@ std::string unpack_embedded(const std::string& root, const std::string& tree, co
         const fs::path p = fs::path(tmp) / f.path;
         fs::create_directories(p.parent_path());
         std::ofstream out(p, std::ios::binary);
-        out << f.content;
+        out.write(f.content, static_cast<std::streamsize>(f.size));
         if (!out.flush()) throw std::runtime_error("cannot write '" + p.string() + "'");
     }
     std::ofstream(fs::path(tmp) / ".complete") << "ok\n";

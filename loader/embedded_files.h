@@ -12,6 +12,7 @@ namespace pfsim {
 struct EmbeddedFile {
     const char* path;  // relative to the tree's root
     const char* content;
+    size_t size;  // bytes of content (which may hold NUL bytes)
 };
 
 // The files of `tree` ("include", "kernels"), sorted by path; empty if unknown.
