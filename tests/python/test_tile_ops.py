@@ -236,6 +236,16 @@ def test_treshape_is_a_view_of_the_same_bytes(misc):
     assert torch.equal(out, x + 1)
 
 
+def test_a_vector_mask_set_by_the_kernel_changes_no_tile_instruction(misc):
+    """On a2a3 each tile instruction sets the mask its valid region needs: a
+    four-lane mask left by the kernel still gives the whole tile."""
+    worker, handle = misc
+    x = torch.randn(8, 64)
+    out = torch.zeros(8, 64)
+    worker.run(handle, [x, out, 10])
+    assert torch.equal(out, x + 1)
+
+
 def test_layout_dn_global_tensors_are_column_major(misc):
     worker, handle = misc
     x = torch.randn(8, 64)

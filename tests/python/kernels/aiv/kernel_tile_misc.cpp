@@ -8,7 +8,9 @@
 //   6 TSTORE through a DN view, 7 a 16 x 1 DN column into a column-vector tile,
 //   8 TTRANS of the input's first 8 x 8 into out's first 8 x 8 (the rest 0),
 //   9 TGATHER: out(r, c) = the input's element idx(r, c), the int32 indices
-//     arriving in the output tensor's bytes.
+//     arriving in the output tensor's bytes,
+//   10 TADDS 1 after the kernel set a partial vector mask (generated code's
+//     set_mask_norm / set_vector_mask calls): tile instructions set their own.
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -116,6 +118,13 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             TGATHER(out, in, idx, in);
             break;
         }
+        case 10:
+            set_mask_count();
+            set_mask_norm();
+            set_vector_mask(0, 0xF);  // four lanes
+            TADDS(out, in, 1.0f);
+            set_vector_mask(-1, -1);
+            break;
         case 4: {
             Tall tall;
             TRESHAPE(tall, in);
