@@ -13,10 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "base/sha256.h"
 #include "loader/embedded_files.h"
+#include "model/core/core_ops.h"
 
 extern char** environ;
 
@@ -122,6 +124,30 @@ std::string default_cache_dir() {
 
 }  // namespace
 
+std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs) {
+    if (text.find("[[block_local]]") == std::string::npos) return "";
+    static const std::regex declaration(R"(^(\s*)\[\[block_local\]\]\s+static\s+([A-Za-z_][\w:<>, ]*?)\s+([A-Za-z_]\w*)\s*;\s*(//.*)?$)");
+    std::ostringstream out;
+    out << "namespace pfsim { unsigned int block_local_index(); }\n#line 1 \"" << abs << "\"\n";
+    std::istringstream lines(text);
+    std::string line;
+    for (int n = 1; std::getline(lines, line); ++n) {
+        std::smatch m;
+        const size_t at = line.find("[[block_local]]"), comment = line.find("//");
+        if (at == std::string::npos || comment < at) {  // none, or in a comment
+            out << line << '\n';
+        } else if (std::regex_match(line, m, declaration)) {
+            const std::string name = m[3], copies = "pfsim_block_local_" + name;
+            out << m[1] << "static " << m[2] << ' ' << copies << '[' << kBlockLocalCores << "];\n#define " << name
+                << ' ' << copies << "[pfsim::block_local_index()]\n#line " << n + 1 << '\n';
+        } else {
+            throw CompileError(source + ":" + std::to_string(n) +
+                               ": [[block_local]] is modelled for `[[block_local]] static TYPE NAME;` only");
+        }
+    }
+    return out.str();
+}
+
 RegisterEmbeddedFiles::RegisterEmbeddedFiles(const char* tree, const EmbeddedFile* files, size_t count) {
     std::vector<EmbeddedFile>& t = trees()[tree];
     t.insert(t.end(), files, files + count);
@@ -222,7 +248,9 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
         throw CompileError(source + ": cannot read the source file");
     }
     const std::string abs = fs::absolute(source).lexically_normal().string();
-    const std::vector<std::string> cmd = command(kind, include_dirs);
+    const std::string rewritten = with_block_local_per_core(text, source, abs);
+    std::vector<std::string> cmd = command(kind, include_dirs);
+    if (!rewritten.empty()) cmd.push_back("-iquote" + fs::path(abs).parent_path().string());
     std::string key_text = compiler_identity() + '\0' + abs + '\0' + sha256_of(text) + '\0';
     for (const std::string& a : cmd) key_text += a + '\0';
     const std::string key = sha256_of(key_text);
@@ -254,11 +282,17 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     // provides the hooks).
     const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
     std::vector<std::string> argv = cmd;
-    argv.insert(argv.end(), {"-c", "-MD", "-MF", tmp + ".d", "-o", tmp + ".o", abs});
+    std::string compiled = abs;
+    if (!rewritten.empty()) {  // compiled from a copy; #line keeps the file and lines the user's
+        compiled = tmp + ".cc";
+        std::ofstream(compiled) << rewritten;
+    }
+    argv.insert(argv.end(), {"-c", "-MD", "-MF", tmp + ".d", "-o", tmp + ".o", compiled});
     std::string output;
     int status = run(argv, &output);
     if (status == 0) status = run({cxx_, "-shared", "-o", tmp + ".so", tmp + ".o"}, &output);
     fs::remove(tmp + ".o", ec);
+    if (!rewritten.empty()) fs::remove(compiled, ec);
     ++compiled_;
     if (status != 0) {
         fs::remove(tmp + ".d", ec);
@@ -269,7 +303,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     manifest.clear();
     for (const std::string& dep : dependencies(tmp + ".d")) {
         std::string content;
-        if (dep != abs && read_file(dep, &content)) manifest += sha256_of(content) + " " + dep + "\n";
+        if (dep != abs && dep != compiled && read_file(dep, &content)) manifest += sha256_of(content) + " " + dep + "\n";
     }
     fs::remove(tmp + ".d", ec);
     const std::string so = obj_dir + "/" + sha256_of(key + manifest) + ".so";

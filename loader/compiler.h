@@ -58,6 +58,14 @@ private:
 // The embedded files of one tree (the include set, the shipped kernels, the
 // Python package), plus `extra` files (path, content), unpacked once under
 // `root` in a folder named by their content; returns it.
+// [[block_local]] asks for a variable per core, but the cores that run one
+// kernel here share its statics. A source with `[[block_local]] static TYPE
+// NAME;` is compiled from a copy in which NAME is one element per core
+// (indexed by the running core's id, below kBlockLocalCores of core_ops.h),
+// with #line keeping the user's file and line numbers. Empty: no
+// [[block_local]]. Other [[block_local]] forms are a CompileError naming the line.
+std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs);
+
 std::string unpack_embedded(const std::string& root, const std::string& tree,
                             const std::vector<EmbeddedFile>& extra = {});
 

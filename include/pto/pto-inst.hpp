@@ -38,7 +38,8 @@
 // launched -- not the task's logical block (use get_block_idx(args)).
 inline int64_t get_block_idx() { return pfsim::current_core().block_idx(); }
 inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
-inline int64_t get_subblockid() { return pfsim::current_core().subblock_idx(); }
+// (Parenthesised: a kernel may have defined get_subblockid() as a macro first.)
+inline int64_t(get_subblockid)() { return pfsim::current_core().subblock_idx(); }
 
 // System counter: 50 MHz ticks of simulated time; reading it is a scalar op.
 inline uint64_t get_sys_cnt() {
@@ -188,6 +189,18 @@ public:
     PFSIM_TILE_COMPUTE T* data() const {
         if (!data_) detail::fail("tile", "used before TASSIGN gave it a place in its buffer");
         return data_;
+    }
+    // A dynamic valid size set after construction.
+    void SetValidShape(int valid_rows, int valid_cols) {
+        static_assert(RowValid == DYNAMIC || ColValid == DYNAMIC, "SetValidShape: the tile's valid size is static");
+        if ((RowValid != DYNAMIC && valid_rows != RowValid) || (ColValid != DYNAMIC && valid_cols != ColValid)) {
+            detail::fail("SetValidShape", "a static valid size cannot change");
+        }
+        if (valid_rows < 0 || valid_rows > Rows || valid_cols < 0 || valid_cols > Cols) {
+            detail::fail("SetValidShape", "dynamic valid size larger than the tile");
+        }
+        valid_rows_ = valid_rows;
+        valid_cols_ = valid_cols;
     }
     PFSIM_TILE_COMPUTE int GetValidRow() const { return valid_rows_; }
     PFSIM_TILE_COMPUTE int GetValidCol() const { return valid_cols_; }

@@ -41,6 +41,15 @@ CoreOps& current_core() {
     return *g_current;
 }
 
+unsigned int block_local_index() {
+    const uint32_t id = current_core().core_id();
+    if (id >= kBlockLocalCores) {
+        throw KernelError("[[block_local]]: core " + std::to_string(id) + " has no copy (" +
+                          std::to_string(kBlockLocalCores) + " are made)");
+    }
+    return id;
+}
+
 void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     Core* core = g_current;
     if (!core) return;

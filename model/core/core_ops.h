@@ -105,5 +105,9 @@ public:
 
 // The core the calling kernel runs on. Throws std::logic_error outside a kernel.
 CoreOps& current_core();
+// Which copy of a [[block_local]] variable the running core uses (its core id;
+// loader/compiler.h makes kBlockLocalCores copies).
+constexpr unsigned kBlockLocalCores = 256;
+unsigned int block_local_index();
 
 }  // namespace pfsim

@@ -89,6 +89,48 @@ TEST(Compiler, ErrorsAreTheCompilersNamingFileAndLine) {
     EXPECT_THROW(c.compile(dir + "/missing.cc", BuildKind::Aiv), CompileError);
 }
 
+TEST(Compiler, BlockLocalStorageBecomesOneCopyPerCoreKeepingTheLines) {
+    const std::string text = "#include <cstdint>\n[[block_local]] static int32_t lane;  // per core\nint f() { return lane; }\n";
+    const std::string out = with_block_local_per_core(text, "lane.cc", "/abs/lane.cc");
+    EXPECT_NE(out.find("#line 1 \"/abs/lane.cc\""), std::string::npos) << out;
+    EXPECT_NE(out.find("static int32_t pfsim_block_local_lane[256];"), std::string::npos) << out;
+    EXPECT_NE(out.find("#define lane pfsim_block_local_lane[pfsim::block_local_index()]\n#line 3\n"), std::string::npos) << out;
+    EXPECT_EQ(with_block_local_per_core("static int32_t lane;\n", "lane.cc", "/abs/lane.cc"), "");
+    // A form it does not rewrite is refused, naming the line, never compiled shared.
+    try {
+        with_block_local_per_core("int a;\n[[block_local]] static int32_t lanes[2] = {0, 1};\n", "lanes.cc", "/abs/lanes.cc");
+        FAIL() << "rewrote";
+    } catch (const CompileError& e) {
+        EXPECT_NE(std::string(e.what()).find("lanes.cc:2: [[block_local]] is modelled for"), std::string::npos) << e.what();
+    }
+    // A compile error after the declaration still names the user's file and line.
+    const std::string dir = scratch("block_local");
+    const std::string src = write(dir, "lane.cc", std::string(kHeader) + R"(
+[[block_local]] static int32_t lane;
+int g() { return undeclared_name + lane; }
+)");
+    KernelCompiler c(dir + "/cache");
+    try {
+        c.compile(src, BuildKind::Aiv);
+        FAIL() << "compiled";
+    } catch (const CompileError& e) {
+        EXPECT_NE(std::string(e.what()).find("lane.cc:9"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Compiler, AKernelMayDefineGetSubblockidAsAMacroFirst) {
+    // PyPTO's generated mixed kernels bridge the lane id this way.
+    const std::string dir = scratch("subblock_macro");
+    const std::string src = write(dir, "bridge.cc", R"(#include <cstdint>
+static int32_t runtime_lane;
+#define get_subblockid() runtime_lane
+#include <pto/pto-inst.hpp>
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = get_subblockid(); }
+)");
+    KernelCompiler c(dir + "/cache");
+    EXPECT_NO_THROW(c.compile(src, BuildKind::Aiv));
+}
+
 TEST(Compiler, AMissingEntryNamesTheSourceAndTheSymbol) {
     const std::string dir = scratch("symbol");
     const std::string src = write(dir, "noentry.cc", std::string(kHeader) + "extern \"C\" void other() {}\n");
