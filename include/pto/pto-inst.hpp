@@ -170,6 +170,13 @@ public:
             detail::fail("Tile", "dynamic valid size larger than the tile");
         }
     }
+    // The one dynamic valid size of a tile whose other one is static.
+    template <int R = RowValid, int C = ColValid, typename = std::enable_if_t<(R == DYNAMIC) != (C == DYNAMIC)>>
+    explicit Tile(unsigned valid) : Tile(R == DYNAMIC ? int(valid) : R, C == DYNAMIC ? int(valid) : C) {}
+
+    // Element `offset` of a vector tile in storage order, from the scalar unit.
+    void SetValue(uint32_t offset, T value) { *element("SetValue", offset) = value; }
+    T GetValue(uint32_t offset) { return *element("GetValue", offset); }
 
     static constexpr pfsim::Buffer buffer() {
         switch (Type) {
@@ -208,6 +215,12 @@ public:
     PFSIM_TILE_COMPUTE T& at(int r, int c) const { return BL == BLayout::RowMajor ? data()[r * Cols + c] : data()[c * Rows + r]; }
 
 private:
+    T* element(const char* instruction, uint32_t offset) {
+        static_assert(Type == TileType::Vec, "SetValue/GetValue: a vector (UB) tile only");
+        if (offset >= uint64_t{Rows} * Cols) detail::fail(instruction, "the offset lies outside the tile");
+        pfsim::current_core().scalar(1);
+        return data() + offset;
+    }
     T* data_ = nullptr;
     int valid_rows_, valid_cols_;
 };
@@ -461,6 +474,32 @@ comm::AsyncEvent TPREFETCH_ASYNC(const GlobalT& src, PrefetchAsyncContext& ctx) 
 }
 
 }  // namespace pto
+
+// CCE declares these at global scope; kernels that do not say `using
+// namespace pto` use them so.
+using pto::bfloat16_t;
+using pto::event_t;
+using pto::half;
+using pto::pipe_barrier;
+using pto::pipe_t;
+using pto::set_flag;
+using pto::wait_flag;
+using pto::PIPE_ALL;
+using pto::PIPE_FIX;
+using pto::PIPE_M;
+using pto::PIPE_MTE1;
+using pto::PIPE_MTE2;
+using pto::PIPE_MTE3;
+using pto::PIPE_S;
+using pto::PIPE_V;
+using pto::EVENT_ID0;
+using pto::EVENT_ID1;
+using pto::EVENT_ID2;
+using pto::EVENT_ID3;
+using pto::EVENT_ID4;
+using pto::EVENT_ID5;
+using pto::EVENT_ID6;
+using pto::EVENT_ID7;
 
 // Data-cache maintenance and barriers (CCE intrinsics).
 enum cache_line_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };

@@ -42,6 +42,7 @@ def test_what_the_types_say_is_a_compile_error(tmp_path, byte_copy, body, messag
      "TADD: the operands' valid regions differ from the destination's"),
     ("Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, -1, -1> t(9, 64);", "Tile: dynamic valid size larger than the tile"),
     ("V a; TASSIGN(a, 16);", "tile at UB offset 0x10 is not 32-byte aligned"),
+    ("V a; TASSIGN(a, 0); a.SetValue(512, 1.0f);", "SetValue: the offset lies outside the tile"),
     ("V a; TASSIGN(a, 191 * 1024);", "exceeds the 192 KiB UB"),
     ("V a, c; TASSIGN(a, 0); TASSIGN(c, 2048); Tile<TileType::Vec, float, 8, 32> d; TASSIGN(d, 4096);"
      "TEXTRACT(d, a, 4, 40);", "TEXTRACT: the part taken lies outside the source tile"),

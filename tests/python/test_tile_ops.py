@@ -246,6 +246,17 @@ def test_a_vector_mask_set_by_the_kernel_changes_no_tile_instruction(misc):
     assert torch.equal(out, x + 1)
 
 
+def test_one_dynamic_valid_size_and_scalar_element_access(misc):
+    worker, handle = misc
+    x = torch.randn(8, 64)
+    out = torch.full((8, 64), -1.0)
+    worker.run(handle, [x, out, 11])
+    want = torch.zeros(8, 64)
+    want[:, :40] = x[:, :40] + 1
+    want[0, 0], want[0, 1] = 7.0, 2 * x[0, 1]
+    assert torch.equal(out, want)
+
+
 def test_layout_dn_global_tensors_are_column_major(misc):
     worker, handle = misc
     x = torch.randn(8, 64)

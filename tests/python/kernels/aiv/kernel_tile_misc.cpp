@@ -10,7 +10,9 @@
 //   9 TGATHER: out(r, c) = the input's element idx(r, c), the int32 indices
 //     arriving in the output tensor's bytes,
 //   10 TADDS 1 after the kernel set a partial vector mask (generated code's
-//     set_mask_norm / set_vector_mask calls): tile instructions set their own.
+//     set_mask_norm / set_vector_mask calls): tile instructions set their own,
+//   11 TADDS 1 over a tile built with its one dynamic size (40 columns) into
+//     zeros, then SetValue(0, 7) and SetValue(1, 2 * GetValue of input 1).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -125,6 +127,19 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             TADDS(out, in, 1.0f);
             set_vector_mask(-1, -1);
             break;
+        case 11: {
+            using Cols = Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, -1>;
+            Cols src(40u), dst(40u);
+            TASSIGN(src, 0);
+            TASSIGN(dst, Full::kBytes);
+            TEXPANDS(out, 0.0f);
+            TADDS(dst, src, 1.0f);
+            set_flag(PIPE_V, PIPE_S, EVENT_ID0);
+            wait_flag(PIPE_V, PIPE_S, EVENT_ID0);
+            out.SetValue(0, 7.0f);
+            out.SetValue(1, 2.0f * in.GetValue(1));
+            break;
+        }
         case 4: {
             Tall tall;
             TRESHAPE(tall, in);
