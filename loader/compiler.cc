@@ -124,6 +124,8 @@ std::string default_cache_dir() {
 
 }  // namespace
 
+int run_tool(const std::vector<std::string>& argv, std::string* output) { return run(argv, output); }
+
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs) {
     if (text.find("[[block_local]]") == std::string::npos) return "";
     static const std::regex declaration(R"(^(\s*)\[\[block_local\]\]\s+static\s+([A-Za-z_][\w:<>, ]*?)\s+([A-Za-z_]\w*)\s*;\s*(//.*)?$)");
@@ -223,7 +225,8 @@ std::string KernelCompiler::compiler_identity() {
 
 std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vector<std::string>& include_dirs) {
     // See docs/kernels.md ("How sources are compiled") for why each flag is there.
-    std::vector<std::string> cmd = {cxx_, "-fPIC", "-O2", "-fno-gnu-unique", "-D__PFSIM__=1"};
+    std::vector<std::string> cmd = {cxx_, "-fPIC", "-O2", "-g", "-fno-optimize-sibling-calls", "-fno-gnu-unique",
+                                    "-D__PFSIM__=1"};
     if (kind == BuildKind::Orchestration) {
         cmd.insert(cmd.end(), {"-std=c++17"});
     } else {

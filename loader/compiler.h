@@ -58,6 +58,10 @@ private:
 // The embedded files of one tree (the include set, the shipped kernels, the
 // Python package), plus `extra` files (path, content), unpacked once under
 // `root` in a folder named by their content; returns it.
+// Runs a tool (argv[0] from PATH), its stdout and stderr into `output`;
+// returns its exit status.
+int run_tool(const std::vector<std::string>& argv, std::string* output);
+
 // [[block_local]] asks for a variable per core, but the cores that run one
 // kernel here share its statics. A source with `[[block_local]] static TYPE
 // NAME;` is compiled from a copy in which NAME is one element per core

@@ -2,21 +2,86 @@
 
 #include <elf.h>
 
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
 #include <fstream>
 #include <iterator>
 
 #include <dlfcn.h>
 
 #include "loader/compiler.h"
+#include "model/core/core_ops.h"
 
 namespace pfsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::set<std::string>& kernel_objects() {
+    static std::set<std::string> paths;
+    return paths;
+}
+
+long lines_in(const std::string& file) {
+    static std::map<std::string, long> counted;
+    auto it = counted.find(file);
+    if (it != counted.end()) return it->second;
+    std::ifstream in(file);
+    long n = 0;
+    for (std::string l; std::getline(in, l);) ++n;
+    return counted[file] = n;
+}
+
+// The innermost frame in a kernel object whose line (through inlining, as
+// addr2line -i reports it) is in the kernel's own source rather than in the
+// onboard headers or the system's.
+std::string source_line_of(const std::vector<void*>& frames) {
+    for (void* frame : frames) {
+        const auto pc = reinterpret_cast<uintptr_t>(frame) - 1;  // inside the call, not after it
+        Dl_info info{};
+        if (!dladdr(reinterpret_cast<void*>(pc), &info) || !info.dli_fname ||
+            !kernel_objects().count(info.dli_fname)) {
+            continue;
+        }
+        char offset[32];
+        std::snprintf(offset, sizeof offset, "0x%lx", static_cast<unsigned long>(pc - reinterpret_cast<uintptr_t>(info.dli_fbase)));
+        std::string out;
+        if (run_tool({"addr2line", "-i", "-e", info.dli_fname, offset}, &out) != 0) return "";
+        std::istringstream lines(out);
+        std::string line;
+        while (std::getline(lines, line)) {
+            const size_t colon = line.rfind(':');
+            if (colon == std::string::npos || line.compare(colon, 2, ":?") == 0 || line.rfind("??", 0) == 0) continue;
+            const std::string where = line.substr(0, line.find(' ') == std::string::npos ? line.size() : line.find(' '));
+            const std::string file = where.substr(0, where.rfind(':'));
+            const long number = std::strtol(where.c_str() + where.rfind(':') + 1, nullptr, 10);
+            if (file.find("/include-") != std::string::npos || file.rfind("/usr/", 0) == 0) continue;
+            // -O2 line tables can give out-of-line template code a line of the
+            // including file that does not exist: such a location is no answer.
+            if (number <= 0 || number > lines_in(file)) continue;
+            return fs::path(file).filename().string() + ":" + std::to_string(number);
+        }
+    }
+    return "";
+}
+
+}  // namespace
 
 std::shared_ptr<SharedObject> SharedObject::open(const std::string& path, const std::string& source) {
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char* why = dlerror();
         throw LoadError(source + ": the compiled object does not load: " + (why ? why : "unknown reason"));
+    }
+    Dl_info info{};
+    if (void* entry = dlsym(handle, "kernel_entry"); entry && dladdr(entry, &info) && info.dli_fname) {
+        kernel_objects().insert(info.dli_fname);
+        kernel_source_line = &source_line_of;
     }
     return std::shared_ptr<SharedObject>(new SharedObject(handle, source));
 }

@@ -198,7 +198,8 @@ void Core::thread() {
         try {
             fn_(args_);
         } catch (const KernelError& e) {
-            run_.error = e.what();
+            const std::string line = kernel_source_line ? kernel_source_line(e.frames()) : "";
+            run_.error = (line.empty() ? "" : line + ": ") + e.what();
         } catch (const std::exception& e) {
             run_.error = std::string("kernel raised: ") + e.what();
         }

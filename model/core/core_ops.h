@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include <execinfo.h>
 
 namespace pfsim {
 
@@ -25,10 +28,23 @@ enum class Buffer { Ub, L1, L0a, L0b, L0c };
 enum class CubeOperand { Fp16, Int8, Fp32 };
 
 // A kernel did something the hardware forbids; the run fails with this message.
+// It keeps the return addresses at the throw, so that the run can name the
+// line of the kernel's source that made the call (kernel_source_line).
 class KernelError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit KernelError(const std::string& what) : std::runtime_error(what) {
+        frames_.resize(32);
+        frames_.resize(static_cast<size_t>(backtrace(frames_.data(), static_cast<int>(frames_.size()))));
+    }
+    const std::vector<void*>& frames() const { return frames_; }
+
+private:
+    std::vector<void*> frames_;
 };
+
+// Set by whoever loads kernels (loader/shared_object.cc): "file:line" of the
+// innermost of `frames` in a kernel's own source, or "".
+inline std::string (*kernel_source_line)(const std::vector<void*>& frames) = nullptr;
 
 class CoreOps {
 public:

@@ -55,7 +55,8 @@ def test_what_the_types_say_is_a_compile_error(tmp_path, byte_copy, body, messag
 def test_what_only_the_values_say_is_a_run_error_naming_the_instruction_and_the_core(tmp_path, byte_copy, body, message):
     out = torch.zeros(4)
     with pfsim.Worker() as worker:
-        with pytest.raises(pfsim.RunError, match=r"task 0 \(aiv, func 0\) block 0 on die\.aiv0 \(.*k\.cpp\): .*" + message):
+        with pytest.raises(pfsim.RunError, match=r"task 0 \(aiv, func 0\) block 0 on die\.aiv0 \(.*k\.cpp\): "
+                                                 r"k\.cpp:7: .*" + message):  # line 7: the body's
             worker.run(worker.register(kernel(tmp_path, byte_copy, body)), [torch.ones(4), out, 0])
     assert torch.equal(out, torch.zeros(4))  # the fault left the output as it was
 

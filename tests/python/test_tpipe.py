@@ -79,7 +79,7 @@ def test_only_both_vector_cores_setting_reach_the_cube(tpipe):
     (NEVER_POPPED, r"cross-core flag 0 of AIV \d+ \(cluster \d+, sub 0\) overflows: 15 sets not yet waited"),
 ])
 def test_a_broken_protocol_is_an_error_naming_the_instruction_and_the_core(tpipe, scenario, message):
-    with pytest.raises(pfsim.RunError, match=r"on die\.ai[cv]\d+ \(.*kernel_tpipe\.cpp\): .*" + message):
+    with pytest.raises(pfsim.RunError, match=r"on die\.ai[cv]\d+ \(.*kernel_tpipe\.cpp\): kernel_tpipe\.cpp:\d+: .*" + message):
         tpipe(scenario, tiles=16)
 
 
