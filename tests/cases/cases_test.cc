@@ -377,7 +377,7 @@ TEST(UserCase, AFaultingKernelNamesTheTaskCoreAndWhy) {
     const Result r = pfsim("run " + user_case(tmp("fault"), "", kUserOrch, kernel));
     EXPECT_EQ(r.status, 1);
     EXPECT_NE(r.err.find("task 0 (aiv, func 7) block 0 on die.aiv0 (" + tmp("fault") +
-                         "/kernels/aiv/gather.cpp): tile at UB offset"),
+                         "/kernels/aiv/gather.cpp): gather.cpp:14: tile at UB offset"),  // the TASSIGN's line
               std::string::npos)
         << r.err;
     // A pointer into GM beyond every allocation.
