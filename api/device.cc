@@ -60,6 +60,8 @@ RunResult DeviceSession::run(DeviceCall& c) {
     } detach{s.platform};
     if (trace) s.platform.attach_trace(trace.get());
     const nlohmann::json before = s.platform.soc().stats_json();
+    std::unique_ptr<insight::Sanitizer> sanitizer;
+    if (c.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(s.platform);
     try {
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"));
@@ -75,6 +77,10 @@ RunResult DeviceSession::run(DeviceCall& c) {
             result.outputs.push_back(out);
         }
         finish(result, s.platform, before, r.graph.graph_time_ps, launched, s.cfg);
+        if (sanitizer) {
+            result.sanitizer = sanitizer->finish({});
+            result.sanitized = true;
+        }
     } catch (const CaseError& e) {
         throw BadInput(e.what());
     } catch (const rt::OrchestrationError& e) {

@@ -22,6 +22,7 @@ struct DeviceCall {
     std::vector<uint64_t> scalars;    // bits as the kernel receives them
     bool prefetch = true;
     std::string trace;                // a Chrome trace of this run; empty = none
+    bool sanitize = false;            // run the protocol sanitizer: the result's `sanitizer`
 };
 
 class DeviceSession {

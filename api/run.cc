@@ -100,6 +100,16 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         }
     }
 
+    std::vector<insight::Suppression> suppressions;
+    if (!request.suppressions.empty()) {
+        if (!request.sanitize) throw BadInput("--suppressions is for --sanitize");
+        try {
+            suppressions = insight::read_suppressions(request.suppressions);
+        } catch (const std::invalid_argument& e) {
+            throw BadInput(std::string("--suppressions: ") + e.what());
+        }
+    }
+
     SimPlatform platform("die", cfg);
     platform.faults().prefetch_corrupt = corrupt;
     if (!request.waves.empty()) {
@@ -131,6 +141,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         nlohmann::json before;
         uint64_t time_ps = 0;
         std::vector<const Core*> launched;
+        std::unique_ptr<insight::Sanitizer> sanitizer;
+        if (request.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(platform);
         if (kernel == nullptr) {
             if (trace) platform.attach_trace(trace.get());
             before = platform.soc().stats_json();
@@ -177,6 +189,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             }
         }
         finish(result, platform, before, time_ps, launched, cfg);
+        if (sanitizer) {
+            result.sanitizer = sanitizer->finish(suppressions);
+            result.sanitized = true;
+        }
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {
@@ -235,6 +251,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         j["series"] = r.series;
         if (!r.timed_pass.is_null()) j["timed_pass"] = r.timed_pass;
     }
+    if (r.sanitized) j["sanitizer"] = r.sanitizer.to_json();
     if (!r.error.empty()) j["error"] = r.error;
     j["sim_time_total_ns"] = r.sim_time_total_ns;
     if (!r.waves.empty()) j["waves"] = r.waves;
@@ -257,6 +274,8 @@ RunResult from_json(const nlohmann::json& j) {
         r.error = j.value("error", "");
         r.sim_time_total_ns = j.at("sim_time_total_ns").get<double>();
         r.waves = j.value("waves", std::vector<std::string>{});
+        r.sanitized = j.contains("sanitizer");
+        if (r.sanitized) r.sanitizer = insight::SanitizerReport::from_json(j["sanitizer"]);
         r.ran = j.contains("kernel_time_ns");
         if (!r.ran) return r;
         r.kernel_time_ns = j.at("kernel_time_ns").get<double>();

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "insight/sanitizer.h"
 #include "kernels/registry.h"
 #include "model/config/config.h"
 
@@ -39,6 +40,8 @@ struct RunRequest {
     bool warmup = true;
     std::vector<std::string> faults;       // prefetch-corrupt, skip-wait
     std::string trace, waves, outputs_dir; // paths; empty = none
+    bool sanitize = false;                 // run the protocol sanitizer (insight/sanitizer.h)
+    std::string suppressions;              // its suppressions file; empty = none
     bool is_case() const;
 };
 
@@ -79,6 +82,8 @@ struct RunResult {
     uint64_t cores_launched = 0;    // a kernel's
     nlohmann::json lanes, series, timed_pass;
     double sim_time_total_ns = 0;
+    bool sanitized = false;                // `sanitizer` holds the report
+    insight::SanitizerReport sanitizer;
     double l2_hit_rate() const;
     int exit_status() const { return !error.empty() || !reference_equal || !violations.empty() ? 1 : 0; }
 };

@@ -40,8 +40,12 @@ std::string equivalence_failure(const api::RunResult& off, const api::RunResult&
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--strict-gain"}, {"--junit", "--inject", "--trace"});
+    std::vector<std::string> flags = {"--strict-gain"}, valued = {"--junit", "--inject", "--trace"};
+    flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
+    valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
+    CommonOptions o = parse_options(args, flags, valued);
     resolve_config(o);  // bad configuration: exit 2 before running anything
+    const SanitizeOptions sanitize = sanitize_options(o);
     // What to check: built-in kernels by name, case files by path.
     struct Item {
         std::string name, target;
@@ -76,7 +80,7 @@ int cmd_check(const std::vector<std::string>& args) {
     const std::vector<std::string> common = config_args(o);
 
     nlohmann::json rows = nlohmann::json::array();
-    int failed = 0;
+    int failed = 0, sanitizer_failed = 0;  // failed counts the second too
     if (!o.json) {
         std::printf("%-16s %12s %12s %8s %16s %8s %8s  %s\n", "kernel", "time off us", "time on us", "gain %",
                     "expected gain %", "L2 off", "L2 on", "verdict");
@@ -94,6 +98,8 @@ int cmd_check(const std::vector<std::string>& args) {
             on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k->name + ".on.json"});
         }
         for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
+        const std::vector<std::string> sanitize_on = sanitize_args(sanitize);  // the prefetch-on run only
+        on_args.insert(on_args.end(), sanitize_on.begin(), sanitize_on.end());
         const std::vector<ChildRun> pair = run_children({off_args, on_args}, 2);
         const api::RunResult off = run_result(pair[0]);
         const api::RunResult on = run_result(pair[1]);
@@ -115,18 +121,32 @@ int cmd_check(const std::vector<std::string>& args) {
             row["warnings"] = on.warnings;
         }
         row["gain_met"] = gain_met;
-        const bool pass = failure.empty() && (gain_met || !has_flag(o, "--strict-gain"));
+        const uint64_t sanitizer_errors = on.sanitized ? on.sanitizer.count(insight::Severity::Error) : 0;
+        const bool sanitizer_fails = sanitizer_errors > 0 && sanitize.error_exitcode != 0;
+        const bool pass = failure.empty() && (gain_met || !has_flag(o, "--strict-gain")) && !sanitizer_fails;
         row["verdict"] = pass ? "pass" : "fail";
         if (!failure.empty()) {
             row["reason"] = failure;
+        } else if (sanitizer_fails) {
+            row["reason"] = "the sanitizer reported " + std::to_string(sanitizer_errors) + (sanitizer_errors == 1 ? " error" : " errors");
         } else if (!gain_met) {
             row["reason"] = "gain " + std::to_string(gain) + " % outside the expected range";
         }
+        if (on.sanitized) {
+            row["sanitizer"] = on.sanitizer.to_json();
+            std::cerr << "========= " << k->name << " (prefetch on)\n" << on.sanitizer.text(sanitize.print_limit);
+        }
         failed += pass ? 0 : 1;
+        sanitizer_failed += sanitizer_fails && failure.empty() ? 1 : 0;
         if (!o.json) {
             auto range = [](double v) { return v <= -1000 || v >= 1e6 ? std::string("") : std::to_string(static_cast<int>(v)); };
             const std::string exp = range(expected.min_pct) + ".." + range(expected.max_pct);
-            if (failure.empty()) {
+            if (failure.empty() && sanitizer_fails) {
+                std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  FAIL: %s\n", k->name.c_str(),
+                            row["time_off_ns"].get<double>() / 1e3, row["time_on_ns"].get<double>() / 1e3, gain,
+                            exp.c_str(), 100 * row["l2_hit_rate_off"].get<double>(),
+                            100 * row["l2_hit_rate_on"].get<double>(), row["reason"].get<std::string>().c_str());
+            } else if (failure.empty()) {
                 std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  %s%s\n", k->name.c_str(),
                             row["time_off_ns"].get<double>() / 1e3, row["time_on_ns"].get<double>() / 1e3, gain,
                             exp.c_str(), 100 * row["l2_hit_rate_off"].get<double>(),
@@ -165,7 +185,8 @@ int cmd_check(const std::vector<std::string>& args) {
         }
         x << "</testsuite>\n";
     }
-    return failed ? 1 : 0;
+    if (failed > sanitizer_failed) return 1;
+    return sanitizer_failed ? sanitize.error_exitcode : 0;
 }
 
 int cmd_kernels(const std::vector<std::string>& args) {

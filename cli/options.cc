@@ -68,4 +68,33 @@ std::string user_path(const std::string& path) {
     return std::string(dir) + "/" + path;
 }
 
+SanitizeOptions sanitize_options(const CommonOptions& o) {
+    SanitizeOptions s;
+    s.on = has_flag(o, "--sanitize");
+    auto number = [&](const std::string& option, uint64_t max) -> uint64_t {
+        const std::string v = value_of(o, option, "");
+        char* end = nullptr;
+        const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || v[0] == '-' || n > max) {
+            throw UsageError(option + " takes a whole number up to " + std::to_string(max) + ", not '" + v + "'");
+        }
+        return n;
+    };
+    for (const std::string& option : kSanitizeValues) {
+        if (!value_of(o, option, "").empty() && !s.on) throw UsageError(option + " is for --sanitize");
+    }
+    if (!value_of(o, "--error-exitcode", "").empty()) s.error_exitcode = static_cast<int>(number("--error-exitcode", 255));
+    if (!value_of(o, "--print-limit", "").empty()) s.print_limit = number("--print-limit", ~uint64_t{0} >> 1);
+    s.suppressions = user_path(value_of(o, "--suppressions", ""));
+    return s;
+}
+
+std::vector<std::string> sanitize_args(const SanitizeOptions& s) {
+    if (!s.on) return {};
+    std::vector<std::string> a = {"--sanitize", "--error-exitcode", std::to_string(s.error_exitcode), "--print-limit",
+                                  std::to_string(s.print_limit)};
+    if (!s.suppressions.empty()) a.insert(a.end(), {"--suppressions", s.suppressions});
+    return a;
+}
+
 }  // namespace pfsim

@@ -1,6 +1,7 @@
 // Options shared by pfsim's commands, and how they become a Config.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +40,23 @@ Config resolve_config(const CommonOptions& options);
 // The --preset, --config and --set arguments that give a child run the same
 // configuration.
 std::vector<std::string> config_args(const CommonOptions& options);
+
+// The sanitizer's options, shared by run and check: --sanitize,
+// --error-exitcode N (the exit status when it reports an error and the run
+// passed; default 1, 0 = report only), --print-limit N (findings printed on
+// stderr; default 100), --suppressions FILE.
+struct SanitizeOptions {
+    bool on = false;
+    int error_exitcode = 1;
+    uint64_t print_limit = 100;
+    std::string suppressions;  // as the user gave it (user_path applied)
+};
+inline const std::vector<std::string> kSanitizeFlags = {"--sanitize"};
+inline const std::vector<std::string> kSanitizeValues = {"--error-exitcode", "--print-limit", "--suppressions"};
+// Throws UsageError for a value that does not parse, or options without --sanitize.
+SanitizeOptions sanitize_options(const CommonOptions& o);
+// The same options for a child run.
+std::vector<std::string> sanitize_args(const SanitizeOptions& s);
 
 // A path as the user meant it: relative to their directory under `bazel run`.
 std::string user_path(const std::string& path);

@@ -12,8 +12,12 @@
 namespace pfsim {
 
 int cmd_run(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--no-sdma", "--no-warmup"},
-                                    {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs"});
+    std::vector<std::string> flags = {"--no-sdma", "--no-warmup"};
+    std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs"};
+    flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
+    valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
+    CommonOptions o = parse_options(args, flags, valued);
+    const SanitizeOptions sanitize = sanitize_options(o);
     if (o.positional.size() != 1) throw UsageError("run takes exactly one kernel name or case file");
     const Config cfg = resolve_config(o);
     api::RunRequest request;
@@ -29,6 +33,8 @@ int cmd_run(const std::vector<std::string>& args) {
     request.trace = user_path(value_of(o, "--trace", ""));
     request.waves = value_of(o, "--waves", "");
     request.outputs_dir = user_path(value_of(o, "--outputs", ""));
+    request.sanitize = sanitize.on;
+    request.suppressions = sanitize.suppressions;
 
     const api::RunResult r = api::run(cfg, request);
     if (o.json) {
@@ -60,6 +66,8 @@ int cmd_run(const std::vector<std::string>& args) {
     for (const std::string& v : r.violations) std::cerr << "pfsim: " << r.name << ": protocol violation: " << v << "\n";
     if (!r.error.empty()) std::cerr << "pfsim: " << r.name << ": " << r.error << "\n";
     if (r.ran && !r.reference_equal) std::cerr << "pfsim: " << r.name << ": output differs from the reference\n";
+    if (r.sanitized) std::cerr << r.sanitizer.text(sanitize.print_limit);
+    if (r.exit_status() == 0 && r.sanitized && r.sanitizer.count(insight::Severity::Error) > 0) return sanitize.error_exitcode;
     return r.exit_status();
 }
 

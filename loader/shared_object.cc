@@ -37,26 +37,55 @@ long lines_in(const std::string& file) {
     return counted[file] = n;
 }
 
-// The innermost frame in a kernel object whose line (through inlining, as
-// addr2line -i reports it) is in the kernel's own source rather than in the
-// onboard headers or the system's.
-std::string source_line_of(const std::vector<void*>& frames) {
-    for (void* frame : frames) {
-        const auto pc = reinterpret_cast<uintptr_t>(frame) - 1;  // inside the call, not after it
+// Per stack, the innermost frame in a kernel object whose line (through
+// inlining, as addr2line -i reports it) is in the kernel's own source rather
+// than in the onboard headers or the system's: one addr2line per object for
+// every stack at once.
+std::vector<std::string> source_lines_of(const std::vector<std::vector<void*>>& stacks) {
+    struct Frame {
+        std::string object;
+        uintptr_t offset = 0;
+    };
+    auto frame_of = [](void* address, Frame* f) {
+        const auto pc = reinterpret_cast<uintptr_t>(address) - 1;  // inside the call, not after it
         Dl_info info{};
-        if (!dladdr(reinterpret_cast<void*>(pc), &info) || !info.dli_fname ||
-            !kernel_objects().count(info.dli_fname)) {
-            continue;
+        if (!dladdr(reinterpret_cast<void*>(pc), &info) || !info.dli_fname || !kernel_objects().count(info.dli_fname)) {
+            return false;
         }
-        char offset[32];
-        std::snprintf(offset, sizeof offset, "0x%lx", static_cast<unsigned long>(pc - reinterpret_cast<uintptr_t>(info.dli_fbase)));
+        f->object = info.dli_fname;
+        f->offset = pc - reinterpret_cast<uintptr_t>(info.dli_fbase);
+        return true;
+    };
+    std::map<std::string, std::set<uintptr_t>> wanted;
+    for (const auto& stack : stacks) {
+        for (void* address : stack) {
+            if (Frame f; frame_of(address, &f)) wanted[f.object].insert(f.offset);
+        }
+    }
+    // (object, offset) -> the first acceptable location of its inline chain, or "".
+    std::map<std::pair<std::string, uintptr_t>, std::string> located;
+    for (const auto& [object, offsets] : wanted) {
+        std::vector<std::string> cmd = {"addr2line", "-a", "-i", "-e", object};
+        for (uintptr_t off : offsets) {
+            char hex[32];
+            std::snprintf(hex, sizeof hex, "0x%lx", static_cast<unsigned long>(off));
+            cmd.push_back(hex);
+        }
         std::string out;
-        if (run_tool({"addr2line", "-i", "-e", info.dli_fname, offset}, &out) != 0) return "";
+        if (run_tool(cmd, &out) != 0) continue;
         std::istringstream lines(out);
-        std::string line;
-        while (std::getline(lines, line)) {
+        uintptr_t current = 0;
+        bool found = false;
+        for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("0x", 0) == 0) {
+                current = static_cast<uintptr_t>(std::strtoull(line.c_str(), nullptr, 16));
+                found = false;
+                continue;
+            }
             const size_t colon = line.rfind(':');
-            if (colon == std::string::npos || line.compare(colon, 2, ":?") == 0 || line.rfind("??", 0) == 0) continue;
+            if (found || colon == std::string::npos || line.compare(colon, 2, ":?") == 0 || line.rfind("??", 0) == 0) {
+                continue;
+            }
             const std::string where = line.substr(0, line.find(' ') == std::string::npos ? line.size() : line.find(' '));
             const std::string file = where.substr(0, where.rfind(':'));
             const long number = std::strtol(where.c_str() + where.rfind(':') + 1, nullptr, 10);
@@ -64,11 +93,28 @@ std::string source_line_of(const std::vector<void*>& frames) {
             // -O2 line tables can give out-of-line template code a line of the
             // including file that does not exist: such a location is no answer.
             if (number <= 0 || number > lines_in(file)) continue;
-            return fs::path(file).filename().string() + ":" + std::to_string(number);
+            located[{object, current}] = fs::path(file).filename().string() + ":" + std::to_string(number);
+            found = true;
         }
     }
-    return "";
+    std::vector<std::string> result;
+    for (const auto& stack : stacks) {
+        std::string where;
+        for (void* address : stack) {
+            Frame f;
+            if (!frame_of(address, &f)) continue;
+            auto it = located.find({f.object, f.offset});
+            if (it != located.end()) {
+                where = it->second;
+                break;
+            }
+        }
+        result.push_back(where);
+    }
+    return result;
 }
+
+std::string source_line_of(const std::vector<void*>& frames) { return source_lines_of({frames}).front(); }
 
 }  // namespace
 
@@ -82,6 +128,7 @@ std::shared_ptr<SharedObject> SharedObject::open(const std::string& path, const 
     if (void* entry = dlsym(handle, "kernel_entry"); entry && dladdr(entry, &info) && info.dli_fname) {
         kernel_objects().insert(info.dli_fname);
         kernel_source_line = &source_line_of;
+        kernel_source_lines = &source_lines_of;
     }
     return std::shared_ptr<SharedObject>(new SharedObject(handle, source));
 }

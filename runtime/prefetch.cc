@@ -48,14 +48,15 @@ bool poll_done(Device& dev, AsyncSession& s, uint64_t post_id, uint32_t queues) 
     return true;
 }
 
-void build_session(Device& dev, AsyncSession& s, uint64_t workspace) {
+// Builds the session; when it comes out invalid, why (every prefetch on it is a no-op).
+DropReason build_session(Device& dev, AsyncSession& s, uint64_t workspace) {
     const KernelRuntimeOptions& opt = kernel_runtime_options();
     s = AsyncSession{};
     s.workspace = workspace;
     s.group = dev.block_idx();
-    if (workspace == 0 || s.queue_num == 0 || s.queue_num > opt.channels || s.sync_id > 7 ||
-        s.group >= opt.channels / s.queue_num) {
-        return;  // invalid: every prefetch on it is a no-op
+    if (workspace == 0) return DropReason::NullWorkspace;
+    if (s.queue_num == 0 || s.queue_num > opt.channels || s.sync_id > 7 || s.group >= opt.channels / s.queue_num) {
+        return DropReason::GroupOutOfRange;
     }
     const uint64_t zero = 0;
     dev.gm_write(WorkspaceLayout::post_done(workspace, s.group, 0), &zero, 8);
@@ -69,6 +70,7 @@ void build_session(Device& dev, AsyncSession& s, uint64_t workspace) {
     s.tail = rec.sq_tail;
     s.stream_id = rec.stream_id;
     s.valid = s.sq_base != 0 && s.depth >= 2;
+    return DropReason::NoRing;
 }
 
 void push_request(Device& dev, AsyncSession& s, SdmaRequest request) {
@@ -95,6 +97,32 @@ void warn_shared_group(Device& dev, const AsyncSession& s) {
 
 }  // namespace
 
+std::string drop_reason_text(DropReason why) {
+    switch (why) {
+        case DropReason::Disabled: return "prefetch is disabled (--prefetch off)";
+        case DropReason::NullSource: return "the source pointer is null";
+        case DropReason::ZeroBytes: return "the region is 0 bytes";
+        case DropReason::NotFlat: return "the source is not a flat, packed GM region (every dimension but the last 1, stride 1)";
+        case DropReason::NotGm: return "the source does not point into GM";
+        case DropReason::NullWorkspace: return "the async-DMA workspace is null (the worker was made without enable_sdma)";
+        case DropReason::GroupOutOfRange: return "the channel group (the block index) is not below sdma.channels / queue_num";
+        case DropReason::NoRing: return "the channel group's record has no submission ring";
+        case DropReason::RingTooSmall: return "the region needs more requests than the submission ring holds (prefetch.block_bytes)";
+        case DropReason::PostIdsExhausted: return "the session's post ids are exhausted";
+        case DropReason::FlagRingTimeout: return "the oldest flag slot did not retire within the poll budget";
+    }
+    return "";
+}
+
+PrefetchObserver*& prefetch_observer() {
+    static PrefetchObserver* observer = nullptr;
+    return observer;
+}
+
+void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why) {
+    if (prefetch_observer()) prefetch_observer()->dropped(nullptr, gm, bytes, why);
+}
+
 KernelRuntimeOptions& kernel_runtime_options() {
     static KernelRuntimeOptions options;
     return options;
@@ -114,20 +142,31 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         throw PrefetchError("TPREFETCH_ASYNC on a cube core: prefetch runs on vector cores only");
     }
     const KernelRuntimeOptions& opt = kernel_runtime_options();
-    if (!opt.prefetch_enabled) return AsyncEvent{};
+    PrefetchObserver* const observer = prefetch_observer();
+    auto drop = [&](DropReason why) {
+        if (observer) observer->dropped(&ctx, gm, bytes, why);
+        return AsyncEvent{};
+    };
+    if (!opt.prefetch_enabled) return drop(DropReason::Disabled);
     AsyncSession& s = ctx.session;
-    if (!s.valid) build_session(dev, s, ctx.workspace);  // built once per context, then cached
-    if (!s.valid || gm == 0 || bytes == 0) return AsyncEvent{};
+    if (!s.valid) {  // built once per context, then cached
+        const DropReason why = build_session(dev, s, ctx.workspace);
+        if (!s.valid) return drop(why);
+        if (observer) observer->session_built(ctx);
+    }
+    if (gm == 0) return drop(DropReason::NullSource);
+    if (bytes == 0) return drop(DropReason::ZeroBytes);
     const uint64_t requests = (bytes + opt.block_bytes - 1) / opt.block_bytes;
-    if (requests + 1 > s.depth) return AsyncEvent{};  // more than the ring holds: a silent no-op
+    if (requests + 1 > s.depth) return drop(DropReason::RingTooSmall);  // on hardware a silent no-op
     const uint64_t post_id = s.next_post_id + 1;
-    if (post_id >= (uint64_t{1} << kHandleQueueShift)) return AsyncEvent{};
+    if (post_id >= (uint64_t{1} << kHandleQueueShift)) return drop(DropReason::PostIdsExhausted);
     // The flag-payload slot must be retired: post (id - max_posts) observed done.
     if (post_id > opt.max_posts && s.done_post_id < post_id - opt.max_posts) {
         const uint64_t since = dev.now_ps();
         const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num);
         dev.note_prefetch_wait(since, 0, retired);
-        if (!retired) return AsyncEvent{};
+        if (observer) observer->post_blocked(ctx, since, retired);
+        if (!retired) return drop(DropReason::FlagRingTimeout);
     }
     warn_shared_group(dev, s);
     const uint64_t posting = dev.now_ps();
@@ -146,7 +185,8 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     dev.mmio_write32(s.doorbell, s.tail);
     s.next_post_id = post_id;
     dev.note_prefetch_post(posting, flow_id(dev, s, post_id), gm, bytes);
-    return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma};
+    if (observer) observer->posted(ctx, post_id, gm, bytes);
+    return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma, &s};
 }
 
 namespace {
@@ -202,18 +242,21 @@ bool event_completion_records(const AsyncEvent& evt, const AsyncSession& session
     for (uint32_t q = 0; q < queues; ++q) {
         records->emplace_back(WorkspaceLayout::post_done(session.workspace, session.group, q), post_id);
     }
+    if (prefetch_observer()) prefetch_observer()->deferred(evt);
     return true;
 }
 
 bool AsyncEvent::Wait(AsyncSession& session) const {
     const bool done = wait_for(*this, session);
     check_completion(*this, session, done);
+    if (prefetch_observer()) prefetch_observer()->waited(*this, session, done, false);
     return done;
 }
 
 bool AsyncEvent::Test(AsyncSession& session) const {
     const bool done = test_once(*this, session);
     check_completion(*this, session, done);
+    if (prefetch_observer()) prefetch_observer()->waited(*this, session, done, true);
     return done;
 }
 

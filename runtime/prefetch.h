@@ -52,6 +52,9 @@ struct AsyncSession {
 struct AsyncEvent {
     uint64_t handle = 0;
     int engine = kEngineSdma;
+    // pfsim's own: the session the post was made on (null for handle 0), so
+    // that a checker can tell a wait with another context's session.
+    const AsyncSession* posted_on = nullptr;
     // Blocks until the post is observed done; false after the poll budget, on an
     // undecodable handle or another engine. Handle 0 is done at once.
     bool Wait(AsyncSession& session) const;
@@ -86,6 +89,47 @@ struct TensorView {
 // Checks the shape rules of §1.2 (rank >= 1, fully static, all dims but the last
 // equal to 1), throwing PrefetchError with the documented messages; returns bytes.
 uint64_t flat_prefetch_bytes(const TensorView& src);
+
+// Why a prefetch did nothing: its event is handle 0, which every wait calls done.
+enum class DropReason {
+    Disabled,          // prefetch turned off (--prefetch off)
+    NullSource,        // the source pointer is null
+    ZeroBytes,         // nothing to prefetch
+    NotFlat,           // the source is not a flat, packed GM region
+    NotGm,             // the source does not point into GM
+    NullWorkspace,     // the async-DMA workspace is null (no enable_sdma)
+    GroupOutOfRange,   // the channel group (block index) >= channels / queue_num
+    NoRing,            // the group's channel record has no submission ring
+    RingTooSmall,      // more requests than the ring holds
+    PostIdsExhausted,  // post ids reached 2^58
+    FlagRingTimeout,   // the oldest flag slot did not retire within the poll budget
+};
+// One line saying what the reason means for the user.
+std::string drop_reason_text(DropReason why);
+
+// What the prefetch runtime tells a checker (insight/sanitizer.h) as kernels
+// use it. Each call is made on the calling kernel's core, inside the runtime
+// call it reports, before the runtime returns to the kernel.
+class PrefetchObserver {
+public:
+    virtual ~PrefetchObserver() = default;
+    // ctx's session was built (valid) on its channel group.
+    virtual void session_built(const PrefetchAsyncContext& ctx) = 0;
+    // [gm, gm + bytes) posted as post post_id of ctx's session.
+    virtual void posted(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes) = 0;
+    // A prefetch of [gm, gm + bytes) returned handle 0; ctx may be null.
+    virtual void dropped(const PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, DropReason why) = 0;
+    // A post waited from since_ps to now for its flag slot to retire.
+    virtual void post_blocked(const PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) = 0;
+    // evt.Wait(session) (test: evt.Test(session)) returned done.
+    virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test) = 0;
+    // evt was registered for deferred completion.
+    virtual void deferred(const AsyncEvent& evt) = 0;
+};
+// The observer of this process's kernels (null: none).
+PrefetchObserver*& prefetch_observer();
+// A prefetch the kernel API dropped before reaching the runtime (TPREFETCH_ASYNC's checks).
+void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why);
 
 // Forgets which cores posted on which channel group (called by the host per launch).
 void reset_channel_group_owners();

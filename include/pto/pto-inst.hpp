@@ -464,12 +464,15 @@ comm::AsyncEvent TPREFETCH_ASYNC(const GlobalT& src, PrefetchAsyncContext& ctx) 
         }
         return true;
     }(), "TPREFETCH_ASYNC requires a flat contiguous logical 1D GM region; reshape the tensor to [N] or [1, ..., N]");
+    uint64_t bytes = sizeof(typename GlobalT::DType);
+    for (int i = 0; i < 5; ++i) bytes *= static_cast<uint64_t>(src.GetShape(i));
     for (int i = 0; i < 4; ++i) {
-        if (src.GetShape(i) != 1) return comm::AsyncEvent{};
+        if (src.GetShape(i) != 1) return pfsim::rt::note_dropped_prefetch(0, bytes, pfsim::rt::DropReason::NotFlat), comm::AsyncEvent{};
     }
-    const uint64_t bytes = static_cast<uint64_t>(src.GetShape(4)) * sizeof(typename GlobalT::DType);
+    if (src.GetStride(4) != 1) return pfsim::rt::note_dropped_prefetch(0, bytes, pfsim::rt::DropReason::NotFlat), comm::AsyncEvent{};
+    if (!src.data()) return pfsim::rt::note_dropped_prefetch(0, bytes, pfsim::rt::DropReason::NullSource), comm::AsyncEvent{};
     const uint64_t gm = pfsim::current_core().gm_address(src.data(), bytes);
-    if (gm == pfsim::CoreOps::kNotGm || src.GetStride(4) != 1) return comm::AsyncEvent{};
+    if (gm == pfsim::CoreOps::kNotGm) return pfsim::rt::note_dropped_prefetch(0, bytes, pfsim::rt::DropReason::NotGm), comm::AsyncEvent{};
     return pfsim::rt::prefetch_async(gm, bytes, ctx);
 }
 
@@ -506,8 +509,12 @@ enum cache_line_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
 enum dcci_dst_t { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 2, CACHELINE_ATOMIC = 3 };
 enum mem_dsb_t { DSB_ALL = 0, DSB_DDR = 1, DSB_UB = 2, DSB_SEQ = 3 };
 template <typename P>
-inline void dcci(P, int mode, int = CACHELINE_ALL) {
-    pfsim::current_core().dcci(mode == ENTIRE_DATA_CACHE);
+inline void dcci(P p, int mode, int = CACHELINE_ALL) {
+    if constexpr (std::is_pointer_v<P>) {
+        pfsim::current_core().dcci(p, mode == ENTIRE_DATA_CACHE);
+    } else {
+        pfsim::current_core().dcci(nullptr, mode == ENTIRE_DATA_CACHE);
+    }
 }
 inline void dsb(int) { pfsim::current_core().barrier(); }
 

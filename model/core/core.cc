@@ -64,6 +64,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     if (write) {
         core->raw_store_gm_ = gm;
         core->raw_store_len_ = len;
+        if (core->observer_) core->observer_->scalar_stored(*core, gm, len);
         return;
     }
     // Read through L2 into the very bytes the load is about to read, so that
@@ -117,7 +118,11 @@ void Core::scalar_write(uint64_t gm, const void* src, uint64_t bytes) {
     scalar(1);
 }
 
-void Core::dcci(bool entire) {
+void Core::dcci(const volatile void* line, bool entire) {
+    if (observer_) {
+        const uint64_t gm = line ? gm_address(line, 1) : kNotGm;
+        if (entire || gm != kNotGm) observer_->cache_flushed(*this, gm, entire);
+    }
     if (entire) {
         flush();
     } else {
@@ -204,6 +209,7 @@ void Core::thread() {
             run_.error = std::string("kernel raised: ") + e.what();
         }
         apply_raw_store();
+        if (observer_) observer_->kernel_returned(*this);
         barrier();
         catch_up(issue_);
         run_.returned = sc_core::sc_time_stamp().value();
@@ -242,6 +248,7 @@ uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
                           std::to_string(bytes) + " bytes exceeds the " + std::to_string(buf.size() / 1024) +
                           " KiB " + buffer_name(b));
     }
+    if (observer_) observer_->tile_placed(*this, b, offset, bytes);
     return buf.data() + offset;
 }
 

@@ -20,6 +20,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "model/config/config.h"
+#include "model/core/core_observer.h"
 #include "model/core/core_ops.h"
 #include "model/core/cross_core_flags.h"
 #include "model/trace/recorder.h"
@@ -89,12 +90,19 @@ public:
     uint64_t device_pointer(uint64_t gm) const override { return reinterpret_cast<uintptr_t>(gm_host_) + gm; }
     void scalar_read(uint64_t gm, void* dst, uint64_t bytes) override;
     void scalar_write(uint64_t gm, const void* src, uint64_t bytes) override;
-    void dcci(bool entire) override;
+    void dcci(const volatile void* line, bool entire) override;
     // Where this die's GM is mapped in host memory (BackingStore::host_base).
     void set_gm_window(uint8_t* host_base, uint64_t size) { gm_host_ = host_base; gm_size_ = size; }
     // What is allocated in GM: [begin, *end). A pointer access in GM outside it
     // faults the kernel. Unset: all of GM.
     void set_gm_allocated(uint64_t begin, const uint64_t* end) { alloc_begin_ = begin; alloc_end_ = end; }
+    // Who is told about the kernels this core runs (null: nobody).
+    void set_observer(CoreObserver* observer) { observer_ = observer; }
+    // What the running kernel is part of ("task 3 (aiv, func 1) block 0"), for reports.
+    void set_task_label(std::string label) { task_label_ = std::move(label); }
+    const std::string& task_label() const { return task_label_; }
+    // UB as the kernel left it (empty on a core without one).
+    const std::vector<uint8_t>& ub() const { return buffers_[static_cast<size_t>(Buffer::Ub)]; }
     // The die's cross-core flags (unset: a kernel that uses them fails).
     void set_cross_core_flags(CrossCoreFlags* flags) { cross_flags_ = flags; }
     // A kernel's load or store of [addr, addr + len) through a raw pointer, as
@@ -197,6 +205,8 @@ private:
     sc_core::sc_event blocked_;
     int blocked_flag_ = -1;
     CrossCoreFlags* cross_flags_ = nullptr;
+    CoreObserver* observer_ = nullptr;
+    std::string task_label_;
     const Tick cross_latency_;
     const Tick dcci_line_;
 };

@@ -45,6 +45,8 @@ private:
 // Set by whoever loads kernels (loader/shared_object.cc): "file:line" of the
 // innermost of `frames` in a kernel's own source, or "".
 inline std::string (*kernel_source_line)(const std::vector<void*>& frames) = nullptr;
+// The same for many stacks at once (one symbolizer run per kernel object).
+inline std::vector<std::string> (*kernel_source_lines)(const std::vector<std::vector<void*>>& stacks) = nullptr;
 
 class CoreOps {
 public:
@@ -68,8 +70,9 @@ public:
     // pointer does. A read waits for its data; a write is posted.
     virtual void scalar_read(uint64_t gm, void* dst, uint64_t bytes) = 0;
     virtual void scalar_write(uint64_t gm, const void* src, uint64_t bytes) = 0;
-    // dcci: clean and invalidate one data-cache line, or the whole data cache.
-    virtual void dcci(bool entire) = 0;
+    // dcci: clean and invalidate the data-cache line holding `line` (a kernel
+    // pointer; may be null), or the whole data cache.
+    virtual void dcci(const volatile void* line, bool entire) = 0;
 
     // Host memory standing for an on-core buffer; throws KernelError when
     // [offset, offset + bytes) does not fit it or the core has no such buffer.

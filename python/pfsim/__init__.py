@@ -116,6 +116,12 @@ class RunResult:
     violations: list
     sim_time_ns: float
     summary: dict
+    sanitizer: dict | None = None  # run(sanitize=True): errors, warnings, infos, findings (docs/sanitizer.md)
+
+    def findings(self, kind: str | None = None) -> list:
+        """The sanitizer's findings (of one kind, e.g. "stale-completion")."""
+        found = (self.sanitizer or {}).get("findings", [])
+        return [f for f in found if kind is None or f["kind"] == kind]
 
     @property
     def l2_hit_rate(self) -> float:
@@ -129,7 +135,7 @@ class RunResult:
         return cls(prefetch=s.get("prefetch") == "on", time_ns=s.get("kernel_time_ns", 0.0), cycles=s.get("cycles", 0),
                    tasks=tasks, counters=counters, warnings=s.get("warnings", []), log=s.get("log", []), trace=trace,
                    error=s.get("error"), violations=s.get("violations", []),
-                   sim_time_ns=s.get("sim_time_total_ns", 0.0), summary=s)
+                   sim_time_ns=s.get("sim_time_total_ns", 0.0), summary=s, sanitizer=s.get("sanitizer"))
 
 
 class Worker:
@@ -206,11 +212,13 @@ class Worker:
         return Handle(reply["handle"], callable)
 
     def run(self, handle: Handle, args, prefetch: bool = True, trace: str | None = None,
-            timeout: float | None = None) -> RunResult:
+            timeout: float | None = None, sanitize: bool = False) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
-        are written back in place. trace: write a Chrome trace (Perfetto) there."""
+        are written back in place. trace: write a Chrome trace (Perfetto) there.
+        sanitize: run the prefetch protocol sanitizer; its report is the result's
+        `sanitizer` (findings do not raise: assert on them)."""
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
         values = [a.value if n else a for a, n in zip(specs, named)]
@@ -233,7 +241,7 @@ class Worker:
                 f.write(data)
                 offset += len(data)
         request = {"op": "run", "handle": handle.id, "tensors": layout, "scalars": scalars, "data": path,
-                   "prefetch": bool(prefetch)}
+                   "prefetch": bool(prefetch), "sanitize": bool(sanitize)}
         if trace:
             request["trace"] = os.path.abspath(trace)
         reply = self._request(request, timeout)

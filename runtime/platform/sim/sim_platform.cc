@@ -246,6 +246,7 @@ rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt:
     for (size_t i = 0; i < places.size(); ++i) {
         const rt::CorePlace& p = places[i];
         Core* core = p.vector ? aiv_[2 * p.block_idx + p.subblock].get() : aic_[p.block_idx].get();
+        core->set_task_label("block " + std::to_string(p.block_idx) + (p.vector ? " subblock " + std::to_string(p.subblock) : ""));
         core->start(p.vector ? entries.aiv : entries.aic, args_per_core[i], p.block_idx, spec.block_dim, p.subblock);
         used.push_back(core);
     }

@@ -200,6 +200,7 @@ void SimPlatform::scheduler() {
                 int64_t* args = task.args[3 * b + static_cast<uint32_t>(slot)];
                 args[rt::kGlobalContextSlot] = g.global_context[core->core_id()];
                 const rt::CorePlace place = core_place(core->core_id());
+                core->set_task_label(task.name + " block " + std::to_string(b));
                 core->start(task.entry[slot], args, place.block_idx, clusters, place.subblock, g.dispatch_ps);
                 core_task[core->core_id()] = t;
                 core_block[core->core_id()] = b;

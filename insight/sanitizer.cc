@@ -1,0 +1,623 @@
+#include "insight/sanitizer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <execinfo.h>
+
+#include "model/core/core.h"
+#include "runtime/platform/sim/sim_platform.h"
+#include "runtime/sdma_workspace.h"
+
+namespace pfsim::insight {
+
+namespace {
+
+std::string hex(uint64_t v) {
+    std::ostringstream os;
+    os << "0x" << std::hex << v;
+    return os.str();
+}
+
+std::string ns_text(Tick ps) {
+    std::ostringstream os;
+    os.precision(3);
+    os << std::fixed << static_cast<double>(ps) / 1e3 << " ns";
+    return os.str();
+}
+
+Core& calling_core() { return static_cast<Core&>(current_core()); }
+
+}  // namespace
+
+const char* severity_name(Severity s) {
+    switch (s) {
+        case Severity::Info: return "info";
+        case Severity::Warning: return "warning";
+        case Severity::Error: return "error";
+    }
+    return "";
+}
+
+Sanitizer::Sanitizer(SimPlatform& platform) : platform_(platform), start_(platform.now_ps()) {
+    rt::prefetch_observer() = this;
+    for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
+        for (const auto& core : *cores) core->set_observer(this);
+    }
+    platform.soc().sdma.log_requests(&engine_log_);
+}
+
+Sanitizer::~Sanitizer() {
+    if (finished_) return;
+    rt::prefetch_observer() = nullptr;
+    for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
+        for (const auto& core : *cores) core->set_observer(nullptr);
+    }
+    platform_.soc().sdma.log_requests(nullptr);
+}
+
+size_t Sanitizer::record_call(Core& core) {
+    Call c;
+    c.stack.resize(16);
+    c.stack.resize(static_cast<size_t>(backtrace(c.stack.data(), static_cast<int>(c.stack.size()))));
+    c.core = core.name();
+    c.task = core.task_label();
+    c.time = core.now_ps();
+    calls_.push_back(std::move(c));
+    return calls_.size() - 1;
+}
+
+Sanitizer::Context& Sanitizer::context_of(const rt::PrefetchAsyncContext& ctx, ContextKey* key) {
+    Core& core = calling_core();
+    const ContextKey k{core.core_id(), runs_[core.core_id()], &ctx};
+    session_context_[{core.core_id(), runs_[core.core_id()], &ctx.session}] = k;
+    if (key) *key = k;
+    return contexts_[k];
+}
+
+const Sanitizer::Post* Sanitizer::find_post(const rt::AsyncSession* session, uint64_t post_id) const {
+    Core& core = calling_core();
+    auto it = session_context_.find({core.core_id(), runs_.count(core.core_id()) ? runs_.at(core.core_id()) : 0, session});
+    if (it == session_context_.end()) return nullptr;
+    auto ctx = contexts_.find(it->second);
+    if (ctx == contexts_.end()) return nullptr;
+    for (size_t p : ctx->second.posts) {
+        if (posts_[p].id == post_id) return &posts_[p];
+    }
+    return nullptr;
+}
+
+std::string Sanitizer::session_text(uint64_t workspace, uint32_t group) const {
+    return "channel group " + std::to_string(group) + " (workspace " + hex(workspace) + ")";
+}
+
+void Sanitizer::add(Finding f, size_t site_call, size_t other_call) {
+    pending_.push_back({std::move(f), site_call, other_call});
+}
+
+void Sanitizer::check_scratch(Core& core, Context& ctx, size_t noticed_by, bool placed) {
+    const std::vector<uint8_t>& ub = core.ub();
+    if (ub.size() < kScratchBytes) return;
+    std::vector<uint8_t> now(ub.begin(), ub.begin() + kScratchBytes);
+    const Post* in_flight = nullptr;
+    for (size_t p : ctx.posts) {
+        if (!posts_[p].done && !posts_[p].deferred) in_flight = &posts_[p];
+    }
+    auto tile = scratch_tile_.find(core.core_id());
+    const bool changed = !ctx.scratch.empty() && now != ctx.scratch;
+    ctx.scratch = std::move(now);
+    if (!in_flight || !(placed || changed)) return;
+    const size_t tile_call = tile == scratch_tile_.end() ? kNoCall : tile->second.call;
+    if (tile_call != kNoCall && tile_call == ctx.reported_tile) return;  // that placement is reported
+    ctx.reported_tile = tile_call;
+    Finding f;
+    f.kind = "scratch-clobbered";
+    f.severity = Severity::Error;
+    f.what = placed ? "a tile was placed over UB [0, 256), the prefetch context's completion scratch, while its event was in flight"
+                    : "UB [0, 256), the prefetch context's completion scratch, changed while its event was in flight";
+    f.session = session_text(ctx.workspace, ctx.group);
+    f.event = in_flight->id;
+    f.region_space = "UB";
+    f.other_role = "the event in flight was posted";
+    f.region = 0;
+    f.region_bytes = kScratchBytes;
+    if (tile_call != kNoCall) {
+        f.region = tile->second.offset;
+        f.region_bytes = std::min(kScratchBytes, tile->second.offset + tile->second.bytes) - tile->second.offset;
+        f.notes.push_back("the tile placed here covers UB [" + hex(f.region) + ", " + hex(f.region + f.region_bytes) +
+                          ") of the scratch");
+    }
+    f.notes.push_back("on silicon the post's flag payload and every poll of the wait pass through this scratch: the "
+                      "wait can read a clobbered word and return early or time out, and the poll overwrites the tile. "
+                      "Place tiles at UB 0x100 or above while an event is in flight, or wait first");
+    add(std::move(f), tile_call != kNoCall ? tile_call : noticed_by, in_flight->call);
+}
+
+void Sanitizer::session_built(const rt::PrefetchAsyncContext& ctx) {
+    Core& core = calling_core();
+    ContextKey key;
+    Context& c = context_of(ctx, &key);
+    c.workspace = ctx.session.workspace;
+    c.group = ctx.session.group;
+    builds_.push_back({key, c.workspace, c.group, record_call(core)});
+}
+
+void Sanitizer::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes) {
+    Core& core = calling_core();
+    ContextKey key;
+    Context& c = context_of(ctx, &key);
+    const size_t call = record_call(core);
+    check_scratch(core, c, call, false);
+    Post p;
+    p.context = key;
+    p.core = core.core_id();
+    p.workspace = ctx.session.workspace;
+    p.group = ctx.session.group;
+    p.id = post_id;
+    p.gm = gm;
+    p.bytes = bytes;
+    p.call = call;
+    posts_.push_back(p);
+    c.posts.push_back(posts_.size() - 1);
+
+    // A region L2 already holds whole: the post moves nothing.
+    const L2Cache& l2 = platform_.soc().l2;
+    const uint64_t line = l2.line_bytes();
+    uint64_t lines = 0, resident = 0;
+    for (uint64_t a = gm / line * line; a < gm + bytes; a += line) {
+        ++lines;
+        resident += l2.resident(a) ? 1 : 0;
+    }
+    if (lines > 0 && resident == lines) {
+        Finding f;
+        f.kind = "wasted-prefetch";
+        f.severity = Severity::Warning;
+        f.what = "every line of the region was already resident in L2 when it was posted";
+        f.session = session_text(p.workspace, p.group);
+        f.event = post_id;
+        f.region = gm;
+        f.region_bytes = bytes;
+        f.notes.push_back("the post costs the core its submission time and the engine a pass over " +
+                          std::to_string(lines) + " lines for no gain: drop it, or prefetch a region not yet read");
+        add(std::move(f), call);
+    }
+}
+
+void Sanitizer::dropped(const rt::PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, rt::DropReason why) {
+    Core& core = calling_core();
+    Finding f;
+    f.kind = "dropped-prefetch";
+    f.severity = Severity::Warning;
+    f.what = "the prefetch did nothing: " + rt::drop_reason_text(why);
+    if (ctx && ctx->session.valid) f.session = session_text(ctx->session.workspace, ctx->session.group);
+    f.region = gm;
+    f.region_bytes = bytes;
+    f.notes.push_back("its event is handle 0, which every Wait calls done at once: on the board this is silent");
+    add(std::move(f), record_call(core));
+}
+
+void Sanitizer::post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) {
+    Core& core = calling_core();
+    Finding f;
+    f.kind = "post-blocked";
+    f.severity = Severity::Info;
+    f.what = "the post waited " + ns_text(core.now_ps() - since_ps) +
+             " for the oldest of the session's outstanding posts to retire (64 flag slots, prefetch.max_posts)" +
+             (retired ? "" : ", in vain: the prefetch was dropped");
+    f.session = session_text(ctx.session.workspace, ctx.session.group);
+    f.notes.push_back("wait on earlier events before posting more, or post fewer, larger prefetches");
+    add(std::move(f), record_call(core));
+}
+
+void Sanitizer::waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test) {
+    if (evt.handle == 0) return;
+    Core& core = calling_core();
+    const uint64_t post_id = evt.handle & ((uint64_t{1} << rt::kHandleQueueShift) - 1);
+    if (evt.posted_on && evt.posted_on != &session) {
+        const Post* p = find_post(evt.posted_on, post_id);
+        Finding f;
+        f.kind = "mismatched-wait";
+        f.severity = Severity::Error;
+        f.what = std::string(test ? "Test" : "Wait") + " of an event with the session of another prefetch context";
+        f.session = session_text(session.workspace, session.group);
+        f.event = post_id;
+        if (p) {
+            f.region = p->gm;
+            f.region_bytes = p->bytes;
+        }
+        f.other_role = "the event was posted on another context";
+        f.notes.push_back("the wait polls that session's post-done record and post ids, not the event's: it can return "
+                          "before the prefetch is done; wait with the session of the context that posted it");
+        add(std::move(f), record_call(core), p ? p->call : kNoCall);
+        return;
+    }
+    auto key = session_context_.find({core.core_id(), runs_[core.core_id()], &session});
+    if (key == session_context_.end()) return;
+    Context& ctx = contexts_[key->second];
+    check_scratch(core, ctx, record_call(core), false);
+    if (!done) return;
+    for (size_t p : ctx.posts) {
+        if (posts_[p].id <= post_id) posts_[p].done = true;  // a later post's completion covers earlier ones
+    }
+}
+
+void Sanitizer::deferred(const rt::AsyncEvent& evt) {
+    const uint64_t post_id = evt.handle & ((uint64_t{1} << rt::kHandleQueueShift) - 1);
+    if (const Post* p = find_post(evt.posted_on, post_id)) posts_[static_cast<size_t>(p - posts_.data())].deferred = true;
+}
+
+void Sanitizer::tile_placed(Core& core, Buffer b, uint64_t offset, uint64_t bytes) {
+    if (b != Buffer::Ub || offset >= kScratchBytes) return;
+    const size_t call = record_call(core);
+    scratch_tile_[core.core_id()] = {call, offset, bytes};
+    for (auto& [key, ctx] : contexts_) {
+        if (std::get<0>(key) == core.core_id() && std::get<1>(key) == runs_[core.core_id()]) check_scratch(core, ctx, call, true);
+    }
+}
+
+void Sanitizer::scalar_stored(Core& core, uint64_t gm, uint64_t bytes) {
+    auto& dirty = dirty_[core.core_id()];
+    for (uint64_t a = gm; a < gm + bytes;) {
+        const uint64_t line = a / kDcacheLine * kDcacheLine;
+        const uint64_t end = std::min(gm + bytes, line + kDcacheLine);
+        uint64_t mask = 0;
+        for (uint64_t i = a; i < end; ++i) mask |= uint64_t{1} << (i - line);
+        auto it = dirty.find(line);
+        if (it == dirty.end()) it = dirty.emplace(line, DirtyLine{record_call(core), 0}).first;
+        it->second.mask |= mask;
+        a = end;
+    }
+}
+
+void Sanitizer::cache_flushed(Core& core, uint64_t gm, bool entire) {
+    auto& dirty = dirty_[core.core_id()];
+    auto flush = [&](std::map<uint64_t, DirtyLine>::iterator it) {
+        flushed_lines_[it->first].push_back({core.core_id(), it->second.mask, it->second.call});
+        return dirty.erase(it);
+    };
+    if (entire) {
+        for (auto it = dirty.begin(); it != dirty.end();) it = flush(it);
+    } else if (auto it = dirty.find(gm / kDcacheLine * kDcacheLine); it != dirty.end()) {
+        flush(it);
+    }
+}
+
+void Sanitizer::kernel_returned(Core& core) {
+    const uint32_t id = core.core_id();
+    const size_t at_return = record_call(core);
+    for (auto& [key, ctx] : contexts_) {
+        if (std::get<0>(key) != id || std::get<1>(key) != runs_[id]) continue;
+        check_scratch(core, ctx, at_return, false);
+        for (size_t p : ctx.posts) {
+            const Post& post = posts_[p];
+            if (post.done || post.deferred) continue;
+            Finding f;
+            f.kind = "never-waited";
+            f.severity = Severity::Info;
+            f.what = "the kernel returned without waiting for this prefetch or registering it for deferred completion";
+            f.session = session_text(post.workspace, post.group);
+            f.event = post.id;
+            f.region = post.gm;
+            f.region_bytes = post.bytes;
+            f.notes.push_back("fire-and-forget is how production code warms weights; the risk: the next session built on "
+                              "this channel group zeroes its post-done record and restarts post ids at 1, so this post's "
+                              "late flag can make that session's wait return early (see stale-completion)");
+            add(std::move(f), post.call);
+        }
+    }
+    for (const auto& [line, d] : dirty_[id]) {
+        Finding f;
+        f.kind = "unflushed-gm-store";
+        f.severity = Severity::Error;
+        f.what = "a raw __gm__ store whose data-cache line no dcci flushed before the kernel returned";
+        f.region = line;
+        f.region_bytes = kDcacheLine;
+        f.notes.push_back("on the board the store may sit in the core's data cache: other cores, the AICPU and the host "
+                          "do not see it; dcci(ptr, SINGLE_CACHE_LINE) the line (or ENTIRE_DATA_CACHE) after storing");
+        add(std::move(f), d.call, at_return);
+    }
+    dirty_[id].clear();
+    scratch_tile_.erase(id);
+    ++runs_[id];
+}
+
+void Sanitizer::match_flags() {
+    // Each post's flag request copies its flag slot to its group's post-done
+    // record; the engine runs one queue's requests in order, so the k-th such
+    // copy executed is the k-th post with that (slot, record).
+    std::map<std::pair<uint64_t, uint64_t>, std::vector<Tick>> copies;
+    for (const ExecutedRequest& r : engine_log_) {
+        if (r.request.opcode == kSdmaOpCopy) copies[{r.request.src, r.request.dst}].push_back(r.finished);
+    }
+    std::vector<size_t> order(posts_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return calls_[posts_[a].call].time < calls_[posts_[b].call].time; });
+    std::map<std::pair<uint64_t, uint64_t>, size_t> seen;
+    for (size_t i : order) {
+        Post& p = posts_[i];
+        const std::pair<uint64_t, uint64_t> key{rt::WorkspaceLayout::flag_slot(p.workspace, p.group, p.id),
+                                                rt::WorkspaceLayout::post_done(p.workspace, p.group, 0)};
+        const size_t k = seen[key]++;
+        auto it = copies.find(key);
+        if (it != copies.end() && k < it->second.size()) p.landed = it->second[k];
+    }
+}
+
+void Sanitizer::analyse_sessions() {
+    // stale completion: a session built on a group while an earlier session's
+    // flag request on it is still in flight.
+    for (const Build& b : builds_) {
+        const Tick at = calls_[b.call].time;
+        const Post* late = nullptr;
+        for (const Post& p : posts_) {
+            if (p.workspace != b.workspace || p.group != b.group || p.context == b.context) continue;
+            if (calls_[p.call].time <= at && p.landed > at && (!late || p.id > late->id)) late = &p;
+        }
+        if (!late) continue;
+        Finding f;
+        f.kind = "stale-completion";
+        f.severity = Severity::Error;
+        f.what = "a session was built on a channel group while a flag request of an earlier session on it was in flight";
+        f.session = session_text(b.workspace, b.group);
+        f.event = late->id;
+        f.region = late->gm;
+        f.region_bytes = late->bytes;
+        f.other_role = "the earlier session's post in flight";
+        f.notes.push_back("the build zeroed the post-done record and restarted post ids at 1; the earlier flag " +
+                          std::string(late->landed == kNever ? "never landed in this run"
+                                                             : "lands at +" + ns_text(late->landed - std::min(late->landed, start_))) +
+                          " and writes post id " + std::to_string(late->id) +
+                          ": a wait of this session on any post up to that id can return before its prefetch is done. "
+                          "Wait for the earlier events (or register them for deferred completion) before building "
+                          "another session on the group");
+        add(std::move(f), b.call, late->call);
+    }
+    // shared channel group: two cores post on one group while either has posts in flight.
+    std::set<std::pair<size_t, size_t>> reported;
+    for (const Post& p : posts_) {
+        const Tick at = calls_[p.call].time;
+        for (const Post& q : posts_) {
+            if (q.core == p.core || q.workspace != p.workspace || q.group != p.group) continue;
+            if (!(calls_[q.call].time <= at && at < q.landed)) continue;
+            if (!reported.insert({p.call, q.call}).second) continue;
+            Finding f;
+            f.kind = "shared-channel-group";
+            f.severity = Severity::Error;
+            f.what = "two cores post on one channel group while one of them has a post in flight";
+            f.session = session_text(p.workspace, p.group);
+            f.event = p.id;
+            f.region = p.gm;
+            f.region_bytes = p.bytes;
+            f.other_role = "the other core's post in flight";
+            f.notes.push_back("their sessions share one submission ring, its tail and one post-done record: requests "
+                              "overwrite each other and waits see the other core's post ids. The group is the block "
+                              "index, which both vector cores of a cluster share: prefetch from one of them (or give "
+                              "each its own group)");
+            add(std::move(f), p.call, q.call);
+            break;
+        }
+    }
+    // lost writes: two cores wrote different bytes of one 64 B line and each flushed it.
+    for (const auto& [line, flushes] : flushed_lines_) {
+        for (size_t i = 0; i < flushes.size(); ++i) {
+            for (size_t j = i + 1; j < flushes.size(); ++j) {
+                if (flushes[i].core == flushes[j].core || flushes[i].mask == flushes[j].mask) continue;
+                Finding f;
+                f.kind = "lost-gm-write";
+                f.severity = Severity::Error;
+                f.what = "two cores wrote different bytes of one 64 B line and each flushed it";
+                f.region = line;
+                f.region_bytes = kDcacheLine;
+                f.other_role = "the other core's store to the line";
+                f.notes.push_back("dcci writes back the whole line: the later flush overwrites the other core's bytes "
+                                  "with its stale copy, and those writes are lost on the board. Give each core its own "
+                                  "64 B line (a 64 B stride)");
+                add(std::move(f), flushes[j].call, flushes[i].call);
+                j = flushes.size();
+                i = flushes.size();
+            }
+        }
+    }
+}
+
+SanitizerReport Sanitizer::finish(const std::vector<Suppression>& suppressions) {
+    SanitizerReport report;
+    if (finished_) return report;
+    rt::prefetch_observer() = nullptr;
+    for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
+        for (const auto& core : *cores) core->set_observer(nullptr);
+    }
+    platform_.soc().sdma.log_requests(nullptr);
+    finished_ = true;
+    match_flags();
+    analyse_sessions();
+
+    std::vector<std::vector<void*>> stacks;
+    for (const Call& c : calls_) stacks.push_back(c.stack);
+    const std::vector<std::string> where =
+        kernel_source_lines ? kernel_source_lines(stacks) : std::vector<std::string>(calls_.size());
+    auto site = [&](size_t call) {
+        Site s;
+        if (call == kNoCall) return s;
+        s.where = where[call];
+        s.core = calls_[call].core;
+        s.task = calls_[call].task;
+        s.time_ns = static_cast<double>(calls_[call].time - std::min(calls_[call].time, start_)) / 1e3;
+        return s;
+    };
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [&](const Pending& a, const Pending& b) { return calls_[a.site].time < calls_[b.site].time; });
+    // Findings of one kind at one site pair, for one reason, fold into one.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> folded;
+    for (Pending& p : pending_) {
+        Finding f = std::move(p.finding);
+        f.site = site(p.site);
+        f.other = site(p.other);
+        bool suppressed = false;
+        for (const Suppression& s : suppressions) {
+            suppressed |= (s.kind == "*" || s.kind == f.kind) && std::regex_match(f.site.where, s.site);
+        }
+        if (suppressed) {
+            ++report.suppressed;
+            continue;
+        }
+        const auto key = std::make_tuple(f.kind, f.site.where.empty() ? f.site.core : f.site.where, f.other.where, f.what);
+        auto it = folded.find(key);
+        if (it != folded.end()) {
+            ++report.findings[it->second].count;
+            continue;
+        }
+        folded[key] = report.findings.size();
+        report.findings.push_back(std::move(f));
+    }
+    return report;
+}
+
+uint64_t SanitizerReport::count(Severity s) const {
+    uint64_t n = 0;
+    for (const Finding& f : findings) n += f.severity == s ? f.count : 0;
+    return n;
+}
+
+std::string SanitizerReport::text(uint64_t print_limit) const {
+    std::ostringstream os;
+    const std::string bar = "========= ";
+    auto who = [](const Site& s) {
+        return "by " + s.core + (s.task.empty() ? "" : " (" + s.task + ")") + " at +" + ns_text(static_cast<Tick>(s.time_ns * 1e3 + 0.5));
+    };
+    uint64_t printed = 0;
+    for (const Finding& f : findings) {
+        if (printed++ >= print_limit) break;
+        std::string name = f.kind;
+        for (char& ch : name) ch = ch == '-' ? ' ' : ch;
+        os << bar << (f.severity == Severity::Error ? "ERROR" : f.severity == Severity::Warning ? "WARNING" : "INFO") << ": "
+           << name << ": " << f.what << (f.count > 1 ? " [" + std::to_string(f.count) + " times]" : "") << "\n";
+        os << bar << "    at " << (f.site.where.empty() ? "an unknown line" : f.site.where) << "\n";
+        os << bar << "    " << who(f.site) << "\n";
+        if (!f.session.empty() || f.event) {
+            os << bar << "    " << (f.session.empty() ? "" : "session: " + f.session)
+               << (f.event ? std::string(f.session.empty() ? "" : ", ") + "event: post " + std::to_string(f.event) : "")
+               << "\n";
+        }
+        if (f.region_bytes) {
+            os << bar << "    " << f.region_space << " region [" << hex(f.region) << ", " << hex(f.region + f.region_bytes)
+               << ") (" << f.region_bytes << " bytes)\n";
+        }
+        if (f.other.known()) {
+            os << bar << "    " << f.other_role << " at " << (f.other.where.empty() ? "an unknown line" : f.other.where)
+               << "\n";
+            os << bar << "        " << who(f.other) << "\n";
+        }
+        for (const std::string& n : f.notes) os << bar << "    " << n << "\n";
+        os << bar << "\n";
+    }
+    if (findings.size() > print_limit) {
+        os << bar << (findings.size() - print_limit) << " more not shown (--print-limit " << print_limit << ")\n";
+    }
+    auto n = [](uint64_t k, const std::string& what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
+    os << bar << "ERROR SUMMARY: " << n(count(Severity::Error), "error") << ", " << n(count(Severity::Warning), "warning")
+       << ", " << n(count(Severity::Info), "info") << (suppressed ? ", " + std::to_string(suppressed) + " suppressed" : "")
+       << "\n";
+    return os.str();
+}
+
+namespace {
+
+nlohmann::json site_json(const Site& s) {
+    return {{"where", s.where}, {"core", s.core}, {"task", s.task}, {"time_ns", s.time_ns}};
+}
+
+Site site_from(const nlohmann::json& j) {
+    Site s;
+    s.where = j.at("where").get<std::string>();
+    s.core = j.at("core").get<std::string>();
+    s.task = j.at("task").get<std::string>();
+    s.time_ns = j.at("time_ns").get<double>();
+    return s;
+}
+
+}  // namespace
+
+nlohmann::json SanitizerReport::to_json() const {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Finding& f : findings) {
+        nlohmann::json j = {{"kind", f.kind}, {"severity", severity_name(f.severity)}, {"what", f.what},
+                            {"site", site_json(f.site)}, {"count", f.count}, {"notes", f.notes}};
+        if (!f.session.empty()) j["session"] = f.session;
+        if (f.event) j["event"] = f.event;
+        if (f.region_bytes) j["region"] = {{"space", f.region_space}, {"addr", f.region}, {"bytes", f.region_bytes}};
+        if (f.other.known()) j["other"] = {{"role", f.other_role}, {"site", site_json(f.other)}};
+        list.push_back(j);
+    }
+    return {{"errors", count(Severity::Error)}, {"warnings", count(Severity::Warning)}, {"infos", count(Severity::Info)},
+            {"suppressed", suppressed}, {"findings", list}};
+}
+
+SanitizerReport SanitizerReport::from_json(const nlohmann::json& j) {
+    SanitizerReport r;
+    r.suppressed = j.at("suppressed").get<uint64_t>();
+    for (const nlohmann::json& e : j.at("findings")) {
+        Finding f;
+        f.kind = e.at("kind").get<std::string>();
+        const std::string sev = e.at("severity").get<std::string>();
+        f.severity = sev == "error" ? Severity::Error : sev == "warning" ? Severity::Warning : Severity::Info;
+        f.what = e.at("what").get<std::string>();
+        f.site = site_from(e.at("site"));
+        f.count = e.at("count").get<uint64_t>();
+        f.notes = e.at("notes").get<std::vector<std::string>>();
+        f.session = e.value("session", "");
+        f.event = e.value("event", uint64_t{0});
+        if (e.contains("region")) {
+            f.region_space = e["region"].at("space").get<std::string>();
+            f.region = e["region"].at("addr").get<uint64_t>();
+            f.region_bytes = e["region"].at("bytes").get<uint64_t>();
+        }
+        if (e.contains("other")) {
+            f.other_role = e["other"].at("role").get<std::string>();
+            f.other = site_from(e["other"].at("site"));
+        }
+        r.findings.push_back(std::move(f));
+    }
+    return r;
+}
+
+std::vector<Suppression> read_suppressions(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::invalid_argument(path + ": cannot read the suppressions file");
+    static const std::set<std::string> kinds = {"stale-completion", "never-waited", "mismatched-wait",
+                                                "shared-channel-group", "scratch-clobbered", "dropped-prefetch",
+                                                "post-blocked", "wasted-prefetch", "unflushed-gm-store",
+                                                "lost-gm-write", "*"};
+    std::vector<Suppression> out;
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++n;
+        const size_t hash = line.find('#');
+        if (hash != std::string::npos) line.erase(hash);
+        std::istringstream words(line);
+        Suppression s;
+        if (!(words >> s.kind)) continue;
+        std::string extra;
+        words >> s.pattern;
+        if (words >> extra) {
+            throw std::invalid_argument(path + ":" + std::to_string(n) + ": expected 'KIND [SITE-REGEX]', found more");
+        }
+        if (!kinds.count(s.kind)) {
+            throw std::invalid_argument(path + ":" + std::to_string(n) + ": unknown finding kind '" + s.kind + "'");
+        }
+        if (s.pattern.empty()) s.pattern = ".*";
+        try {
+            s.site = std::regex(s.pattern);
+        } catch (const std::regex_error& e) {
+            throw std::invalid_argument(path + ":" + std::to_string(n) + ": the site pattern '" + s.pattern +
+                                        "' is not a regular expression: " + e.what());
+        }
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+}  // namespace pfsim::insight

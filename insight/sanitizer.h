@@ -1,0 +1,185 @@
+// The prefetch protocol sanitizer (`pfsim run|check ... --sanitize`): watches
+// every prefetch, wait, UB tile placement, raw `__gm__` store and cache flush
+// of a run, and reports the misuses silicon keeps silent, each at its call
+// site in the user's kernel (docs/sanitizer.md lists the classes, with what
+// each risks on the board).
+//
+// Contract: construct it on a platform before the run, destroy it (or call
+// finish) after; while it lives it is the process's prefetch observer and
+// every core's observer. It changes nothing the run computes or times.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/common/time.h"
+#include "model/core/core_observer.h"
+#include "model/sdma/sdma_engine.h"
+#include "runtime/prefetch.h"
+
+namespace pfsim {
+class SimPlatform;
+}
+
+namespace pfsim::insight {
+
+enum class Severity { Info, Warning, Error };
+const char* severity_name(Severity s);  // "info", "warning", "error"
+
+// Where a kernel made a call, and which kernel it was.
+struct Site {
+    std::string where;  // "kernel.cpp:73"; "" when no frame of the kernel's source is known
+    std::string core;   // "die.aiv3"
+    std::string task;   // "task 2 (aiv, func 1) block 0", "block 0 subblock 1"
+    double time_ns = 0;  // since the run began
+    bool known() const { return !core.empty(); }
+};
+
+struct Finding {
+    std::string kind;  // stale-completion, never-waited, mismatched-wait, ... (docs/sanitizer.md)
+    Severity severity = Severity::Error;
+    std::string what;  // the class line: what happened
+    Site site;
+    std::string session;  // "channel group 3 (workspace 0x1000)"; "" when none
+    uint64_t event = 0;   // the post id; 0 when none
+    uint64_t region = 0, region_bytes = 0;  // the GM region (or, for a UB overlap, the UB range)
+    std::string region_space = "GM";
+    std::string other_role;  // how the other site is involved ("earlier post", ...)
+    Site other;
+    std::vector<std::string> notes;  // further lines: what it risks, what to change
+    uint64_t count = 1;              // identical findings folded into this one
+};
+
+// One line of a suppressions file: "KIND [SITE-REGEX]" (KIND may be *).
+struct Suppression {
+    std::string kind;
+    std::string pattern;  // matched against the whole "file:line" of the finding's site
+    std::regex site;
+};
+// Reads a suppressions file; throws std::invalid_argument "FILE:LINE: ..." on
+// a line that does not parse.
+std::vector<Suppression> read_suppressions(const std::string& path);
+
+struct SanitizerReport {
+    std::vector<Finding> findings;  // by time of the site
+    uint64_t suppressed = 0;        // findings a suppression removed
+    uint64_t count(Severity s) const;
+    // compute-sanitizer's shape: one block per finding (at most print_limit),
+    // then "ERROR SUMMARY: N errors" (with warnings and infos).
+    std::string text(uint64_t print_limit) const;
+    nlohmann::json to_json() const;
+    // Throws nlohmann::json::exception on a document that is not one.
+    static SanitizerReport from_json(const nlohmann::json& j);
+};
+
+class Sanitizer : public rt::PrefetchObserver, public CoreObserver {
+public:
+    explicit Sanitizer(SimPlatform& platform);
+    ~Sanitizer() override;
+    Sanitizer(const Sanitizer&) = delete;
+    Sanitizer& operator=(const Sanitizer&) = delete;
+
+    // Stops watching; the findings of the run, call sites resolved, minus the suppressed.
+    SanitizerReport finish(const std::vector<Suppression>& suppressions);
+
+    // rt::PrefetchObserver
+    void session_built(const rt::PrefetchAsyncContext& ctx) override;
+    void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes) override;
+    void dropped(const rt::PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, rt::DropReason why) override;
+    void post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) override;
+    void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test) override;
+    void deferred(const rt::AsyncEvent& evt) override;
+    // CoreObserver
+    void tile_placed(Core& core, Buffer b, uint64_t offset, uint64_t bytes) override;
+    void scalar_stored(Core& core, uint64_t gm, uint64_t bytes) override;
+    void cache_flushed(Core& core, uint64_t gm, bool entire) override;
+    void kernel_returned(Core& core) override;
+
+private:
+    // A call a kernel made: its return addresses, resolved to a Site at finish().
+    struct Call {
+        std::vector<void*> stack;
+        std::string core, task;
+        Tick time = 0;
+    };
+    // A context lives on a kernel's stack: the same address on another core or
+    // in another kernel run is another context.
+    using ContextKey = std::tuple<uint32_t, uint64_t, const void*>;  // core id, its run, the context
+    struct Context {
+        uint64_t workspace = 0;
+        uint32_t group = 0;
+        std::vector<size_t> posts;     // into posts_
+        std::vector<uint8_t> scratch;  // UB [0, 256) as the context last left it
+        size_t reported_tile = kNoCall;  // the placement already reported against it
+    };
+    struct Post {
+        ContextKey context;
+        uint32_t core = 0;
+        uint64_t workspace = 0, id = 0, gm = 0, bytes = 0;
+        uint32_t group = 0;
+        size_t call = 0;
+        bool done = false, deferred = false, scratch_reported = false;
+        Tick landed = kNever;  // when its flag request wrote the post-done record
+    };
+    struct Build {
+        ContextKey context;
+        uint64_t workspace = 0;
+        uint32_t group = 0;
+        size_t call = 0;
+    };
+    struct Placement {
+        size_t call = 0;
+        uint64_t offset = 0, bytes = 0;
+    };
+    struct DirtyLine {
+        size_t call = 0;    // the first store since the line was last flushed
+        uint64_t mask = 0;  // bytes written
+    };
+    struct LineFlush {
+        uint32_t core = 0;
+        uint64_t mask = 0;
+        size_t call = 0;
+    };
+    static constexpr Tick kNever = ~Tick{0};
+    static constexpr size_t kNoCall = ~size_t{0};
+    static constexpr uint64_t kScratchBytes = 256;
+    static constexpr uint64_t kDcacheLine = 64;
+
+    size_t record_call(Core& core);
+    Context& context_of(const rt::PrefetchAsyncContext& ctx, ContextKey* key = nullptr);
+    const Post* find_post(const rt::AsyncSession* session, uint64_t post_id) const;
+    // A tile placed over UB [0, 256), or a change to it, while ctx has an event in flight.
+    void check_scratch(Core& core, Context& ctx, size_t noticed_by, bool placed);
+    void add(Finding f, size_t site_call, size_t other_call = kNoCall);
+    void match_flags();
+    void analyse_sessions();
+    std::string session_text(uint64_t workspace, uint32_t group) const;
+
+    SimPlatform& platform_;
+    const Tick start_;  // site times are reported from here
+    std::vector<ExecutedRequest> engine_log_;
+    std::vector<Call> calls_;
+    std::map<ContextKey, Context> contexts_;
+    std::map<std::tuple<uint32_t, uint64_t, const void*>, ContextKey> session_context_;  // by &ctx.session
+    std::vector<Post> posts_;
+    std::vector<Build> builds_;
+    std::map<uint32_t, uint64_t> runs_;              // core id -> kernel runs returned
+    std::map<uint32_t, Placement> scratch_tile_;     // core id -> the last UB tile placed over [0, 256)
+    std::map<uint32_t, std::map<uint64_t, DirtyLine>> dirty_;  // core id -> dcache line -> its stores
+    std::map<uint64_t, std::vector<LineFlush>> flushed_lines_;  // dcache line -> every flush of stores to it
+    struct Pending {
+        Finding finding;
+        size_t site = kNoCall, other = kNoCall;
+    };
+    std::vector<Pending> pending_;
+    bool finished_ = false;
+};
+
+}  // namespace pfsim::insight
