@@ -62,6 +62,8 @@ RunResult DeviceSession::run(DeviceCall& c) {
     const nlohmann::json before = s.platform.soc().stats_json();
     std::unique_ptr<insight::Sanitizer> sanitizer;
     if (c.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(s.platform);
+    std::unique_ptr<insight::Advisor> advisor;
+    if (c.advise) advisor = std::make_unique<insight::Advisor>(s.platform);
     try {
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"));
@@ -80,6 +82,10 @@ RunResult DeviceSession::run(DeviceCall& c) {
         if (sanitizer) {
             result.sanitizer = sanitizer->finish({});
             result.sanitized = true;
+        }
+        if (advisor) {
+            result.advisor = advisor->finish();
+            result.advised = true;
         }
     } catch (const CaseError& e) {
         throw BadInput(e.what());

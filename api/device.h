@@ -23,6 +23,7 @@ struct DeviceCall {
     bool prefetch = true;
     std::string trace;                // a Chrome trace of this run; empty = none
     bool sanitize = false;            // run the protocol sanitizer: the result's `sanitizer`
+    bool advise = false;              // run the prefetch advisor: the result's `advisor`
 };
 
 class DeviceSession {

@@ -143,6 +143,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         std::vector<const Core*> launched;
         std::unique_ptr<insight::Sanitizer> sanitizer;
         if (request.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(platform);
+        std::unique_ptr<insight::Advisor> advisor;
+        if (request.advise) advisor = std::make_unique<insight::Advisor>(platform);
         if (kernel == nullptr) {
             if (trace) platform.attach_trace(trace.get());
             before = platform.soc().stats_json();
@@ -192,6 +194,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         if (sanitizer) {
             result.sanitizer = sanitizer->finish(suppressions);
             result.sanitized = true;
+        }
+        if (advisor) {
+            result.advisor = advisor->finish();
+            result.advised = true;
         }
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
@@ -252,6 +258,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         if (!r.timed_pass.is_null()) j["timed_pass"] = r.timed_pass;
     }
     if (r.sanitized) j["sanitizer"] = r.sanitizer.to_json();
+    if (r.advised) j["advisor"] = r.advisor.to_json();
     if (!r.error.empty()) j["error"] = r.error;
     j["sim_time_total_ns"] = r.sim_time_total_ns;
     if (!r.waves.empty()) j["waves"] = r.waves;
@@ -276,6 +283,8 @@ RunResult from_json(const nlohmann::json& j) {
         r.waves = j.value("waves", std::vector<std::string>{});
         r.sanitized = j.contains("sanitizer");
         if (r.sanitized) r.sanitizer = insight::SanitizerReport::from_json(j["sanitizer"]);
+        r.advised = j.contains("advisor");
+        if (r.advised) r.advisor = insight::AdvisorReport::from_json(j["advisor"]);
         r.ran = j.contains("kernel_time_ns");
         if (!r.ran) return r;
         r.kernel_time_ns = j.at("kernel_time_ns").get<double>();

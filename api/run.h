@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "insight/advisor.h"
 #include "insight/sanitizer.h"
 #include "kernels/registry.h"
 #include "model/config/config.h"
@@ -42,6 +43,7 @@ struct RunRequest {
     std::string trace, waves, outputs_dir; // paths; empty = none
     bool sanitize = false;                 // run the protocol sanitizer (insight/sanitizer.h)
     std::string suppressions;              // its suppressions file; empty = none
+    bool advise = false;                   // run the prefetch advisor (insight/advisor.h)
     bool is_case() const;
 };
 
@@ -84,6 +86,8 @@ struct RunResult {
     double sim_time_total_ns = 0;
     bool sanitized = false;                // `sanitizer` holds the report
     insight::SanitizerReport sanitizer;
+    bool advised = false;                  // `advisor` holds the report
+    insight::AdvisorReport advisor;
     double l2_hit_rate() const;
     int exit_status() const { return !error.empty() || !reference_equal || !violations.empty() ? 1 : 0; }
 };

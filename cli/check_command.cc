@@ -40,7 +40,7 @@ std::string equivalence_failure(const api::RunResult& off, const api::RunResult&
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& args) {
-    std::vector<std::string> flags = {"--strict-gain"}, valued = {"--junit", "--inject", "--trace"};
+    std::vector<std::string> flags = {"--strict-gain", "--advise"}, valued = {"--junit", "--inject", "--trace"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
     CommonOptions o = parse_options(args, flags, valued);
@@ -81,6 +81,7 @@ int cmd_check(const std::vector<std::string>& args) {
 
     nlohmann::json rows = nlohmann::json::array();
     int failed = 0, sanitizer_failed = 0;  // failed counts the second too
+    std::string advisor_text;             // --advise: each kernel's table, after the summary
     if (!o.json) {
         std::printf("%-16s %12s %12s %8s %16s %8s %8s  %s\n", "kernel", "time off us", "time on us", "gain %",
                     "expected gain %", "L2 off", "L2 on", "verdict");
@@ -100,6 +101,7 @@ int cmd_check(const std::vector<std::string>& args) {
         for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
         const std::vector<std::string> sanitize_on = sanitize_args(sanitize);  // the prefetch-on run only
         on_args.insert(on_args.end(), sanitize_on.begin(), sanitize_on.end());
+        if (has_flag(o, "--advise")) on_args.push_back("--advise");
         const std::vector<ChildRun> pair = run_children({off_args, on_args}, 2);
         const api::RunResult off = run_result(pair[0]);
         const api::RunResult on = run_result(pair[1]);
@@ -136,6 +138,10 @@ int cmd_check(const std::vector<std::string>& args) {
             row["sanitizer"] = on.sanitizer.to_json();
             std::cerr << "========= " << k->name << " (prefetch on)\n" << on.sanitizer.text(sanitize.print_limit);
         }
+        if (on.advised) {
+            row["advisor"] = on.advisor.to_json();
+            advisor_text += "== " + k->name + " (prefetch on)\n" + on.advisor.text() + "\n";
+        }
         failed += pass ? 0 : 1;
         sanitizer_failed += sanitizer_fails && failure.empty() ? 1 : 0;
         if (!o.json) {
@@ -167,6 +173,7 @@ int cmd_check(const std::vector<std::string>& args) {
                   << "\n";
     } else {
         std::printf("%d passed, %d failed\n", passed, failed);
+        if (!advisor_text.empty()) std::printf("\n%s", advisor_text.c_str());
     }
     const std::string junit = value_of(o, "--junit", "");
     if (!junit.empty()) {

@@ -18,19 +18,22 @@ usage: pfsim COMMAND [options]
 
 commands:
   check [KERNEL | CASE.toml ...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
-      [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]]
+      [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
-                    shipped kernel and case); --sanitize checks the prefetch-on run
+                    shipped kernel and case); --sanitize and --advise look at the
+                    prefetch-on run
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
-      [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]]
+      [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise]
                     run one kernel, or a case file (an orchestration and its incores
                     from source, docs/cases.md), on the simulated die; --outputs writes
                     a case's outputs as DIR/NAME.npy; --waves dumps the signals of
                     the RTL blocks in the loop (--set sdma.frontend=rtl, l2.tags=rtl);
                     --sanitize reports misused prefetches at their source lines on
-                    stderr (docs/sanitizer.md) and exits N (default 1) on an error
+                    stderr (docs/sanitizer.md) and exits N (default 1) on an error;
+                    --advise: per prefetch site, what its lines did and what to
+                    change (docs/advisor.md)
   compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
                     build sources through the compile cache against pfsim's onboard
                     headers; exit 2 with the compiler's messages when one does not build

@@ -12,7 +12,7 @@
 namespace pfsim {
 
 int cmd_run(const std::vector<std::string>& args) {
-    std::vector<std::string> flags = {"--no-sdma", "--no-warmup"};
+    std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise"};
     std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
@@ -35,6 +35,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.outputs_dir = user_path(value_of(o, "--outputs", ""));
     request.sanitize = sanitize.on;
     request.suppressions = sanitize.suppressions;
+    request.advise = has_flag(o, "--advise");
 
     const api::RunResult r = api::run(cfg, request);
     if (o.json) {
@@ -60,6 +61,7 @@ int cmd_run(const std::vector<std::string>& args) {
         }
         if (!r.warmup.empty()) std::printf("warm-up          %s\n", r.warmup.c_str());
         for (const std::string& w : r.waves) std::printf("waves            %s\n", w.c_str());
+        if (r.advised) std::printf("\n%s", r.advisor.text().c_str());
     }
     for (size_t i = 0; i < r.warnings.size() && i < 5; ++i) std::cerr << "pfsim: warning: " << r.warnings[i] << "\n";
     if (r.warnings.size() > 5) std::cerr << "pfsim: (" << r.warnings.size() - 5 << " more warnings in --json)\n";

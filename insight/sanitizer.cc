@@ -6,8 +6,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <execinfo.h>
-
 #include "model/core/core.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/sdma_workspace.h"
@@ -43,31 +41,24 @@ const char* severity_name(Severity s) {
 }
 
 Sanitizer::Sanitizer(SimPlatform& platform) : platform_(platform), start_(platform.now_ps()) {
-    rt::prefetch_observer() = this;
+    rt::prefetch_observers().push_back(this);
     for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
         for (const auto& core : *cores) core->set_observer(this);
     }
     platform.soc().sdma.log_requests(&engine_log_);
 }
 
-Sanitizer::~Sanitizer() {
+Sanitizer::~Sanitizer() { detach(); }
+
+void Sanitizer::detach() {
     if (finished_) return;
-    rt::prefetch_observer() = nullptr;
+    finished_ = true;
+    auto& observers = rt::prefetch_observers();
+    observers.erase(std::remove(observers.begin(), observers.end(), static_cast<rt::PrefetchObserver*>(this)), observers.end());
     for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
         for (const auto& core : *cores) core->set_observer(nullptr);
     }
     platform_.soc().sdma.log_requests(nullptr);
-}
-
-size_t Sanitizer::record_call(Core& core) {
-    Call c;
-    c.stack.resize(16);
-    c.stack.resize(static_cast<size_t>(backtrace(c.stack.data(), static_cast<int>(c.stack.size()))));
-    c.core = core.name();
-    c.task = core.task_label();
-    c.time = core.now_ps();
-    calls_.push_back(std::move(c));
-    return calls_.size() - 1;
 }
 
 Sanitizer::Context& Sanitizer::context_of(const rt::PrefetchAsyncContext& ctx, ContextKey* key) {
@@ -92,6 +83,18 @@ const Sanitizer::Post* Sanitizer::find_post(const rt::AsyncSession* session, uin
 
 std::string Sanitizer::session_text(uint64_t workspace, uint32_t group) const {
     return "channel group " + std::to_string(group) + " (workspace " + hex(workspace) + ")";
+}
+
+Finding Sanitizer::about(const Post& p, const std::string& kind, Severity severity, const std::string& what) const {
+    Finding f;
+    f.kind = kind;
+    f.severity = severity;
+    f.what = what;
+    f.session = session_text(p.workspace, p.group);
+    f.event = p.id;
+    f.region = p.gm;
+    f.region_bytes = p.bytes;
+    return f;
 }
 
 void Sanitizer::add(Finding f, size_t site_call, size_t other_call) {
@@ -145,7 +148,7 @@ void Sanitizer::session_built(const rt::PrefetchAsyncContext& ctx) {
     builds_.push_back({key, c.workspace, c.group, record_call(core)});
 }
 
-void Sanitizer::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes) {
+void Sanitizer::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes, uint64_t) {
     Core& core = calling_core();
     ContextKey key;
     Context& c = context_of(ctx, &key);
@@ -172,14 +175,8 @@ void Sanitizer::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, ui
         resident += l2.resident(a) ? 1 : 0;
     }
     if (lines > 0 && resident == lines) {
-        Finding f;
-        f.kind = "wasted-prefetch";
-        f.severity = Severity::Warning;
-        f.what = "every line of the region was already resident in L2 when it was posted";
-        f.session = session_text(p.workspace, p.group);
-        f.event = post_id;
-        f.region = gm;
-        f.region_bytes = bytes;
+        Finding f = about(p, "wasted-prefetch", Severity::Warning,
+                          "every line of the region was already resident in L2 when it was posted");
         f.notes.push_back("the post costs the core its submission time and the engine a pass over " +
                           std::to_string(lines) + " lines for no gain: drop it, or prefetch a region not yet read");
         add(std::move(f), call);
@@ -212,7 +209,7 @@ void Sanitizer::post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since
     add(std::move(f), record_call(core));
 }
 
-void Sanitizer::waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test) {
+void Sanitizer::waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test, uint64_t) {
     if (evt.handle == 0) return;
     Core& core = calling_core();
     const uint64_t post_id = evt.handle & ((uint64_t{1} << rt::kHandleQueueShift) - 1);
@@ -294,14 +291,9 @@ void Sanitizer::kernel_returned(Core& core) {
         for (size_t p : ctx.posts) {
             const Post& post = posts_[p];
             if (post.done || post.deferred) continue;
-            Finding f;
-            f.kind = "never-waited";
-            f.severity = Severity::Info;
-            f.what = "the kernel returned without waiting for this prefetch or registering it for deferred completion";
-            f.session = session_text(post.workspace, post.group);
-            f.event = post.id;
-            f.region = post.gm;
-            f.region_bytes = post.bytes;
+            Finding f = about(post, "never-waited", Severity::Info,
+                              "the kernel returned without waiting for this prefetch or registering it for deferred "
+                              "completion");
             f.notes.push_back("fire-and-forget is how production code warms weights; the risk: the next session built on "
                               "this channel group zeroes its post-done record and restarts post ids at 1, so this post's "
                               "late flag can make that session's wait return early (see stale-completion)");
@@ -334,7 +326,7 @@ void Sanitizer::match_flags() {
     }
     std::vector<size_t> order(posts_.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return calls_[posts_[a].call].time < calls_[posts_[b].call].time; });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return calls_.time(posts_[a].call) < calls_.time(posts_[b].call); });
     std::map<std::pair<uint64_t, uint64_t>, size_t> seen;
     for (size_t i : order) {
         Post& p = posts_[i];
@@ -350,21 +342,16 @@ void Sanitizer::analyse_sessions() {
     // stale completion: a session built on a group while an earlier session's
     // flag request on it is still in flight.
     for (const Build& b : builds_) {
-        const Tick at = calls_[b.call].time;
+        const Tick at = calls_.time(b.call);
         const Post* late = nullptr;
         for (const Post& p : posts_) {
             if (p.workspace != b.workspace || p.group != b.group || p.context == b.context) continue;
-            if (calls_[p.call].time <= at && p.landed > at && (!late || p.id > late->id)) late = &p;
+            if (calls_.time(p.call) <= at && p.landed > at && (!late || p.id > late->id)) late = &p;
         }
         if (!late) continue;
-        Finding f;
-        f.kind = "stale-completion";
-        f.severity = Severity::Error;
-        f.what = "a session was built on a channel group while a flag request of an earlier session on it was in flight";
-        f.session = session_text(b.workspace, b.group);
-        f.event = late->id;
-        f.region = late->gm;
-        f.region_bytes = late->bytes;
+        Finding f = about(*late, "stale-completion", Severity::Error,
+                          "a session was built on a channel group while a flag request of an earlier session on it was "
+                          "in flight");
         f.other_role = "the earlier session's post in flight";
         f.notes.push_back("the build zeroed the post-done record and restarted post ids at 1; the earlier flag " +
                           std::string(late->landed == kNever ? "never landed in this run"
@@ -378,19 +365,13 @@ void Sanitizer::analyse_sessions() {
     // shared channel group: two cores post on one group while either has posts in flight.
     std::set<std::pair<size_t, size_t>> reported;
     for (const Post& p : posts_) {
-        const Tick at = calls_[p.call].time;
+        const Tick at = calls_.time(p.call);
         for (const Post& q : posts_) {
             if (q.core == p.core || q.workspace != p.workspace || q.group != p.group) continue;
-            if (!(calls_[q.call].time <= at && at < q.landed)) continue;
+            if (!(calls_.time(q.call) <= at && at < q.landed)) continue;
             if (!reported.insert({p.call, q.call}).second) continue;
-            Finding f;
-            f.kind = "shared-channel-group";
-            f.severity = Severity::Error;
-            f.what = "two cores post on one channel group while one of them has a post in flight";
-            f.session = session_text(p.workspace, p.group);
-            f.event = p.id;
-            f.region = p.gm;
-            f.region_bytes = p.bytes;
+            Finding f = about(p, "shared-channel-group", Severity::Error,
+                              "two cores post on one channel group while one of them has a post in flight");
             f.other_role = "the other core's post in flight";
             f.notes.push_back("their sessions share one submission ring, its tail and one post-done record: requests "
                               "overwrite each other and waits see the other core's post ids. The group is the block "
@@ -426,30 +407,14 @@ void Sanitizer::analyse_sessions() {
 SanitizerReport Sanitizer::finish(const std::vector<Suppression>& suppressions) {
     SanitizerReport report;
     if (finished_) return report;
-    rt::prefetch_observer() = nullptr;
-    for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
-        for (const auto& core : *cores) core->set_observer(nullptr);
-    }
-    platform_.soc().sdma.log_requests(nullptr);
-    finished_ = true;
+    detach();
     match_flags();
     analyse_sessions();
 
-    std::vector<std::vector<void*>> stacks;
-    for (const Call& c : calls_) stacks.push_back(c.stack);
-    const std::vector<std::string> where =
-        kernel_source_lines ? kernel_source_lines(stacks) : std::vector<std::string>(calls_.size());
-    auto site = [&](size_t call) {
-        Site s;
-        if (call == kNoCall) return s;
-        s.where = where[call];
-        s.core = calls_[call].core;
-        s.task = calls_[call].task;
-        s.time_ns = static_cast<double>(calls_[call].time - std::min(calls_[call].time, start_)) / 1e3;
-        return s;
-    };
+    const std::vector<Site> sites = calls_.resolve(start_);
+    auto site = [&](size_t call) { return call == kNoCall ? Site{} : sites[call]; };
     std::stable_sort(pending_.begin(), pending_.end(),
-                     [&](const Pending& a, const Pending& b) { return calls_[a.site].time < calls_[b.site].time; });
+                     [&](const Pending& a, const Pending& b) { return calls_.time(a.site) < calls_.time(b.site); });
     // Findings of one kind at one site pair, for one reason, fold into one.
     std::map<std::tuple<std::string, std::string, std::string, std::string>, size_t> folded;
     for (Pending& p : pending_) {

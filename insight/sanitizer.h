@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "insight/call_log.h"
 #include "model/common/time.h"
 #include "model/core/core_observer.h"
 #include "model/sdma/sdma_engine.h"
@@ -32,15 +33,6 @@ namespace pfsim::insight {
 
 enum class Severity { Info, Warning, Error };
 const char* severity_name(Severity s);  // "info", "warning", "error"
-
-// Where a kernel made a call, and which kernel it was.
-struct Site {
-    std::string where;  // "kernel.cpp:73"; "" when no frame of the kernel's source is known
-    std::string core;   // "die.aiv3"
-    std::string task;   // "task 2 (aiv, func 1) block 0", "block 0 subblock 1"
-    double time_ns = 0;  // since the run began
-    bool known() const { return !core.empty(); }
-};
 
 struct Finding {
     std::string kind;  // stale-completion, never-waited, mismatched-wait, ... (docs/sanitizer.md)
@@ -91,10 +83,10 @@ public:
 
     // rt::PrefetchObserver
     void session_built(const rt::PrefetchAsyncContext& ctx) override;
-    void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes) override;
+    void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes, uint64_t since_ps) override;
     void dropped(const rt::PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, rt::DropReason why) override;
     void post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) override;
-    void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test) override;
+    void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test, uint64_t since_ps) override;
     void deferred(const rt::AsyncEvent& evt) override;
     // CoreObserver
     void tile_placed(Core& core, Buffer b, uint64_t offset, uint64_t bytes) override;
@@ -103,12 +95,6 @@ public:
     void kernel_returned(Core& core) override;
 
 private:
-    // A call a kernel made: its return addresses, resolved to a Site at finish().
-    struct Call {
-        std::vector<void*> stack;
-        std::string core, task;
-        Tick time = 0;
-    };
     // A context lives on a kernel's stack: the same address on another core or
     // in another kernel run is another context.
     using ContextKey = std::tuple<uint32_t, uint64_t, const void*>;  // core id, its run, the context
@@ -148,16 +134,19 @@ private:
         size_t call = 0;
     };
     static constexpr Tick kNever = ~Tick{0};
-    static constexpr size_t kNoCall = ~size_t{0};
+    static constexpr size_t kNoCall = CallLog::kNone;
     static constexpr uint64_t kScratchBytes = 256;
     static constexpr uint64_t kDcacheLine = 64;
 
-    size_t record_call(Core& core);
+    size_t record_call(Core& core) { return calls_.record(core); }
     Context& context_of(const rt::PrefetchAsyncContext& ctx, ContextKey* key = nullptr);
     const Post* find_post(const rt::AsyncSession* session, uint64_t post_id) const;
     // A tile placed over UB [0, 256), or a change to it, while ctx has an event in flight.
     void check_scratch(Core& core, Context& ctx, size_t noticed_by, bool placed);
     void add(Finding f, size_t site_call, size_t other_call = kNoCall);
+    // A finding about post p: its session, event and region filled in.
+    Finding about(const Post& p, const std::string& kind, Severity severity, const std::string& what) const;
+    void detach();
     void match_flags();
     void analyse_sessions();
     std::string session_text(uint64_t workspace, uint32_t group) const;
@@ -165,7 +154,7 @@ private:
     SimPlatform& platform_;
     const Tick start_;  // site times are reported from here
     std::vector<ExecutedRequest> engine_log_;
-    std::vector<Call> calls_;
+    CallLog calls_;
     std::map<ContextKey, Context> contexts_;
     std::map<std::tuple<uint32_t, uint64_t, const void*>, ContextKey> session_context_;  // by &ctx.session
     std::vector<Post> posts_;

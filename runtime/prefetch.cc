@@ -114,13 +114,13 @@ std::string drop_reason_text(DropReason why) {
     return "";
 }
 
-PrefetchObserver*& prefetch_observer() {
-    static PrefetchObserver* observer = nullptr;
-    return observer;
+std::vector<PrefetchObserver*>& prefetch_observers() {
+    static std::vector<PrefetchObserver*> observers;
+    return observers;
 }
 
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why) {
-    if (prefetch_observer()) prefetch_observer()->dropped(nullptr, gm, bytes, why);
+    for (PrefetchObserver* o : prefetch_observers()) o->dropped(nullptr, gm, bytes, why);
 }
 
 KernelRuntimeOptions& kernel_runtime_options() {
@@ -142,9 +142,9 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         throw PrefetchError("TPREFETCH_ASYNC on a cube core: prefetch runs on vector cores only");
     }
     const KernelRuntimeOptions& opt = kernel_runtime_options();
-    PrefetchObserver* const observer = prefetch_observer();
+    const std::vector<PrefetchObserver*>& observers = prefetch_observers();
     auto drop = [&](DropReason why) {
-        if (observer) observer->dropped(&ctx, gm, bytes, why);
+        for (PrefetchObserver* o : observers) o->dropped(&ctx, gm, bytes, why);
         return AsyncEvent{};
     };
     if (!opt.prefetch_enabled) return drop(DropReason::Disabled);
@@ -152,7 +152,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     if (!s.valid) {  // built once per context, then cached
         const DropReason why = build_session(dev, s, ctx.workspace);
         if (!s.valid) return drop(why);
-        if (observer) observer->session_built(ctx);
+        for (PrefetchObserver* o : observers) o->session_built(ctx);
     }
     if (gm == 0) return drop(DropReason::NullSource);
     if (bytes == 0) return drop(DropReason::ZeroBytes);
@@ -165,7 +165,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         const uint64_t since = dev.now_ps();
         const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num);
         dev.note_prefetch_wait(since, 0, retired);
-        if (observer) observer->post_blocked(ctx, since, retired);
+        for (PrefetchObserver* o : observers) o->post_blocked(ctx, since, retired);
         if (!retired) return drop(DropReason::FlagRingTimeout);
     }
     warn_shared_group(dev, s);
@@ -185,7 +185,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     dev.mmio_write32(s.doorbell, s.tail);
     s.next_post_id = post_id;
     dev.note_prefetch_post(posting, flow_id(dev, s, post_id), gm, bytes);
-    if (observer) observer->posted(ctx, post_id, gm, bytes);
+    for (PrefetchObserver* o : observers) o->posted(ctx, post_id, gm, bytes, posting);
     return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma, &s};
 }
 
@@ -242,21 +242,23 @@ bool event_completion_records(const AsyncEvent& evt, const AsyncSession& session
     for (uint32_t q = 0; q < queues; ++q) {
         records->emplace_back(WorkspaceLayout::post_done(session.workspace, session.group, q), post_id);
     }
-    if (prefetch_observer()) prefetch_observer()->deferred(evt);
+    for (PrefetchObserver* o : prefetch_observers()) o->deferred(evt);
     return true;
 }
 
 bool AsyncEvent::Wait(AsyncSession& session) const {
+    const uint64_t since = prefetch_observers().empty() ? 0 : current_device().now_ps();
     const bool done = wait_for(*this, session);
     check_completion(*this, session, done);
-    if (prefetch_observer()) prefetch_observer()->waited(*this, session, done, false);
+    for (PrefetchObserver* o : prefetch_observers()) o->waited(*this, session, done, false, since);
     return done;
 }
 
 bool AsyncEvent::Test(AsyncSession& session) const {
+    const uint64_t since = prefetch_observers().empty() ? 0 : current_device().now_ps();
     const bool done = test_once(*this, session);
     check_completion(*this, session, done);
-    if (prefetch_observer()) prefetch_observer()->waited(*this, session, done, true);
+    for (PrefetchObserver* o : prefetch_observers()) o->waited(*this, session, done, true, since);
     return done;
 }
 

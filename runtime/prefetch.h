@@ -115,19 +115,20 @@ public:
     virtual ~PrefetchObserver() = default;
     // ctx's session was built (valid) on its channel group.
     virtual void session_built(const PrefetchAsyncContext& ctx) = 0;
-    // [gm, gm + bytes) posted as post post_id of ctx's session.
-    virtual void posted(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes) = 0;
+    // [gm, gm + bytes) posted as post post_id of ctx's session; the post began at since_ps.
+    virtual void posted(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                        uint64_t since_ps) = 0;
     // A prefetch of [gm, gm + bytes) returned handle 0; ctx may be null.
     virtual void dropped(const PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, DropReason why) = 0;
     // A post waited from since_ps to now for its flag slot to retire.
     virtual void post_blocked(const PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) = 0;
-    // evt.Wait(session) (test: evt.Test(session)) returned done.
-    virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test) = 0;
+    // evt.Wait(session) (test: evt.Test(session)), called at since_ps, returned done.
+    virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test, uint64_t since_ps) = 0;
     // evt was registered for deferred completion.
     virtual void deferred(const AsyncEvent& evt) = 0;
 };
-// The observer of this process's kernels (null: none).
-PrefetchObserver*& prefetch_observer();
+// The observers of this process's kernels, told in order.
+std::vector<PrefetchObserver*>& prefetch_observers();
 // A prefetch the kernel API dropped before reaching the runtime (TPREFETCH_ASYNC's checks).
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why);
 

@@ -83,7 +83,7 @@ bool L2Cache::dirty(uint64_t addr) const {
     return tags_->lookup(set_of(addr), line, sc_core::sc_time_stamp().value()).dirty;
 }
 
-int64_t L2Cache::take_slot(uint64_t set, const TagResult& t, Tick when) {
+int64_t L2Cache::take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick when, bool by_prefetch) {
     const auto slot = static_cast<int64_t>(set * ways_ + t.way);
     tags_used_ = true;
     if (t.hit) return slot;
@@ -94,6 +94,7 @@ int64_t L2Cache::take_slot(uint64_t set, const TagResult& t, Tick when) {
             ++stats_.writebacks;
         }
         if (prefetched_[slot]) --prefetched_untouched_;
+        if (observer_) observer_->evicted(t.victim_line, prefetched_[slot] != 0, by_prefetch, line);
     }
     prefetched_[slot] = 0;
     last_initiator_[slot] = -1;
@@ -124,8 +125,9 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     const uint64_t set = set_of(line * line_bytes_);
     Tick start = reserve_slice(set, write, len, issue);
     const TagResult t = tags_->access(set, line, write, start);
-    const int64_t slot = take_slot(set, t, start);
+    const int64_t slot = take_slot(set, line, t, start, false);
     Tick done;
+    if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0);
     if (t.hit) {
         ++stats_.hits;
         // Hits on one line from different initiators are served one at a time.
@@ -243,8 +245,9 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
         const Tick pace = issue + (engine_done - issue) * (i + 1) / count;
         const uint64_t set = set_of(line * line_bytes_);
         const TagResult t = tags_->access(set, line, false, issue);
-        const int64_t slot = take_slot(set, t, issue);
+        const int64_t slot = take_slot(set, line, t, issue, true);
         if (t.hit) {
+            if (observer_) observer_->prefetched(line, false, issue, ready_[slot]);
             ++stats_.prefetch_resident;
             done = std::max(done, std::max(pace, ready_[slot]));
         } else {
@@ -255,6 +258,7 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
             ready_[slot] = written;
             prefetched_[slot] = 1;
             ++prefetched_untouched_;
+            if (observer_) observer_->prefetched(line, true, issue, written);
             if (corrupt_next_fill_) {
                 line_data(slot)[0] ^= 0x01;
                 corrupt_next_fill_ = false;

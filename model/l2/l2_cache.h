@@ -32,6 +32,7 @@
 #include "model/common/calendar.h"
 #include "model/common/memory_target.h"
 #include "model/config/config.h"
+#include "model/l2/l2_observer.h"
 #include "model/l2/tag_store.h"
 
 namespace pfsim {
@@ -82,6 +83,8 @@ public:
     // Refills and write-backs go straight to `gm` instead of through the gm_data
     // socket (same effects, less overhead). Set once, when wiring.
     void attach_direct(MemoryTarget* gm) { direct_ = gm; }
+    // Who is told about prefetched lines, demand accesses and evictions (null: nobody).
+    void set_observer(L2Observer* observer) { observer_ = observer; }
 
     // With l2.tags = rtl: dump the RTL tag pipeline's signals to `path` (.vcd or
     // .fst). Only before the first access.
@@ -107,7 +110,7 @@ private:
     Tick access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
     // The slot that `t` (an access of a line of `set`) names, after writing back
     // the line it replaced if that one was dirty.
-    int64_t take_slot(uint64_t set, const TagResult& t, Tick when);
+    int64_t take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick when, bool by_prefetch);
     // The slot holding `line`, or -1.
     int64_t find(uint64_t line) const;
     uint8_t* line_data(int64_t slot) { return data_.get() + slot * line_bytes_; }
@@ -128,6 +131,7 @@ private:
     // Per slot (set * ways + way): ready time, "filled by prefetch and untouched" bit.
     std::vector<Tick> ready_;
     std::vector<uint8_t> prefetched_;
+    L2Observer* observer_ = nullptr;
     // Per slot: when another initiator may next hit the line, and who hit it last.
     std::vector<Tick> line_free_;
     std::vector<int> last_initiator_;

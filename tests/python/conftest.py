@@ -8,6 +8,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
 
 
+def marked_line(path, marker):
+    """"FILE:LINE" (the file's name) of the line of `path` that ends with `marker`."""
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if line.rstrip().endswith(marker):
+                return f"{os.path.basename(path)}:{n}"
+    raise KeyError(marker)
+
+
 def _byte_copy():
     return pfsim.Callable.from_dict({
         "orchestration": {"source": "kernels/orchestration/byte_copy_orch.cpp",

@@ -12,17 +12,14 @@ import torch
 
 import pfsim
 import pfsim._device
+from conftest import marked_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNEL = os.path.join(HERE, "kernels", "sanitizer", "kernel_misuse.cpp")
 
 
 def site(name):
-    with open(KERNEL) as f:
-        for n, line in enumerate(f, 1):
-            if line.rstrip().endswith(f"// site: {name}"):
-                return f"kernel_misuse.cpp:{n}"
-    raise KeyError(name)
+    return marked_line(KERNEL, f"// site: {name}")
 
 
 CALLABLE = pfsim.Callable.from_dict({

@@ -1,0 +1,309 @@
+#include "insight/advisor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "model/core/core.h"
+#include "runtime/platform/sim/sim_platform.h"
+
+namespace pfsim::insight {
+
+namespace {
+
+constexpr size_t kNoPost = ~size_t{0};
+
+Core& calling_core() { return static_cast<Core&>(current_core()); }
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+}
+
+std::string us(double ns) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f us", ns / 1e3);
+    return b;
+}
+
+std::string pct(double f) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.0f %%", 100 * f);
+    return b;
+}
+
+}  // namespace
+
+Advisor::Advisor(SimPlatform& platform, AdvisorThresholds thresholds)
+    : platform_(platform), thresholds_(thresholds), start_(platform.now_ps()),
+      line_bytes_(platform.soc().l2.line_bytes()) {
+    rt::prefetch_observers().push_back(this);
+    platform.soc().l2.set_observer(this);
+}
+
+Advisor::~Advisor() { detach(); }
+
+void Advisor::detach() {
+    if (finished_) return;
+    finished_ = true;
+    auto& observers = rt::prefetch_observers();
+    observers.erase(std::remove(observers.begin(), observers.end(), static_cast<rt::PrefetchObserver*>(this)),
+                    observers.end());
+    platform_.soc().l2.set_observer(nullptr);
+}
+
+size_t Advisor::owner_of(uint64_t line, Tick at) const {
+    auto it = by_first_line_.upper_bound(line);
+    for (int steps = 0; steps < 16 && it != by_first_line_.begin(); ++steps) {
+        --it;
+        for (auto p = it->second.rbegin(); p != it->second.rend(); ++p) {
+            if (posts_[*p].last_line >= line && posts_[*p].posted <= at) return *p;
+        }
+    }
+    return kNoPost;
+}
+
+void Advisor::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                     uint64_t since_ps) {
+    Core& core = calling_core();
+    Post p;
+    p.call = calls_.record(core);
+    p.first_line = gm / line_bytes_;
+    p.last_line = (gm + bytes - 1) / line_bytes_;
+    p.bytes = bytes;
+    p.posted = since_ps;
+    p.post_ps = core.now_ps() - std::min<Tick>(core.now_ps(), since_ps);
+    p.id = post_id;
+    posts_.push_back(std::move(p));
+    by_first_line_[posts_.back().first_line].push_back(posts_.size() - 1);
+    session_posts_[{core.core_id(), &ctx.session}].push_back(posts_.size() - 1);
+}
+
+void Advisor::waited(const rt::AsyncEvent& evt, const rt::AsyncSession&, bool, bool, uint64_t since_ps) {
+    if (evt.handle == 0 || !evt.posted_on) return;
+    Core& core = calling_core();
+    auto it = session_posts_.find({core.core_id(), evt.posted_on});
+    if (it == session_posts_.end()) return;
+    const uint64_t post_id = evt.handle & ((uint64_t{1} << rt::kHandleQueueShift) - 1);
+    size_t waited = kNoPost;
+    for (size_t p : it->second) {
+        if (posts_[p].id > post_id) continue;
+        posts_[p].first_wait = std::min<Tick>(posts_[p].first_wait, since_ps);  // a wait covers earlier posts
+        if (posts_[p].id == post_id) waited = p;
+    }
+    if (waited != kNoPost) posts_[waited].wait_ps += core.now_ps() - std::min<Tick>(core.now_ps(), since_ps);
+}
+
+void Advisor::prefetched(uint64_t line, bool filled, Tick issue, Tick ready) {
+    const size_t owner = owner_of(line, issue);
+    if (owner == kNoPost) return;
+    Post& p = posts_[owner];
+    if (!filled) {
+        ++p.resident;
+        return;
+    }
+    ++p.filled;
+    p.fill_ns.push_back(static_cast<double>(ready - std::min(ready, p.posted)) / 1e3);
+    untouched_[line] = {owner, ready};
+    victims_.erase(line);
+}
+
+void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start, Tick) {
+    if (!hit) {
+        ++demand_misses_;
+        auto v = victims_.find(line);
+        if (v != victims_.end()) {
+            ++posts_[v->second].pollution;
+            victims_.erase(v);
+        }
+        return;
+    }
+    if (!first_touch) return;
+    auto it = untouched_.find(line);
+    if (it == untouched_.end()) return;  // filled before the advisor watched
+    Post& p = posts_[it->second.post];
+    const Tick ready = it->second.ready;
+    ++p.useful;
+    const Tick needed = std::min(start, p.first_wait);
+    if (ready > needed) {
+        ++p.late;
+        p.lead_ns.push_back(-static_cast<double>(ready - needed) / 1e3);
+    } else {
+        p.lead_ns.push_back(static_cast<double>(needed - ready) / 1e3);
+    }
+    untouched_.erase(it);
+}
+
+void Advisor::evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_t line) {
+    if (untouched) {
+        auto it = untouched_.find(victim);
+        if (it != untouched_.end()) {
+            ++posts_[it->second.post].evicted_unused;
+            untouched_.erase(it);
+        }
+    }
+    if (!by_prefetch) return;
+    const size_t owner = owner_of(line, ~Tick{0});
+    if (owner != kNoPost) victims_[victim] = owner;
+}
+
+AdvisorReport Advisor::finish() {
+    AdvisorReport r;
+    r.thresholds = thresholds_;
+    if (finished_) return r;
+    detach();
+    r.demand_misses = demand_misses_;
+    const std::vector<Site> sites = calls_.resolve(start_);
+    std::map<std::string, size_t> by_where;
+    for (const Post& p : posts_) {
+        const Site& s = sites[p.call];
+        const std::string key = s.where.empty() ? "?" : s.where;
+        auto it = by_where.find(key);
+        if (it == by_where.end()) {
+            it = by_where.emplace(key, r.sites.size()).first;
+            r.sites.push_back({});
+            r.sites.back().where = s.where;
+        }
+        PrefetchSiteStats& st = r.sites[it->second];
+        if (std::find(st.cores.begin(), st.cores.end(), s.core) == st.cores.end()) st.cores.push_back(s.core);
+        ++st.posts;
+        st.bytes += p.bytes;
+        st.lines_requested += p.last_line - p.first_line + 1;
+        st.lines_filled += p.filled;
+        st.lines_resident += p.resident;
+        st.useful += p.useful;
+        st.late += p.late;
+        st.evicted_unused += p.evicted_unused;
+        st.pollution_misses += p.pollution;
+        st.post_ns += static_cast<double>(p.post_ps) / 1e3;
+        st.wait_ns += static_cast<double>(p.wait_ps) / 1e3;
+        st.fill_ns.insert(st.fill_ns.end(), p.fill_ns.begin(), p.fill_ns.end());
+        st.lead_ns.insert(st.lead_ns.end(), p.lead_ns.begin(), p.lead_ns.end());
+    }
+    for (const PrefetchSiteStats& st : r.sites) {
+        // Cores post and wait in parallel: a site's time per core is what one core's run may save.
+        const double cores = static_cast<double>(std::max<size_t>(1, st.cores.size()));
+        if (st.lines_filled == 0 && st.lines_resident > 0) {
+            r.advice.push_back({st.where, "redundant",
+                                "drop it: every line it asked for was already in L2 (" + std::to_string(st.lines_resident) +
+                                    " lines)",
+                                st.post_ns / cores});
+            continue;
+        }
+        if (st.lines_filled > 0 && st.accuracy() < thresholds_.accuracy_low) {
+            r.advice.push_back({st.where, "drop",
+                                "drop it: accuracy " + pct(st.accuracy()) + " (" + std::to_string(st.useful) + " of " +
+                                    std::to_string(st.lines_filled) + " lines it filled were used; " +
+                                    std::to_string(st.evicted_unused) + " evicted unused)",
+                                (st.post_ns + st.wait_ns) / cores});
+        }
+        if (st.useful > 0 && st.lateness() > thresholds_.lateness) {
+            std::vector<double> late;
+            for (double l : st.lead_ns) {
+                if (l < 0) late.push_back(-l);
+            }
+            r.advice.push_back({st.where, "earlier",
+                                "move this prefetch >= " + us(median(late)) + " earlier: " + pct(st.lateness()) +
+                                    " of its useful lines were late (" + us(st.wait_ns / cores) +
+                                    " waiting for it per core)",
+                                st.wait_ns / cores});
+        }
+        if (r.pollution(st) > thresholds_.pollution) {
+            r.advice.push_back({st.where, "pollutes",
+                                "it evicts lines the loads need: " + std::to_string(st.pollution_misses) + " demand misses (" +
+                                    pct(r.pollution(st)) + " of all) were on lines its fills evicted",
+                                0});
+        }
+    }
+    std::stable_sort(r.advice.begin(), r.advice.end(),
+                     [](const Advice& a, const Advice& b) { return a.estimated_gain_ns > b.estimated_gain_ns; });
+    return r;
+}
+
+std::string AdvisorReport::text() const {
+    std::ostringstream os;
+    char row[512];
+    std::snprintf(row, sizeof row, "%-28s %6s %9s %8s %8s %8s %8s %8s %8s %8s %9s %10s %10s\n", "prefetch site", "posts",
+                  "MiB", "filled", "resident", "useful", "late", "evicted", "accuracy", "lateness", "pollution",
+                  "wait us", "fill us");
+    os << row;
+    for (const PrefetchSiteStats& s : sites) {
+        std::snprintf(row, sizeof row, "%-28s %6llu %9.2f %8llu %8llu %8llu %8llu %8llu %8s %8s %9.4f %10.2f %10.2f\n",
+                      (s.where.empty() ? "?" : s.where).c_str(), static_cast<unsigned long long>(s.posts),
+                      static_cast<double>(s.bytes) / (1 << 20), static_cast<unsigned long long>(s.lines_filled),
+                      static_cast<unsigned long long>(s.lines_resident), static_cast<unsigned long long>(s.useful),
+                      static_cast<unsigned long long>(s.late), static_cast<unsigned long long>(s.evicted_unused),
+                      s.lines_filled ? pct(s.accuracy()).c_str() : "-", s.useful ? pct(s.lateness()).c_str() : "-",
+                      pollution(s), s.wait_ns / 1e3, median(s.fill_ns) / 1e3);
+        os << row;
+    }
+    if (sites.empty()) os << "(no prefetch was posted)\n";
+    os << "demand misses: " << demand_misses << "\n";
+    if (advice.empty()) os << "advice: none (every site within FDP's thresholds)\n";
+    for (size_t i = 0; i < advice.size(); ++i) {
+        const Advice& a = advice[i];
+        os << (i == 0 ? "advice:\n" : "") << "  " << i + 1 << ". " << (a.where.empty() ? "?" : a.where) << ": " << a.message;
+        if (a.estimated_gain_ns > 0) os << " (estimated gain " << us(a.estimated_gain_ns) << ")";
+        os << "\n";
+    }
+    return os.str();
+}
+
+nlohmann::json AdvisorReport::to_json() const {
+    nlohmann::json list = nlohmann::json::array();
+    for (const PrefetchSiteStats& s : sites) {
+        list.push_back({{"where", s.where}, {"cores", s.cores}, {"posts", s.posts}, {"bytes", s.bytes},
+                        {"lines_requested", s.lines_requested}, {"lines_filled", s.lines_filled},
+                        {"lines_resident", s.lines_resident}, {"useful", s.useful}, {"late", s.late},
+                        {"evicted_unused", s.evicted_unused}, {"pollution_misses", s.pollution_misses},
+                        {"accuracy", s.accuracy()}, {"lateness", s.lateness()}, {"pollution", pollution(s)},
+                        {"post_ns", s.post_ns}, {"wait_ns", s.wait_ns}, {"fill_ns_median", median(s.fill_ns)},
+                        {"lead_ns_median", median(s.lead_ns)}});
+    }
+    nlohmann::json adv = nlohmann::json::array();
+    for (const Advice& a : advice) {
+        adv.push_back({{"where", a.where}, {"verdict", a.verdict}, {"message", a.message},
+                       {"estimated_gain_ns", a.estimated_gain_ns}});
+    }
+    return {{"sites", list},
+            {"demand_misses", demand_misses},
+            {"thresholds",
+             {{"accuracy_high", thresholds.accuracy_high}, {"accuracy_low", thresholds.accuracy_low},
+              {"lateness", thresholds.lateness}, {"pollution", thresholds.pollution}}},
+            {"advice", adv}};
+}
+
+AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
+    AdvisorReport r;
+    r.demand_misses = j.at("demand_misses").get<uint64_t>();
+    const nlohmann::json& t = j.at("thresholds");
+    r.thresholds = {t.at("accuracy_high").get<double>(), t.at("accuracy_low").get<double>(), t.at("lateness").get<double>(),
+                    t.at("pollution").get<double>()};
+    for (const nlohmann::json& s : j.at("sites")) {
+        PrefetchSiteStats st;
+        st.where = s.at("where").get<std::string>();
+        st.cores = s.at("cores").get<std::vector<std::string>>();
+        st.posts = s.at("posts").get<uint64_t>();
+        st.bytes = s.at("bytes").get<uint64_t>();
+        st.lines_requested = s.at("lines_requested").get<uint64_t>();
+        st.lines_filled = s.at("lines_filled").get<uint64_t>();
+        st.lines_resident = s.at("lines_resident").get<uint64_t>();
+        st.useful = s.at("useful").get<uint64_t>();
+        st.late = s.at("late").get<uint64_t>();
+        st.evicted_unused = s.at("evicted_unused").get<uint64_t>();
+        st.pollution_misses = s.at("pollution_misses").get<uint64_t>();
+        st.post_ns = s.at("post_ns").get<double>();
+        st.wait_ns = s.at("wait_ns").get<double>();
+        st.fill_ns = {s.at("fill_ns_median").get<double>()};
+        st.lead_ns = {s.at("lead_ns_median").get<double>()};
+        r.sites.push_back(std::move(st));
+    }
+    for (const nlohmann::json& a : j.at("advice")) {
+        r.advice.push_back({a.at("where").get<std::string>(), a.at("verdict").get<std::string>(),
+                            a.at("message").get<std::string>(), a.at("estimated_gain_ns").get<double>()});
+    }
+    return r;
+}
+
+}  // namespace pfsim::insight

@@ -1,0 +1,130 @@
+// The prefetch advisor (`pfsim run|check ... --advise`): per prefetch call
+// site, what its lines did in L2 — filled, used, late, evicted unused, the
+// demand misses it caused — with Feedback-Directed Prefetching's names and
+// denominators, and findings ranked by what they may gain (docs/advisor.md).
+//
+// Contract: construct it on a platform before the run and call finish() after;
+// while it lives it observes the prefetch runtime and L2. It changes nothing
+// the run computes or times.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "insight/call_log.h"
+#include "model/l2/l2_observer.h"
+#include "runtime/prefetch.h"
+
+namespace pfsim {
+class SimPlatform;
+}
+
+namespace pfsim::insight {
+
+// FDP's thresholds (Srinath et al., HPCA 2007): accuracy high / low, lateness, pollution.
+struct AdvisorThresholds {
+    double accuracy_high = 0.75, accuracy_low = 0.40, lateness = 0.01, pollution = 0.005;
+};
+
+struct PrefetchSiteStats {
+    std::string where;         // "kernel.cpp:61" ("" unknown)
+    std::vector<std::string> cores;
+    uint64_t posts = 0, bytes = 0;
+    uint64_t lines_requested = 0;  // lines of the regions posted
+    uint64_t lines_filled = 0;     // brought into L2
+    uint64_t lines_resident = 0;   // found there already
+    uint64_t useful = 0;           // filled lines a core then accessed
+    uint64_t late = 0;             // useful lines still being filled when first needed (by an access or a wait)
+    uint64_t evicted_unused = 0;   // filled lines evicted before any access
+    uint64_t pollution_misses = 0; // demand misses on lines this site's fills evicted
+    double post_ns = 0;            // cores' time posting
+    double wait_ns = 0;            // cores' time in Wait/Test of this site's events
+    std::vector<double> fill_ns;   // per filled line: post -> in L2
+    std::vector<double> lead_ns;   // per useful line: in L2 -> first use (negative: late by that much)
+    double accuracy() const { return lines_filled ? double(useful) / double(lines_filled) : 0; }
+    double lateness() const { return useful ? double(late) / double(useful) : 0; }
+};
+
+struct Advice {
+    std::string where;  // the site
+    std::string verdict;  // drop, earlier, pollutes, redundant
+    std::string message;
+    double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
+};
+
+struct AdvisorReport {
+    std::vector<PrefetchSiteStats> sites;  // by the site's first post
+    uint64_t demand_misses = 0;            // every core access that missed L2
+    AdvisorThresholds thresholds;
+    std::vector<Advice> advice;            // ranked by estimated gain
+    double pollution(const PrefetchSiteStats& s) const {
+        return demand_misses ? double(s.pollution_misses) / double(demand_misses) : 0;
+    }
+    std::string text() const;
+    nlohmann::json to_json() const;
+    // Throws nlohmann::json::exception on a document that is not one.
+    static AdvisorReport from_json(const nlohmann::json& j);
+};
+
+class Advisor : public rt::PrefetchObserver, public L2Observer {
+public:
+    explicit Advisor(SimPlatform& platform, AdvisorThresholds thresholds = {});
+    ~Advisor() override;
+    Advisor(const Advisor&) = delete;
+    Advisor& operator=(const Advisor&) = delete;
+
+    AdvisorReport finish();
+
+    // rt::PrefetchObserver
+    void session_built(const rt::PrefetchAsyncContext&) override {}
+    void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                uint64_t since_ps) override;
+    void dropped(const rt::PrefetchAsyncContext*, uint64_t, uint64_t, rt::DropReason) override {}
+    void post_blocked(const rt::PrefetchAsyncContext&, uint64_t, bool) override {}
+    void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test,
+                uint64_t since_ps) override;
+    void deferred(const rt::AsyncEvent&) override {}
+    // L2Observer
+    void prefetched(uint64_t line, bool filled, Tick issue, Tick ready) override;
+    void demand(uint64_t line, bool write, bool hit, bool first_touch, Tick start, Tick ready) override;
+    void evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_t line) override;
+
+private:
+    static constexpr Tick kNever = ~Tick{0};
+    struct Post {
+        size_t call = 0;
+        uint64_t id = 0, first_line = 0, last_line = 0, bytes = 0;
+        Tick posted = 0, post_ps = 0, first_wait = kNever, wait_ps = 0;
+        uint64_t filled = 0, resident = 0, useful = 0, late = 0, evicted_unused = 0, pollution = 0;
+        std::vector<double> fill_ns, lead_ns;
+    };
+    struct Line {
+        size_t post = 0;
+        Tick ready = 0;
+    };
+    // The latest post whose region holds `line` and was posted by `at`; npos when none.
+    size_t owner_of(uint64_t line, Tick at) const;
+    void detach();
+
+    SimPlatform& platform_;
+    AdvisorThresholds thresholds_;
+    const Tick start_;
+    uint64_t line_bytes_;
+    CallLog calls_;
+    std::vector<Post> posts_;
+    std::map<uint64_t, std::vector<size_t>> by_first_line_;  // a region's first line -> its posts
+    // (core, session) -> its posts in order, for the waits.
+    std::map<std::pair<uint32_t, const void*>, std::vector<size_t>> session_posts_;
+    std::unordered_map<uint64_t, Line> untouched_;  // prefetched lines no core has accessed yet
+    std::unordered_map<uint64_t, size_t> victims_;  // lines a prefetch fill evicted -> that post
+    uint64_t demand_misses_ = 0;
+    bool finished_ = false;
+};
+
+}  // namespace pfsim::insight

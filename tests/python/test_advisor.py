@@ -1,0 +1,94 @@
+"""The prefetch advisor's numbers on constructed kernels, where each line's fate
+is known (kernels/advisor/kernel_advise.cpp on an L2 of 3072 lines)."""
+
+import json
+import os
+import subprocess
+
+import pytest
+import torch
+
+import pfsim
+import pfsim._device
+from conftest import marked_line
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNEL = os.path.join(HERE, "kernels", "advisor", "kernel_advise.cpp")
+CASE = os.path.join(HERE, "kernels", "advisor", "advise.toml")
+SMALL_L2 = ["--set", "l2.size=1536KiB"]
+
+
+def site(name):
+    return marked_line(KERNEL, f"// advise: {name}")
+
+
+def advise(mode, *extra):
+    p = subprocess.run([pfsim._device.find_binary(), "run", CASE, "--arg", f"mode={mode}", "--advise", "--json",
+                        *SMALL_L2, *extra], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["advisor"]
+
+
+def test_a_prefetch_evicted_before_use_has_accuracy_0_and_its_pollution_counted_line_for_line():
+    a = advise(0)
+    [s] = a["sites"]
+    assert s["where"] == site("polluting")
+    assert (s["lines_requested"], s["lines_filled"], s["useful"], s["evicted_unused"]) == (512, 512, 0, 512)
+    assert s["accuracy"] == 0
+    assert s["pollution_misses"] == 512  # each fill evicted one line of C; C's second pass missed on each
+    assert a["demand_misses"] == 3 * 3072
+    assert s["pollution"] == pytest.approx(512 / (3 * 3072))
+    verdicts = [(x["where"], x["verdict"]) for x in a["advice"]]
+    assert verdicts == [(site("polluting"), "drop"), (site("polluting"), "pollutes")]
+
+
+def test_a_prefetch_waited_at_once_has_lateness_1():
+    [s] = advise(1)["sites"]
+    assert (s["lines_filled"], s["useful"], s["late"]) == (512, 512, 512)
+    assert s["lateness"] == 1 and s["accuracy"] == 1
+    assert s["wait_ns"] > 1000
+    [x] = advise(1)["advice"]
+    assert x["verdict"] == "earlier" and x["message"].startswith("move this prefetch >= ")
+    assert x["estimated_gain_ns"] == pytest.approx(s["wait_ns"])
+
+
+def test_a_prefetch_posted_early_enough_is_never_late_and_gets_no_advice():
+    a = advise(2)
+    [s] = a["sites"]
+    assert (s["useful"], s["late"], s["lateness"]) == (512, 0, 0)
+    assert s["lead_ns_median"] > 0
+    assert a["advice"] == []
+
+
+def test_a_region_l2_already_holds_is_redundant():
+    # On the default 192 MiB L2 a second run of mode 1 on one worker finds A resident.
+    callable = pfsim.Callable.from_dict({
+        "orchestration": {"source": "kernels/orchestration/byte_copy_orch.cpp",
+                          "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/advisor/kernel_advise.cpp", "core_type": "aiv"}],
+    }, HERE)
+    with pfsim.Worker(enable_sdma=True) as worker:
+        h = worker.register(callable)
+        regions, unused = torch.zeros(851968), torch.zeros(16)
+        first = worker.run(h, [regions, unused, 1], advise=True).advisor
+        again = worker.run(h, [regions, unused, 1], advise=True).advisor
+    assert first["sites"][0]["lines_filled"] == 512
+    [s] = again["sites"]
+    assert (s["lines_filled"], s["lines_resident"]) == (0, 512)
+    assert [x["verdict"] for x in again["advice"]] == ["redundant"]
+
+
+def test_the_advisor_changes_nothing_the_run_computes_or_times():
+    args = [pfsim._device.find_binary(), "run", CASE, "--arg", "mode=1", "--json", *SMALL_L2]
+    plain = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+    advised = json.loads(subprocess.run(args + ["--advise", "--sanitize"], capture_output=True, text=True).stdout)
+    for key in ("kernel_time_ns", "cycles", "outputs", "l2", "gm", "sdma"):
+        assert plain[key] == advised[key], key
+
+
+def test_the_terminal_table_names_the_site_and_the_advice():
+    p = subprocess.run([pfsim._device.find_binary(), "run", CASE, "--arg", "mode=0", "--advise", *SMALL_L2],
+                       capture_output=True, text=True)
+    assert p.returncode == 0
+    assert "prefetch site" in p.stdout and site("polluting") in p.stdout
+    assert "1. " + site("polluting") + ": drop it: accuracy 0 %" in p.stdout
