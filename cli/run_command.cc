@@ -6,13 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "api/run.h"
+#include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 
 namespace pfsim {
 
 int cmd_run(const std::vector<std::string>& args) {
-    std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise"};
+    std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
     std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
@@ -37,7 +38,25 @@ int cmd_run(const std::vector<std::string>& args) {
     request.suppressions = sanitize.suppressions;
     request.advise = has_flag(o, "--advise");
 
-    const api::RunResult r = api::run(cfg, request);
+    api::RunResult r = api::run(cfg, request);
+    if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
+        // The advisor's measured what-ifs: the same run with prefetch off, and
+        // with prefetch off and every core access an L2 hit.
+        std::vector<std::string> base = {"run", o.positional[0], "--json", "--prefetch", "off"};
+        for (const std::string& a : request.kernel_args) base.insert(base.end(), {"--arg", a});
+        for (const char* f : {"--no-sdma", "--no-warmup"}) {
+            if (has_flag(o, f)) base.push_back(f);
+        }
+        const std::vector<std::string> common = config_args(o);
+        base.insert(base.end(), common.begin(), common.end());
+        std::vector<std::string> ideal = base;
+        ideal.insert(ideal.end(), {"--set", "l2.demand=ideal"});
+        const std::vector<ChildRun> children = run_children({base, ideal}, 2);
+        const api::RunResult off = run_result(children[0]), best = run_result(children[1]);
+        if (off.error.empty() && best.error.empty() && off.ran && best.ran) {
+            r.advisor.what_if = {true, off.kernel_time_ns, r.kernel_time_ns, best.kernel_time_ns};
+        }
+    }
     if (o.json) {
         std::cout << api::to_json(r, cfg).dump(2) << "\n";
     } else {

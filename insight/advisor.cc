@@ -240,6 +240,14 @@ std::string AdvisorReport::text() const {
     }
     if (sites.empty()) os << "(no prefetch was posted)\n";
     os << "demand misses: " << demand_misses << "\n";
+    if (what_if.measured) {
+        const WhatIf& w = what_if;
+        std::snprintf(row, sizeof row,
+                      "what-if (measured): prefetch off %.3f us; this run %.3f us (gain %.1f %%); ideal, every core "
+                      "access an L2 hit, %.3f us: no prefetch can gain more than %.1f %%\n",
+                      w.prefetch_off_ns / 1e3, w.this_run_ns / 1e3, w.gain_pct(), w.ideal_ns / 1e3, w.ideal_gain_pct());
+        os << row;
+    }
     if (advice.empty()) os << "advice: none (every site within FDP's thresholds)\n";
     for (size_t i = 0; i < advice.size(); ++i) {
         const Advice& a = advice[i];
@@ -266,7 +274,13 @@ nlohmann::json AdvisorReport::to_json() const {
         adv.push_back({{"where", a.where}, {"verdict", a.verdict}, {"message", a.message},
                        {"estimated_gain_ns", a.estimated_gain_ns}});
     }
+    nlohmann::json what = nullptr;
+    if (what_if.measured) {
+        what = {{"prefetch_off_ns", what_if.prefetch_off_ns}, {"this_run_ns", what_if.this_run_ns},
+                {"ideal_ns", what_if.ideal_ns}, {"gain_pct", what_if.gain_pct()}, {"ideal_gain_pct", what_if.ideal_gain_pct()}};
+    }
     return {{"sites", list},
+            {"what_if", what},
             {"demand_misses", demand_misses},
             {"thresholds",
              {{"accuracy_high", thresholds.accuracy_high}, {"accuracy_low", thresholds.accuracy_low},
@@ -277,6 +291,10 @@ nlohmann::json AdvisorReport::to_json() const {
 AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
     AdvisorReport r;
     r.demand_misses = j.at("demand_misses").get<uint64_t>();
+    if (const nlohmann::json& w = j.at("what_if"); !w.is_null()) {
+        r.what_if = {true, w.at("prefetch_off_ns").get<double>(), w.at("this_run_ns").get<double>(),
+                     w.at("ideal_ns").get<double>()};
+    }
     const nlohmann::json& t = j.at("thresholds");
     r.thresholds = {t.at("accuracy_high").get<double>(), t.at("accuracy_low").get<double>(), t.at("lateness").get<double>(),
                     t.at("pollution").get<double>()};

@@ -58,11 +58,23 @@ struct Advice {
     double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
 };
 
+// Re-runs made for the report: the same inputs, so the differences are exact.
+struct WhatIf {
+    bool measured = false;
+    double prefetch_off_ns = 0;  // the run with every prefetch a no-op
+    double this_run_ns = 0;      // the run the report is about
+    double ideal_ns = 0;         // prefetch off, every core access served as an L2 hit (l2.demand = ideal)
+    double gain_pct() const { return prefetch_off_ns > 0 ? 100 * (prefetch_off_ns - this_run_ns) / prefetch_off_ns : 0; }
+    // The upper bound of what any prefetch can gain.
+    double ideal_gain_pct() const { return prefetch_off_ns > 0 ? 100 * (prefetch_off_ns - ideal_ns) / prefetch_off_ns : 0; }
+};
+
 struct AdvisorReport {
     std::vector<PrefetchSiteStats> sites;  // by the site's first post
     uint64_t demand_misses = 0;            // every core access that missed L2
     AdvisorThresholds thresholds;
     std::vector<Advice> advice;            // ranked by estimated gain
+    WhatIf what_if;                        // filled by the caller that made the re-runs
     double pollution(const PrefetchSiteStats& s) const {
         return demand_misses ? double(s.pollution_misses) / double(demand_misses) : 0;
     }

@@ -272,7 +272,7 @@ void Sanitizer::scalar_stored(Core& core, uint64_t gm, uint64_t bytes) {
 void Sanitizer::cache_flushed(Core& core, uint64_t gm, bool entire) {
     auto& dirty = dirty_[core.core_id()];
     auto flush = [&](std::map<uint64_t, DirtyLine>::iterator it) {
-        flushed_lines_[it->first].push_back({core.core_id(), it->second.mask, it->second.call});
+        flushed_lines_[it->first].push_back({core.core_id(), it->second.mask, it->second.call, core.now_ps()});
         return dirty.erase(it);
     };
     if (entire) {
@@ -381,11 +381,15 @@ void Sanitizer::analyse_sessions() {
             break;
         }
     }
-    // lost writes: two cores wrote different bytes of one 64 B line and each flushed it.
+    // lost writes: two cores wrote different bytes of one 64 B line and each
+    // flushed it, each holding its copy while the other did (from its first
+    // store to its flush): one copy is stale when the other is written back.
     for (const auto& [line, flushes] : flushed_lines_) {
         for (size_t i = 0; i < flushes.size(); ++i) {
             for (size_t j = i + 1; j < flushes.size(); ++j) {
-                if (flushes[i].core == flushes[j].core || flushes[i].mask == flushes[j].mask) continue;
+                const LineFlush &a = flushes[i], &b = flushes[j];
+                if (a.core == b.core || a.mask == b.mask) continue;
+                if (!(calls_.time(a.call) < b.flushed && calls_.time(b.call) < a.flushed)) continue;
                 Finding f;
                 f.kind = "lost-gm-write";
                 f.severity = Severity::Error;

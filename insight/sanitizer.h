@@ -131,7 +131,8 @@ private:
     struct LineFlush {
         uint32_t core = 0;
         uint64_t mask = 0;
-        size_t call = 0;
+        size_t call = 0;    // the first store of what it flushed
+        Tick flushed = 0;
     };
     static constexpr Tick kNever = ~Tick{0};
     static constexpr size_t kNoCall = CallLog::kNone;

@@ -58,6 +58,8 @@ const std::vector<ParamSpec>& param_specs() {
                {"modulo", "xor"}),
         choice("l2.tags", "SIMULATION: who answers tag lookups: tlm = the C++ model; rtl = the verilated RTL tag pipeline (rtl_stubs/l2_tags)",
                {"tlm", "rtl"}),
+        choice("l2.demand", "WHAT-IF: how core accesses are served: timed = as modelled; ideal = every one as a hit, its data fetched at no cost (the advisor's upper bound of any prefetch)",
+               {"timed", "ideal"}),
         param("l2.hit_latency", Kind::Time, "latency of an access that hits"),
         zero_allowed(param("l2.miss_latency", Kind::Time,
                            "extra latency of a miss, on top of the hit latency and the GM read")),

@@ -123,6 +123,7 @@ private:
     uint64_t line_bytes_, ways_, sets_, slices_, gm_size_;
     unsigned set_bits_;
     Index index_;
+    const bool ideal_demand_;  // l2.demand = ideal
     Tick hit_latency_, miss_latency_, same_line_interval_;
     double slice_read_bw_, slice_write_bw_;
 

@@ -92,3 +92,30 @@ def test_the_terminal_table_names_the_site_and_the_advice():
     assert p.returncode == 0
     assert "prefetch site" in p.stdout and site("polluting") in p.stdout
     assert "1. " + site("polluting") + ": drop it: accuracy 0 %" in p.stdout
+
+
+def test_the_ideal_what_if_bounds_the_gain_and_is_0_without_misses():
+    none = advise(3)
+    assert none["demand_misses"] == 0 and none["sites"] == []
+    w = none["what_if"]
+    assert w["ideal_ns"] == w["prefetch_off_ns"] and w["ideal_gain_pct"] == 0
+    w = advise(1)["what_if"]  # 512 lines loaded: the ideal run serves them as hits
+    assert w["ideal_ns"] < w["prefetch_off_ns"] and w["ideal_gain_pct"] > 0
+    assert w["gain_pct"] < w["ideal_gain_pct"]
+    assert advise(1, "--no-what-if")["what_if"] is None
+
+
+def test_check_advises_on_the_prefetch_on_run_with_its_what_if(tmp_path):
+    case = tmp_path / "late.toml"
+    text = open(CASE).read().replace("mode = 0", "mode = 1")
+    case.write_text(text.replace('"../orchestration/byte_copy_orch.cpp"',
+                                 json.dumps(os.path.join(HERE, "kernels", "orchestration", "byte_copy_orch.cpp")))
+                    .replace('"kernel_advise.cpp"', json.dumps(KERNEL)))
+    p = subprocess.run([pfsim._device.find_binary(), "check", str(case), "--advise", "--json"], capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    row = json.loads(p.stdout)["kernels"][0]
+    a = row["advisor"]
+    assert a["sites"][0]["lateness"] == 1
+    assert a["what_if"]["prefetch_off_ns"] == pytest.approx(row["time_off_ns"])
+    assert a["what_if"]["this_run_ns"] == pytest.approx(row["time_on_ns"])

@@ -78,6 +78,10 @@ def test_each_misuse_is_reported_at_its_site_and_its_twin_is_clean(misuse, numbe
     assert misuse(number, True, blocks, fresh=kind == "wasted-prefetch").findings(kind) == []
 
 
+def test_one_line_written_by_two_cores_one_after_the_other_is_no_lost_write(misuse):
+    assert misuse(9, 2, blocks=2).findings("lost-gm-write") == []
+
+
 def test_a_clean_run_has_no_findings(misuse):
     r = misuse(1, True, fresh=True)
     assert r.sanitizer["errors"] == r.sanitizer["warnings"] == r.sanitizer["infos"] == 0

@@ -7,6 +7,7 @@
 //      its misses are on lines A's fills evicted): accuracy 0, pollution 512.
 //   1: prefetch A and wait at once, then load it: every useful line late.
 //   2: prefetch A, compute for a while, wait, load A: no line late.
+//   3: compute only: no access reaches L2 (the ideal what-if gains nothing).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -27,15 +28,19 @@ static void load(Row& row, __gm__ float* from, int64_t floats) {
 }
 
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    const int64_t mode = args[2];
+    Row row, work;
+    TASSIGN(row, 0x100);
+    TASSIGN(work, 0x100 + Row::kBytes);
+    if (mode == 3) {
+        for (int i = 0; i < 2000; ++i) TADDS(work, work, 1.0f);
+        return;
+    }
     __gm__ ChipTensor* in = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
     __gm__ float* c = reinterpret_cast<__gm__ float*>(in->buffer.addr);
     __gm__ float* a = c + kC;
     __gm__ float* b = a + kA;
-    const int64_t mode = args[2];
     PrefetchAsyncContext ctx(get_dma_workspace(args, DMA_WORKSPACE_SDMA));
-    Row row, work;
-    TASSIGN(row, 0x100);
-    TASSIGN(work, 0x100 + Row::kBytes);
     if (mode == 0) {
         load(row, c, kC);
         comm::AsyncEvent evt = TPREFETCH_ASYNC(RegionA(a), ctx);  // advise: polluting

@@ -97,8 +97,12 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             if (fixed) dcci(dst, SINGLE_CACHE_LINE);
             break;
         }
-        case 9: {  // two cores, one 64 B line, each flushing (run with 2 blocks); the twin: a 64 B stride
-            __gm__ float* mine = dst + (fixed ? 16 * block : block);
+        case 9: {  // two cores, one 64 B line, each flushing (run with 2 blocks); the twin: a 64 B stride;
+                   // args[3] == 2: one line, but block 1 stores only after block 0 has flushed
+            if (args[3] == 2 && block == 1) {
+                for (int i = 0; i < 20000; ++i) get_sys_cnt();
+            }
+            __gm__ float* mine = dst + (args[3] == 1 ? 16 * block : block);
             *mine = 2.0f;  // site: lost-write
             dcci(mine, SINGLE_CACHE_LINE);
             break;
