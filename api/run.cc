@@ -54,6 +54,33 @@ void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResul
     }
 }
 
+std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
+
+// A marker in the trace at each sanitizer finding and at each advised site's
+// first post (site times count from `start`).
+void trace_insight(TraceRecorder& trace, const RunResult& r, Tick start) {
+    const int pid = trace.process("pfsim insight", 1000);
+    auto at = [&](double ns) { return start + static_cast<Tick>(ns * 1e3 + 0.5); };
+    if (r.sanitized) {
+        const int tid = trace.lane(pid, "sanitizer findings", 0);
+        for (const insight::Finding& f : r.sanitizer.findings) {
+            trace.instant(pid, tid, f.kind + " at " + (f.site.where.empty() ? "?" : f.site.where), at(f.site.time_ns),
+                          "\"severity\":" + json_string(insight::severity_name(f.severity)) + ",\"what\":" +
+                              json_string(f.what) + ",\"core\":" + json_string(f.site.core) + ",\"task\":" +
+                              json_string(f.site.task) + ",\"times\":" + std::to_string(f.count));
+        }
+    }
+    if (r.advised) {
+        const int tid = trace.lane(pid, "advisor", 1);
+        for (const insight::Advice& a : r.advisor.advice) {
+            double first = 0;
+            for (const insight::PrefetchSiteStats& s : r.advisor.sites) first = s.where == a.where ? s.first_post_ns : first;
+            trace.instant(pid, tid, a.verdict + " at " + (a.where.empty() ? "?" : a.where), at(first),
+                          "\"advice\":" + json_string(a.message));
+        }
+    }
+}
+
 }  // namespace
 
 bool RunRequest::is_case() const {
@@ -141,6 +168,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         nlohmann::json before;
         uint64_t time_ps = 0;
         std::vector<const Core*> launched;
+        const Tick insight_start = platform.now_ps();
         std::unique_ptr<insight::Sanitizer> sanitizer;
         if (request.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(platform);
         std::unique_ptr<insight::Advisor> advisor;
@@ -199,6 +227,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             result.advisor = advisor->finish();
             result.advised = true;
         }
+        if (trace) trace_insight(*trace, result, insight_start);
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {

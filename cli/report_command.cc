@@ -22,6 +22,80 @@ std::vector<double> series(const nlohmann::json& raw, const char* name) {
     return raw["series"][name].get<std::vector<double>>();
 }
 
+std::string ns_cells(const nlohmann::json& q) {
+    std::string cells;
+    for (size_t i = 0; i < 5; ++i) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.2f", i < q.size() ? q[i].get<double>() / 1e3 : 0.0);
+        cells += "<td>" + std::string(q.size() == 5 ? b : "-") + "</td>";
+    }
+    return cells;
+}
+
+// The sanitizer's findings and the advisor's sites, what-ifs and advice of
+// one run summary (--sanitize, --advise), under `name`.
+std::string insight_section(const std::string& name, const nlohmann::json& run, int* plots) {
+    std::ostringstream os;
+    const std::string id = std::to_string(*plots);
+    if (run.contains("sanitizer")) {
+        const nlohmann::json& s = run["sanitizer"];
+        os << "<h2>Sanitizer: " << markup_escape(name) << "</h2><p>" << s.value("errors", 0) << " errors, "
+           << s.value("warnings", 0) << " warnings, " << s.value("infos", 0) << " infos</p>";
+        if (!s.value("findings", nlohmann::json::array()).empty()) {
+            os << "<table><tr><th>severity</th><th>kind</th><th>site</th><th>core</th><th>times</th><th>what</th></tr>";
+            for (const nlohmann::json& f : s["findings"]) {
+                os << "<tr><td>" << markup_escape(f.value("severity", "")) << "</td><td>" << markup_escape(f.value("kind", ""))
+                   << "</td><td>" << markup_escape(f["site"].value("where", "")) << "</td><td>"
+                   << markup_escape(f["site"].value("core", "")) << "</td><td>" << f.value("count", 1) << "</td><td>"
+                   << markup_escape(f.value("what", "")) << "</td></tr>";
+            }
+            os << "</table>\n";
+        }
+    }
+    if (run.contains("advisor")) {
+        const nlohmann::json& a = run["advisor"];
+        std::vector<Bar> lines;
+        for (const nlohmann::json& s : a["sites"]) {
+            const std::string site = s.value("where", "?");
+            lines.push_back({site + " filled", s.value("lines_filled", 0.0), 0});
+            lines.push_back({site + " useful", s.value("useful", 0.0), 1});
+            lines.push_back({site + " late", s.value("late", 0.0), 2});
+            lines.push_back({site + " evicted unused", s.value("evicted_unused", 0.0), 3});
+            lines.push_back({site + " resident already", s.value("lines_resident", 0.0), 4});
+        }
+        if (!lines.empty()) {
+            os << bar_chart("advisor-lines-" + id, "Advisor: " + name + ": lines per prefetch site", "lines", lines);
+            ++*plots;
+            os << "<table><tr><th>site</th><th>accuracy</th><th>lateness</th><th>pollution</th>"
+                  "<th colspan=5>post to line in L2, us (p10 p25 p50 p75 p90)</th>"
+                  "<th colspan=5>line in L2 to first use, us (p10 p25 p50 p75 p90; negative: late)</th></tr>";
+            for (const nlohmann::json& s : a["sites"]) {
+                char f[96];
+                std::snprintf(f, sizeof f, "<td>%.2f</td><td>%.2f</td><td>%.4f</td>", s.value("accuracy", 0.0),
+                              s.value("lateness", 0.0), s.value("pollution", 0.0));
+                os << "<tr><td>" << markup_escape(s.value("where", "?")) << "</td>" << f
+                   << ns_cells(s.value("fill_ns_quantiles", nlohmann::json::array()))
+                   << ns_cells(s.value("lead_ns_quantiles", nlohmann::json::array())) << "</tr>";
+            }
+            os << "</table>\n";
+        }
+        if (a.contains("what_if") && a["what_if"].is_object()) {
+            const nlohmann::json& w = a["what_if"];
+            os << bar_chart("advisor-whatif-" + id, "Advisor: " + name + ": measured what-ifs", "us",
+                            {{"prefetch off", w.value("prefetch_off_ns", 0.0) / 1e3, 0},
+                             {"this run", w.value("this_run_ns", 0.0) / 1e3, 1},
+                             {"ideal: every core access an L2 hit", w.value("ideal_ns", 0.0) / 1e3, 2}});
+            ++*plots;
+        }
+        os << "<ol>";
+        for (const nlohmann::json& x : a.value("advice", nlohmann::json::array())) {
+            os << "<li>" << markup_escape(x.value("where", "?")) << ": " << markup_escape(x.value("message", "")) << "</li>";
+        }
+        os << "</ol>\n";
+    }
+    return os.str();
+}
+
 }  // namespace
 
 int cmd_report(const std::vector<std::string>& args) {
@@ -74,6 +148,19 @@ int cmd_report(const std::vector<std::string>& args) {
         body << line_chart("l2", "L2 hit rate over time", hit, "% over simulated time");
         body << line_chart("bandwidth", "GM and SDMA bandwidth over time", bandwidth, "GB/s over simulated time");
         plots += 2;
+    }
+
+    // What --sanitize and --advise found, for a run summary or each row of a check report.
+    for (size_t d = 0; d < docs.size(); ++d) {
+        const nlohmann::json& raw = docs[d].raw;
+        const std::string tag = docs.size() > 1 ? (d ? "B: " : "A: ") : "";
+        if (raw.is_object() && raw.contains("kernels") && raw["kernels"].is_array()) {
+            for (const nlohmann::json& row : raw["kernels"]) {
+                if (row.is_object()) body << insight_section(tag + row.value("name", "?"), row, &plots);
+            }
+        } else if (raw.is_object()) {
+            body << insight_section(tag + raw.value("kernel", "?"), raw, &plots);
+        }
     }
 
     std::ostringstream files;

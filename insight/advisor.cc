@@ -21,6 +21,15 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
+// The 10th, 25th, 50th, 75th and 90th percentiles.
+std::vector<double> quantiles(std::vector<double> v) {
+    if (v.empty()) return {};
+    std::sort(v.begin(), v.end());
+    std::vector<double> q;
+    for (double f : {0.10, 0.25, 0.50, 0.75, 0.90}) q.push_back(v[static_cast<size_t>(f * static_cast<double>(v.size() - 1) + 0.5)]);
+    return q;
+}
+
 std::string us(double ns) {
     char b[32];
     std::snprintf(b, sizeof b, "%.2f us", ns / 1e3);
@@ -164,6 +173,7 @@ AdvisorReport Advisor::finish() {
             it = by_where.emplace(key, r.sites.size()).first;
             r.sites.push_back({});
             r.sites.back().where = s.where;
+            r.sites.back().first_post_ns = s.time_ns;
         }
         PrefetchSiteStats& st = r.sites[it->second];
         if (std::find(st.cores.begin(), st.cores.end(), s.core) == st.cores.end()) st.cores.push_back(s.core);
@@ -261,13 +271,15 @@ std::string AdvisorReport::text() const {
 nlohmann::json AdvisorReport::to_json() const {
     nlohmann::json list = nlohmann::json::array();
     for (const PrefetchSiteStats& s : sites) {
-        list.push_back({{"where", s.where}, {"cores", s.cores}, {"posts", s.posts}, {"bytes", s.bytes},
+        list.push_back({{"where", s.where}, {"cores", s.cores}, {"first_post_ns", s.first_post_ns}, {"posts", s.posts},
+                        {"bytes", s.bytes},
                         {"lines_requested", s.lines_requested}, {"lines_filled", s.lines_filled},
                         {"lines_resident", s.lines_resident}, {"useful", s.useful}, {"late", s.late},
                         {"evicted_unused", s.evicted_unused}, {"pollution_misses", s.pollution_misses},
                         {"accuracy", s.accuracy()}, {"lateness", s.lateness()}, {"pollution", pollution(s)},
                         {"post_ns", s.post_ns}, {"wait_ns", s.wait_ns}, {"fill_ns_median", median(s.fill_ns)},
-                        {"lead_ns_median", median(s.lead_ns)}});
+                        {"lead_ns_median", median(s.lead_ns)}, {"fill_ns_quantiles", quantiles(s.fill_ns)},
+                        {"lead_ns_quantiles", quantiles(s.lead_ns)}});
     }
     nlohmann::json adv = nlohmann::json::array();
     for (const Advice& a : advice) {
@@ -302,6 +314,7 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         PrefetchSiteStats st;
         st.where = s.at("where").get<std::string>();
         st.cores = s.at("cores").get<std::vector<std::string>>();
+        st.first_post_ns = s.at("first_post_ns").get<double>();
         st.posts = s.at("posts").get<uint64_t>();
         st.bytes = s.at("bytes").get<uint64_t>();
         st.lines_requested = s.at("lines_requested").get<uint64_t>();
@@ -313,8 +326,8 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         st.pollution_misses = s.at("pollution_misses").get<uint64_t>();
         st.post_ns = s.at("post_ns").get<double>();
         st.wait_ns = s.at("wait_ns").get<double>();
-        st.fill_ns = {s.at("fill_ns_median").get<double>()};
-        st.lead_ns = {s.at("lead_ns_median").get<double>()};
+        st.fill_ns = s.at("fill_ns_quantiles").get<std::vector<double>>();  // the distribution's outline
+        st.lead_ns = s.at("lead_ns_quantiles").get<std::vector<double>>();
         r.sites.push_back(std::move(st));
     }
     for (const nlohmann::json& a : j.at("advice")) {

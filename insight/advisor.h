@@ -35,6 +35,7 @@ struct AdvisorThresholds {
 struct PrefetchSiteStats {
     std::string where;         // "kernel.cpp:61" ("" unknown)
     std::vector<std::string> cores;
+    double first_post_ns = 0;      // since the run began
     uint64_t posts = 0, bytes = 0;
     uint64_t lines_requested = 0;  // lines of the regions posted
     uint64_t lines_filled = 0;     // brought into L2

@@ -73,6 +73,12 @@ void TraceRecorder::slice(int pid, int tid, const std::string& name, Tick start,
          ",\"dur\":" + ts(end > start ? end - start : 0) + ",\"name\":" + quote(name) + ",\"args\":{" + args + "}}");
 }
 
+void TraceRecorder::instant(int pid, int tid, const std::string& name, Tick at, const std::string& args) {
+    last_ = std::max(last_, at);
+    emit("{\"ph\":\"i\",\"s\":\"t\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+         ",\"ts\":" + ts(at) + ",\"name\":" + quote(name) + ",\"args\":{" + args + "}}");
+}
+
 void TraceRecorder::async_span(int pid, const std::string& cat, const std::string& name, uint64_t id, Tick start,
                                Tick end, const std::string& args) {
     last_ = std::max(last_, end);

@@ -34,6 +34,8 @@ public:
                     const std::string& args = "");
     // A flow arrow from the slice enclosing (pid, tid, from) to the one enclosing (to).
     void flow(uint64_t id, int from_pid, int from_tid, Tick from, int to_pid, int to_tid, Tick to);
+    // An instant marker on a lane (`args` as for slice).
+    void instant(int pid, int tid, const std::string& name, Tick at, const std::string& args = "");
     // A counter track sample.
     void counter(int pid, const std::string& name, Tick at, const std::string& series, double value);
 

@@ -119,3 +119,26 @@ def test_check_advises_on_the_prefetch_on_run_with_its_what_if(tmp_path):
     assert a["sites"][0]["lateness"] == 1
     assert a["what_if"]["prefetch_off_ns"] == pytest.approx(row["time_off_ns"])
     assert a["what_if"]["this_run_ns"] == pytest.approx(row["time_on_ns"])
+
+
+def test_the_report_and_the_trace_show_the_findings_and_the_advice(tmp_path):
+    summary, trace, page = tmp_path / "run.json", tmp_path / "trace.json", tmp_path / "report.html"
+    misuse = os.path.join(HERE, "kernels", "sanitizer", "misuse.toml")
+    p = subprocess.run([pfsim._device.find_binary(), "run", misuse, "--arg", "misuse=0", "--sanitize", "--advise",
+                        "--json", "--trace", str(trace)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 1  # the stale completion is an error
+    summary.write_text(p.stdout)
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    markers = [e["name"] for e in events if e.get("ph") == "i"]
+    assert "stale-completion at " + marked_line(os.path.join(HERE, "kernels", "sanitizer", "kernel_misuse.cpp"),
+                                                "// site: stale-build") in markers
+    assert any(m.startswith("drop at kernel_misuse.cpp:") for m in markers)
+    p = subprocess.run([pfsim._device.find_binary(), "report", str(summary), "--html", str(page)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    html = page.read_text()
+    for heading in ("<h2>Sanitizer: misuse</h2>", "Advisor: misuse: lines per prefetch site",
+                    "Advisor: misuse: measured what-ifs"):
+        assert heading in html
+    assert "stale-completion" in html and "drop it: accuracy 0 %" in html
