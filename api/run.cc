@@ -227,7 +227,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             result.advisor = advisor->finish();
             result.advised = true;
         }
-        if (trace) trace_insight(*trace, result, insight_start);
+        if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {
