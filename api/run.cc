@@ -148,8 +148,9 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     }
     bool skip_wait = false;
     for (const std::string& f : request.faults) skip_wait |= f == "skip-wait";
-    const rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
-                                                request.warmup, skip_wait);
+    rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
+                                          request.warmup, skip_wait);
+    wo.kernel.dropped_sites = request.dropped_sites;
     auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
         result.reference_equal &= same;
         OutputResult out;

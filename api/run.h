@@ -44,6 +44,7 @@ struct RunRequest {
     bool sanitize = false;                 // run the protocol sanitizer (insight/sanitizer.h)
     std::string suppressions;              // its suppressions file; empty = none
     bool advise = false;                   // run the prefetch advisor (insight/advisor.h)
+    std::vector<std::string> dropped_sites;  // what-if: prefetches from these "file:line" sites are no-ops
     bool is_case() const;
 };
 

@@ -26,6 +26,7 @@ commands:
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
+      [--drop-prefetch FILE:LINE]...
                     run one kernel, or a case file (an orchestration and its incores
                     from source, docs/cases.md), on the simulated die; --outputs writes
                     a case's outputs as DIR/NAME.npy; --waves dumps the signals of
@@ -33,8 +34,10 @@ commands:
                     --sanitize reports misused prefetches at their source lines on
                     stderr (docs/sanitizer.md) and exits N (default 1) on an error;
                     --advise: per prefetch site, what its lines did and what to
-                    change, and two measured re-runs (prefetch off; every core access
-                    an L2 hit: the most any prefetch can gain) (docs/advisor.md)
+                    change, with measured re-runs (prefetch off; every core access an
+                    L2 hit: the most any prefetch can gain; each advised site removed)
+                    (docs/advisor.md); --drop-prefetch: prefetches from that line of
+                    a kernel's source are no-ops
   compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
                     build sources through the compile cache against pfsim's onboard
                     headers; exit 2 with the compiler's messages when one does not build

@@ -1,5 +1,6 @@
 // pfsim run KERNEL|CASE.toml: parses the options into an api::RunRequest,
 // runs it (api/run.h), prints the result.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -14,7 +15,8 @@ namespace pfsim {
 
 int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
-    std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs"};
+    std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
+                                       "--drop-prefetch"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
     CommonOptions o = parse_options(args, flags, valued);
@@ -37,6 +39,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.sanitize = sanitize.on;
     request.suppressions = sanitize.suppressions;
     request.advise = has_flag(o, "--advise");
+    request.dropped_sites = o.values["--drop-prefetch"];
 
     api::RunResult r = api::run(cfg, request);
     if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
@@ -51,10 +54,32 @@ int cmd_run(const std::vector<std::string>& args) {
         base.insert(base.end(), common.begin(), common.end());
         std::vector<std::string> ideal = base;
         ideal.insert(ideal.end(), {"--set", "l2.demand=ideal"});
-        const std::vector<ChildRun> children = run_children({base, ideal}, 2);
+        // And per advised site (at most kMaxSiteWhatIfs), this run without that site's prefetches.
+        constexpr size_t kMaxSiteWhatIfs = 4;
+        std::vector<std::vector<std::string>> runs = {base, ideal};
+        std::vector<std::string> sites;
+        for (const insight::Advice& a : r.advisor.advice) {
+            if (a.where.empty() || std::find(sites.begin(), sites.end(), a.where) != sites.end()) continue;
+            if (sites.size() == kMaxSiteWhatIfs) break;
+            sites.push_back(a.where);
+            runs.push_back(base);
+            runs.back()[4] = request.prefetch ? "on" : "off";  // base[3..4] is "--prefetch off"
+            for (const std::string& d : request.dropped_sites) runs.back().insert(runs.back().end(), {"--drop-prefetch", d});
+            runs.back().insert(runs.back().end(), {"--drop-prefetch", a.where});
+        }
+        const std::vector<ChildRun> children = run_children(runs, 2);
         const api::RunResult off = run_result(children[0]), best = run_result(children[1]);
         if (off.error.empty() && best.error.empty() && off.ran && best.ran) {
             r.advisor.what_if = {true, off.kernel_time_ns, r.kernel_time_ns, best.kernel_time_ns};
+        }
+        for (size_t i = 0; i < sites.size(); ++i) {
+            const api::RunResult without = run_result(children[2 + i]);
+            if (!without.ran || !without.error.empty()) continue;
+            for (insight::Advice& a : r.advisor.advice) {
+                if (a.where != sites[i]) continue;
+                a.measured = true;
+                a.without_ns = without.kernel_time_ns;
+            }
         }
     }
     if (o.json) {

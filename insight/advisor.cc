@@ -263,6 +263,11 @@ std::string AdvisorReport::text() const {
         const Advice& a = advice[i];
         os << (i == 0 ? "advice:\n" : "") << "  " << i + 1 << ". " << (a.where.empty() ? "?" : a.where) << ": " << a.message;
         if (a.estimated_gain_ns > 0) os << " (estimated gain " << us(a.estimated_gain_ns) << ")";
+        if (a.measured && what_if.measured) {
+            const double g = a.measured_gain_ns(what_if.this_run_ns);
+            os << "; measured: without it the run takes " << us(a.without_ns) << ", " << us(g < 0 ? -g : g)
+               << (g >= 0 ? " less" : " more");
+        }
         os << "\n";
     }
     return os.str();
@@ -284,7 +289,8 @@ nlohmann::json AdvisorReport::to_json() const {
     nlohmann::json adv = nlohmann::json::array();
     for (const Advice& a : advice) {
         adv.push_back({{"where", a.where}, {"verdict", a.verdict}, {"message", a.message},
-                       {"estimated_gain_ns", a.estimated_gain_ns}});
+                       {"estimated_gain_ns", a.estimated_gain_ns},
+                       {"without_ns", a.measured ? nlohmann::json(a.without_ns) : nlohmann::json(nullptr)}});
     }
     nlohmann::json what = nullptr;
     if (what_if.measured) {
@@ -331,8 +337,13 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         r.sites.push_back(std::move(st));
     }
     for (const nlohmann::json& a : j.at("advice")) {
-        r.advice.push_back({a.at("where").get<std::string>(), a.at("verdict").get<std::string>(),
-                            a.at("message").get<std::string>(), a.at("estimated_gain_ns").get<double>()});
+        Advice x{a.at("where").get<std::string>(), a.at("verdict").get<std::string>(), a.at("message").get<std::string>(),
+                 a.at("estimated_gain_ns").get<double>()};
+        if (!a.at("without_ns").is_null()) {
+            x.measured = true;
+            x.without_ns = a["without_ns"].get<double>();
+        }
+        r.advice.push_back(std::move(x));
     }
     return r;
 }

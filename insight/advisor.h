@@ -57,6 +57,10 @@ struct Advice {
     std::string verdict;  // drop, earlier, pollutes, redundant
     std::string message;
     double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
+    // Measured: the same run with this site's prefetches removed (run --advise).
+    bool measured = false;
+    double without_ns = 0;
+    double measured_gain_ns(double this_run_ns) const { return this_run_ns - without_ns; }
 };
 
 // Re-runs made for the report: the same inputs, so the differences are exact.

@@ -110,6 +110,7 @@ std::string drop_reason_text(DropReason why) {
         case DropReason::RingTooSmall: return "the region needs more requests than the submission ring holds (prefetch.block_bytes)";
         case DropReason::PostIdsExhausted: return "the session's post ids are exhausted";
         case DropReason::FlagRingTimeout: return "the oldest flag slot did not retire within the poll budget";
+        case DropReason::SiteDropped: return "a what-if removed the prefetches of this line (--drop-prefetch)";
     }
     return "";
 }
@@ -148,6 +149,10 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         return AsyncEvent{};
     };
     if (!opt.prefetch_enabled) return drop(DropReason::Disabled);
+    if (!opt.dropped_sites.empty() &&
+        std::find(opt.dropped_sites.begin(), opt.dropped_sites.end(), dev.caller_site()) != opt.dropped_sites.end()) {
+        return drop(DropReason::SiteDropped);
+    }
     AsyncSession& s = ctx.session;
     if (!s.valid) {  // built once per context, then cached
         const DropReason why = build_session(dev, s, ctx.workspace);

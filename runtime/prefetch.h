@@ -28,6 +28,9 @@ struct KernelRuntimeOptions {
     uint64_t warmup_channel_ps = 0;   // core time per channel of the warm-up pass beyond its accesses
     bool prefetch_enabled = true;     // off: every prefetch is a no-op (handle 0)
     bool skip_wait = false;           // fault injection: wait returns true without polling
+    // What-if (pfsim run --drop-prefetch): prefetches posted from these
+    // "file:line" sites of the kernels' sources are no-ops.
+    std::vector<std::string> dropped_sites;
 };
 KernelRuntimeOptions& kernel_runtime_options();
 
@@ -103,6 +106,7 @@ enum class DropReason {
     RingTooSmall,      // more requests than the ring holds
     PostIdsExhausted,  // post ids reached 2^58
     FlagRingTimeout,   // the oldest flag slot did not retire within the poll budget
+    SiteDropped,       // a what-if removed prefetches from this site (--drop-prefetch)
 };
 // One line saying what the reason means for the user.
 std::string drop_reason_text(DropReason why);

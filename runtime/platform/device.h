@@ -36,6 +36,9 @@ public:
     virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
     virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) = 0;
     virtual void warn(const std::string& message) = 0;
+    // "file:line" of the kernel's source that made the runtime call being
+    // served ("" when it cannot be told).
+    virtual std::string caller_site() = 0;
     // Checker side channel: GM as it is now, at no cost in time or counts.
     virtual void peek(uint64_t addr, void* dst, uint64_t bytes) = 0;
     virtual void report_violation(const std::string& message) = 0;

@@ -142,3 +142,21 @@ def test_the_report_and_the_trace_show_the_findings_and_the_advice(tmp_path):
                     "Advisor: misuse: measured what-ifs"):
         assert heading in html
     assert "stale-completion" in html and "drop it: accuracy 0 %" in html
+
+
+def test_each_advised_site_is_measured_removed():
+    a = advise(1)
+    [x] = a["advice"]
+    # The site is the kernel's only prefetch: without it the run is the prefetch-off run, to the picosecond.
+    assert x["without_ns"] == pytest.approx(a["what_if"]["prefetch_off_ns"], rel=1e-12)
+
+
+def test_drop_prefetch_removes_one_sites_prefetches_and_the_sanitizer_says_so():
+    run = [pfsim._device.find_binary(), "run", CASE, "--arg", "mode=1", "--json", "--sanitize", *SMALL_L2]
+    removed = json.loads(subprocess.run(run + ["--drop-prefetch", site("prefetch")], capture_output=True, text=True).stdout)
+    [f] = [f for f in removed["sanitizer"]["findings"] if f["kind"] == "dropped-prefetch"]
+    assert f["site"]["where"] == site("prefetch") and "--drop-prefetch" in f["what"]
+    assert removed["sdma"]["prefetch_requests"] == 0
+    other = json.loads(subprocess.run(run + ["--drop-prefetch", "kernel_advise.cpp:1"], capture_output=True, text=True).stdout)
+    plain = json.loads(subprocess.run(run, capture_output=True, text=True).stdout)
+    assert other["kernel_time_ns"] == plain["kernel_time_ns"] and other["sdma"] == plain["sdma"]

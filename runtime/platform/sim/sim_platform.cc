@@ -1,8 +1,10 @@
 #include "runtime/platform/sim/sim_platform.h"
 
-#include <fstream>
+#include <execinfo.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -53,6 +55,14 @@ public:
         current_core().note_prefetch_wait(since_ps, flow, done);
     }
     void warn(const std::string& message) override { current_core().warn(message); }
+    std::string caller_site() override {
+        std::vector<void*> frames(16);
+        frames.resize(static_cast<size_t>(backtrace(frames.data(), static_cast<int>(frames.size()))));
+        static std::map<std::vector<void*>, std::string> known;  // one symbolizer run per call path
+        auto it = known.find(frames);
+        if (it == known.end()) it = known.emplace(frames, kernel_source_line ? kernel_source_line(frames) : "").first;
+        return it->second;
+    }
     void peek(uint64_t addr, void* dst, uint64_t bytes) override { current_core().peek(addr, dst, bytes); }
     void report_violation(const std::string& message) override { current_core().report_violation(message); }
 };
