@@ -151,6 +151,15 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
                                           request.warmup, skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
+    for (const std::string& site : request.dropped_sites) {
+        const size_t colon = site.rfind(':');
+        if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
+            site.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+            throw BadInput("--drop-prefetch takes FILE:LINE (a line of a kernel's source, as the advisor names it), not '" +
+                           site + "'");
+        }
+    }
+    rt::dropped_site_counts().clear();
     auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
         result.reference_equal &= same;
         OutputResult out;
@@ -229,6 +238,11 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             result.advised = true;
         }
         if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);
+        for (const std::string& site : request.dropped_sites) {
+            if (!rt::dropped_site_counts().count(site)) {
+                result.warnings.push_back("--drop-prefetch " + site + ": no prefetch was posted from that line");
+            }
+        }
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {

@@ -115,6 +115,11 @@ std::string drop_reason_text(DropReason why) {
     return "";
 }
 
+std::map<std::string, uint64_t>& dropped_site_counts() {
+    static std::map<std::string, uint64_t> counts;
+    return counts;
+}
+
 std::vector<PrefetchObserver*>& prefetch_observers() {
     static std::vector<PrefetchObserver*> observers;
     return observers;
@@ -149,9 +154,12 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         return AsyncEvent{};
     };
     if (!opt.prefetch_enabled) return drop(DropReason::Disabled);
-    if (!opt.dropped_sites.empty() &&
-        std::find(opt.dropped_sites.begin(), opt.dropped_sites.end(), dev.caller_site()) != opt.dropped_sites.end()) {
-        return drop(DropReason::SiteDropped);
+    if (!opt.dropped_sites.empty()) {
+        const std::string site = dev.caller_site();
+        if (std::find(opt.dropped_sites.begin(), opt.dropped_sites.end(), site) != opt.dropped_sites.end()) {
+            ++dropped_site_counts()[site];
+            return drop(DropReason::SiteDropped);
+        }
     }
     AsyncSession& s = ctx.session;
     if (!s.valid) {  // built once per context, then cached

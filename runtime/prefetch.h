@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -135,6 +136,10 @@ public:
 std::vector<PrefetchObserver*>& prefetch_observers();
 // A prefetch the kernel API dropped before reaching the runtime (TPREFETCH_ASYNC's checks).
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why);
+
+// How many prefetches each of kernel_runtime_options().dropped_sites removed
+// since the last reset (the host resets it per run).
+std::map<std::string, uint64_t>& dropped_site_counts();
 
 // Forgets which cores posted on which channel group (called by the host per launch).
 void reset_channel_group_owners();

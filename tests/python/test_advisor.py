@@ -160,3 +160,12 @@ def test_drop_prefetch_removes_one_sites_prefetches_and_the_sanitizer_says_so():
     other = json.loads(subprocess.run(run + ["--drop-prefetch", "kernel_advise.cpp:1"], capture_output=True, text=True).stdout)
     plain = json.loads(subprocess.run(run, capture_output=True, text=True).stdout)
     assert other["kernel_time_ns"] == plain["kernel_time_ns"] and other["sdma"] == plain["sdma"]
+    assert "--drop-prefetch kernel_advise.cpp:1: no prefetch was posted from that line" in other["warnings"]
+    assert site("prefetch") not in " ".join(removed["warnings"])
+
+
+@pytest.mark.parametrize("bad", ["kernel.cpp", "kernel.cpp:", ":12", "kernel.cpp:12a"])
+def test_drop_prefetch_takes_file_and_line(bad):
+    p = subprocess.run([pfsim._device.find_binary(), "run", CASE, "--drop-prefetch", bad], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == ""
+    assert f"--drop-prefetch takes FILE:LINE" in p.stderr and f"not '{bad}'" in p.stderr
