@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/hex.h"
 #include "model/core/core.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/sdma_workspace.h"
@@ -13,12 +14,6 @@
 namespace pfsim::insight {
 
 namespace {
-
-std::string hex(uint64_t v) {
-    std::ostringstream os;
-    os << "0x" << std::hex << v;
-    return os.str();
-}
 
 std::string ns_text(Tick ps) {
     std::ostringstream os;

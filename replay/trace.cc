@@ -7,15 +7,11 @@
 #include <memory>
 #include <sstream>
 
+#include "base/hex.h"
+
 namespace pfsim {
 
 namespace {
-
-std::string hex(uint64_t v) {
-    std::ostringstream os;
-    os << "0x" << std::hex << v;
-    return os.str();
-}
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/hex.h"
 #include "model/common/payload.h"
 #include "model/common/time.h"
 
@@ -14,12 +15,6 @@ namespace {
 Core* g_current = nullptr;
 
 size_t index(Pipe p) { return static_cast<size_t>(p); }
-
-std::string hex(uint64_t v) {
-    std::ostringstream os;
-    os << "0x" << std::hex << v;
-    return os.str();
-}
 
 const char* buffer_name(Buffer b) {
     switch (b) {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/hex.h"
 #include "model/common/payload.h"
 #include "model/core/core_ops.h"
 #include "model/sdma/sdma_engine.h"
@@ -21,12 +22,6 @@ namespace {
 
 constexpr uint64_t kGmBase = 1 << 20;  // GM address 0 stays invalid, as a null pointer
 constexpr uint64_t kAlign = 4096;
-
-std::string hex(uint64_t v) {
-    std::ostringstream os;
-    os << "0x" << std::hex << v;
-    return os.str();
-}
 
 // rt::Device over the core the calling kernel runs on.
 class SimDevice : public rt::Device {
