@@ -110,12 +110,7 @@ int cmd_check(const std::vector<std::string>& args) {
         const std::vector<ChildRun> pair = run_children(runs, 2);
         const api::RunResult off = run_result(pair[0]);
         api::RunResult on = run_result(pair[1]);
-        if (on.advised && runs.size() == 3) {
-            const api::RunResult best = run_result(pair[2]);
-            if (off.ran && best.ran && off.error.empty() && best.error.empty()) {
-                on.advisor.what_if = {true, off.kernel_time_ns, on.kernel_time_ns, best.kernel_time_ns};
-            }
-        }
+        if (on.advised && runs.size() == 3) on.advisor.what_if = measured_what_if(off, on, run_result(pair[2]));
         const std::string failure = equivalence_failure(off, on);
         const ExpectedGain expected = k->expected;
         nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};

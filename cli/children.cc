@@ -55,6 +55,13 @@ api::RunResult run_result(const ChildRun& child) {
     }
 }
 
+insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult& advised, const api::RunResult& ideal) {
+    for (const api::RunResult* r : {&off, &advised, &ideal}) {
+        if (!r->ran || !r->error.empty()) return {};
+    }
+    return {true, off.kernel_time_ns, advised.kernel_time_ns, ideal.kernel_time_ns};
+}
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress) {
     const std::string exe = self_path();

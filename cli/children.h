@@ -23,6 +23,10 @@ struct ChildRun {
 // or, when it printed no summary, a result whose error says so.
 api::RunResult run_result(const ChildRun& child);
 
+// The advisor's what-if from the prefetch-off run, the run advised and the
+// ideal run (prefetch off, l2.demand = ideal); not measured when a run failed.
+insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult& advised, const api::RunResult& ideal);
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress = nullptr);
 

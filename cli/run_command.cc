@@ -43,35 +43,34 @@ int cmd_run(const std::vector<std::string>& args) {
 
     api::RunResult r = api::run(cfg, request);
     if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
-        // The advisor's measured what-ifs: the same run with prefetch off, and
-        // with prefetch off and every core access an L2 hit.
-        std::vector<std::string> base = {"run", o.positional[0], "--json", "--prefetch", "off"};
-        for (const std::string& a : request.kernel_args) base.insert(base.end(), {"--arg", a});
-        for (const char* f : {"--no-sdma", "--no-warmup"}) {
-            if (has_flag(o, f)) base.push_back(f);
-        }
-        const std::vector<std::string> common = config_args(o);
-        base.insert(base.end(), common.begin(), common.end());
-        std::vector<std::string> ideal = base;
+        // The advisor's measured what-ifs: the same run with prefetch off; with
+        // prefetch off and every core access an L2 hit; and, per advised site
+        // (at most kMaxSiteWhatIfs), this run without that site's prefetches.
+        auto child = [&](bool prefetch) {
+            std::vector<std::string> a = {"run", o.positional[0], "--json", "--prefetch", prefetch ? "on" : "off"};
+            for (const std::string& arg : request.kernel_args) a.insert(a.end(), {"--arg", arg});
+            for (const char* f : {"--no-sdma", "--no-warmup"}) {
+                if (has_flag(o, f)) a.push_back(f);
+            }
+            const std::vector<std::string> common = config_args(o);
+            a.insert(a.end(), common.begin(), common.end());
+            return a;
+        };
+        std::vector<std::string> ideal = child(false);
         ideal.insert(ideal.end(), {"--set", "l2.demand=ideal"});
-        // And per advised site (at most kMaxSiteWhatIfs), this run without that site's prefetches.
         constexpr size_t kMaxSiteWhatIfs = 4;
-        std::vector<std::vector<std::string>> runs = {base, ideal};
+        std::vector<std::vector<std::string>> runs = {child(false), ideal};
         std::vector<std::string> sites;
         for (const insight::Advice& a : r.advisor.advice) {
             if (a.where.empty() || std::find(sites.begin(), sites.end(), a.where) != sites.end()) continue;
             if (sites.size() == kMaxSiteWhatIfs) break;
             sites.push_back(a.where);
-            runs.push_back(base);
-            runs.back()[4] = request.prefetch ? "on" : "off";  // base[3..4] is "--prefetch off"
+            runs.push_back(child(request.prefetch));
             for (const std::string& d : request.dropped_sites) runs.back().insert(runs.back().end(), {"--drop-prefetch", d});
             runs.back().insert(runs.back().end(), {"--drop-prefetch", a.where});
         }
         const std::vector<ChildRun> children = run_children(runs, 2);
-        const api::RunResult off = run_result(children[0]), best = run_result(children[1]);
-        if (off.error.empty() && best.error.empty() && off.ran && best.ran) {
-            r.advisor.what_if = {true, off.kernel_time_ns, r.kernel_time_ns, best.kernel_time_ns};
-        }
+        r.advisor.what_if = measured_what_if(run_result(children[0]), r, run_result(children[1]));
         for (size_t i = 0; i < sites.size(); ++i) {
             const api::RunResult without = run_result(children[2 + i]);
             if (!without.ran || !without.error.empty()) continue;

@@ -13,7 +13,6 @@ namespace {
 
 constexpr size_t kNoPost = ~size_t{0};
 
-Core& calling_core() { return static_cast<Core&>(current_core()); }
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -47,7 +46,7 @@ std::string pct(double f) {
 Advisor::Advisor(SimPlatform& platform, AdvisorThresholds thresholds)
     : platform_(platform), thresholds_(thresholds), start_(platform.now_ps()),
       line_bytes_(platform.soc().l2.line_bytes()) {
-    rt::prefetch_observers().push_back(this);
+    rt::add_prefetch_observer(this);
     platform.soc().l2.set_observer(this);
 }
 
@@ -56,9 +55,7 @@ Advisor::~Advisor() { detach(); }
 void Advisor::detach() {
     if (finished_) return;
     finished_ = true;
-    auto& observers = rt::prefetch_observers();
-    observers.erase(std::remove(observers.begin(), observers.end(), static_cast<rt::PrefetchObserver*>(this)),
-                    observers.end());
+    rt::remove_prefetch_observer(this);
     platform_.soc().l2.set_observer(nullptr);
 }
 

@@ -8,6 +8,8 @@
 
 namespace pfsim::insight {
 
+Core& calling_core() { return static_cast<Core&>(current_core()); }
+
 size_t CallLog::record(Core& core) {
     Call c;
     c.stack.resize(16);

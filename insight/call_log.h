@@ -24,6 +24,9 @@ struct Site {
     bool known() const { return !core.empty(); }
 };
 
+// The core the calling kernel runs on (inside a kernel only).
+Core& calling_core();
+
 class CallLog {
 public:
     static constexpr size_t kNone = ~size_t{0};

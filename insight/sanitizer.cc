@@ -22,7 +22,6 @@ std::string ns_text(Tick ps) {
     return os.str();
 }
 
-Core& calling_core() { return static_cast<Core&>(current_core()); }
 
 }  // namespace
 
@@ -36,7 +35,7 @@ const char* severity_name(Severity s) {
 }
 
 Sanitizer::Sanitizer(SimPlatform& platform) : platform_(platform), start_(platform.now_ps()) {
-    rt::prefetch_observers().push_back(this);
+    rt::add_prefetch_observer(this);
     for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
         for (const auto& core : *cores) core->set_observer(this);
     }
@@ -48,8 +47,7 @@ Sanitizer::~Sanitizer() { detach(); }
 void Sanitizer::detach() {
     if (finished_) return;
     finished_ = true;
-    auto& observers = rt::prefetch_observers();
-    observers.erase(std::remove(observers.begin(), observers.end(), static_cast<rt::PrefetchObserver*>(this)), observers.end());
+    rt::remove_prefetch_observer(this);
     for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
         for (const auto& core : *cores) core->set_observer(nullptr);
     }

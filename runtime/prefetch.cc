@@ -120,9 +120,20 @@ std::map<std::string, uint64_t>& dropped_site_counts() {
     return counts;
 }
 
-std::vector<PrefetchObserver*>& prefetch_observers() {
+namespace {
+std::vector<PrefetchObserver*>& observer_list() {
     static std::vector<PrefetchObserver*> observers;
     return observers;
+}
+}  // namespace
+
+const std::vector<PrefetchObserver*>& prefetch_observers() { return observer_list(); }
+
+void add_prefetch_observer(PrefetchObserver* o) { observer_list().push_back(o); }
+
+void remove_prefetch_observer(PrefetchObserver* o) {
+    auto& list = observer_list();
+    list.erase(std::remove(list.begin(), list.end(), o), list.end());
 }
 
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why) {

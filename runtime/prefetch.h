@@ -132,8 +132,10 @@ public:
     // evt was registered for deferred completion.
     virtual void deferred(const AsyncEvent& evt) = 0;
 };
-// The observers of this process's kernels, told in order.
-std::vector<PrefetchObserver*>& prefetch_observers();
+// The observers of this process's kernels, told in order of registration.
+const std::vector<PrefetchObserver*>& prefetch_observers();
+void add_prefetch_observer(PrefetchObserver* o);
+void remove_prefetch_observer(PrefetchObserver* o);
 // A prefetch the kernel API dropped before reaching the runtime (TPREFETCH_ASYNC's checks).
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why);
 
