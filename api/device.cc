@@ -59,7 +59,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
         ~Detach() { p.attach_trace(nullptr); }
     } detach{s.platform};
     if (trace) s.platform.attach_trace(trace.get());
-    const nlohmann::json before = s.platform.soc().stats_json();
+    const PlatformStats before = platform_stats(s.platform);
     std::unique_ptr<insight::Sanitizer> sanitizer;
     if (c.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(s.platform);
     std::unique_ptr<insight::Advisor> advisor;
@@ -67,8 +67,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
     try {
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"));
-        std::vector<const Core*> launched;
-        add_graph(r, callable.spec, s.platform, result, launched);
+        add_graph(r, callable.spec, s.platform, result);
         if (trace) trace_tasks(*trace, r, s.platform);
         for (const CallTensor& t : c.tensors) {
             OutputResult out;
@@ -78,7 +77,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
             out.equal_reference = true;  // the caller compares with its golden
             result.outputs.push_back(out);
         }
-        finish(result, s.platform, before, r.graph.graph_time_ps, launched, s.cfg);
+        finish(result, s.platform, before, r.graph.graph_time_ps, s.cfg);
         if (sanitizer) {
             result.sanitizer = sanitizer->finish({});
             result.sanitized = true;

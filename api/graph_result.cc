@@ -7,25 +7,6 @@
 
 namespace pfsim::api {
 
-namespace {
-
-// after - before, for every unsigned counter; other fields as in `after`.
-nlohmann::json counter_delta(const nlohmann::json& after, const nlohmann::json& before) {
-    if (after.is_object()) {
-        nlohmann::json out = nlohmann::json::object();
-        for (auto it = after.begin(); it != after.end(); ++it) {
-            out[it.key()] = before.contains(it.key()) ? counter_delta(it.value(), before[it.key()]) : it.value();
-        }
-        return out;
-    }
-    if (after.is_number_unsigned() && before.is_number_unsigned()) {
-        return after.get<uint64_t>() - before.get<uint64_t>();
-    }
-    return after;
-}
-
-}  // namespace
-
 rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefetch, bool warmup, bool skip_wait) {
     rt::WorkerOptions wo;
     wo.enable_sdma = enable_sdma;
@@ -46,16 +27,13 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
     return wo;
 }
 
-void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatform& platform,
-               RunResult& result, std::vector<const Core*>& launched) {
-    std::set<uint32_t> used;
+void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatform& platform, RunResult& result) {
     for (size_t i = 0; i < r.tasks.size(); ++i) {
         const rt::TaskRun& run = r.graph.tasks[i];
         TaskResult t;
         t.name = r.tasks[i].name();
         for (uint32_t c : run.cores) {
             t.cores.push_back(platform.core(c).name());
-            used.insert(c);
         }
         for (int slot = 0; slot < 3; ++slot) {
             const int32_t f = r.tasks[i].kernel[slot];
@@ -70,7 +48,6 @@ void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatf
         t.end_ns = static_cast<double>(run.end_ps) / 1e3;
         result.tasks.push_back(t);
     }
-    for (uint32_t c : used) launched.push_back(&platform.core(c));
     result.log = r.log;
     result.violations = r.graph.violations;
     result.warnings = r.graph.warnings;
@@ -103,16 +80,23 @@ void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& p
     }
 }
 
-void finish(RunResult& result, SimPlatform& platform, const nlohmann::json& before, uint64_t time_ps,
-            const std::vector<const Core*>& launched, const Config& cfg) {
+PlatformStats platform_stats(const SimPlatform& platform) {
+    std::vector<const Core*> cores;
+    for (const auto& c : platform.vector_cores()) cores.push_back(c.get());
+    for (const auto& c : platform.cube_cores()) cores.push_back(c.get());
+    return {platform.soc().stats(), core_stats_sum(cores)};
+}
+
+void finish(RunResult& result, SimPlatform& platform, const PlatformStats& before, uint64_t time_ps,
+            const Config& cfg) {
     result.ran = true;
-    result.counters = counter_delta(platform.soc().stats_json(), before);
+    const PlatformStats after = platform_stats(platform);
+    result.counters = platform.soc().stats_json(stats_delta(after.soc, before.soc));
+    const CoreStats cores = stats_delta(after.cores, before.cores);
+    result.counters["cores"] = pfsim::stats_json(cores);
     result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
     result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
-    const uint64_t hits = result.counters["l2"]["hits"].get<uint64_t>();
-    const uint64_t accesses = hits + result.counters["l2"]["misses"].get<uint64_t>();
-    result.counters["l2"]["hit_rate"] = accesses ? static_cast<double>(hits) / static_cast<double>(accesses) : 0.0;
-    result.lanes = lanes_json(launched);
+    result.lanes = lanes_json(cores);
     result.series = series_json(platform.sampler());
 }
 

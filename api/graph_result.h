@@ -22,16 +22,22 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
 // A call's tasks (kernels, cores, start, end, dependencies), its log, its
 // violations, warnings and first error into `result`; the cores it used are
 // appended to `launched`. `callable` names each func_id's source.
-void add_graph(const CallResult& call, const CallableSpec& callable, const SimPlatform& platform,
-               RunResult& result, std::vector<const Core*>& launched);
+void add_graph(const CallResult& call, const CallableSpec& callable, const SimPlatform& platform, RunResult& result);
 
 // A call's tasks in the trace: a "tasks" process with a lane per core, a
 // slice per task on each core it ran on, and a flow arrow per dependency.
 void trace_tasks(TraceRecorder& trace, const CallResult& call, const SimPlatform& platform);
 
-// The run's counters (after - before), time, cycles, L2 hit rate, lanes and
-// series; sets `ran`.
-void finish(RunResult& result, SimPlatform& platform, const nlohmann::json& before, uint64_t time_ps,
-            const std::vector<const Core*>& launched, const Config& cfg);
+// Every block's counters now: the SoC's, and its cores' summed.
+struct PlatformStats {
+    Soc::Stats soc;
+    CoreStats cores;
+};
+PlatformStats platform_stats(const SimPlatform& platform);
+
+// The run's counters and lanes (what happened since `before`), time, cycles
+// and series; sets `ran`.
+void finish(RunResult& result, SimPlatform& platform, const PlatformStats& before, uint64_t time_ps,
+            const Config& cfg);
 
 }  // namespace pfsim::api

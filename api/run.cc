@@ -175,9 +175,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         if (worker.warmup().ran) result.warmup = worker.warmup().summary();
         KernelCompiler compiler;
         const std::unique_ptr<TraceRecorder> trace = open_trace(request.trace, cfg);
-        nlohmann::json before;
+        PlatformStats before;
         uint64_t time_ps = 0;
-        std::vector<const Core*> launched;
         const Tick insight_start = platform.now_ps();
         std::unique_ptr<insight::Sanitizer> sanitizer;
         if (request.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(platform);
@@ -185,10 +184,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         if (request.advise) advisor = std::make_unique<insight::Advisor>(platform);
         if (kernel == nullptr) {
             if (trace) platform.attach_trace(trace.get());
-            before = platform.soc().stats_json();
+            before = platform_stats(platform);
             const CaseResult r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
             time_ps = r.graph.graph_time_ps;
-            add_graph(r, spec, platform, result, launched);
+            add_graph(r, spec, platform, result);
             if (trace) trace_tasks(*trace, r, platform);
             for (const CaseOutput& out : r.outputs) {
                 OutputResult* o = add_output(out.name, out.data, out.golden_equal);
@@ -202,7 +201,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             PreparedKernel prepared = kernel->prepare(platform, kargs);
             prepared.launch.entries = load_kernel(compiler, *kernel, prepared.launch.spec);
             if (trace) platform.attach_trace(trace.get());
-            before = platform.soc().stats_json();
+            before = platform_stats(platform);
             const rt::LaunchResult launch = worker.run(prepared.launch);
             time_ps = launch.kernel_time_ps;
             for (const KernelOutput& out : prepared.outputs) {
@@ -212,7 +211,6 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             }
             for (const rt::CoreTiming& c : launch.cores) {
                 for (const std::string& v : c.violations) result.violations.push_back(v);
-                launched.push_back(&platform.core(c.core_id));
             }
             result.cores_launched = launch.cores.size();
             result.warnings = launch.warnings;
@@ -228,7 +226,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
                 result.timed_pass = {{"ns", ns}, {"bytes", moved}, {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0}};
             }
         }
-        finish(result, platform, before, time_ps, launched, cfg);
+        finish(result, platform, before, time_ps, cfg);
         if (sanitizer) {
             result.sanitizer = sanitizer->finish(suppressions);
             result.sanitized = true;
@@ -287,7 +285,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         j["violations"] = r.violations;
         j["warnings"] = r.warnings;
         if (!r.graph) {
-            j["cores"] = {{"launched", r.cores_launched}};
+            j["cores"]["launched"] = r.cores_launched;
         } else {
             nlohmann::json tasks = nlohmann::json::array();
             for (const TaskResult& t : r.tasks) {
@@ -333,7 +331,9 @@ RunResult from_json(const nlohmann::json& j) {
         if (!r.ran) return r;
         r.kernel_time_ns = j.at("kernel_time_ns").get<double>();
         r.cycles = j.at("cycles").get<uint64_t>();
-        for (const char* block : {"l2", "gm", "sdma"}) r.counters[block] = j.at(block);
+        for (const std::string& block : counter_blocks()) {
+            if (j.contains(block)) r.counters[block] = j[block];
+        }
         for (const nlohmann::json& o : j.at("outputs")) {
             OutputResult out;
             out.name = o.at("name").get<std::string>();
@@ -351,7 +351,7 @@ RunResult from_json(const nlohmann::json& j) {
         r.warnings = j.at("warnings").get<std::vector<std::string>>();
         r.log = j.value("log", std::vector<std::string>{});
         r.graph = j.contains("tasks");
-        if (j.contains("cores")) r.cores_launched = j["cores"].at("launched").get<uint64_t>();
+        r.cores_launched = j.value("cores", nlohmann::json::object()).value("launched", uint64_t{0});
         for (const nlohmann::json& t : j.value("tasks", nlohmann::json::array())) {
             TaskResult task;
             task.name = t.at("name").get<std::string>();

@@ -75,7 +75,7 @@ struct RunResult {
     bool ran = false;       // false when the runtime refused the launch (error says why)
     double kernel_time_ns = 0;  // a kernel's first core entering to last core returning; a graph's first dispatch to last completion
     uint64_t cycles = 0;
-    nlohmann::json counters;  // the die's counters over the run (l2, gm, sdma, ...), l2.hit_rate added
+    nlohmann::json counters;  // every block's counters over the run (gm, l2, sdma, cores: `pfsim stats`)
     std::vector<OutputResult> outputs;
     bool reference_equal = true;
     std::vector<std::string> violations, warnings, log, waves;

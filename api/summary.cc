@@ -13,20 +13,60 @@ nlohmann::json series_json(const Sampler& sampler) {
             {"l2_hit_rate", s.l2_hit_rate}};
 }
 
-nlohmann::json lanes_json(const std::vector<const Core*>& cores) {
-    const char* names[] = {"scalar_ns", "mte2_ns", "mte3_ns", "vector_ns", "cube_ns"};
-    std::vector<Tick> busy(5, 0);
-    Tick wait = 0, stall = 0;
+CoreStats core_stats_sum(const std::vector<const Core*>& cores) {
+    CoreStats sum;
     for (const Core* c : cores) {
-        for (size_t i = 0; i < 5; ++i) busy[i] += c->stats().busy[i];
-        wait += c->stats().prefetch_wait;
-        stall += c->stats().l2_stall;
+        for (const StatField<CoreStats>& f : CoreStats::fields()) {
+            if (f.member) sum.*f.member += c->stats().*f.member;
+        }
     }
+    return sum;
+}
+
+nlohmann::json lanes_json(const CoreStats& cores) {
     nlohmann::json j = nlohmann::json::object();
-    for (size_t i = 0; i < 5; ++i) j[names[i]] = static_cast<double>(busy[i]) / 1e3;
-    j["prefetch_wait_ns"] = static_cast<double>(wait) / 1e3;
-    j["l2_stall_ns"] = static_cast<double>(stall) / 1e3;
+    for (const StatField<CoreStats>& f : CoreStats::fields()) {
+        if (f.member && f.info.unit == "ps") j[f.info.name + "_ns"] = static_cast<double>(cores.*f.member) / 1e3;
+    }
     return j;
+}
+
+std::vector<SummaryStat> summary_stats() {
+    std::vector<SummaryStat> out;
+    for (const auto& [block, info] : Soc::stat_reference()) out.push_back({block + "." + info.name, info});
+    for (const StatInfo& info : stat_infos<CoreStats>()) {
+        StatInfo summed = info;
+        summed.description += ", summed over the cores";
+        out.push_back({"cores." + info.name, summed});
+    }
+    for (const StatInfo& info : stat_infos<CoreStats>()) {
+        if (info.unit != "ps") continue;
+        StatInfo lane = info;
+        lane.name += "_ns";
+        lane.unit = "ns";
+        lane.description = "cores." + info.name + " in ns";
+        out.push_back({"lanes." + lane.name, lane});
+    }
+    return out;
+}
+
+std::vector<std::string> counter_blocks() {
+    std::vector<std::string> blocks;
+    for (const SummaryStat& s : summary_stats()) {
+        const std::string block = s.key.substr(0, s.key.find('.'));
+        if (block != "lanes" && (blocks.empty() || blocks.back() != block)) blocks.push_back(block);
+    }
+    return blocks;
+}
+
+std::string summary_stats_markdown() {
+    std::string md = "| key | unit | what it counts |\n|---|---|---|\n";
+    for (const SummaryStat& s : summary_stats()) {
+        std::string what = s.info.description;
+        if (s.info.derived) what += " (derived)";
+        md += "| `" + s.key + "` | " + s.info.unit + " | " + what + " |\n";
+    }
+    return md;
 }
 
 std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config& cfg) {

@@ -10,6 +10,8 @@
 #include "model/core/core.h"
 #include "model/config/config.h"
 #include "model/soc/sampler.h"
+#include "model/soc/soc.h"
+#include "model/stats/stats.h"
 #include "model/trace/recorder.h"
 
 namespace pfsim {
@@ -18,8 +20,23 @@ constexpr const char* kSummarySchema = "pfsim.summary/1";
 
 // Counters over time (at most 200 points): t_ns, gm_read_gbps, gm_write_gbps, sdma_gbps, l2_hit_rate.
 nlohmann::json series_json(const Sampler& sampler);
-// Where the time went, summed over `cores`: busy time per pipe, prefetch waits, L2 stalls.
-nlohmann::json lanes_json(const std::vector<const Core*>& cores);
+// The counters of `cores`, summed (the summary's `cores`).
+CoreStats core_stats_sum(const std::vector<const Core*>& cores);
+// Where the time went: each time counter of `cores` (busy time per pipe,
+// prefetch and cross-core waits, L2 stalls) in ns, as NAME_ns.
+nlohmann::json lanes_json(const CoreStats& cores);
+
+// One number the summary shows, with its key path (l2.hits, cores.mte2, lanes.mte2_ns, ...).
+struct SummaryStat {
+    std::string key;
+    StatInfo info;
+};
+// Every counter and lane of a run's summary, as the blocks declare them.
+std::vector<SummaryStat> summary_stats();
+// The blocks whose counters the summary shows (gm, l2, sdma, cores).
+std::vector<std::string> counter_blocks();
+// The same as a markdown table (`pfsim stats --markdown`, docs/stats.md).
+std::string summary_stats_markdown();
 
 // The recorder for `--trace PATH` (null when `path` is empty); an unwritable
 // path is bad input (api::BadInput).

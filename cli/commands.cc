@@ -1,9 +1,11 @@
 #include "cli/commands.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
 #include "api/run.h"
+#include "api/summary.h"
 #include "cli/options.h"
 #include "model/config/config.h"
 #include "replay/trace.h"
@@ -67,6 +69,8 @@ commands:
                     replay a memory trace (R|W|P <hex address> <bytes> per line)
   config [--json | --markdown]
                     print the resolved configuration (--markdown: the reference table)
+  stats [--json | --markdown]
+                    every counter and lane a run's summary shows: key, unit, meaning
   help              this text
 
 options shared by every command:
@@ -94,6 +98,28 @@ int cmd_config(const std::vector<std::string>& args) {
     return 0;
 }
 
+int cmd_stats(const std::vector<std::string>& args) {
+    CommonOptions o = parse_options(args, {"--markdown"});
+    if (!o.positional.empty()) throw UsageError("stats takes no file argument");
+    if (has_flag(o, "--markdown")) {
+        std::cout << summary_stats_markdown();
+    } else if (o.json) {
+        nlohmann::json j = nlohmann::json::array();
+        for (const SummaryStat& s : summary_stats()) {
+            j.push_back({{"key", s.key}, {"unit", s.info.unit}, {"description", s.info.description}, {"derived", s.info.derived}});
+        }
+        std::cout << j.dump(2) << "\n";
+    } else {
+        size_t width = 0;
+        for (const SummaryStat& s : summary_stats()) width = std::max(width, s.key.size());
+        for (const SummaryStat& s : summary_stats()) {
+            std::cout << s.key << std::string(width + 2 - s.key.size(), ' ') << s.info.unit
+                      << std::string(s.info.unit.size() < 9 ? 9 - s.info.unit.size() : 1, ' ') << s.info.description << "\n";
+        }
+    }
+    return 0;
+}
+
 int run_cli(const std::vector<std::string>& args) {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
         std::cout << kUsage;
@@ -102,6 +128,7 @@ int run_cli(const std::vector<std::string>& args) {
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     try {
         if (args[0] == "config") return cmd_config(rest);
+        if (args[0] == "stats") return cmd_stats(rest);
         if (args[0] == "replay") return cmd_replay(rest);
         if (args[0] == "run") return cmd_run(rest);
         if (args[0] == "check") return cmd_check(rest);

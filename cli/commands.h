@@ -13,6 +13,7 @@ using api::kernel_named;  // the built-in kernel of a name, or BadInput
 
 int run_cli(const std::vector<std::string>& args);
 int cmd_config(const std::vector<std::string>& args);
+int cmd_stats(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
 int cmd_run(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);

@@ -29,6 +29,18 @@ const char* buffer_name(Buffer b) {
 
 }  // namespace
 
+uint64_t& busy_time(CoreStats& s, Pipe pipe) {
+    switch (pipe) {
+        case Pipe::Mte2: return s.mte2;
+        case Pipe::Mte3: return s.mte3;
+        case Pipe::Vector: return s.vector;
+        case Pipe::Cube: return s.cube;
+        case Pipe::Scalar:
+        case Pipe::All: break;
+    }
+    return s.scalar;
+}
+
 CoreOps& current_core() {
     if (!g_current) throw std::logic_error("pfsim: kernel API called outside a running kernel");
     g_current->apply_raw_store();
@@ -96,7 +108,7 @@ void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
     // No yield between the read and the copy: the value is the cache's at the read.
     std::memcpy(dst, value.data(), bytes);
     stats_.scalar_load_bytes += bytes;
-    stats_.busy[index(Pipe::Scalar)] += done - issue_;
+    busy_time(stats_, Pipe::Scalar) += done - issue_;
     issue_ = done;
     scalar(1);
 }
@@ -176,7 +188,6 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     block_num_ = block_num;
     subblock_ = subblock;
     run_ = CoreRun{};
-    stats_ = CoreStats{};  // per launch
     stop_.clear();
     blocked_flag_ = -1;
     start_.notify(to_sc(delay));
@@ -290,7 +301,7 @@ void Core::occupy(Pipe pipe, Tick duration) {
     hold_within_quantum(std::max(busy, issue_));
     const Tick begin = std::max(busy, issue_);
     busy = begin + duration;
-    stats_.busy[index(pipe)] += duration;
+    busy_time(stats_, pipe) += duration;
     trace_slice(index(pipe), pipe == Pipe::Cube ? "CUBE" : "VECTOR", begin, busy);
     scalar(1);
 }
@@ -310,7 +321,7 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     const Tick paced = start + transfer_time(bytes, bandwidth);
     const Tick end = std::max(moved, paced);
     stats_.l2_stall += end > std::max(paced, busy) ? end - std::max(paced, busy) : 0;
-    stats_.busy[index(pipe)] += paced - begin;
+    busy_time(stats_, pipe) += paced - begin;
     streaming = paced;
     busy = std::max(busy, end);
     trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, paced,
@@ -357,7 +368,7 @@ void Core::move_local(Buffer from, Buffer to, uint64_t bytes) {
 
 void Core::scalar(uint64_t ops) {
     issue_ += ops * scalar_op_;
-    stats_.busy[index(Pipe::Scalar)] += ops * scalar_op_;
+    busy_time(stats_, Pipe::Scalar) += ops * scalar_op_;
     maybe_sync();
 }
 
@@ -458,7 +469,7 @@ void Core::mmio_write32(uint64_t addr, uint32_t value) {
 
 void Core::spend(uint64_t ps) {
     issue_ += ps;
-    stats_.busy[index(Pipe::Scalar)] += ps;
+    busy_time(stats_, Pipe::Scalar) += ps;
     maybe_sync();
 }
 
@@ -469,7 +480,7 @@ void Core::flush() {
 
 void Core::build_request() {
     issue_ += request_build_;
-    stats_.busy[index(Pipe::Scalar)] += request_build_;
+    busy_time(stats_, Pipe::Scalar) += request_build_;
 }
 
 void Core::trace_slice(int lane, const std::string& name, Tick start, Tick end, const std::string& args) {

@@ -23,23 +23,31 @@
 #include "model/core/core_observer.h"
 #include "model/core/core_ops.h"
 #include "model/core/cross_core_flags.h"
+#include "model/stats/stats.h"
 #include "model/trace/recorder.h"
 
 namespace pfsim {
 
 using KernelFn = void (*)(int64_t* args);
 
-// What one core did during its last launch.
-struct CoreStats {
-    std::array<Tick, 5> busy{};   // per pipe (Scalar, Mte2, Mte3, Vector, Cube)
-    Tick prefetch_wait = 0;       // time spent in prefetch waits
-    Tick cross_core_wait = 0;     // time spent in wait_flag_dev (TPOP, a full TPUSH)
-    Tick l2_stall = 0;            // load and store time beyond the pipe's own rate (misses)
-    uint64_t load_bytes = 0;
-    uint64_t store_bytes = 0;
-    uint64_t scalar_load_bytes = 0;   // raw `__gm__` loads and stores
-    uint64_t scalar_store_bytes = 0;
-};
+// What one core has done since it was built (times in ps).
+#define PFSIM_CORE_STATS(COUNTER, FORMULA)                                                          \
+    COUNTER(scalar, "ps", "scalar pipe busy (scalar ops, raw `__gm__` accesses, request building)") \
+    COUNTER(mte2, "ps", "MTE2 busy (GM to UB/L1 loads)")                                            \
+    COUNTER(mte3, "ps", "MTE3 busy (UB to GM stores)")                                              \
+    COUNTER(vector, "ps", "vector pipe busy")                                                      \
+    COUNTER(cube, "ps", "cube pipe busy (MMAD)")                                        \
+    COUNTER(prefetch_wait, "ps", "time in prefetch waits")                                         \
+    COUNTER(cross_core_wait, "ps", "time in wait_flag_dev (TPOP, a full TPUSH)")                    \
+    COUNTER(l2_stall, "ps", "load and store time beyond the pipe's own rate (misses)")             \
+    COUNTER(load_bytes, "bytes", "bytes loaded by MTE2")                                           \
+    COUNTER(store_bytes, "bytes", "bytes stored by MTE3")                                          \
+    COUNTER(scalar_load_bytes, "bytes", "bytes of raw `__gm__` loads")                             \
+    COUNTER(scalar_store_bytes, "bytes", "bytes of raw `__gm__` stores")
+PFSIM_STATS(CoreStats, PFSIM_CORE_STATS)
+
+// The busy-time counter of `pipe`.
+uint64_t& busy_time(CoreStats& s, Pipe pipe);
 
 struct CoreRun {
     bool ran = false;

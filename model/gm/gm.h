@@ -17,18 +17,20 @@
 #include "model/common/memory_target.h"
 #include "model/config/config.h"
 #include "model/gm/gm_timing.h"
+#include "model/stats/stats.h"
 #include "model/memory/backing_store.h"
 
 namespace pfsim {
 
-struct GmStats {
-    uint64_t read_bytes = 0;            // data path
-    uint64_t write_bytes = 0;
-    uint64_t read_requests = 0;
-    uint64_t write_requests = 0;
-    uint64_t uncached_read_bytes = 0;   // uncached path
-    uint64_t uncached_write_bytes = 0;
-};
+#define PFSIM_GM_STATS(COUNTER, FORMULA)                                                          \
+    COUNTER(read_bytes, "bytes", "bytes read on the data path (L2 refills, prefetch fills)")          \
+    COUNTER(write_bytes, "bytes", "bytes written on the data path (L2 write-backs)")                 \
+    COUNTER(read_requests, "requests", "reads on the data path")                                    \
+    COUNTER(write_requests, "requests", "writes on the data path")                                  \
+    COUNTER(uncached_read_bytes, "bytes", "bytes read on the uncached path (SDMA copies, rings, polls)") \
+    COUNTER(uncached_write_bytes, "bytes", "bytes written on the uncached path")                     \
+    COUNTER(touched_bytes, "bytes", "host memory holding GM data: the 64 KiB pages writes have allocated")
+PFSIM_STATS(GmStats, PFSIM_GM_STATS)
 
 class GlobalMemory : public sc_core::sc_module, public MemoryTarget {
 public:
@@ -39,7 +41,11 @@ public:
 
     BackingStore& store() { return store_; }
     const BackingStore& store() const { return store_; }
-    const GmStats& stats() const { return stats_; }
+    GmStats stats() const {
+        GmStats s = stats_;
+        s.touched_bytes = store_.touched_bytes();
+        return s;
+    }
     Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) override;
 
 private:

@@ -34,6 +34,7 @@
 #include "model/config/config.h"
 #include "model/l2/l2_observer.h"
 #include "model/l2/tag_store.h"
+#include "model/stats/stats.h"
 
 namespace pfsim {
 
@@ -46,19 +47,20 @@ struct PrefetchPacing : tlm::tlm_extension<PrefetchPacing> {
     }
 };
 
-struct L2Stats {
-    uint64_t hits = 0;
-    uint64_t misses = 0;
-    uint64_t writebacks = 0;
-    uint64_t prefetch_lines = 0;      // lines a prefetch filled
-    uint64_t prefetch_resident = 0;   // lines a prefetch found already resident
-    uint64_t read_lines = 0;
-    uint64_t write_lines = 0;
-    uint64_t read_bytes = 0;
-    uint64_t write_bytes = 0;
-    uint64_t uncached_read_bytes = 0;
-    uint64_t uncached_write_bytes = 0;
-};
+#define PFSIM_L2_STATS(COUNTER, FORMULA)                                                                    \
+    COUNTER(hits, "lines", "cached-path line accesses (core loads and stores) that found the line resident")  \
+    COUNTER(misses, "lines", "cached-path line accesses that did not (a refill from GM, none for a full-line write)") \
+    FORMULA(hit_rate, "ratio", "hits / (hits + misses)", ::pfsim::ratio(s.hits, s.hits + s.misses))             \
+    COUNTER(writebacks, "lines", "dirty lines written back to GM when evicted")                                 \
+    COUNTER(prefetch_lines, "lines", "lines a prefetch filled from GM")                                        \
+    COUNTER(prefetch_resident, "lines", "lines a prefetch found already resident (nothing moved)")            \
+    COUNTER(read_lines, "lines", "cached-path line reads (hits and misses)")                                  \
+    COUNTER(write_lines, "lines", "cached-path line writes (hits and misses)")                                \
+    COUNTER(read_bytes, "bytes", "bytes read on the cached path")                                             \
+    COUNTER(write_bytes, "bytes", "bytes written on the cached path")                                         \
+    COUNTER(uncached_read_bytes, "bytes", "bytes read on the uncached path (through to GM, coherent with L2)") \
+    COUNTER(uncached_write_bytes, "bytes", "bytes written on the uncached path (through to GM, resident lines updated)")
+PFSIM_STATS(L2Stats, PFSIM_L2_STATS)
 
 class L2Cache : public sc_core::sc_module {
 public:

@@ -30,6 +30,7 @@
 #include "model/common/calendar.h"
 #include "model/config/config.h"
 #include "model/sdma/rtl_frontend.h"
+#include "model/stats/stats.h"
 #include "model/trace/recorder.h"
 #include "hw/sdma_request.h"
 
@@ -43,17 +44,17 @@ struct SdmaRegister {
     static constexpr uint64_t kCompleted = 0x120;
 };
 
-struct SdmaStats {
-    uint64_t requests = 0;
-    uint64_t prefetch_requests = 0;
-    uint64_t copy_requests = 0;
-    uint64_t prefetch_bytes = 0;
-    uint64_t copy_bytes = 0;
-    uint64_t request_fetch_bytes = 0;  // SQEs read from the rings (uncached)
-    uint64_t doorbells = 0;
-    uint64_t cold_starts = 0;
-    uint64_t channel_errors = 0;
-};
+#define PFSIM_SDMA_STATS(COUNTER, FORMULA)                                                            \
+    COUNTER(requests, "requests", "requests the engine executed (prefetch, copy and flag writes)")        \
+    COUNTER(prefetch_requests, "requests", "executed prefetch (GM to L2) requests")                      \
+    COUNTER(copy_requests, "requests", "executed copy requests (flag writes and GM to GM copies)")        \
+    COUNTER(prefetch_bytes, "bytes", "bytes the prefetch requests named")                               \
+    COUNTER(copy_bytes, "bytes", "bytes the copy requests moved")                                       \
+    COUNTER(request_fetch_bytes, "bytes", "request entries (SQEs) read from the rings in GM")            \
+    COUNTER(doorbells, "count", "doorbell writes (tail updates)")                                       \
+    COUNTER(cold_starts, "count", "doorbells that found their channel cold (submission-queue publication)") \
+    COUNTER(channel_errors, "count", "requests or doorbells that latched a channel error")
+PFSIM_STATS(SdmaStats, PFSIM_SDMA_STATS)
 
 // One executed request, for tests that compare front-ends.
 struct ExecutedRequest {

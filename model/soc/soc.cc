@@ -11,10 +11,13 @@ Soc::Soc(sc_core::sc_module_name name, const Config& cfg)
     sdma.prefetch.bind(l2.prefetch);
 }
 
-nlohmann::json Soc::stats_json() const {
-    const L2Stats& l = l2.stats();
-    const GmStats& g = gm.stats();
-    const SdmaStats& s = sdma.stats();
+Soc::Stats Soc::stats() const { return {gm.stats(), l2.stats(), sdma.stats()}; }
+
+Soc::Stats stats_delta(const Soc::Stats& after, const Soc::Stats& before) {
+    return {stats_delta(after.gm, before.gm), stats_delta(after.l2, before.l2), stats_delta(after.sdma, before.sdma)};
+}
+
+nlohmann::json Soc::stats_json(const Stats& counters) const {
     nlohmann::json channels = nlohmann::json::array();
     for (unsigned c = 0; c < sdma.channels(); ++c) {
         const SdmaChannelState& ch = sdma.channel(c);
@@ -24,37 +27,24 @@ nlohmann::json Soc::stats_json() const {
                             {"error", sdma_error_name(ch.error)},
                             {"error_code", static_cast<uint32_t>(ch.error)}});
     }
-    const uint64_t accesses = l.hits + l.misses;
-    return {
-        {"l2",
-         {{"hits", l.hits},
-          {"misses", l.misses},
-          {"hit_rate", accesses ? static_cast<double>(l.hits) / static_cast<double>(accesses) : 0.0},
-          {"writebacks", l.writebacks},
-          {"prefetch_lines", l.prefetch_lines},
-          {"prefetch_resident", l.prefetch_resident},
-          {"read_bytes", l.read_bytes},
-          {"write_bytes", l.write_bytes},
-          {"uncached_read_bytes", l.uncached_read_bytes},
-          {"uncached_write_bytes", l.uncached_write_bytes}}},
-        {"gm",
-         {{"read_bytes", g.read_bytes},
-          {"write_bytes", g.write_bytes},
-          {"uncached_read_bytes", g.uncached_read_bytes},
-          {"uncached_write_bytes", g.uncached_write_bytes},
-          {"touched_bytes", gm.store().touched_bytes()}}},
-        {"sdma",
-         {{"requests", s.requests},
-          {"prefetch_requests", s.prefetch_requests},
-          {"copy_requests", s.copy_requests},
-          {"prefetch_bytes", s.prefetch_bytes},
-          {"copy_bytes", s.copy_bytes},
-          {"request_fetch_bytes", s.request_fetch_bytes},
-          {"doorbells", s.doorbells},
-          {"cold_starts", s.cold_starts},
-          {"channel_errors", s.channel_errors},
-          {"channels", channels}}},
-    };
+    nlohmann::json j = {{"l2", pfsim::stats_json(counters.l2)},
+                        {"gm", pfsim::stats_json(counters.gm)},
+                        {"sdma", pfsim::stats_json(counters.sdma)}};
+    j["sdma"]["channels"] = channels;
+    return j;
+}
+
+std::vector<std::pair<std::string, StatInfo>> Soc::stat_reference() {
+    std::vector<std::pair<std::string, StatInfo>> out;
+    for (const StatInfo& i : stat_infos<GmStats>()) out.emplace_back("gm", i);
+    for (const StatInfo& i : stat_infos<L2Stats>()) out.emplace_back("l2", i);
+    for (const StatInfo& i : stat_infos<SdmaStats>()) out.emplace_back("sdma", i);
+    out.emplace_back("sdma", StatInfo{"channels", "list",
+                                      "each channel that completed a request or latched an error: channel, completed "
+                                      "(requests, since the channel's ring was set), error, error_code (its state at "
+                                      "the end)",
+                                      true});
+    return out;
 }
 
 }  // namespace pfsim

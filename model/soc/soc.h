@@ -6,6 +6,10 @@
 //   sdma.memory ─► l2.uncached;  sdma.prefetch ─► l2.prefetch
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 #include <systemc>
 
@@ -13,6 +17,7 @@
 #include "model/gm/gm.h"
 #include "model/l2/l2_cache.h"
 #include "model/sdma/sdma_engine.h"
+#include "model/stats/stats.h"
 
 namespace pfsim {
 
@@ -24,8 +29,24 @@ public:
     L2Cache l2;
     SdmaEngine sdma;
 
-    // Counters of every block, for the JSON summary.
-    nlohmann::json stats_json() const;
+    // Every block's counters now; stats_delta(after, before) is what a run did.
+    struct Stats {
+        GmStats gm;
+        L2Stats l2;
+        SdmaStats sdma;
+    };
+    Stats stats() const;
+
+    // `counters` as the JSON summary shows them: one object per block, and the
+    // SDMA channels that completed a request or latched an error (their state
+    // now).
+    nlohmann::json stats_json(const Stats& counters) const;
+    nlohmann::json stats_json() const { return stats_json(stats()); }
+
+    // What stats_json shows, key by key: (block, stat).
+    static std::vector<std::pair<std::string, StatInfo>> stat_reference();
 };
+
+Soc::Stats stats_delta(const Soc::Stats& after, const Soc::Stats& before);
 
 }  // namespace pfsim

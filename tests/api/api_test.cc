@@ -1,12 +1,38 @@
 // The typed run API in-process: a run's typed result, the serializer's round
 // trip, and bad input refused before a die is built.
+#include <set>
+#include <string>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "api/run.h"
+#include "api/summary.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {
 namespace {
+
+// The keys of a summary's counter blocks and lanes that `pfsim stats` does not
+// declare, and the declared ones the summary lacks.
+std::vector<std::string> undeclared(const nlohmann::json& summary) {
+    std::set<std::string> declared, shown;
+    for (const SummaryStat& s : summary_stats()) declared.insert(s.key);
+    for (const std::string& block : counter_blocks()) {
+        for (const auto& [k, v] : summary.at(block).items()) {
+            if (block != "cores" || k != "launched") shown.insert(block + "." + k);
+        }
+    }
+    for (const auto& [k, v] : summary.at("lanes").items()) shown.insert("lanes." + k);
+    std::vector<std::string> out;
+    for (const std::string& k : shown) {
+        if (!declared.count(k)) out.push_back("shown, not declared: " + k);
+    }
+    for (const std::string& k : declared) {
+        if (!shown.count(k)) out.push_back("declared, not shown: " + k);
+    }
+    return out;
+}
 
 // SystemC elaborates once per process: this is the one run of this binary.
 TEST(Api, ARunGivesATypedResultThatSurvivesTheSerializer) {
@@ -29,6 +55,17 @@ TEST(Api, ARunGivesATypedResultThatSurvivesTheSerializer) {
     EXPECT_EQ(api::to_json(back, cfg), j);
     EXPECT_EQ(back.outputs[0].sha256, r.outputs[0].sha256);
     EXPECT_DOUBLE_EQ(back.l2_hit_rate(), r.l2_hit_rate());
+
+    // Every number the summary shows is declared once by its block, and the
+    // other way round; a stray key is caught.
+    EXPECT_EQ(undeclared(j), std::vector<std::string>{});
+    nlohmann::json stray = j;
+    stray["l2"]["made_up"] = 1;
+    stray["lanes"].erase("mte2_ns");
+    EXPECT_EQ(undeclared(stray),
+              (std::vector<std::string>{"shown, not declared: l2.made_up", "declared, not shown: lanes.mte2_ns"}));
+    EXPECT_EQ(j["l2"]["hit_rate"], j["l2"]["hits"].get<double>() /
+                                       (j["l2"]["hits"].get<double>() + j["l2"]["misses"].get<double>()));
 }
 
 TEST(Api, BadInputIsRefusedBeforeADieIsBuilt) {

@@ -77,6 +77,12 @@ TEST(ShippedCases, DependenciesComeFromTheTensorsAcrossNestedScopes) {
         EXPECT_GT(j["tasks"][i]["start_ns"].get<double>(), j["tasks"][i - 1]["end_ns"].get<double>());
     }
     EXPECT_TRUE(j["outputs"][0]["equal_reference"].get<bool>());
+    // The cores' counters cover every task, not each core's last: a + b, then
+    // the sum, then the doubled sum and a, 16384 floats each.
+    EXPECT_EQ(j["cores"]["load_bytes"], (2 + 1 + 2) * 65536);
+    EXPECT_EQ(j["cores"]["store_bytes"], 3 * 65536);
+    EXPECT_EQ(j["cores"]["load_bytes"], j["l2"]["read_bytes"]);
+    EXPECT_DOUBLE_EQ(j["lanes"]["mte2_ns"].get<double>(), j["cores"]["mte2"].get<double>() / 1e3);
 }
 
 TEST(ShippedCases, TheTraceHasALanePerCoreOfTheTasksAndAnArrowPerDependency) {

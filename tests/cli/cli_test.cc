@@ -331,4 +331,13 @@ TEST(Docs, ConfigurationReferenceIsCurrent) {
         << "docs/configuration.md is stale: run tools/update_config_doc.sh";
 }
 
+TEST(Docs, StatsReferenceIsCurrent) {
+    const Result r = pfsim("stats --markdown");
+    ASSERT_EQ(r.status, 0);
+    EXPECT_NE(r.out.find("| `l2.hit_rate` | ratio |"), std::string::npos) << r.out;
+    EXPECT_NE(slurp("docs/stats.md").find(r.out), std::string::npos)
+        << "docs/stats.md is stale: run tools/update_config_doc.sh";
+    EXPECT_EQ(pfsim("stats extra").status, 2);
+}
+
 }  // namespace

@@ -33,6 +33,7 @@ public:
     SimPlatform(sc_core::sc_module_name name, const Config& cfg);
 
     Soc& soc() { return soc_; }
+    const Soc& soc() const { return soc_; }
     const std::vector<std::unique_ptr<Core>>& vector_cores() const { return aiv_; }
     const std::vector<std::unique_ptr<Core>>& cube_cores() const { return aic_; }
     SimFaults& faults() { return faults_; }
