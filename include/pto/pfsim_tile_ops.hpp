@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "model/core/core_ops.h"
 #include "pto/pfsim_elements.hpp"
@@ -264,15 +265,26 @@ struct Div {
     template <typename C>
     PFSIM_TILE_COMPUTE C operator()(C a, C b) const { return a / b; }
 };
+struct ExpDif {  // exp(a - b), in float
+    template <typename C>
+    PFSIM_TILE_COMPUTE C operator()(C a, C b) const {
+        static_assert(std::is_floating_point_v<C>, "TROWEXPANDEXPDIF / TCOLEXPANDEXPDIF: tiles of float, half or bfloat16_t");
+        return std::exp(a - b);
+    }
+};
+// The per-row operand of a row broadcast is the one that is not shaped as a
+// matrix: one column, or one 32-byte block per row.
+template <typename V>
+constexpr bool is_row_operand_v = V::cols == 1 || V::cols == 32 / static_cast<int>(sizeof(typename V::DType));
 }  // namespace detail
 
 // dst(r, c) = src0(r, c) OP src1(r): src1 holds one value per row (or a
-// 32-byte block per row). Either operand may be the per-row one: the one
-// whose shape is not the destination's.
+// 32-byte block per row). Either operand may be the per-row one: src1 when
+// src0 is shaped as the destination or src1 as a per-row operand, else src0.
 #define PFSIM_ROW_EXPAND(NAME, OP, SPECIAL)                                                       \
     template <typename D, typename A, typename B, typename... Events>                           \
     PFSIM_TILE_COMPUTE void NAME(D& dst, A& src0, B& src1, Events&...) {                        \
-        if constexpr (A::rows == D::rows && A::cols == D::cols) {                               \
+        if constexpr ((A::rows == D::rows && A::cols == D::cols) || detail::is_row_operand_v<B>) { \
             detail::row_expand(#NAME, dst, src0, src1, false, detail::OP{}, SPECIAL);           \
         } else {                                                                                \
             detail::row_expand(#NAME, dst, src1, src0, true, detail::OP{}, SPECIAL);            \
@@ -284,6 +296,7 @@ PFSIM_ROW_EXPAND(TROWEXPANDMUL, Mul, false)
 PFSIM_ROW_EXPAND(TROWEXPANDDIV, Div, true)
 PFSIM_ROW_EXPAND(TROWEXPANDMAX, Max, false)
 PFSIM_ROW_EXPAND(TROWEXPANDMIN, Min, false)
+PFSIM_ROW_EXPAND(TROWEXPANDEXPDIF, ExpDif, true)
 #undef PFSIM_ROW_EXPAND
 
 // dst(r, c) = src0(r, c) OP src1(0, c): src1 holds one value per column.
@@ -298,7 +311,61 @@ PFSIM_COL_EXPAND(TCOLEXPANDMUL, Mul, false)
 PFSIM_COL_EXPAND(TCOLEXPANDDIV, Div, true)
 PFSIM_COL_EXPAND(TCOLEXPANDMAX, Max, false)
 PFSIM_COL_EXPAND(TCOLEXPANDMIN, Min, false)
+PFSIM_COL_EXPAND(TCOLEXPANDEXPDIF, ExpDif, true)
 #undef PFSIM_COL_EXPAND
+
+// TCONCAT(dst, src0, src1): each row of dst is src0's valid columns, then
+// src1's. The index forms take row r's two column counts from element (r, 0)
+// of src0Idx and src1Idx, in bytes, and the six-operand form writes their sum
+// to dstIdx(r, 0).
+namespace detail {
+template <typename D, typename A, typename B, typename Cols>
+PFSIM_TILE_COMPUTE void concat(D& dst, A& src0, B& src1, Cols cols) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<T, typename A::DType> && std::is_same_v<T, typename B::DType>,
+                  "TCONCAT: the tiles differ in element type");
+    if (src0.GetValidRow() != dst.GetValidRow() || src1.GetValidRow() != dst.GetValidRow()) {
+        fail("TCONCAT", "the sources' valid rows differ from the destination's");
+    }
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        const auto [n0, n1] = cols(r);
+        if (n0 < 0 || n1 < 0 || n0 > src0.GetValidCol() || n1 > src1.GetValidCol() || n0 + n1 > D::cols) {
+            fail("TCONCAT", "a row's column counts exceed a source's valid columns or the destination's columns");
+        }
+        for (int c = 0; c < n0; ++c) dst.at(r, c) = src0.at(r, c);
+        for (int c = 0; c < n1; ++c) dst.at(r, n0 + c) = src1.at(r, c);
+    }
+    pfsim::current_core().vector(D::kBytes + A::kBytes + B::kBytes);
+}
+template <typename T, typename I>
+PFSIM_TILE_COMPUTE int concat_count(const I& idx, int r) {
+    static_assert(is_int_v<typename I::DType>, "TCONCAT: index tiles of integers");
+    return static_cast<int>(static_cast<int64_t>(idx.at(r, 0)) / static_cast<int64_t>(sizeof(T)));
+}
+}  // namespace detail
+template <typename D, typename A, typename B, typename... Events>
+PFSIM_TILE_COMPUTE void TCONCAT(D& dst, A& src0, B& src1, Events&...) {
+    if (dst.GetValidCol() != src0.GetValidCol() + src1.GetValidCol()) {
+        detail::fail("TCONCAT", "the destination's valid columns are not the two sources' together");
+    }
+    detail::concat(dst, src0, src1, [&](int) { return std::pair<int, int>{src0.GetValidCol(), src1.GetValidCol()}; });
+}
+template <typename D, typename A, typename B, typename AI, typename BI>
+PFSIM_TILE_COMPUTE void TCONCAT(D& dst, A& src0, B& src1, AI& src0_idx, BI& src1_idx) {
+    using T = typename D::DType;
+    detail::concat(dst, src0, src1, [&](int r) {
+        return std::pair<int, int>{detail::concat_count<T>(src0_idx, r), detail::concat_count<T>(src1_idx, r)};
+    });
+}
+template <typename D, typename A, typename B, typename DI, typename AI, typename BI>
+PFSIM_TILE_COMPUTE void TCONCAT(D& dst, A& src0, B& src1, DI& dst_idx, AI& src0_idx, BI& src1_idx) {
+    using T = typename D::DType;
+    static_assert(std::is_same_v<typename DI::DType, typename AI::DType>, "TCONCAT: dstIdx and src0Idx differ in type");
+    detail::concat(dst, src0, src1, [&](int r) {
+        dst_idx.at(r, 0) = static_cast<typename DI::DType>(src0_idx.at(r, 0) + src1_idx.at(r, 0));
+        return std::pair<int, int>{detail::concat_count<T>(src0_idx, r), detail::concat_count<T>(src1_idx, r)};
+    });
+}
 
 // dst(r, c) = src(r, 0), and dst(r, c) = src(0, c).
 template <typename D, typename S, typename... Events>

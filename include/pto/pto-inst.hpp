@@ -146,6 +146,8 @@ enum class TileType { Vec, Mat, Left, Right, Acc };
 enum class BLayout { RowMajor, ColMajor };
 enum class SLayout { NoneBox, RowMajor, ColMajor };
 enum class PadValue : uint64_t { Null = 0, Zero = 1, Max = 2, Min = 3 };
+// TSTORE's write mode: AtomicAdd adds the tile to GM's values (in the L2).
+enum class AtomicType : uint8_t { AtomicNone = 0, AtomicAdd = 1 };
 enum class CompactMode { Null, Normal };
 
 // A tile in an on-core buffer: Rows x Cols elements, of which the first
@@ -243,7 +245,20 @@ namespace detail {
 // from the innermost dimension; any other tile moves its valid rows, row r
 // from global (i0..i3) = r unravelled over dimensions 0..3, each row the valid
 // columns of dimension 4. Rows that lie back to back move as one transfer.
-template <bool kStore, typename TileT, typename GlobalT>
+// The element an atomic-add store of T adds (a2a3: f32, f16, bf16, s32, s16, s8).
+template <typename T>
+constexpr pfsim::AtomicElement atomic_element() {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> ||
+                      std::is_same_v<T, int32_t> || std::is_same_v<T, int16_t> || std::is_same_v<T, int8_t>,
+                  "TSTORE AtomicAdd: GM of float, half, bfloat16_t, int32_t, int16_t or int8_t");
+    if constexpr (std::is_same_v<T, float>) return pfsim::AtomicElement::F32;
+    if constexpr (std::is_same_v<T, half>) return pfsim::AtomicElement::F16;
+    if constexpr (std::is_same_v<T, bfloat16_t>) return pfsim::AtomicElement::Bf16;
+    if constexpr (std::is_same_v<T, int32_t>) return pfsim::AtomicElement::S32;
+    if constexpr (std::is_same_v<T, int16_t>) return pfsim::AtomicElement::S16;
+    return pfsim::AtomicElement::S8;
+}
+template <bool kStore, typename TileT, typename GlobalT, AtomicType kAtomic = AtomicType::AtomicNone>
 void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     using T = typename TileT::DType;
     static_assert(sizeof(T) == sizeof(typename GlobalT::DType), "tile and global tensor element sizes differ");
@@ -262,7 +277,9 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
     const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
     auto move = [&](uint64_t gm, uint8_t* at, uint64_t bytes) {
-        if (kStore) {
+        if constexpr (kAtomic == AtomicType::AtomicAdd) {
+            core.store_add(gm, at, bytes, atomic_element<typename GlobalT::DType>());
+        } else if (kStore) {
             core.store(gm, at, bytes);
         } else {
             core.load(gm, at, bytes);
@@ -328,6 +345,12 @@ void TLOAD(TileT& tile, const GlobalT& global) {
 template <typename GlobalT, typename TileT>
 void TSTORE(const GlobalT& global, const TileT& tile) {
     detail::move_tile<true>("TSTORE", const_cast<TileT&>(tile), global);
+}
+// TSTORE<TileT, GlobalT, AtomicType::AtomicAdd>(global, tile): GM += tile,
+// element by element, atomic against every other core (split-K partial sums).
+template <typename TileT, typename GlobalT, AtomicType kAtomic, typename... Events>
+void TSTORE(const GlobalT& global, const TileT& tile, Events&...) {
+    detail::move_tile<true, TileT, GlobalT, kAtomic>("TSTORE", const_cast<TileT&>(tile), global);
 }
 
 }  // namespace pto

@@ -339,6 +339,22 @@ void Core::store(uint64_t gm, const uint8_t* local, uint64_t bytes) {
     transfer(Pipe::Mte3, true, gm, const_cast<uint8_t*>(local), bytes, store_bw_);
 }
 
+void Core::store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicElement element) {
+    const uint64_t size = atomic_element_bytes(element);
+    if (gm % size || bytes % size) {
+        throw KernelError("an atomic-add store at " + hex(gm) + " + " + std::to_string(bytes) + " bytes is not whole " +
+                          std::to_string(size) + "-byte elements");
+    }
+    atomic_add_.element = element;
+    payload_.set_extension(&atomic_add_);
+    struct Clear {
+        tlm::tlm_generic_payload& p;
+        AtomicAddExtension* e;
+        ~Clear() { p.clear_extension(e); }
+    } clear{payload_, &atomic_add_};
+    store(gm, local, bytes);
+}
+
 void Core::vector(uint64_t bytes) { occupy(Pipe::Vector, transfer_time(bytes, vector_bw_)); }
 
 void Core::vector_special(uint64_t bytes) {

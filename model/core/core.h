@@ -19,6 +19,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "model/common/atomic_add.h"
 #include "model/config/config.h"
 #include "model/core/core_observer.h"
 #include "model/core/core_ops.h"
@@ -123,6 +124,7 @@ public:
     uint8_t* buffer(Buffer b, uint64_t offset, uint64_t bytes) override;
     void load(uint64_t gm, uint8_t* local, uint64_t bytes) override;
     void store(uint64_t gm, const uint8_t* local, uint64_t bytes) override;
+    void store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicElement element) override;
     void vector(uint64_t bytes) override;
     void vector_special(uint64_t bytes) override;
     void cube(uint64_t macs, CubeOperand operand) override;
@@ -190,6 +192,7 @@ private:
     CoreStats stats_;
     std::vector<std::string> warnings_;
     tlm::tlm_generic_payload payload_;
+    AtomicAddExtension atomic_add_;  // on payload_ during a store_add
     bool running_ = false;
     // Tracing: this core's process, its lanes (one per Pipe but All, then the
     // prefetch-wait lane), and the posts not yet waited on.

@@ -27,6 +27,9 @@ enum class Buffer { Ub, L1, L0a, L0b, L0c };
 // The cube's operand types, each with its own MAC rate.
 enum class CubeOperand { Fp16, Int8, Fp32 };
 
+// The element types an atomic-add store supports (a2a3: set_atomic_f32 ... s8).
+enum class AtomicElement { F32, F16, Bf16, S32, S16, S8 };
+
 // A kernel did something the hardware forbids; the run fails with this message.
 // It keeps the return addresses at the throw, so that the run can name the
 // line of the kernel's source that made the call (kernel_source_line).
@@ -81,6 +84,10 @@ public:
     // GM -> local through L2 (MTE2) and local -> GM (MTE3).
     virtual void load(uint64_t gm, uint8_t* local, uint64_t bytes) = 0;
     virtual void store(uint64_t gm, const uint8_t* local, uint64_t bytes) = 0;
+    // A store whose bytes the L2 adds to GM's, element by element (TSTORE with
+    // AtomicType::AtomicAdd): atomic against every other core's access; `gm`
+    // and `bytes` are whole elements.
+    virtual void store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicElement element) = 0;
     // Occupies the vector unit for `bytes` of operands, or the cube for `macs` of `operand`s.
     virtual void vector(uint64_t bytes) = 0;
     // The same for exp, log, sqrt, rsqrt, reciprocal, division: core.vector_special_factor times as long.

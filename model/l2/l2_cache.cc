@@ -122,7 +122,8 @@ Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* bu
 }
 
 Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len,
-                          Tick issue) {
+                          Tick issue, const AtomicAddExtension* atomic) {
+    const bool overwrites_line = write && len == line_bytes_ && !atomic;
     const uint64_t set = set_of(line * line_bytes_);
     Tick start = reserve_slice(set, write, len, issue);
     const TagResult t = tags_->access(set, line, write, start);
@@ -142,7 +143,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
         }
     } else if (ideal_demand_) {  // what-if: served as a hit, the line's data read from GM at no cost
         ++stats_.misses;
-        if (!(write && len == line_bytes_)) {
+        if (!overwrites_line) {
             tlm::tlm_generic_payload fetch;
             prepare_payload(fetch, false, line * line_bytes_, line_data(slot), line_bytes_);
             gm_uncached->transport_dbg(fetch);
@@ -153,14 +154,16 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
         ++stats_.misses;
         const Tick begin = mshrs_.reserve(start, miss_estimate_) - miss_estimate_ + hit_latency_;
         Tick filled = begin;
-        if (!(write && len == line_bytes_)) {  // a full-line write needs no refill
+        if (!overwrites_line) {  // a full-line write needs no refill
             filled = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, begin);
         }
         done = filled + miss_latency_;
         ready_[slot] = done;
     }
     uint8_t* bytes = line_data(slot) + offset;
-    if (write) {
+    if (write && atomic) {
+        atomic_add(atomic->element, bytes, buf, len);
+    } else if (write) {
         std::memcpy(bytes, buf, len);
     } else {
         std::memcpy(buf, bytes, len);
@@ -179,11 +182,13 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     const Tick issue = now_plus(delay);
     Tick done = issue;
     uint8_t* buf = p.get_data_ptr();
+    AtomicAddExtension* atomic = nullptr;
+    p.get_extension(atomic);
     for (uint64_t a = addr; a < addr + len;) {
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
         const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
-        done = std::max(done, access_line(id, line, write, buf, offset, n, issue));
+        done = std::max(done, access_line(id, line, write, buf, offset, n, issue, atomic));
         ++(write ? stats_.write_lines : stats_.read_lines);
         buf += n;
         a += n;

@@ -29,6 +29,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "model/common/atomic_add.h"
 #include "model/common/calendar.h"
 #include "model/common/memory_target.h"
 #include "model/config/config.h"
@@ -108,8 +109,11 @@ private:
     // takes their bytes (they hold the latest values).
     void sync_resident(uint64_t addr, uint64_t len, uint8_t* buf, bool write);
 
-    // One core access to part of one line. Returns its completion time.
-    Tick access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
+    // One core access to part of one line. Returns its completion time. With
+    // `atomic`, a write adds its elements to the line's (so it needs the line's
+    // data even when it covers the whole line).
+    Tick access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue,
+                     const AtomicAddExtension* atomic);
     // The slot that `t` (an access of a line of `set`) names, after writing back
     // the line it replaced if that one was dirty.
     int64_t take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick when, bool by_prefetch);

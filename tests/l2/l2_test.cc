@@ -1,4 +1,5 @@
 #include <cstdint>
+#include <cstring>
 #include <list>
 #include <random>
 #include <vector>
@@ -192,6 +193,49 @@ TEST_F(L2, DirtyVictimIsWrittenBackAndReadAgainFromGm) {
     uint32_t back = 0;
     h.read(base, &back, 4, test::now());
     EXPECT_EQ(back, v);
+}
+
+TEST_F(L2, AnAtomicAddReadsTheLineAndAddsToItsElements) {
+    test::Harness& h = *modulo_.harness;
+    const L2Cache& l2 = h.soc.l2;
+    const uint64_t line = l2.line_bytes(), base = 16ull << 20;
+    std::vector<float> old(line / 4), add(line / 4), got(line / 4);
+    for (size_t i = 0; i < old.size(); ++i) old[i] = static_cast<float>(i), add[i] = 0.5f;
+    h.soc.gm.store().write(base, old.data(), line);  // in GM, not in L2
+    ASSERT_FALSE(l2.resident(base));
+    const GmStats before = h.soc.gm.stats();
+    h.atomic_add(base, add.data(), line, AtomicElement::F32, test::now());
+    // The whole line is covered, yet it is refilled: the add needs GM's values.
+    EXPECT_EQ(h.soc.gm.stats().read_bytes - before.read_bytes, line);
+    h.read(base, got.data(), line, test::now());
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], old[i] + 0.5f) << i;
+    // Negative control: a plain full-line write needs no refill and overwrites.
+    const GmStats plain = h.soc.gm.stats();
+    h.write(base + 4 * line, add.data(), line, test::now());
+    EXPECT_EQ(h.soc.gm.stats().read_bytes, plain.read_bytes);
+}
+
+TEST(AtomicAdd, SixteenBitFloatsRoundOnceToNearestEven) {
+    auto add16 = [](AtomicElement e, uint16_t a, uint16_t b) {
+        uint8_t dst[2], src[2];
+        std::memcpy(dst, &a, 2), std::memcpy(src, &b, 2);
+        atomic_add(e, dst, src, 2);
+        uint16_t out;
+        std::memcpy(&out, dst, 2);
+        return out;
+    };
+    // half: 1 + 2^-11 lies half-way between 1 and its successor: to the even one, 1.
+    EXPECT_EQ(add16(AtomicElement::F16, 0x3c00, 0x1000), 0x3c00);
+    EXPECT_EQ(add16(AtomicElement::F16, 0x3c01, 0x1000), 0x3c02);  // from an odd mantissa: up
+    EXPECT_EQ(add16(AtomicElement::F16, 0x7bff, 0x7bff), 0x7c00);  // 65504 + 65504: infinity
+    EXPECT_EQ(add16(AtomicElement::F16, 0x0001, 0x0001), 0x0002);  // subnormals add exactly
+    // bf16: 1 + 2^-8 is the half-way point; 1 + 3 x 2^-8 rounds up from an odd mantissa.
+    EXPECT_EQ(add16(AtomicElement::Bf16, 0x3f80, 0x3b80), 0x3f80);
+    EXPECT_EQ(add16(AtomicElement::Bf16, 0x3f81, 0x3b80), 0x3f82);
+    // Integers wrap.
+    uint8_t a8 = 127, b8 = 1;
+    atomic_add(AtomicElement::S8, &a8, &b8, 1);
+    EXPECT_EQ(static_cast<int8_t>(a8), -128);
 }
 
 TEST_F(L2, HitIsFasterThanMissByTheConfiguredLatencies) {

@@ -32,6 +32,14 @@ Tick Harness::read(uint64_t addr, void* data, uint64_t len, Tick issue) {
 Tick Harness::write(uint64_t addr, const void* data, uint64_t len, Tick issue) {
     return transport(cached, true, addr, const_cast<void*>(data), len, issue);
 }
+Tick Harness::atomic_add(uint64_t addr, const void* data, uint64_t len, AtomicElement element, Tick issue) {
+    AtomicAddExtension add;
+    add.element = element;
+    payload_.set_extension(&add);
+    const Tick done = transport(cached, true, addr, const_cast<void*>(data), len, issue);
+    payload_.clear_extension(&add);
+    return done;
+}
 Tick Harness::uncached_read(uint64_t addr, void* data, uint64_t len, Tick issue) {
     return transport(uncached, false, addr, data, len, issue);
 }

@@ -15,8 +15,9 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "model/config/config.h"
 #include "hw/sdma_request.h"
+#include "model/common/atomic_add.h"
+#include "model/config/config.h"
 #include "model/soc/soc.h"
 
 namespace pfsim::test {
@@ -35,6 +36,8 @@ public:
     Tick write(uint64_t addr, const void* data, uint64_t len, Tick issue = 0);
     Tick uncached_read(uint64_t addr, void* data, uint64_t len, Tick issue = 0);
     Tick uncached_write(uint64_t addr, const void* data, uint64_t len, Tick issue = 0);
+    // A cached write whose elements the L2 adds to the line's (an atomic-add store).
+    Tick atomic_add(uint64_t addr, const void* data, uint64_t len, AtomicElement element, Tick issue = 0);
     tlm::tlm_response_status status() const { return payload_.get_response_status(); }
 
     // SDMA helpers: program channel c's ring, append raw requests, ring the doorbell.
