@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -575,6 +576,36 @@ PFSIM_TILE_COMPUTE void TGATHER(D& dst, S& src, I& idx, Tmp&, Events&...) {
         return src.at(static_cast<int>(k / S::cols), static_cast<int>(k % S::cols));
     });
     pfsim::current_core().vector(D::kBytes + I::kBytes + S::kBytes);
+}
+
+// Mask-pattern gather, TGATHER<DstTile, SrcTile, MaskPattern::P...>(dst, src):
+// of each valid row of src, the columns the pattern selects (P0101 the even
+// ones, P1010 the odd ones, P0001 / P0010 / P0100 / P1000 the first / second /
+// third / fourth of every four, P1111 all), row after row, written one after
+// another into dst's storage, bits unchanged (a float pair's index half comes
+// out as an int32). dst's valid columns must be its columns (a stream).
+enum class MaskPattern : uint8_t { P0101 = 1, P1010 = 2, P0001 = 3, P0010 = 4, P0100 = 5, P1000 = 6, P1111 = 7 };
+template <typename D, typename S, MaskPattern kPattern, typename... Events>
+PFSIM_TILE_COMPUTE void TGATHER(D& dst, S& src, Events&...) {
+    using TD = typename D::DType;
+    using TS = typename S::DType;
+    static_assert(sizeof(TD) == sizeof(TS) && (sizeof(TS) == 2 || sizeof(TS) == 4),
+                  "TGATHER (mask pattern): 2- or 4-byte elements, the same size in dst and src");
+    static_assert(D::type == TileType::Vec && S::type == TileType::Vec && D::blayout == BLayout::RowMajor &&
+                      S::blayout == BLayout::RowMajor,
+                  "TGATHER (mask pattern): row-major vector (UB) tiles");
+    if (dst.GetValidCol() != D::cols) detail::fail("TGATHER", "a mask-pattern gather's dst must have every column valid");
+    const int p = static_cast<int>(kPattern);
+    const int period = p <= 2 ? 2 : p <= 6 ? 4 : 1;
+    const int phase = p <= 2 ? p - 1 : p <= 6 ? p - 3 : 0;
+    int64_t k = 0;
+    for (int r = 0; r < src.GetValidRow(); ++r) {
+        for (int c = phase; c < src.GetValidCol(); c += period) {
+            if (k >= int64_t{D::rows} * D::cols) detail::fail("TGATHER", "the selected elements do not fit dst");
+            std::memcpy(&dst.data()[k++], &src.at(r, c), sizeof(TD));
+        }
+    }
+    pfsim::current_core().vector(D::kBytes + S::kBytes);
 }
 
 }  // namespace pto

@@ -356,6 +356,7 @@ void TSTORE(const GlobalT& global, const TileT& tile, Events&...) {
 }  // namespace pto
 
 #include "pto/pfsim_tile_ops.hpp"  // the vector instructions
+#include "pto/pfsim_sort.hpp"      // TSORT32, TMRGSORT
 
 namespace pto {
 
