@@ -84,6 +84,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
         }
         if (advisor) {
             result.advisor = advisor->finish();
+            insight::weigh_by_critical_path(result.advisor, task_spans(result));
             result.advised = true;
         }
     } catch (const CaseError& e) {

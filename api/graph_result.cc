@@ -80,6 +80,12 @@ void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& p
     }
 }
 
+std::vector<insight::TaskSpan> task_spans(const RunResult& result) {
+    std::vector<insight::TaskSpan> spans;
+    for (const TaskResult& t : result.tasks) spans.push_back({t.name, t.start_ns, t.end_ns, t.deps});
+    return spans;
+}
+
 PlatformStats platform_stats(const SimPlatform& platform) {
     std::vector<const Core*> cores;
     for (const auto& c : platform.vector_cores()) cores.push_back(c.get());

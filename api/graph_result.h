@@ -28,6 +28,9 @@ void add_graph(const CallResult& call, const CallableSpec& callable, const SimPl
 // slice per task on each core it ran on, and a flow arrow per dependency.
 void trace_tasks(TraceRecorder& trace, const CallResult& call, const SimPlatform& platform);
 
+// The graph's tasks as the advisor weighs them (none for a single launch).
+std::vector<insight::TaskSpan> task_spans(const RunResult& result);
+
 // Every block's counters now: the SoC's, and its cores' summed.
 struct PlatformStats {
     Soc::Stats soc;

@@ -233,6 +233,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         }
         if (advisor) {
             result.advisor = advisor->finish();
+            insight::weigh_by_critical_path(result.advisor, task_spans(result));
             result.advised = true;
         }
         if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);

@@ -154,6 +154,47 @@ void Advisor::evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_
     if (owner != kNoPost) victims_[victim] = owner;
 }
 
+std::vector<double> task_slack_ns(const std::vector<TaskSpan>& tasks) {
+    double end = 0;
+    for (const TaskSpan& t : tasks) end = std::max(end, t.end_ns);
+    std::vector<double> slack(tasks.size(), 0);
+    std::vector<bool> has_successor(tasks.size(), false);
+    for (const TaskSpan& t : tasks) {
+        for (uint32_t d : t.deps) {
+            if (d < tasks.size()) has_successor[d] = true;
+        }
+    }
+    for (size_t i = 0; i < tasks.size(); ++i) slack[i] = has_successor[i] ? 1e300 : end - tasks[i].end_ns;
+    for (size_t i = tasks.size(); i-- > 0;) {  // dependencies point to earlier tasks
+        for (uint32_t d : tasks[i].deps) {
+            if (d < tasks.size()) slack[d] = std::min(slack[d], tasks[i].start_ns - tasks[d].end_ns + slack[i]);
+        }
+    }
+    return slack;
+}
+
+void weigh_by_critical_path(AdvisorReport& report, const std::vector<TaskSpan>& tasks) {
+    if (tasks.empty()) return;
+    const std::vector<double> slack = task_slack_ns(tasks);
+    double begin = tasks.front().start_ns, end = 0;
+    for (const TaskSpan& t : tasks) begin = std::min(begin, t.start_ns), end = std::max(end, t.end_ns);
+    const double tolerance = 0.01 * (end - begin);
+    for (Advice& a : report.advice) {
+        const PrefetchSiteStats* site = nullptr;
+        for (const PrefetchSiteStats& st : report.sites) site = st.where == a.where ? &st : site;
+        if (!site || site->tasks.empty() || a.estimated_gain_ns <= 0) continue;
+        double least = 1e300;
+        for (const std::string& name : site->tasks) {
+            for (size_t i = 0; i < tasks.size(); ++i) least = tasks[i].name == name ? std::min(least, slack[i]) : least;
+        }
+        if (least <= tolerance || least >= 1e300) continue;
+        a.estimated_gain_ns = 0;
+        a.message += "; off the critical path (its task could have ended " + us(least) + " later), so no gain estimated";
+    }
+    std::stable_sort(report.advice.begin(), report.advice.end(),
+                     [](const Advice& x, const Advice& y) { return x.estimated_gain_ns > y.estimated_gain_ns; });
+}
+
 AdvisorReport Advisor::finish() {
     AdvisorReport r;
     r.thresholds = thresholds_;
@@ -174,6 +215,10 @@ AdvisorReport Advisor::finish() {
         }
         PrefetchSiteStats& st = r.sites[it->second];
         if (std::find(st.cores.begin(), st.cores.end(), s.core) == st.cores.end()) st.cores.push_back(s.core);
+        const std::string task = s.task.substr(0, s.task.find(" block"));
+        if (s.task.rfind("task ", 0) == 0 && std::find(st.tasks.begin(), st.tasks.end(), task) == st.tasks.end()) {
+            st.tasks.push_back(task);
+        }
         ++st.posts;
         st.bytes += p.bytes;
         st.lines_requested += p.last_line - p.first_line + 1;
@@ -273,7 +318,7 @@ std::string AdvisorReport::text() const {
 nlohmann::json AdvisorReport::to_json() const {
     nlohmann::json list = nlohmann::json::array();
     for (const PrefetchSiteStats& s : sites) {
-        list.push_back({{"where", s.where}, {"cores", s.cores}, {"first_post_ns", s.first_post_ns}, {"posts", s.posts},
+        list.push_back({{"where", s.where}, {"cores", s.cores}, {"tasks", s.tasks}, {"first_post_ns", s.first_post_ns}, {"posts", s.posts},
                         {"bytes", s.bytes},
                         {"lines_requested", s.lines_requested}, {"lines_filled", s.lines_filled},
                         {"lines_resident", s.lines_resident}, {"useful", s.useful}, {"late", s.late},
@@ -317,6 +362,7 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         PrefetchSiteStats st;
         st.where = s.at("where").get<std::string>();
         st.cores = s.at("cores").get<std::vector<std::string>>();
+        st.tasks = s.value("tasks", std::vector<std::string>{});
         st.first_post_ns = s.at("first_post_ns").get<double>();
         st.posts = s.at("posts").get<uint64_t>();
         st.bytes = s.at("bytes").get<uint64_t>();

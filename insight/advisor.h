@@ -35,6 +35,7 @@ struct AdvisorThresholds {
 struct PrefetchSiteStats {
     std::string where;         // "kernel.cpp:61" ("" unknown)
     std::vector<std::string> cores;
+    std::vector<std::string> tasks;  // the tasks whose kernels posted ("task 2 (aiv, func 1)"), when in a graph
     double first_post_ns = 0;      // since the run began
     uint64_t posts = 0, bytes = 0;
     uint64_t lines_requested = 0;  // lines of the regions posted
@@ -88,6 +89,23 @@ struct AdvisorReport {
     // Throws nlohmann::json::exception on a document that is not one.
     static AdvisorReport from_json(const nlohmann::json& j);
 };
+
+// A task of the run's graph as the advisor weighs it.
+struct TaskSpan {
+    std::string name;  // "task 2 (aiv, func 1)"
+    double start_ns = 0, end_ns = 0;
+    std::vector<uint32_t> deps;  // earlier tasks' indices
+};
+
+// How long each task could have ended later without delaying the graph's end
+// (its total float over the observed schedule: to its successors' starts,
+// and theirs on to the end).
+std::vector<double> task_slack_ns(const std::vector<TaskSpan>& tasks);
+
+// An advice's estimate counts only if a task it was posted from lies on the
+// graph's critical path (slack within 1 % of the graph's time): an advice
+// whose every task had slack estimates 0 and says how much slack there was.
+void weigh_by_critical_path(AdvisorReport& report, const std::vector<TaskSpan>& tasks);
 
 class Advisor : public rt::PrefetchObserver, public L2Observer {
 public:

@@ -52,6 +52,22 @@ def test_a_prefetch_waited_at_once_has_lateness_1():
     assert x["estimated_gain_ns"] == pytest.approx(s["wait_ns"])
 
 
+def test_a_late_prefetch_off_the_critical_path_is_estimated_to_gain_nothing():
+    """weight_warm_waited: the warm task waits for its whole warm at once (100 %
+    late), but beside a longer matmul: had it ended later the graph would not
+    have. The single-task kernel above is the critical control (estimate = wait)."""
+    waited = os.path.join(HERE, "..", "..", "kernels", "cases", "weight_warm", "case_waited.toml")
+    p = subprocess.run([pfsim._device.find_binary(), "run", waited, "--advise", "--no-what-if", "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    a = json.loads(p.stdout)["advisor"]
+    [s] = a["sites"]
+    assert s["tasks"] == ["task 1 (aiv, func 1)"] and s["lateness"] == 1
+    [x] = a["advice"]
+    assert x["verdict"] == "earlier" and x["estimated_gain_ns"] == 0
+    assert "off the critical path (its task could have ended " in x["message"]
+
+
 def test_a_prefetch_posted_early_enough_is_never_late_and_gets_no_advice():
     a = advise(2)
     [s] = a["sites"]
