@@ -110,7 +110,20 @@ int cmd_check(const std::vector<std::string>& args) {
         const std::vector<ChildRun> pair = run_children(runs, 2);
         const api::RunResult off = run_result(pair[0]);
         api::RunResult on = run_result(pair[1]);
-        if (on.advised && runs.size() == 3) on.advisor.what_if = measured_what_if(off, on, run_result(pair[2]));
+        if (on.advised && runs.size() == 3) {
+            on.advisor.what_if = measured_what_if(off, on, run_result(pair[2]));
+            // Each advised site removed: the prefetch-on run with that line's prefetches dropped.
+            const std::vector<std::string> sites = sites_to_measure(on.advisor);
+            std::vector<std::vector<std::string>> removals;
+            for (const std::string& site : sites) {
+                removals.push_back(base);
+                removals.back().insert(removals.back().end(), {"--prefetch", "on", "--drop-prefetch", site});
+                for (const std::string& f : o.values["--inject"]) removals.back().insert(removals.back().end(), {"--inject", f});
+            }
+            std::vector<api::RunResult> without;
+            for (const ChildRun& c : run_children(removals, 2)) without.push_back(run_result(c));
+            record_site_removals(on.advisor, sites, without);
+        }
         const std::string failure = equivalence_failure(off, on);
         const ExpectedGain expected = k->expected;
         nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};

@@ -1,5 +1,7 @@
 #include "cli/children.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -60,6 +62,28 @@ insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult
         if (!r->ran || !r->error.empty()) return {};
     }
     return {true, off.kernel_time_ns, advised.kernel_time_ns, ideal.kernel_time_ns};
+}
+
+std::vector<std::string> sites_to_measure(const insight::AdvisorReport& report) {
+    std::vector<std::string> sites;
+    for (const insight::Advice& a : report.advice) {
+        if (a.where.empty() || std::find(sites.begin(), sites.end(), a.where) != sites.end()) continue;
+        if (sites.size() == kMaxSiteWhatIfs) break;
+        sites.push_back(a.where);
+    }
+    return sites;
+}
+
+void record_site_removals(insight::AdvisorReport& report, const std::vector<std::string>& sites,
+                          const std::vector<api::RunResult>& without) {
+    for (size_t i = 0; i < sites.size() && i < without.size(); ++i) {
+        if (!without[i].ran || !without[i].error.empty()) continue;
+        for (insight::Advice& a : report.advice) {
+            if (a.where != sites[i]) continue;
+            a.measured = true;
+            a.without_ns = without[i].kernel_time_ns;
+        }
+    }
 }
 
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,

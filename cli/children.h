@@ -27,6 +27,15 @@ api::RunResult run_result(const ChildRun& child);
 // ideal run (prefetch off, l2.demand = ideal); not measured when a run failed.
 insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult& advised, const api::RunResult& ideal);
 
+// The sites whose removal `run --advise` and `check --advise` measure: the
+// advised ones, each once, at most kMaxSiteWhatIfs, in the advice's order.
+constexpr size_t kMaxSiteWhatIfs = 4;
+std::vector<std::string> sites_to_measure(const insight::AdvisorReport& report);
+// Records, for each advice of sites[i], the time of without[i] (the same run
+// with --drop-prefetch sites[i]), when that run ran.
+void record_site_removals(insight::AdvisorReport& report, const std::vector<std::string>& sites,
+                          const std::vector<api::RunResult>& without);
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress = nullptr);
 

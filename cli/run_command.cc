@@ -58,28 +58,18 @@ int cmd_run(const std::vector<std::string>& args) {
         };
         std::vector<std::string> ideal = child(false);
         ideal.insert(ideal.end(), {"--set", "l2.demand=ideal"});
-        constexpr size_t kMaxSiteWhatIfs = 4;
         std::vector<std::vector<std::string>> runs = {child(false), ideal};
-        std::vector<std::string> sites;
-        for (const insight::Advice& a : r.advisor.advice) {
-            if (a.where.empty() || std::find(sites.begin(), sites.end(), a.where) != sites.end()) continue;
-            if (sites.size() == kMaxSiteWhatIfs) break;
-            sites.push_back(a.where);
+        const std::vector<std::string> sites = sites_to_measure(r.advisor);
+        for (const std::string& site : sites) {
             runs.push_back(child(request.prefetch));
             for (const std::string& d : request.dropped_sites) runs.back().insert(runs.back().end(), {"--drop-prefetch", d});
-            runs.back().insert(runs.back().end(), {"--drop-prefetch", a.where});
+            runs.back().insert(runs.back().end(), {"--drop-prefetch", site});
         }
         const std::vector<ChildRun> children = run_children(runs, 2);
         r.advisor.what_if = measured_what_if(run_result(children[0]), r, run_result(children[1]));
-        for (size_t i = 0; i < sites.size(); ++i) {
-            const api::RunResult without = run_result(children[2 + i]);
-            if (!without.ran || !without.error.empty()) continue;
-            for (insight::Advice& a : r.advisor.advice) {
-                if (a.where != sites[i]) continue;
-                a.measured = true;
-                a.without_ns = without.kernel_time_ns;
-            }
-        }
+        std::vector<api::RunResult> without;
+        for (size_t i = 2; i < children.size(); ++i) without.push_back(run_result(children[i]));
+        record_site_removals(r.advisor, sites, without);
     }
     if (o.json) {
         std::cout << api::to_json(r, cfg).dump(2) << "\n";

@@ -135,6 +135,8 @@ def test_check_advises_on_the_prefetch_on_run_with_its_what_if(tmp_path):
     assert a["sites"][0]["lateness"] == 1
     assert a["what_if"]["prefetch_off_ns"] == pytest.approx(row["time_off_ns"])
     assert a["what_if"]["this_run_ns"] == pytest.approx(row["time_on_ns"])
+    [x] = a["advice"]  # and the advised site measured removed, as run --advise does
+    assert x["where"] == site("prefetch") and x["without_ns"] > 0 and x["without_ns"] != pytest.approx(row["time_on_ns"])
 
 
 def test_the_report_and_the_trace_show_the_findings_and_the_advice(tmp_path):
