@@ -87,6 +87,7 @@ exit status: 0 success, 1 a check failed, 2 bad input
 int cmd_config(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, {"--markdown"});
     if (!o.positional.empty()) throw UsageError("config takes no file argument");
+    if (o.json && has_flag(o, "--markdown")) throw UsageError("config takes --json or --markdown, not both");
     Config cfg = resolve_config(o);
     if (has_flag(o, "--markdown")) {
         std::cout << cfg.to_markdown();
@@ -101,6 +102,7 @@ int cmd_config(const std::vector<std::string>& args) {
 int cmd_stats(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, {"--markdown"});
     if (!o.positional.empty()) throw UsageError("stats takes no file argument");
+    if (o.json && has_flag(o, "--markdown")) throw UsageError("stats takes --json or --markdown, not both");
     if (has_flag(o, "--markdown")) {
         std::cout << summary_stats_markdown();
     } else if (o.json) {

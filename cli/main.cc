@@ -1,6 +1,7 @@
 // pfsim: the command-line front end. Exit status: 0 success, 1 a check failed
 // (e.g. --verify found a mismatch), 2 bad input (usage, configuration, trace).
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -8,7 +9,19 @@
 
 #include "cli/commands.h"
 
+namespace {
+
+// SystemC's own handler, except that what it displays goes to stderr: stdout
+// carries --json documents.
+void report_to_stderr(const sc_core::sc_report& report, const sc_core::sc_actions& actions) {
+    if (actions & sc_core::SC_DISPLAY) std::cerr << "pfsim: " << sc_core::sc_report_compose_message(report) << std::endl;
+    sc_core::sc_report_handler::default_handler(report, actions & ~sc_core::SC_DISPLAY);
+}
+
+}  // namespace
+
 int sc_main(int argc, char** argv) {
+    sc_core::sc_report_handler::set_handler(report_to_stderr);
     // sc_stop() would print an info line on stdout, in the middle of --json output.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                             sc_core::SC_DO_NOTHING);

@@ -1,6 +1,7 @@
 #include "model/config/config.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -73,6 +74,8 @@ Config Config::from_preset(const std::string& name) {
 }
 
 void Config::load_file(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw ConfigError(path + ": is a directory, not a configuration file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw ConfigError(path + ": cannot read the configuration file");
     std::ostringstream text;
@@ -228,6 +231,10 @@ void Config::validate() const {
     const uint64_t gm_size = bytes("gm.size");
     if (gm_size % bytes("gm.interleave") != 0) fail("gm.interleave", "does not divide gm.size");
     if (line > gm_size) fail("l2.line_bytes", "larger than gm.size");
+    if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
+    // Below this a cycle lasts over a microsecond: the simulated times of a
+    // kernel (and the run's time) grow beyond what any a2a3 part shows.
+    if (frequency("chip.clock") < 1e6) fail("chip.clock", "below 1 MHz");
     if (count("sdma.queue_depth") < 2) fail("sdma.queue_depth", "must be at least 2");
     if (count("sdma.queue_depth") > 65535) fail("sdma.queue_depth", "must fit the 16-bit task id");
     // The engine's status registers start at 0x100 of each channel's block (sdma_engine.h).

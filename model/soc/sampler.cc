@@ -25,9 +25,14 @@ void Sampler::thread() {
         last_misses_ = soc_.l2.stats().misses;
         first_time_ = last_time_;
         last_sdma_ = sdma_bytes();
+        Tick step = interval_;
         do {
-            sc_core::wait(sc_core::sc_time::from_value(interval_));
+            sc_core::wait(sc_core::sc_time::from_value(step));
             sample();
+            if (samples_.t_ns.size() == kMaxSamples) {
+                halve();
+                step *= 2;
+            }
         } while (active_());
     }
 }
@@ -80,6 +85,18 @@ void Sampler::sample() {
     last_write_ = write;
     last_hits_ = l.hits;
     last_misses_ = l.misses;
+}
+
+void Sampler::halve() {
+    auto pairs = [](std::vector<double>& v, bool last) {
+        for (size_t i = 0; 2 * i + 1 < v.size(); ++i) v[i] = last ? v[2 * i + 1] : (v[2 * i] + v[2 * i + 1]) / 2;
+        v.resize(v.size() / 2);
+    };
+    pairs(samples_.t_ns, true);  // an interval ends at its second half's end
+    pairs(samples_.gm_read_gbps, false);
+    pairs(samples_.gm_write_gbps, false);
+    pairs(samples_.sdma_gbps, false);
+    pairs(samples_.l2_hit_rate, false);
 }
 
 Sampler::Series Sampler::series(size_t points) const {

@@ -22,6 +22,10 @@ public:
         pid_ = 0;  // a new recorder names its processes again
     }
     // Samples every interval from now while `active()` holds, then once more.
+    // A run that reaches kMaxSamples samples has each pair of them merged and
+    // samples half as often from then on (memory and time stay bounded however
+    // small the interval or long the run).
+    static constexpr size_t kMaxSamples = 4096;
     void start(std::function<bool()> active);
 
     // The samples of the last run, at most `points` of them (neighbours averaged);
@@ -34,6 +38,7 @@ public:
 private:
     void thread();
     void sample();
+    void halve();
     uint64_t sdma_bytes() const;
 
     Soc& soc_;

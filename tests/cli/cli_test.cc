@@ -103,6 +103,37 @@ TEST(Cli, BadConfigurationExitsTwoBeforeSimulating) {
     EXPECT_EQ(pfsim("config --bogus").status, 2);
 }
 
+// Values that used to be accepted and then crashed (an L2 larger than GM: a
+// bad_alloc reported on stdout), hung (a 1 Hz clock) or were read as nothing
+// (a directory as --config) are refused up front.
+TEST(Cli, ValuesThatCannotWorkAreRefusedUpFront) {
+    struct Case {
+        std::string args, names;
+    };
+    for (const Case& c : {Case{"run prefetch_copy --set l2.size=16TiB --set l2.ways=1", "l2.size: larger than gm.size"},
+                          Case{"run prefetch_copy --set chip.clock=1Hz", "chip.clock: below 1 MHz"},
+                          Case{"config --config .", ".: is a directory"},
+                          Case{"config --json --markdown", "not both"},
+                          Case{"stats --json --markdown", "not both"}}) {
+        const Result r = pfsim(c.args);
+        EXPECT_EQ(r.status, 2) << c.args;
+        EXPECT_EQ(r.out, "") << c.args;
+        EXPECT_NE(r.err.find(c.names), std::string::npos) << c.args << ": " << r.err;
+    }
+    // An L2 as large as GM is allowed (the limit is not off by one).
+    EXPECT_EQ(pfsim("config --set gm.size=256MiB --set l2.size=256MiB --set l2.ways=16").status, 0);
+}
+
+// A tiny sample interval (1 ps) no longer runs without bound: the sampler
+// merges pairs of samples and halves its rate whenever it holds 4096.
+TEST(Run, ATinySampleIntervalStaysBounded) {
+    const Result r = pfsim("run prefetch_copy --json --set trace.sample_interval=1ps");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["series"]["t_ns"].size(), 200u);
+    EXPECT_NEAR(j["series"]["t_ns"].back().get<double>(), j["kernel_time_ns"].get<double>(), 0.02 * j["kernel_time_ns"].get<double>());
+}
+
 TEST(Cli, ConfigPrintsTheResolvedConfiguration) {
     const Result r = pfsim("config --json --set l2.ways=24");
     ASSERT_EQ(r.status, 0) << r.err;
