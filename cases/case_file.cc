@@ -355,9 +355,11 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
             c.params[std::string(k.str())] = i ? static_cast<double>(*i) : *d;
         }
     }
+    std::set<std::string> overridden;
     for (const std::string& o : overrides) {
         const size_t eq = o.find('=');
         const std::string key = o.substr(0, eq);
+        if (!overridden.insert(key).second) throw CaseError("--arg " + key + " given twice");
         if (eq == std::string::npos || !c.params.count(key)) {
             std::string known;
             for (const auto& [k, v] : c.params) known += (known.empty() ? "" : ", ") + k;

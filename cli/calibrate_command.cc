@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/children.h"
+#include "loader/embedded_files.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/plot.h"
@@ -122,6 +123,12 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     std::string same_line;
     for (int i = 0; i < 2000; ++i) same_line += "R 0x1000 64\n";
     const std::string hit_trace = write_trace(dir, "hit.trace", same_line);
+    std::string chase;  // traces/examples/pointer_chase.trace, as built in: calibrate runs from any directory
+    for (const EmbeddedFile& f : embedded_files("traces")) {
+        if (std::string(f.path) == "examples/pointer_chase.trace") chase.assign(f.content, f.size);
+    }
+    if (chase.empty()) throw std::runtime_error("pfsim was built without traces/examples/pointer_chase.trace");
+    const std::string chase_trace = write_trace(dir, "pointer_chase.trace", chase);
     const double hit_ns = static_cast<double>(cfg.time("l2.hit_latency")) / 1e3;
     const double miss_ns =
         static_cast<double>(cfg.time("l2.hit_latency") + cfg.time("l2.miss_latency") + cfg.time("gm.read_latency")) / 1e3;
@@ -167,7 +174,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
          [&](const auto& r) { return field(r[0], {"sim_time_ns"}) / 2000; }},
         {"miss_latency", "pointer chase over 1 GiB, time per read", "ns",
          "the model's l2.hit_latency + l2.miss_latency + gm.read_latency", miss_ns * 0.95, miss_ns * 1.05,
-         {{"replay", "traces/examples/pointer_chase.trace", "--json"}},
+         {{"replay", chase_trace, "--json"}},
          [&](const auto& r) { return field(r[0], {"sim_time_ns"}) / 2000; }},
         {"sdma_peak", "SDMA prefetch of 256 MiB in one request", "GB/s", "MEAS about 280 GB/s peak",
          280 * 0.95, 280 * 1.05,

@@ -110,6 +110,9 @@ int cmd_check(const std::vector<std::string>& args) {
         const std::vector<ChildRun> pair = run_children(runs, 2);
         const api::RunResult off = run_result(pair[0]);
         api::RunResult on = run_result(pair[1]);
+        for (const ChildRun& c : pair) {  // bad input to a run is bad input to check: its message, exit 2
+            if (c.status == 2) throw api::BadInput(k->name + ": " + run_result(c).error);
+        }
         if (on.advised && runs.size() == 3) {
             on.advisor.what_if = measured_what_if(off, on, run_result(pair[2]));
             // Each advised site removed: the prefetch-on run with that line's prefetches dropped.

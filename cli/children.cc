@@ -29,15 +29,15 @@ std::string self_path() {
     return exe;
 }
 
-// Starts one child with stdout to `out` and stderr discarded.
-pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& out) {
+// Starts one child with stdout to `out` and stderr to `err`.
+pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& out, const std::string& err) {
     std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -52,7 +52,15 @@ api::RunResult run_result(const ChildRun& child) {
         return api::from_json(child.summary);
     } catch (const api::BadInput& e) {
         api::RunResult r;
-        r.error = child.summary.is_discarded() ? "the run printed no summary" : e.what();
+        r.error = e.what();
+        if (child.summary.is_discarded()) {
+            // What the child said on stderr, its last line without the "pfsim: " prefix.
+            std::string said = child.error_output;
+            while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+            said = said.substr(said.rfind('\n') == std::string::npos ? 0 : said.rfind('\n') + 1);
+            if (said.rfind("pfsim: ", 0) == 0) said = said.substr(7);
+            r.error = said.empty() ? "the run printed no summary (exit " + std::to_string(child.status) + ")" : said;
+        }
         return r;
     }
 }
@@ -96,9 +104,10 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
     std::map<pid_t, size_t> running;
     size_t next = 0, done = 0;
     auto out_path = [&](size_t i) { return std::string(dir) + "/" + std::to_string(i) + ".json"; };
+    auto err_path = [&](size_t i) { return std::string(dir) + "/" + std::to_string(i) + ".err"; };
     while (done < runs.size()) {
         while (next < runs.size() && running.size() < std::max(1u, jobs)) {
-            running[spawn(exe, runs[next], out_path(next))] = next;
+            running[spawn(exe, runs[next], out_path(next), err_path(next))] = next;
             ++next;
         }
         int status = 0;
@@ -112,7 +121,12 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
         std::stringstream text;
         text << in.rdbuf();
         results[i].summary = nlohmann::json::parse(text.str(), nullptr, false);
+        std::ifstream err(err_path(i));
+        std::stringstream said;
+        said << err.rdbuf();
+        results[i].error_output = said.str();
         std::remove(out_path(i).c_str());
+        std::remove(err_path(i).c_str());
         ++done;
         if (progress) progress(done, runs.size());
     }

@@ -15,6 +15,7 @@ namespace pfsim {
 struct ChildRun {
     int status = -1;
     nlohmann::json summary;  // discarded when the child printed no JSON
+    std::string error_output;  // what the child wrote on stderr
 };
 
 // Runs every argument list; `progress(done, total)` is called as children end.

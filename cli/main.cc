@@ -1,6 +1,9 @@
 // pfsim: the command-line front end. Exit status: 0 success, 1 a check failed
 // (e.g. --verify found a mismatch), 2 bad input (usage, configuration, trace).
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -26,7 +29,13 @@ int sc_main(int argc, char** argv) {
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                             sc_core::SC_DO_NOTHING);
     std::vector<std::string> args(argv + 1, argv + argc);
-    return pfsim::run_cli(args);
+    const int status = pfsim::run_cli(args);
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {  // a full disk, a closed pipe
+        std::cerr << "pfsim: cannot write to standard output: " << std::strerror(errno) << "\n";
+        return 2;
+    }
+    return status;
 }
 
 // Our own main (it takes precedence over libsystemc's) only to silence the

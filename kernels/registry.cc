@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <new>
+#include <set>
 #include <stdexcept>
 
 #include "cases/case_file.h"
@@ -36,10 +37,12 @@ KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::strin
         out[name] = v;
     };
     for (const KernelArgSpec& a : k.args()) parse(a.name, a.default_value);
+    std::set<std::string> given;
     for (const std::string& s : assignments) {
         const size_t eq = s.find('=');
         if (eq == std::string::npos) throw std::invalid_argument("kernel " + k.name() + ": --arg " + s + ": expected name=value");
         const std::string name = s.substr(0, eq);
+        if (!given.insert(name).second) throw std::invalid_argument("kernel " + k.name() + ": --arg " + name + " given twice");
         bool known = false;
         std::string list;
         for (const KernelArgSpec& a : k.args()) {

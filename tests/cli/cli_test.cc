@@ -1,9 +1,10 @@
 // End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -122,6 +123,32 @@ TEST(Cli, ValuesThatCannotWorkAreRefusedUpFront) {
     }
     // An L2 as large as GM is allowed (the limit is not off by one).
     EXPECT_EQ(pfsim("config --set gm.size=256MiB --set l2.size=256MiB --set l2.ways=16").status, 0);
+}
+
+// A child run's bad input reaches check's user as its message and exit 2 (it
+// was "the run printed no summary", exit 1); a repeated --arg is refused; a
+// summary that cannot be written (a full disk) is an error, not exit 0.
+TEST(Cli, ErrorsAreNeverLost) {
+    const Result inject = pfsim("check prefetch_copy --inject bogus");
+    EXPECT_EQ(inject.status, 2);
+    EXPECT_NE(inject.err.find("prefetch_copy: unknown fault 'bogus' for --inject"), std::string::npos) << inject.err;
+    const Result trace = pfsim("check prefetch_copy --trace /nonexistent/dir/p");
+    EXPECT_EQ(trace.status, 2);
+    EXPECT_NE(trace.err.find("/nonexistent/dir/p.prefetch_copy.off.json: cannot write the trace file"), std::string::npos)
+        << trace.err;
+    const Result twice = pfsim("run gather_rows --arg rows=4 --arg rows=8");
+    EXPECT_EQ(twice.status, 2);
+    EXPECT_NE(twice.err.find("--arg rows given twice"), std::string::npos) << twice.err;
+    EXPECT_EQ(pfsim("run kernels/cases/weight_warm/case.toml --arg rows=512 --arg rows=1024").status, 2);
+    auto to = [](const std::string& where) {
+        const std::string err = tmp("full.err");
+        const int raw = std::system((std::string(std::getenv("PFSIM")) + " config --json >" + where + " 2>" + err).c_str());
+        return Result{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, "", slurp(err)};
+    };
+    const Result full = to("/dev/full");
+    EXPECT_EQ(full.status, 2);
+    EXPECT_NE(full.err.find("cannot write to standard output"), std::string::npos) << full.err;
+    EXPECT_EQ(to("/dev/null").status, 0);  // the control: a writable stdout
 }
 
 // A tiny sample interval (1 ps) no longer runs without bound: the sampler
@@ -353,6 +380,16 @@ TEST(Calibrate, EveryFigureInToleranceAndAFigureThatIsNot) {
     const std::string html = slurp(page);
     EXPECT_NE(html.find("data-plot=\"gm_bandwidth\""), std::string::npos);
     EXPECT_NE(html.find("data-plot=\"working_set\""), std::string::npos);
+}
+
+// The pointer chase is built in: calibrate no longer needs the repository as
+// its working directory (it failed miss_latency elsewhere).
+TEST(Calibrate, RunsFromAnyDirectory) {
+    const std::string out = tmp("elsewhere.txt");
+    const std::string exe = std::filesystem::absolute(std::getenv("PFSIM")).string();
+    const int raw = std::system(("cd " + tmp("") + " && " + exe + " calibrate --only miss_latency >" + out + " 2>&1").c_str());
+    EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 0) << slurp(out);
+    EXPECT_NE(slurp(out).find("0 out of tolerance"), std::string::npos) << slurp(out);
 }
 
 TEST(Docs, ConfigurationReferenceIsCurrent) {
