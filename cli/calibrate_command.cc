@@ -219,7 +219,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
             runs.push_back(r);
         }
     }
-    const unsigned jobs = static_cast<unsigned>(std::stoul(value_of(o, "--jobs", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))))));
+    const unsigned jobs = jobs_option(o);
     const std::vector<ChildRun> results = run_children(runs, std::max(1u, jobs));
     nlohmann::json rows = nlohmann::json::array();
     int failed = 0;

@@ -1,5 +1,7 @@
 #include "cli/options.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -45,6 +47,16 @@ bool has_flag(const CommonOptions& o, const std::string& flag) {
 std::string value_of(const CommonOptions& o, const std::string& option, const std::string& fallback) {
     auto it = o.values.find(option);
     return it == o.values.end() || it->second.empty() ? fallback : it->second.back();
+}
+
+unsigned jobs_option(const CommonOptions& o) {
+    const std::string v = value_of(o, "--jobs", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v.c_str(), &end, 10);
+    if (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' || n == 0 || n > 256) {
+        throw UsageError("--jobs takes a whole number from 1 to 256, not '" + v + "'");
+    }
+    return static_cast<unsigned>(n);
 }
 
 Config resolve_config(const CommonOptions& options) {

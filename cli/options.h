@@ -34,6 +34,10 @@ bool has_flag(const CommonOptions& o, const std::string& flag);
 // The last value of a valued option, or `fallback`.
 std::string value_of(const CommonOptions& o, const std::string& option, const std::string& fallback);
 
+// --jobs N: a whole number from 1 to 256 (default: the machine's processors);
+// throws UsageError otherwise.
+unsigned jobs_option(const CommonOptions& o);
+
 // Preset, then --config files in order, then --set in order; validated.
 Config resolve_config(const CommonOptions& options);
 

@@ -84,15 +84,14 @@ int cmd_sweep(const std::vector<std::string>& args) {
     }
     resolve_config(o);
     std::vector<Grid> grids;
-    for (const std::string& g : o.values["--grid"]) grids.push_back(parse_grid(g, kernel, target.target, o));
-    if (grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
-    unsigned jobs = 0;
-    const std::string jobs_text = value_of(o, "--jobs", std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
-    try {
-        jobs = static_cast<unsigned>(std::stoul(jobs_text));
-    } catch (const std::exception&) {
+    for (const std::string& g : o.values["--grid"]) {
+        grids.push_back(parse_grid(g, kernel, target.target, o));
+        for (size_t i = 0; i + 1 < grids.size(); ++i) {
+            if (grids[i].key == grids.back().key) throw UsageError("--grid " + grids.back().key + " given twice");
+        }
     }
-    if (jobs == 0) throw UsageError("--jobs takes a positive number, not '" + jobs_text + "'");
+    if (grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
+    const unsigned jobs = jobs_option(o);
 
     // The cartesian product, first grid slowest.
     std::vector<std::vector<std::string>> points = {{}};

@@ -140,6 +140,14 @@ TEST(Cli, ErrorsAreNeverLost) {
     EXPECT_EQ(twice.status, 2);
     EXPECT_NE(twice.err.find("--arg rows given twice"), std::string::npos) << twice.err;
     EXPECT_EQ(pfsim("run kernels/cases/weight_warm/case.toml --arg rows=512 --arg rows=1024").status, 2);
+    for (const char* bad : {"sweep prefetch_copy --grid l2.ways=12 --jobs -1", "calibrate --only hit_latency --jobs 0",
+                            "sweep prefetch_copy --grid l2.ways=12 --grid l2.ways=12"}) {
+        const Result r = pfsim(bad);
+        EXPECT_EQ(r.status, 2) << bad;
+        EXPECT_TRUE(r.err.find("--jobs takes a whole number") != std::string::npos ||
+                    r.err.find("--grid l2.ways given twice") != std::string::npos)
+            << bad << ": " << r.err;
+    }
     auto to = [](const std::string& where) {
         const std::string err = tmp("full.err");
         const int raw = std::system((std::string(std::getenv("PFSIM")) + " config --json >" + where + " 2>" + err).c_str());
