@@ -87,6 +87,14 @@ RunResult DeviceSession::run(DeviceCall& c) {
             insight::weigh_by_critical_path(result.advisor, task_spans(result));
             result.advised = true;
         }
+        if (trace) {
+            s.platform.attach_trace(nullptr);
+            try {
+                trace->close();
+            } catch (const std::runtime_error& e) {  // the trace file could not be written
+                throw BadInput(e.what());
+            }
+        }
     } catch (const CaseError& e) {
         throw BadInput(e.what());
     } catch (const rt::OrchestrationError& e) {

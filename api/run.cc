@@ -237,6 +237,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             result.advised = true;
         }
         if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);
+        if (trace) {
+            platform.attach_trace(nullptr);
+            trace->close();
+        }
         for (const std::string& site : request.dropped_sites) {
             if (!rt::dropped_site_counts().count(site)) {
                 result.warnings.push_back("--drop-prefetch " + site + ": no prefetch was posted from that line");

@@ -220,6 +220,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
         }
     }
     const unsigned jobs = jobs_option(o);
+    check_writable(value_of(o, "--html", ""));
     const std::vector<ChildRun> results = run_children(runs, std::max(1u, jobs));
     nlohmann::json rows = nlohmann::json::array();
     int failed = 0;
@@ -258,9 +259,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     }
     const std::string html = value_of(o, "--html", "");
     if (!html.empty()) {
-        std::ofstream page(user_path(html));
-        if (!page) throw UsageError(html + ": cannot write");
-        page << html_page("pfsim calibrate", curves(o, jobs, hex_trace));
+        write_output(html, html_page("pfsim calibrate", curves(o, jobs, hex_trace)));
     }
     for (const char* f : {"hit.trace", "ws160.trace", "ws256.trace"}) std::remove((dir + "/" + f).c_str());
     for (uint64_t mib : {32, 64, 128, 160, 192, 224, 256, 384, 512}) {

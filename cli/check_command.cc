@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,7 @@ int cmd_check(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, flags, valued);
     resolve_config(o);  // bad configuration: exit 2 before running anything
     const SanitizeOptions sanitize = sanitize_options(o);
+    check_writable(value_of(o, "--junit", ""));
     // What to check: built-in kernels by name, case files by path.
     struct Item {
         std::string name, target;
@@ -199,8 +201,7 @@ int cmd_check(const std::vector<std::string>& args) {
     }
     const std::string junit = value_of(o, "--junit", "");
     if (!junit.empty()) {
-        std::ofstream x(user_path(junit));
-        if (!x) throw UsageError("cannot write " + junit);
+        std::ostringstream x;
         x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"pfsim check\" tests=\"" << kernels.size()
           << "\" failures=\"" << failed << "\">\n";
         for (const auto& row : rows) {
@@ -213,6 +214,7 @@ int cmd_check(const std::vector<std::string>& args) {
             }
         }
         x << "</testsuite>\n";
+        write_output(junit, x.str());
     }
     if (failed > sanitizer_failed) return 1;
     return sanitizer_failed ? sanitize.error_exitcode : 0;

@@ -3,7 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 namespace pfsim {
 
@@ -57,6 +61,25 @@ unsigned jobs_option(const CommonOptions& o) {
         throw UsageError("--jobs takes a whole number from 1 to 256, not '" + v + "'");
     }
     return static_cast<unsigned>(n);
+}
+
+void check_writable(const std::string& path) {
+    if (path.empty()) return;
+    const std::filesystem::path p(user_path(path));
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(p, ec);
+    const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+    if (std::filesystem::is_directory(p, ec)) throw UsageError(path + ": is a directory");
+    if (exists ? access(p.c_str(), W_OK) != 0 : access(dir.c_str(), W_OK) != 0) {
+        throw UsageError(path + ": cannot write (" + std::strerror(errno) + ")");
+    }
+}
+
+void write_output(const std::string& path, const std::string& text) {
+    std::ofstream out(user_path(path), std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw UsageError(path + ": cannot write (" + std::strerror(errno) + ")");
 }
 
 Config resolve_config(const CommonOptions& options) {

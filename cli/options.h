@@ -62,6 +62,13 @@ SanitizeOptions sanitize_options(const CommonOptions& o);
 // The same options for a child run.
 std::vector<std::string> sanitize_args(const SanitizeOptions& s);
 
+// Output files (--csv, --html, --junit): check_writable at the start of a
+// command, so an unwritable path fails before anything runs; write_output at
+// the end, which throws UsageError when any byte does not reach the file (a
+// full disk). Both name the path. `path` as the user gave it.
+void check_writable(const std::string& path);
+void write_output(const std::string& path, const std::string& text);
+
 // A path as the user meant it: relative to their directory under `bazel run`.
 std::string user_path(const std::string& path);
 

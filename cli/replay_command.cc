@@ -36,6 +36,13 @@ int cmd_replay(const std::vector<std::string>& args) {
     Replay replay("replay", cfg, soc, trace, ro);
     sc_core::sc_start();
     const ReplayResult& r = replay.result();
+    if (recorder) {
+        try {
+            recorder->close();
+        } catch (const std::runtime_error& e) {
+            throw TraceError(e.what());
+        }
+    }
 
     nlohmann::json summary = {
         {"schema", kSummarySchema},

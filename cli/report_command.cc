@@ -103,6 +103,7 @@ int cmd_report(const std::vector<std::string>& args) {
     if (o.positional.empty() || o.positional.size() > 2) throw UsageError("report takes one or two files: A [B]");
     const std::string out = value_of(o, "--html", "");
     if (out.empty()) throw UsageError("report needs --html FILE");
+    check_writable(out);
     std::vector<Document> docs;
     for (const std::string& p : o.positional) docs.push_back(read_document(user_path(p)));
 
@@ -170,9 +171,7 @@ int cmd_report(const std::vector<std::string>& args) {
               << docs[d].kind << "</td></tr>";
     }
     files << "</table>\n";
-    std::ofstream html(user_path(out));
-    if (!html) throw UsageError(out + ": cannot write the report");
-    html << html_page("pfsim report", files.str() + body.str());
+    write_output(out, html_page("pfsim report", files.str() + body.str()));
     std::printf("%s: %d plots\n", out.c_str(), plots);
     return 0;
 }

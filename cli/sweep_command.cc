@@ -92,6 +92,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     }
     if (grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
     const unsigned jobs = jobs_option(o);
+    check_writable(value_of(o, "--csv", ""));
+    check_writable(value_of(o, "--html", ""));
 
     // The cartesian product, first grid slowest.
     std::vector<std::vector<std::string>> points = {{}};
@@ -174,9 +176,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     if (csv_path.empty()) {
         std::cout << csv.str();
     } else {
-        std::ofstream f(user_path(csv_path));
-        if (!f) throw UsageError(csv_path + ": cannot write");
-        f << csv.str();
+        write_output(csv_path, csv.str());
     }
     const std::string html = value_of(o, "--html", "");
     if (!html.empty()) {
@@ -193,9 +193,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
             line_chart("gain", "Gain from prefetch (%; negative: a loss)", {{"gain", xs, gains, 2}},
                        "point (see the list below)", "", 1) +
             labels;
-        std::ofstream f(user_path(html));
-        if (!f) throw UsageError(html + ": cannot write");
-        f << html_page("pfsim sweep " + name, body);
+        write_output(html, html_page("pfsim sweep " + name, body));
     }
     return failed ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 #include "model/trace/recorder.h"
 
+#include <cerrno>
 #include <cinttypes>
+#include <cstring>
 #include <stdexcept>
 
 namespace pfsim {
@@ -17,12 +19,19 @@ std::string quote(const std::string& s) {
 }  // namespace
 
 TraceRecorder::TraceRecorder(const std::string& path, uint64_t max_bytes)
-    : file_(std::fopen(path.c_str(), "wb")), max_bytes_(max_bytes) {
+    : path_(path), file_(std::fopen(path.c_str(), "wb")), max_bytes_(max_bytes) {
     if (!file_) throw std::runtime_error(path + ": cannot write the trace file");
     std::fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", file_);
 }
 
 TraceRecorder::~TraceRecorder() {
+    try {
+        close();
+    } catch (const std::runtime_error&) {
+    }
+}
+
+void TraceRecorder::close() {
     if (!file_) return;
     if (truncated_) {
         std::string note = "{\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,\"ts\":" + ts(last_) +
@@ -30,7 +39,10 @@ TraceRecorder::~TraceRecorder() {
         std::fprintf(file_, "%s%s", first_ ? "" : ",\n", note.c_str());
     }
     std::fputs("\n]}\n", file_);
-    std::fclose(file_);
+    const bool failed = std::ferror(file_) != 0;
+    const bool closed = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (failed || !closed) throw std::runtime_error(path_ + ": cannot write the trace file (" + std::strerror(errno) + ")");
 }
 
 std::string TraceRecorder::ts(Tick t) {

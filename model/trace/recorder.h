@@ -17,7 +17,10 @@ namespace pfsim {
 class TraceRecorder {
 public:
     TraceRecorder(const std::string& path, uint64_t max_bytes);
-    ~TraceRecorder();
+    ~TraceRecorder();  // closes the file if close() was not called (errors then unreported)
+    // Ends the document and closes the file; throws std::runtime_error naming
+    // the path when any byte did not reach it (a full disk).
+    void close();
     TraceRecorder(const TraceRecorder&) = delete;
     TraceRecorder& operator=(const TraceRecorder&) = delete;
 
@@ -46,6 +49,7 @@ private:
     void emit(const std::string& event);
     static std::string ts(Tick t);
 
+    std::string path_;
     FILE* file_;
     uint64_t max_bytes_;
     uint64_t bytes_ = 0;

@@ -157,6 +157,18 @@ TEST(Cli, ErrorsAreNeverLost) {
     EXPECT_EQ(full.status, 2);
     EXPECT_NE(full.err.find("cannot write to standard output"), std::string::npos) << full.err;
     EXPECT_EQ(to("/dev/null").status, 0);  // the control: a writable stdout
+    // The same for every file a command writes; an unwritable path fails before anything runs.
+    for (const char* args : {"run prefetch_copy --trace /dev/full", "check prefetch_copy --junit /dev/full",
+                             "sweep prefetch_copy --grid l2.ways=12 --csv /dev/full",
+                             "replay traces/examples/stream_prefetch.trace --trace /dev/full"}) {
+        const Result r = pfsim(args);
+        EXPECT_EQ(r.status, 2) << args;
+        EXPECT_NE(r.err.find("/dev/full: cannot write"), std::string::npos) << args << ": " << r.err;
+    }
+    const Result early = pfsim("sweep prefetch_copy --grid l2.ways=12 --csv /nonexistent/x.csv");
+    EXPECT_EQ(early.status, 2);
+    EXPECT_NE(early.err.find("/nonexistent/x.csv: cannot write"), std::string::npos) << early.err;
+    EXPECT_EQ(early.err.find("points done"), std::string::npos) << early.err;  // nothing ran
 }
 
 // A tiny sample interval (1 ps) no longer runs without bound: the sampler
