@@ -61,7 +61,7 @@ int cmd_diff(const std::vector<std::string>& args) {
         try {
             size_t used = 0;
             limit = std::stod(text, &used);
-            if (used != text.size() || limit < 0) throw std::invalid_argument("");
+            if (used != text.size() || !std::isfinite(limit) || limit < 0) throw std::invalid_argument("");
         } catch (const std::exception&) {
             throw UsageError("--max-regression takes a percentage >= 0, not '" + text + "'");
         }
@@ -73,6 +73,13 @@ int cmd_diff(const std::vector<std::string>& args) {
 
     nlohmann::json rows = nlohmann::json::array();
     std::vector<std::string> regressions;
+    if (limit >= 0) {  // under the gate a kernel of A that B lacks is a regression, not a silent drop
+        for (const KernelFigures& ka : a.kernels) {
+            bool paired = false;
+            for (const auto& [pa, pb] : pairs) paired |= pa == &ka;
+            if (!paired) regressions.push_back(ka.name + " is missing from B");
+        }
+    }
     for (const auto& [ka, kb] : pairs) {
         const double delta_pct = ka->time_ns > 0 ? (kb->time_ns - ka->time_ns) / ka->time_ns * 100 : 0;
         nlohmann::json row = {{"name", ka->name},
@@ -82,7 +89,11 @@ int cmd_diff(const std::vector<std::string>& args) {
                               {"delta_pct", delta_pct},
                               {"lanes", compare(ka->lanes, kb->lanes)},
                               {"counters", compare(ka->counters, kb->counters)}};
-        if (limit >= 0 && delta_pct > limit) {
+        if (limit >= 0 && ka->time_ns <= 0) {  // no percentage to gate on
+            regressions.push_back(ka->name + " has no time in A: B cannot be compared with it");
+        } else if (limit >= 0 && kb->time_ns <= 0) {
+            regressions.push_back(ka->name + " has no time in B (it failed or did not run)");
+        } else if (limit >= 0 && delta_pct > limit) {
             regressions.push_back(ka->name + " is " + std::to_string(delta_pct) + " % slower in B (limit " + text + " %)");
         }
         rows.push_back(row);

@@ -299,6 +299,25 @@ TEST(Diff, ComparesRunsAndGatesOnRegressions) {
     EXPECT_NE(gate.err.find("regression: matmul_tiled"), std::string::npos);
     EXPECT_EQ(pfsim("diff " + on + " " + off + " --max-regression 100").status, 0);
     EXPECT_EQ(pfsim("diff " + on + " " + on + " --max-regression 0").status, 0);
+    // What the gate used to let through: a zero time on either side, a kernel
+    // B lacks, a limit that is not a number.
+    nlohmann::json zero = nlohmann::json::parse(slurp(on));
+    zero["kernel_time_ns"] = 0;
+    const std::string z = tmp("zero.json");
+    std::ofstream(z) << zero.dump();
+    const Result from_zero = pfsim("diff " + z + " " + on + " --max-regression 5");
+    EXPECT_EQ(from_zero.status, 1);
+    EXPECT_NE(from_zero.err.find("has no time in A"), std::string::npos) << from_zero.err;
+    const Result to_zero = pfsim("diff " + on + " " + z + " --max-regression 5");
+    EXPECT_EQ(to_zero.status, 1);
+    EXPECT_NE(to_zero.err.find("has no time in B"), std::string::npos) << to_zero.err;
+    const std::string one = pfsim::test::write_file("one.csv", "Op Name,Task Duration(us),Block Dim\nmatmul_tiled,51.25,2\n");
+    const std::string two = pfsim::test::write_file("two.csv", "Op Name,Task Duration(us),Block Dim\nmatmul_tiled,51.25,2\nprefetch_copy,4.1,1\n");
+    const Result missing = pfsim("diff " + two + " " + one + " --max-regression 5");
+    EXPECT_EQ(missing.status, 1) << missing.err;
+    EXPECT_NE(missing.err.find("prefetch_copy is missing from B"), std::string::npos) << missing.err;
+    EXPECT_EQ(pfsim("diff " + two + " " + two + " --max-regression 5").status, 0);
+    EXPECT_EQ(pfsim("diff " + on + " " + on + " --max-regression nan").status, 2);
 }
 
 TEST(Diff, ComparesChecksTracesAndOnboardProfiles) {
