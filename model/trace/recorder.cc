@@ -51,15 +51,19 @@ std::string TraceRecorder::ts(Tick t) {
     return buf;
 }
 
-void TraceRecorder::emit(const std::string& event) {
+void TraceRecorder::emit(const std::string& event) { emit_together(event, ""); }
+
+void TraceRecorder::emit_together(const std::string& first, const std::string& second) {
     if (truncated_) return;
-    if (bytes_ + event.size() + 2 > max_bytes_) {
+    const uint64_t size = first.size() + 2 + (second.empty() ? 0 : second.size() + 2);
+    if (bytes_ + size > max_bytes_) {  // both or neither: no flow or span is left open
         truncated_ = true;
         return;
     }
-    std::fprintf(file_, "%s%s", first_ ? "" : ",\n", event.c_str());
+    std::fprintf(file_, "%s%s", first_ ? "" : ",\n", first.c_str());
+    if (!second.empty()) std::fprintf(file_, ",\n%s", second.c_str());
     first_ = false;
-    bytes_ += event.size() + 2;
+    bytes_ += size;
 }
 
 int TraceRecorder::process(const std::string& name, int sort_index) {
@@ -100,16 +104,16 @@ void TraceRecorder::async_span(int pid, const std::string& cat, const std::strin
                                  std::snprintf(b, sizeof b, "%" PRIx64, id);
                                  return std::string(b);
                              }() + "\"";
-    emit(head + ",\"ph\":\"b\",\"ts\":" + ts(start) + ",\"args\":{" + args + "}}");
-    emit(head + ",\"ph\":\"e\",\"ts\":" + ts(std::max(start, end)) + "}");
+    emit_together(head + ",\"ph\":\"b\",\"ts\":" + ts(start) + ",\"args\":{" + args + "}}",
+                  head + ",\"ph\":\"e\",\"ts\":" + ts(std::max(start, end)) + "}");
 }
 
 void TraceRecorder::flow(uint64_t id, int from_pid, int from_tid, Tick from, int to_pid, int to_tid, Tick to) {
     const std::string idtext = std::to_string(id);
-    emit("{\"ph\":\"s\",\"cat\":\"prefetch\",\"name\":\"prefetch\",\"id\":" + idtext + ",\"pid\":" +
-         std::to_string(from_pid) + ",\"tid\":" + std::to_string(from_tid) + ",\"ts\":" + ts(from) + "}");
-    emit("{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"prefetch\",\"name\":\"prefetch\",\"id\":" + idtext + ",\"pid\":" +
-         std::to_string(to_pid) + ",\"tid\":" + std::to_string(to_tid) + ",\"ts\":" + ts(to) + "}");
+    emit_together("{\"ph\":\"s\",\"cat\":\"prefetch\",\"name\":\"prefetch\",\"id\":" + idtext + ",\"pid\":" +
+                      std::to_string(from_pid) + ",\"tid\":" + std::to_string(from_tid) + ",\"ts\":" + ts(from) + "}",
+                  "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"prefetch\",\"name\":\"prefetch\",\"id\":" + idtext +
+                      ",\"pid\":" + std::to_string(to_pid) + ",\"tid\":" + std::to_string(to_tid) + ",\"ts\":" + ts(to) + "}");
 }
 
 void TraceRecorder::counter(int pid, const std::string& name, Tick at, const std::string& series, double value) {

@@ -47,6 +47,9 @@ public:
 
 private:
     void emit(const std::string& event);
+    // Two events that only make sense together (a flow's ends, a span's ends):
+    // both are written, or, at trace.max_bytes, neither.
+    void emit_together(const std::string& first, const std::string& second);
     static std::string ts(Tick t);
 
     std::string path_;
