@@ -37,12 +37,11 @@ template <typename T>
 constexpr int kPairElements = 8 / static_cast<int>(sizeof(T));
 
 template <typename Tl>
-constexpr void sort_tile_check(const char* instruction) {
+constexpr void sort_tile_check() {
     using T = typename Tl::DType;
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, half>, "TSORT32 / TMRGSORT: tiles of float or half");
     static_assert(Tl::type == TileType::Vec && Tl::blayout == BLayout::RowMajor,
                   "TSORT32 / TMRGSORT: row-major vector (UB) tiles");
-    (void)instruction;
 }
 template <typename Tl>
 PFSIM_TILE_COMPUTE SortPair read_pair(const Tl& t, int row, int k) {
@@ -92,7 +91,7 @@ inline std::vector<SortPair> merge_pairs(const std::vector<std::vector<SortPair>
 }
 template <typename S>
 PFSIM_TILE_COMPUTE std::vector<SortPair> sorted_list(const char* instruction, const S& src) {
-    sort_tile_check<S>(instruction);
+    sort_tile_check<S>();
     static_assert(S::rows == 1, "TMRGSORT: one-row tiles");
     const int pe = kPairElements<typename S::DType>;
     if (src.GetValidCol() % pe) fail(instruction, "a list's valid columns are not whole value-index pairs");
@@ -112,8 +111,8 @@ namespace detail {
 template <typename D, typename S, typename I>
 PFSIM_TILE_COMPUTE void sort32(const char* instruction, D& dst, S& src, I& idx, bool tail) {
     using T = typename S::DType;
-    sort_tile_check<D>(instruction);
-    sort_tile_check<S>(instruction);
+    sort_tile_check<D>();
+    sort_tile_check<S>();
     static_assert(std::is_same_v<T, typename D::DType>, "TSORT32: dst and src differ in element type");
     static_assert(std::is_same_v<typename I::DType, uint32_t>, "TSORT32: the indices are a uint32_t tile");
     const int rows = src.GetValidRow(), cols = src.GetValidCol();
@@ -155,7 +154,7 @@ template <typename D, typename S, typename... Events>
 PFSIM_TILE_COMPUTE void TMRGSORT(D& dst, S& src, uint32_t block_len, Events&...) {
     using T = typename S::DType;
     static_assert(std::is_same_v<T, typename D::DType>, "TMRGSORT: dst and src differ in element type");
-    detail::sort_tile_check<D>("TMRGSORT");
+    detail::sort_tile_check<D>();
     static_assert(D::rows == 1, "TMRGSORT: one-row tiles");
     const std::vector<detail::SortPair> all = detail::sorted_list("TMRGSORT", src);
     const int cols = src.GetValidCol();
@@ -185,7 +184,7 @@ PFSIM_TILE_COMPUTE void TMRGSORT(D& dst, S& src, uint32_t block_len, Events&...)
 namespace detail {
 template <bool kExhausted, typename D, typename... Srcs>
 PFSIM_TILE_COMPUTE void merge_lists(D& dst, MrgSortExecutedNumList& executed, Srcs&... srcs) {
-    sort_tile_check<D>("TMRGSORT");
+    sort_tile_check<D>();
     static_assert(D::rows == 1, "TMRGSORT: one-row tiles");
     static_assert((std::is_same_v<typename D::DType, typename Srcs::DType> && ...), "TMRGSORT: the tiles differ in element type");
     const std::vector<std::vector<SortPair>> lists = {sorted_list("TMRGSORT", srcs)...};

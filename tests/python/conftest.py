@@ -17,6 +17,30 @@ def marked_line(path, marker):
     raise KeyError(marker)
 
 
+@pytest.fixture(scope="module")
+def typed_kernels(tmp_path_factory):
+    """Builds a test kernel whose element types a generated header sets, once per
+    (source, header): get(orchestration, source, core_type, header_name,
+    header_text) -> (worker, handle), paths relative to this folder. Each build
+    has its own worker; all close at the module's end."""
+    made = {}
+
+    def get(orchestration, source, core_type, header_name, header_text):
+        key = (source, header_text)
+        if key not in made:
+            inc = tmp_path_factory.mktemp("types")
+            (inc / header_name).write_text(header_text)
+            worker = pfsim.Worker()
+            made[key] = (worker, worker.register(pfsim.Callable(
+                orchestration=os.path.join(HERE, orchestration),
+                incores=[{"func_id": 0, "source": os.path.join(HERE, source), "core_type": core_type}],
+                include_dirs=[str(inc)])))
+        return made[key]
+    yield get
+    for worker, _ in made.values():
+        worker.close()
+
+
 def _byte_copy():
     return pfsim.Callable.from_dict({
         "orchestration": {"source": "kernels/orchestration/byte_copy_orch.cpp",

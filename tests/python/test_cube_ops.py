@@ -2,38 +2,22 @@
 TMATMUL_ACC (both forms), TMATMUL_BIAS, for half, bfloat16 and float operands
 accumulating in float, and int8 operands accumulating exactly in int32."""
 
-import os
-
 import pytest
 import torch
 
-import pfsim
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 M, K, N = 32, 64, 32
 TYPES = {torch.float16: ("pto::half", "float", torch.float32), torch.bfloat16: ("pto::bfloat16_t", "float", torch.float32),
          torch.float32: ("float", "float", torch.float32), torch.int8: ("int8_t", "int32_t", torch.int32)}
 
 
 @pytest.fixture(scope="module")
-def cube(tmp_path_factory):
-    made = {}
-
+def cube(typed_kernels):
     def get(dtype):
-        if dtype not in made:
-            inc = tmp_path_factory.mktemp(f"cube_{str(dtype).split('.')[-1]}")
-            ta, tc, _ = TYPES[dtype]
-            (inc / "cube_types.h").write_text(f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
-                                              f"constexpr int M = {M}, K = {K}, N = {N};\n")
-            worker = pfsim.Worker()
-            made[dtype] = (worker, worker.register(pfsim.Callable(
-                orchestration=os.path.join(HERE, "kernels/orchestration/cube_ops_orch.cpp"),
-                incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aic/kernel_cube_ops.cpp"), "core_type": "aic"}],
-                include_dirs=[str(inc)])))
-        return made[dtype]
-    yield get
-    for worker, _ in made.values():
-        worker.close()
+        ta, tc, _ = TYPES[dtype]
+        return typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
+                             "cube_types.h", f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
+                                             f"constexpr int M = {M}, K = {K}, N = {N};\n")
+    return get
 
 
 @pytest.mark.parametrize("dtype", list(TYPES), ids=lambda d: str(d).split(".")[-1])

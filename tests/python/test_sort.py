@@ -2,35 +2,17 @@
 TGATHER that takes a sorted list apart, against torch.sort, for float and half.
 Pairs are 8 bytes: the value (a half padded to 4 bytes), then its uint32 index."""
 
-import os
-
 import pytest
 import torch
 
-import pfsim
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 N = 256
 CTYPES = {torch.float32: "float", torch.float16: "pto::half"}
 
 
 @pytest.fixture(scope="module")
-def sorter(tmp_path_factory):
-    made = {}
-
-    def get(dtype):
-        if dtype not in made:
-            inc = tmp_path_factory.mktemp(f"sort_{str(dtype).split('.')[-1]}")
-            (inc / "tile_ops_type.h").write_text(f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int N = {N};\n")
-            callable_ = pfsim.Callable(orchestration=os.path.join(HERE, "kernels/orchestration/sort_orch.cpp"),
-                                       incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_sort.cpp"),
-                                                 "core_type": "aiv"}], include_dirs=[str(inc)])
-            worker = pfsim.Worker()
-            made[dtype] = (worker, worker.register(callable_))
-        return made[dtype]
-    yield get
-    for worker, _ in made.values():
-        worker.close()
+def sorter(typed_kernels):
+    return lambda dtype: typed_kernels("kernels/orchestration/sort_orch.cpp", "kernels/aiv/kernel_sort.cpp", "aiv",
+                                       "tile_ops_type.h", f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int N = {N};\n")
 
 
 def run(sorter, dtype, x):

@@ -4,15 +4,9 @@ destination, TROWEXPANDEXPDIF / TCOLEXPANDEXPDIF, and TSTORE with
 AtomicType::AtomicAdd from several cores at once (the L2 adds; a plain TSTORE,
 the negative control, loses all but one block's values)."""
 
-import os
-import struct
-
 import pytest
 import torch
 
-import pfsim
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 R, C, BLOCKS = 8, 64, 4
 CTYPES = {torch.float32: "float", torch.float16: "pto::half", torch.bfloat16: "pto::bfloat16_t",
           torch.int32: "int32_t", torch.int16: "int16_t", torch.int8: "int8_t"}
@@ -21,21 +15,10 @@ TRANSCENDENTAL_RTOL = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16:
 
 
 @pytest.fixture(scope="module")
-def workers(tmp_path_factory):
-    made = {}
-    yield lambda dtype: made.get(dtype) or made.setdefault(dtype, build(tmp_path_factory, dtype))
-    for worker, _ in made.values():
-        worker.close()
-
-
-def build(tmp_path_factory, dtype):
-    inc = tmp_path_factory.mktemp(f"combine_{str(dtype).split('.')[-1]}")
-    (inc / "tile_ops_type.h").write_text(f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
-    callable_ = pfsim.Callable(orchestration=os.path.join(HERE, "kernels/orchestration/tile_combine_orch.cpp"),
-                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_combine.cpp"),
-                                         "core_type": "aiv"}], include_dirs=[str(inc)])
-    worker = pfsim.Worker()
-    return worker, worker.register(callable_)
+def workers(typed_kernels):
+    return lambda dtype: typed_kernels("kernels/orchestration/tile_combine_orch.cpp", "kernels/aiv/kernel_tile_combine.cpp",
+                                       "aiv", "tile_ops_type.h",
+                                       f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
 
 
 def rand(dtype, *shape, seed=0, small=False):

@@ -100,22 +100,10 @@ def inputs(dtype, seed):
 
 
 @pytest.fixture(scope="module")
-def workers(tmp_path_factory):
+def workers(typed_kernels):
     """A worker and the kernel built for each element type."""
-    made = {}
-    yield lambda dtype: made.get(dtype) or made.setdefault(dtype, build(tmp_path_factory, dtype))
-    for worker, _ in made.values():
-        worker.close()
-
-
-def build(tmp_path_factory, dtype):
-    inc = tmp_path_factory.mktemp(f"types_{str(dtype).split('.')[-1]}")
-    (inc / "tile_ops_type.h").write_text(f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
-    callable_ = pfsim.Callable(orchestration=os.path.join(HERE, "kernels/orchestration/tile_ops_orch.cpp"),
-                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_ops.cpp"),
-                                         "core_type": "aiv"}], include_dirs=[str(inc)])
-    worker = pfsim.Worker()
-    return worker, worker.register(callable_)
+    return lambda dtype: typed_kernels("kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp", "aiv",
+                                       "tile_ops_type.h", f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
 
 
 def run_op(workers, dtype, op, seed=0):
