@@ -20,8 +20,8 @@ namespace pfsim::api {
 rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefetch, bool warmup, bool skip_wait);
 
 // A call's tasks (kernels, cores, start, end, dependencies), its log, its
-// violations, warnings and first error into `result`; the cores it used are
-// appended to `launched`. `callable` names each func_id's source.
+// violations, warnings and first error into `result`. `callable` names each
+// func_id's source.
 void add_graph(const CallResult& call, const CallableSpec& callable, const SimPlatform& platform, RunResult& result);
 
 // A call's tasks in the trace: a "tasks" process with a lane per core, a

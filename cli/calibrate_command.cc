@@ -12,10 +12,10 @@
 #include <sstream>
 
 #include "cli/children.h"
-#include "loader/embedded_files.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/plot.h"
+#include "loader/embedded_files.h"
 
 namespace pfsim {
 
@@ -221,7 +221,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     }
     const unsigned jobs = jobs_option(o);
     check_writable(value_of(o, "--html", ""));
-    const std::vector<ChildRun> results = run_children(runs, std::max(1u, jobs));
+    const std::vector<ChildRun> results = run_children(runs, jobs);
     nlohmann::json rows = nlohmann::json::array();
     int failed = 0;
     size_t next = 0;
@@ -261,7 +261,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     if (!html.empty()) {
         write_output(html, html_page("pfsim calibrate", curves(o, jobs, hex_trace)));
     }
-    for (const char* f : {"hit.trace", "ws160.trace", "ws256.trace"}) std::remove((dir + "/" + f).c_str());
+    for (const char* f : {"hit.trace", "pointer_chase.trace", "ws160.trace", "ws256.trace"}) std::remove((dir + "/" + f).c_str());
     for (uint64_t mib : {32, 64, 128, 160, 192, 224, 256, 384, 512}) {
         std::remove((dir + "/ws" + std::to_string(mib) + ".trace").c_str());
     }

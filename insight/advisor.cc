@@ -13,6 +13,11 @@ namespace {
 
 constexpr size_t kNoPost = ~size_t{0};
 
+// Advice, highest estimated gain first (ties keep their order).
+void rank_by_estimate(std::vector<Advice>& advice) {
+    std::stable_sort(advice.begin(), advice.end(),
+                     [](const Advice& a, const Advice& b) { return a.estimated_gain_ns > b.estimated_gain_ns; });
+}
 
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
@@ -191,8 +196,7 @@ void weigh_by_critical_path(AdvisorReport& report, const std::vector<TaskSpan>& 
         a.estimated_gain_ns = 0;
         a.message += "; off the critical path (its task could have ended " + us(least) + " later), so no gain estimated";
     }
-    std::stable_sort(report.advice.begin(), report.advice.end(),
-                     [](const Advice& x, const Advice& y) { return x.estimated_gain_ns > y.estimated_gain_ns; });
+    rank_by_estimate(report.advice);
 }
 
 AdvisorReport Advisor::finish() {
@@ -268,8 +272,7 @@ AdvisorReport Advisor::finish() {
                                 0});
         }
     }
-    std::stable_sort(r.advice.begin(), r.advice.end(),
-                     [](const Advice& a, const Advice& b) { return a.estimated_gain_ns > b.estimated_gain_ns; });
+    rank_by_estimate(r.advice);
     return r;
 }
 

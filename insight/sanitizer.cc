@@ -22,7 +22,6 @@ std::string ns_text(Tick ps) {
     return os.str();
 }
 
-
 }  // namespace
 
 const char* severity_name(Severity s) {
