@@ -10,10 +10,11 @@ namespace pfsim::api {
 rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefetch, bool warmup, bool skip_wait) {
     rt::WorkerOptions wo;
     wo.enable_sdma = enable_sdma;
-    wo.warmup = warmup;
+    // The warm-up pass exists from PTO-ISA 7ddaa823 on (prefetch-protocol.md §7).
+    wo.warmup = warmup && cfg.choice("prefetch.protocol") != "2026-07";
     wo.workspace_bytes = cfg.bytes("prefetch.workspace_bytes");
     wo.warmup_blocks = static_cast<uint32_t>(cfg.count("prefetch.warmup_blocks"));
-    wo.kernel.block_bytes = cfg.bytes("prefetch.block_bytes");
+    wo.kernel.request_bytes = cfg.bytes("prefetch.request_bytes");
     wo.kernel.poll_limit = cfg.count("prefetch.poll_limit");
     wo.kernel.max_posts = cfg.count("prefetch.max_posts");
     wo.kernel.warmup_channel_ps = cfg.time("prefetch.warmup_channel_cost");

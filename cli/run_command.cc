@@ -86,6 +86,13 @@ int cmd_run(const std::vector<std::string>& args) {
                         r.counters["gm"]["read_bytes"].get<unsigned long long>(),
                         r.counters["gm"]["write_bytes"].get<unsigned long long>());
             std::printf("sdma             %llu requests\n", r.counters["sdma"]["requests"].get<unsigned long long>());
+            if (r.counters["sdma"]["requests"].get<uint64_t>() > 0) {
+                const uint64_t request = cfg.bytes("prefetch.request_bytes");
+                std::printf("prefetch         protocol %s, requests of up to %llu %s\n",
+                            cfg.choice("prefetch.protocol").c_str(),
+                            static_cast<unsigned long long>(request % (1 << 20) ? request : request >> 20),
+                            request % (1 << 20) ? "B" : "MiB");
+            }
             if (!r.tasks.empty()) std::printf("tasks            %zu (--json lists them)\n", r.tasks.size());
             for (const api::OutputResult& out : r.outputs) {
                 std::printf("output %-9s sha256 %s%s\n", out.name.c_str(), out.sha256.c_str(),

@@ -122,6 +122,7 @@ public:
                 uint64_t since_ps) override;
     void dropped(const rt::PrefetchAsyncContext*, uint64_t, uint64_t, rt::DropReason) override {}
     void post_blocked(const rt::PrefetchAsyncContext&, uint64_t, bool) override {}
+    void doorbell_held(const rt::PrefetchAsyncContext&, uint64_t) override {}
     void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test,
                 uint64_t since_ps) override;
     void deferred(const rt::AsyncEvent&) override {}

@@ -201,6 +201,25 @@ void Sanitizer::post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since
     add(std::move(f), record_call(core));
 }
 
+void Sanitizer::doorbell_held(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps) {
+    Core& core = calling_core();
+    Finding f;
+    f.kind = "cold-channel";
+    f.severity = Severity::Warning;
+    f.what = "the post's doorbell held the core " + ns_text(core.now_ps() - since_ps) +
+             ": its channel was cold, and the engine publishes cold channels one at a time (about 92 us each)";
+    f.session = session_text(ctx.session.workspace, ctx.session.group);
+    if (platform_.config().choice("prefetch.protocol") == "2026-07") {
+        f.notes.push_back("this PTO-ISA (prefetch.protocol 2026-07) has no channel warm-up: the first post on each "
+                          "channel pays it, longer with more channels (pto-isa #242); from 7ddaa823 on (protocol "
+                          "2026-08) the runtime warms every channel when the worker starts");
+    } else {
+        f.notes.push_back("the worker's channel warm-up did not run (--no-warmup) or did not reach this channel: "
+                          "let it warm every channel when the worker starts");
+    }
+    add(std::move(f), record_call(core));
+}
+
 void Sanitizer::waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test, uint64_t) {
     if (evt.handle == 0) return;
     Core& core = calling_core();
@@ -550,7 +569,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     if (!in) throw std::invalid_argument(path + ": cannot read the suppressions file");
     static const std::set<std::string> kinds = {"stale-completion", "never-waited", "mismatched-wait",
                                                 "shared-channel-group", "scratch-clobbered", "dropped-prefetch",
-                                                "post-blocked", "wasted-prefetch", "unflushed-gm-store",
+                                                "post-blocked", "cold-channel", "wasted-prefetch", "unflushed-gm-store",
                                                 "lost-gm-write", "*"};
     std::vector<Suppression> out;
     int n = 0;

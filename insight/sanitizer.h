@@ -86,6 +86,7 @@ public:
     void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes, uint64_t since_ps) override;
     void dropped(const rt::PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, rt::DropReason why) override;
     void post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) override;
+    void doorbell_held(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps) override;
     void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test, uint64_t since_ps) override;
     void deferred(const rt::AsyncEvent& evt) override;
     // CoreObserver

@@ -31,7 +31,7 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
       trace_(trace),
       options_(options),
       line_bytes_(cfg.bytes("l2.line_bytes")),
-      block_bytes_(cfg.bytes("prefetch.block_bytes")),
+      request_bytes_(cfg.bytes("prefetch.request_bytes")),
       ring_base_(ring_base(cfg)),
       depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
       reference_(cfg.bytes("gm.size")),
@@ -159,7 +159,7 @@ void Replay::prefetch(const TraceAccess& a) {
     while (addr < end) {
         // At most depth - 1 requests in the ring at once.
         for (uint32_t n = 0; n + 1 < depth_ && addr < end; ++n) {
-            const uint64_t len = std::min(block_bytes_, end - addr);
+            const uint64_t len = std::min(request_bytes_, end - addr);
             uint8_t raw[kSdmaRequestBytes];
             SdmaRequest r = SdmaRequest::cache_prefetch(addr, static_cast<uint32_t>(len));
             r.task_id = static_cast<uint16_t>(n);

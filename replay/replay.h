@@ -70,7 +70,7 @@ private:
     Soc& soc_;
     const std::vector<TraceAccess>& trace_;
     ReplayOptions options_;
-    uint64_t line_bytes_, block_bytes_, ring_base_;
+    uint64_t line_bytes_, request_bytes_, ring_base_;
     uint32_t depth_;
     uint32_t tail_ = 0;
     std::vector<uint8_t> pattern_, scratch_, expected_;

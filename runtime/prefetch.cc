@@ -30,6 +30,19 @@ uint64_t flow_id(Device& dev, const AsyncSession& s, uint64_t post_id) {
     return (uint64_t{dev.core_id() & 0x7f} << 44) | (uint64_t{s.group & 0xff} << 36) | (post_id & 0xfffffffffull);
 }
 
+// A doorbell is a posted register write: a couple of core cycles. One that
+// holds the core this long waited for its cold channel's publication.
+constexpr uint64_t kHeldDoorbellPs = 1000000;
+
+// Rings the session's doorbell with its tail; tells the observers when the
+// write held the core (a cold channel).
+void ring_doorbell(Device& dev, PrefetchAsyncContext& ctx) {
+    const uint64_t since = dev.now_ps();
+    dev.mmio_write32(ctx.session.doorbell, ctx.session.tail);
+    if (dev.now_ps() - since < kHeldDoorbellPs) return;
+    for (PrefetchObserver* o : prefetch_observers()) o->doorbell_held(ctx, since);
+}
+
 uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
     uint64_t value = 0;
     dev.gm_read(WorkspaceLayout::post_done(s.workspace, s.group, queue), &value, 8);
@@ -109,7 +122,7 @@ std::string drop_reason_text(DropReason why) {
         case DropReason::NullWorkspace: return "the async-DMA workspace is null (the worker was made without enable_sdma)";
         case DropReason::GroupOutOfRange: return "the channel group (the block index) is not below sdma.channels / queue_num";
         case DropReason::NoRing: return "the channel group's record has no submission ring";
-        case DropReason::RingTooSmall: return "the region needs more requests than the submission ring holds (prefetch.block_bytes)";
+        case DropReason::RingTooSmall: return "the region needs more requests than the submission ring holds (prefetch.request_bytes)";
         case DropReason::PostIdsExhausted: return "the session's post ids are exhausted";
         case DropReason::FlagRingTimeout: return "the oldest flag slot did not retire within the poll budget";
         case DropReason::SiteDropped: return "a what-if removed the prefetches of this line (--drop-prefetch)";
@@ -182,7 +195,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     }
     if (gm == 0) return drop(DropReason::NullSource);
     if (bytes == 0) return drop(DropReason::ZeroBytes);
-    const uint64_t requests = (bytes + opt.block_bytes - 1) / opt.block_bytes;
+    const uint64_t requests = (bytes + opt.request_bytes - 1) / opt.request_bytes;
     if (requests + 1 > s.depth) return drop(DropReason::RingTooSmall);  // on hardware a silent no-op
     const uint64_t post_id = s.next_post_id + 1;
     if (post_id >= (uint64_t{1} << kHandleQueueShift)) return drop(DropReason::PostIdsExhausted);
@@ -199,16 +212,17 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     const uint64_t slot = WorkspaceLayout::flag_slot(s.workspace, s.group, post_id);
     dev.gm_write(slot, &post_id, 8);
     for (uint64_t i = 0; i < requests; ++i) {
-        const uint64_t offset = i * opt.block_bytes;
-        push_request(dev, s, SdmaRequest::cache_prefetch(gm + offset, static_cast<uint32_t>(std::min(opt.block_bytes, bytes - offset))));
+        const uint64_t offset = i * opt.request_bytes;
+        push_request(dev, s, SdmaRequest::cache_prefetch(gm + offset, static_cast<uint32_t>(std::min(opt.request_bytes, bytes - offset))));
     }
-    dev.flush();
-    dev.mmio_write32(s.doorbell, s.tail);
+    dev.flush();  // dcci(sq_base, ENTIRE_DATA_CACHE) + dsb: the data requests
+    ring_doorbell(dev, ctx);
+    const uint64_t flag_request = s.sq_base + uint64_t{s.tail} * kSdmaRequestBytes;
     push_request(dev, s, SdmaRequest::copy(slot, WorkspaceLayout::post_done(s.workspace, s.group, 0), 8));
     const uint32_t head_tail[2] = {s.head, s.tail};
     dev.gm_write(WorkspaceLayout::channel_info(s.workspace, s.group * s.queue_num), head_tail, 8);
-    dev.flush();
-    dev.mmio_write32(s.doorbell, s.tail);
+    dev.flush_line(flag_request);  // dcci(flag request, SINGLE_CACHE_LINE) + dsb
+    ring_doorbell(dev, ctx);
     s.next_post_id = post_id;
     dev.note_prefetch_post(posting, flow_id(dev, s, post_id), gm, bytes);
     for (PrefetchObserver* o : observers) o->posted(ctx, post_id, gm, bytes, posting);

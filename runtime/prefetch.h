@@ -21,7 +21,7 @@ public:
 
 // Knobs the host sets before a launch (PTO-ISA compile-time constants on hardware).
 struct KernelRuntimeOptions {
-    uint64_t block_bytes = 1 << 20;   // per cache-maintenance request
+    uint64_t request_bytes = uint64_t{64} << 20;  // per data request (prefetch.request_bytes)
     uint64_t poll_limit = 100000;     // per queue, per wait
     uint64_t max_posts = 64;          // un-retired posts per session
     uint32_t channels = 48;
@@ -127,6 +127,9 @@ public:
     virtual void dropped(const PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, DropReason why) = 0;
     // A post waited from since_ps to now for its flag slot to retire.
     virtual void post_blocked(const PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) = 0;
+    // A doorbell write of a post held the core from since_ps to now: the
+    // channel was cold and the write completed with its publication.
+    virtual void doorbell_held(const PrefetchAsyncContext& ctx, uint64_t since_ps) = 0;
     // evt.Wait(session) (test: evt.Test(session)), called at since_ps, returned done.
     virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test, uint64_t since_ps) = 0;
     // evt was registered for deferred completion.

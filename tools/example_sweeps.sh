@@ -22,5 +22,5 @@ sweep() {
 }
 sweep distance gemv_stream --grid arg.distance=1,2,4,8,16
 sweep l2_size gemv_stream --grid l2.size=24MiB,48MiB,96MiB,192MiB,384MiB
-sweep request_size prefetch_wait --grid arg.bytes=16MiB,64MiB --grid prefetch.block_bytes=1MiB,16MiB
+sweep request_size prefetch_wait --grid arg.bytes=16MiB,64MiB --grid prefetch.request_bytes=1MiB,16MiB
 sweep sdma_bandwidth gemv_stream --grid sdma.bandwidth=280GB/s,1TB/s,4TB/s

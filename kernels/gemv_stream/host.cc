@@ -25,9 +25,12 @@ public:
     // model reaches ~1.5 TB/s: ~66 us). With prefetch the
     // same bytes come through the SDMA engine, whose aggregate rate is 280 GB/s
     // in this preset (96 MiB: at least 360 us), each 32 KiB post also paying
-    // 0.7 us request start-ups on its channel: the cores wait on the engine. The
-    // model predicts a loss: gain at most 0 %. (sdma.bandwidth is a guess; sweep it.)
-    ExpectedGain expected_gain(const KernelArgs&) const override { return {-1000, 0}; }
+    // 0.7 us request start-ups on its channel, and the engine, alternating
+    // between 24 channels' requests, sdma.channel_switch_cost at nearly every
+    // piece (two per post: its data and its flag): about 1.8 ms, the cores wait
+    // on the engine. The model predicts a loss: gain at most 0 %.
+    // (sdma.bandwidth and the switch cost are fitted to two streams; sweep them.)
+    ExpectedGain expected_gain(const KernelArgs&) const override { return {-5000, 0}; }
 
     PreparedKernel prepare(rt::Platform& platform, const KernelArgs& a) const override {
         const uint64_t rows = a.at("rows");

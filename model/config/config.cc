@@ -56,17 +56,35 @@ std::vector<std::string> Config::preset_names() {
 }
 
 Config Config::from_preset(const std::string& name) {
+    Config cfg;
+    cfg.preset_ = name;
+    cfg.apply_preset(name, 0);
+    for (const ParamSpec& spec : param_specs()) {
+        if (!cfg.settings_.count(spec.key)) throw ConfigError("preset " + name + " does not set " + spec.key);
+    }
+    return cfg;
+}
+
+void Config::apply_preset(const std::string& name, int depth) {
     for (const EmbeddedPreset& p : embedded_presets()) {
         if (name != p.name) continue;
-        Config cfg;
-        cfg.preset_ = name;
-        cfg.load_toml(p.text, "preset " + name);
-        for (const ParamSpec& spec : param_specs()) {
-            if (!cfg.settings_.count(spec.key)) {
-                throw ConfigError("preset " + name + " does not set " + spec.key);
+        const std::string source = "preset " + name;
+        std::string base;
+        try {
+            const toml::table root = toml::parse(p.text, source);
+            if (const toml::node* e = root.get("extends")) {
+                if (!e->is_string()) throw ConfigError(at(source, e->source()) + ": extends: expected a preset name");
+                base = e->as_string()->get();
             }
+        } catch (const toml::parse_error&) {
+            // load_toml reports it with its line
         }
-        return cfg;
+        if (!base.empty()) {
+            if (depth >= 8) throw ConfigError(source + ": extends: presets extend each other in a cycle");
+            apply_preset(base, depth + 1);
+        }
+        load_toml(p.text, source, true);
+        return;
     }
     std::string known;
     for (const std::string& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
@@ -83,7 +101,7 @@ void Config::load_file(const std::string& path) {
     load_toml(text.str(), path);
 }
 
-void Config::load_toml(const std::string& text, const std::string& source) {
+void Config::load_toml(const std::string& text, const std::string& source, bool preset) {
     toml::table root;
     try {
         root = toml::parse(text, source);
@@ -103,6 +121,7 @@ void Config::load_toml(const std::string& text, const std::string& source) {
                 continue;
             }
             const std::string where = at(source, node.source());
+            if (preset && key == "extends") continue;  // applied by apply_preset
             const ParamSpec* spec = find_param(key);
             if (!spec) throw ConfigError(where + ": unknown key '" + key + "'");
             bool ok = false;
@@ -245,8 +264,8 @@ void Config::validate() const {
         fail("sdma.doorbell_stride", "must be at least 512 B (one channel's registers)");
     }
     if (bytes("sdma.chunk_bytes") < line) fail("sdma.chunk_bytes", "must be at least l2.line_bytes");
-    if (bytes("prefetch.block_bytes") > bytes("sdma.max_request_bytes")) {
-        fail("prefetch.block_bytes", "exceeds sdma.max_request_bytes");
+    if (bytes("prefetch.request_bytes") > bytes("sdma.max_request_bytes")) {
+        fail("prefetch.request_bytes", "exceeds sdma.max_request_bytes");
     }
     if (bytes("sdma.max_request_bytes") > 0xFFFFFFFFull) {
         fail("sdma.max_request_bytes", "exceeds the 32-bit request length field");

@@ -50,8 +50,9 @@ public:
     // The parameter reference: key, kind, canonical unit, value as set, description.
     std::string to_markdown() const;
 
-    // Parses TOML text from `source` (a file name, or "preset NAME").
-    void load_toml(const std::string& text, const std::string& source);
+    // Parses TOML text from `source` (a file name, or "preset NAME"). A preset
+    // (preset = true) may name the preset it changes: extends = "NAME".
+    void load_toml(const std::string& text, const std::string& source, bool preset = false);
 
 private:
     struct Setting {
@@ -60,6 +61,9 @@ private:
         Quantity quantity;
         bool flag = false;
     };
+    // The embedded preset `name`, after the preset it extends (depth: how many
+    // presets extend it here).
+    void apply_preset(const std::string& name, int depth);
     void assign(const ParamSpec& spec, const std::string& text, const std::string& origin);
     const Setting& get(const std::string& key, Kind kind) const;
     double per_cycle_scale(const Setting& s, double canonical_per_cycle) const;

@@ -90,7 +90,9 @@ const std::vector<ParamSpec>& param_specs() {
                            "first doorbell of a cold channel, serialised in the engine")),
         param("sdma.max_request_bytes", Kind::Size, "largest length one request may carry"),
         power_of_two(param("sdma.chunk_bytes", Kind::Size,
-                           "simulation step: the engine moves data in pieces of this size")),
+                           "the engine moves data in pieces of this size, and arbitrates between channels per piece")),
+        zero_allowed(param("sdma.channel_switch_cost", Kind::Time,
+                           "engine time to change from one channel's request to another's between two pieces")),
 
         param("core.ub_bytes", Kind::Size, "unified buffer of one vector core"),
         param("core.l1_bytes", Kind::Size, "L1 buffer of one cube core"),
@@ -129,7 +131,13 @@ const std::vector<ParamSpec>& param_specs() {
         param("trace.max_bytes", Kind::Size, "SIMULATION: a --trace file stops growing here (and says so)"),
         param("trace.sample_interval", Kind::Time, "SIMULATION: period of the trace's counter samples"),
 
-        param("prefetch.block_bytes", Kind::Size, "bytes per cache-maintenance prefetch request"),
+        choice("prefetch.protocol",
+               "the PTO-ISA prefetch runtime's generation: 2026-08 = PTO-ISA 7ddaa823 on (what simpler pins): "
+               "the channel warm-up pass at worker init; 2026-07 = PTO-ISA f134f486 to 7ddaa823: no warm-up, the "
+               "first post on each channel pays its publication",
+               {"2026-08", "2026-07"}),
+        param("prefetch.request_bytes", Kind::Size,
+              "bytes per data request (SQE) of one prefetch: 64 MiB from PTO-ISA 7ddaa823, 1 MiB before"),
         param("prefetch.workspace_bytes", Kind::Size, "SDMA workspace size (version drift: >= 16 KiB)"),
         param("prefetch.poll_limit", Kind::Count, "polls of one post-done record before wait gives up"),
         param("prefetch.max_posts", Kind::Count, "un-retired posts per session (flag-payload slots)"),

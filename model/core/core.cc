@@ -494,6 +494,11 @@ void Core::flush() {
     maybe_sync();
 }
 
+void Core::flush_line(uint64_t) {
+    issue_ = std::max(issue_, pipe_[index(Pipe::Mte3)]) + dcci_line_;
+    maybe_sync();
+}
+
 void Core::build_request() {
     issue_ += request_build_;
     busy_time(stats_, Pipe::Scalar) += request_build_;

@@ -139,6 +139,7 @@ public:
     void uncached_read(uint64_t gm, void* dst, uint64_t bytes) override;
     void mmio_write32(uint64_t addr, uint32_t value) override;
     void flush() override;
+    void flush_line(uint64_t gm) override;
     void build_request() override;
     void spend(uint64_t ps) override;
     void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override;

@@ -113,7 +113,11 @@ public:
     virtual void uncached_write(uint64_t gm, const void* src, uint64_t bytes) = 0;
     virtual void uncached_read(uint64_t gm, void* dst, uint64_t bytes) = 0;
     virtual void mmio_write32(uint64_t addr, uint32_t value) = 0;
+    // dcci of the whole data cache (core.flush_cost), or of the one line holding
+    // `gm` (core.dcci_line_cost), each after the MTE3 writes before it and with a
+    // data barrier.
     virtual void flush() = 0;
+    virtual void flush_line(uint64_t gm) = 0;
     // Time spent building one SDMA request on the scalar unit.
     virtual void build_request() = 0;
     // Scalar work that takes `ps` (e.g. a fitted cost the model does not break down).

@@ -30,6 +30,7 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       startup_(cfg.time("sdma.request_startup")),
       doorbell_latency_(cfg.time("sdma.doorbell_latency")),
       cold_cost_(cfg.time("sdma.cold_channel_cost")),
+      switch_cost_(cfg.time("sdma.channel_switch_cost")),
       channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
       aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
       state_(cfg.count("sdma.channels")),
@@ -244,13 +245,17 @@ void SdmaEngine::run_channel(unsigned c) {
 
 void SdmaEngine::run_channel_rtl(unsigned c) {
     for (;;) {
+        const Tick asked = sc_core::sc_time_stamp().value();
         const FrontendRequest f = rtl_->take(c);
         const Tick now = sc_core::sc_time_stamp().value();
         if (f.error != SdmaError::None) {  // the RTL stopped the channel
             ++stats_.channel_errors;
             continue;
         }
-        wait_to_begin(c, f.request, now);
+        // Taken up as the TLM front-end takes it: once asked for, its doorbell
+        // arrived and its channel published.
+        const SdmaChannelState& ch = state_[c];
+        wait_to_begin(c, f.request, std::max({asked, ch.doorbell_arrival, ch.warm_at}), now);
         move(c, f.request, now);
         rtl_->retire(c);
     }
@@ -277,8 +282,18 @@ std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t
     return now + delay.value();
 }
 
-Tick SdmaEngine::reserve_bandwidth(uint64_t bytes, Tick start) {
-    const Tick shared = aggregate_.reserve(start, transfer_time(bytes, aggregate_bw_));
+Tick SdmaEngine::reserve_bandwidth(unsigned c, uint64_t bytes, Tick start) {
+    Tick work = transfer_time(bytes, aggregate_bw_);
+    // The engine serves one channel's piece at a time; turning to another
+    // channel's request while the previous channel is still moving data costs
+    // the switch (the second stream of two halves the aggregate, not adds).
+    if (c != last_channel_ && start < last_piece_done_) {
+        work += switch_cost_;
+        ++stats_.channel_switches;
+    }
+    last_channel_ = c;
+    const Tick shared = aggregate_.reserve(start, work);
+    last_piece_done_ = std::max(last_piece_done_, shared + switch_cost_);
     return std::max(start + transfer_time(bytes, channel_bw_), shared);
 }
 
@@ -315,7 +330,7 @@ void SdmaEngine::execute_next(unsigned c) {
     }
     ch.executing = true;
     fetch_ahead(c, *fetched);
-    wait_to_begin(c, r, *fetched);
+    wait_to_begin(c, r, std::max(now, ch.doorbell_arrival), *fetched);
     move(c, r, now);
     ch.executing = false;
     ++ch.completed;
@@ -335,10 +350,12 @@ void SdmaEngine::fetch_ahead(unsigned c, Tick when) {
     }
 }
 
-void SdmaEngine::wait_to_begin(unsigned c, const SdmaRequest& r, Tick fetched) {
-    // Fetch, decode and burst start-up happen before any data moves; a copy (the
+void SdmaEngine::wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tick fetched) {
+    // The start-up (sdma.request_startup: fetch, decode, burst start, as the
+    // published per-request cost counts them) runs from when the channel takes
+    // the request up; a fetch that takes longer delays it. A copy (the
     // completion flag) also waits until every earlier prefetched line has landed.
-    Tick begin = fetched + startup_;
+    Tick begin = std::max(fetched, taken + startup_);
     if (r.opcode == kSdmaOpCopy) begin = std::max(begin, state_[c].fills_done);
     sc_core::wait(to_sc(begin - sc_core::sc_time_stamp().value()));
 }
@@ -351,7 +368,7 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
     for (uint64_t off = 0; off < r.length;) {
         const uint64_t n = std::min(chunk_bytes_ - (r.src + off) % chunk_bytes_, uint64_t{r.length} - off);
         const Tick t = sc_core::sc_time_stamp().value();
-        const Tick paced = reserve_bandwidth(n, t);
+        const Tick paced = reserve_bandwidth(c, n, t);
         if (r.opcode == kSdmaOpCachePrefetch) {
             done = std::max(done, fill_l2(r.src + off, n, paced));
         } else {

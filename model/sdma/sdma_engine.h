@@ -53,6 +53,7 @@ struct SdmaRegister {
     COUNTER(request_fetch_bytes, "bytes", "request entries (SQEs) read from the rings in GM")            \
     COUNTER(doorbells, "count", "doorbell writes (tail updates)")                                       \
     COUNTER(cold_starts, "count", "doorbells that found their channel cold (submission-queue publication)") \
+    COUNTER(channel_switches, "count", "times the engine turned to another channel's piece (sdma.channel_switch_cost each)") \
     COUNTER(channel_errors, "count", "requests or doorbells that latched a channel error")
 PFSIM_STATS(SdmaStats, PFSIM_SDMA_STATS)
 
@@ -128,16 +129,19 @@ private:
     // is not fetched yet (one request ahead, as the RTL front-end does).
     void fetch_ahead(unsigned c, Tick when);
     void transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-    // Waits until request r, fetched at `fetched`, may start moving data.
-    void wait_to_begin(unsigned c, const SdmaRequest& r, Tick fetched);
+    // Waits until request r, taken up by its channel at `taken` and fetched at
+    // `fetched`, may start moving data.
+    void wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tick fetched);
     // Moves request r's data; `started` is when its channel took it up.
     void move(unsigned c, const SdmaRequest& r, Tick started);
     void connect_rtl();
     SdmaError validate(const SdmaRequest& r) const;
     // Completion time, or nothing when the address is outside GM.
     std::optional<Tick> memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue);
-    // Reserves engine bandwidth for `bytes` from `start`; returns when they are moved.
-    Tick reserve_bandwidth(uint64_t bytes, Tick start);
+    // Reserves engine bandwidth for channel c's `bytes` from `start`, with
+    // sdma.channel_switch_cost when the engine turns to c from another channel
+    // still moving data; returns when they are moved.
+    Tick reserve_bandwidth(unsigned c, uint64_t bytes, Tick start);
     // Prefetches [addr, addr + len) into L2 now, the engine finishing at engine_done.
     Tick fill_l2(uint64_t addr, uint64_t len, Tick engine_done);
     // Returns when the doorbell write completes: at once on a warm channel; on a
@@ -152,13 +156,15 @@ private:
     Config cfg_;  // to build the RTL front-end again with waves
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
-    Tick startup_, doorbell_latency_, cold_cost_;
+    Tick startup_, doorbell_latency_, cold_cost_, switch_cost_;
     double channel_bw_, aggregate_bw_;
     std::vector<SdmaChannelState> state_;
     std::vector<std::vector<uint8_t>> copy_buffer_;  // per channel: one piece of a copy
     std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;
     Tick cold_busy_until_ = 0;
     Calendar aggregate_;  // sdma.bandwidth shared by all channels
+    unsigned last_channel_ = ~0u;  // the channel of the latest piece reserved
+    Tick last_piece_done_ = 0;     // until then (plus a switch) another channel's piece switches
     tlm::tlm_generic_payload payload_;
     SdmaStats stats_;
     std::unique_ptr<RtlFrontend> rtl_;

@@ -24,8 +24,12 @@ public:
     virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;
     virtual void gm_read(uint64_t addr, void* dst, uint64_t bytes) = 0;
     virtual void mmio_write32(uint64_t addr, uint32_t value) = 0;
-    // Clean and invalidate the data cache lines just written, then a data barrier.
+    // Clean and invalidate the whole data cache (dcci ENTIRE_DATA_CACHE), then a
+    // data barrier.
     virtual void flush() = 0;
+    // Clean and invalidate the one data-cache line holding GM address `addr`
+    // (dcci SINGLE_CACHE_LINE), then a data barrier.
+    virtual void flush_line(uint64_t addr) = 0;
     // Scalar time to build one 64-byte SDMA request.
     virtual void build_request() = 0;
     // Scalar work of `ps` picoseconds.

@@ -33,7 +33,7 @@ TEST(Replay, ExampleTraceCountsAreExact) {
     EXPECT_EQ(j["l2"]["prefetch_lines"], 8192);
     EXPECT_EQ(j["gm"]["read_bytes"], 8u << 20);  // misses and prefetch fills
     EXPECT_EQ(j["gm"]["write_bytes"], 0);
-    EXPECT_EQ(j["sdma"]["prefetch_requests"], 4);
+    EXPECT_EQ(j["sdma"]["prefetch_requests"], 1);  // 4 MiB: one request of up to prefetch.request_bytes
     EXPECT_GT(j["sim_time_ns"].get<double>(), 0.0);
     EXPECT_EQ(j["config"]["l2.size"], 192u << 20);
     EXPECT_EQ(j["config"]["preset"], "a2a3");
@@ -403,8 +403,24 @@ TEST(Calibrate, EveryFigureInToleranceAndAFigureThatIsNot) {
     const Result ok = pfsim("calibrate --json");
     ASSERT_EQ(ok.status, 0) << ok.out << ok.err;
     const auto j = nlohmann::json::parse(ok.out);
-    EXPECT_EQ(j["figures"].size(), 17u);
-    for (const auto& f : j["figures"]) EXPECT_TRUE(f["pass"].get<bool>()) << f.dump();
+    EXPECT_EQ(j["figures"].size(), 25u);
+    // Every figure in tolerance but the known gaps (docs/calibration.md), which
+    // are reported as such and do not fail the run.
+    const std::set<std::string> gaps = {"warm_issue_cost", "warm_issue_64m_32m"};
+    for (const auto& f : j["figures"]) {
+        const bool gap = gaps.count(f["id"].get<std::string>()) > 0;
+        EXPECT_EQ(f["pass"].get<bool>(), !gap) << f.dump();
+        EXPECT_EQ(f["known_gap"].get<std::string>().empty(), !gap) << f.dump();
+    }
+    EXPECT_EQ(j["known_gaps"], 2);
+    // Negative control for the two-stream figure: without the channel switch, a
+    // second stream adds its bandwidth instead of halving the total.
+    const Result unswitched = pfsim("calibrate --only sdma_two_streams,sdma_second_stream --set sdma.channel_switch_cost=0ns");
+    EXPECT_EQ(unswitched.status, 1) << unswitched.out;
+    // Negative control for the 16 KiB figure: with the old 64-cycle transfer set-up
+    // a cold read is about 5 x slower, not 2.26 x.
+    const Result quick = pfsim("calibrate --only l2_benefit_16k --set core.transfer_setup=64cycles");
+    EXPECT_EQ(quick.status, 1) << quick.out;
     // Negative control for the same-address figure: without the same-line rule,
     // 48 cores on one region are not slower than on their own.
     const Result free = pfsim("calibrate --only same_address --set l2.same_line_interval=0ns");

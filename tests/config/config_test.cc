@@ -61,10 +61,30 @@ TEST(Config, EveryPresetSetsEveryKnownKey) {
     }
 }
 
+TEST(Config, EachPtoIsaGenerationHasAPreset) {
+    // The default follows the PTO-ISA simpler pins (prefetch-protocol.md §7);
+    // the older generation extends it, changing only the prefetch runtime.
+    const Config today = Config::from_preset();
+    EXPECT_EQ(today.choice("prefetch.protocol"), "2026-08");
+    EXPECT_EQ(today.bytes("prefetch.request_bytes"), 64ull << 20);
+    const Config older = Config::from_preset("a2a3-2026-07");
+    EXPECT_EQ(older.choice("prefetch.protocol"), "2026-07");
+    EXPECT_EQ(older.bytes("prefetch.request_bytes"), 1ull << 20);
+    nlohmann::json a = today.to_json(), b = older.to_json();
+    for (const char* k : {"preset", "prefetch.protocol", "prefetch.request_bytes"}) {
+        EXPECT_NE(a[k], b[k]) << k;
+        a.erase(k);
+        b.erase(k);
+    }
+    EXPECT_EQ(a, b);
+    EXPECT_NE(older.to_toml().find("(from preset a2a3:"), std::string::npos);  // inherited keys say where from
+    EXPECT_THROW(with("prefetch.protocol=2025-01"), ConfigError);
+}
+
 TEST(Config, UnitSuffixes) {
     EXPECT_EQ(with("l2.size=96MiB").bytes("l2.size"), 96ull << 20);
     EXPECT_EQ(with("gm.interleave=4 KiB").bytes("gm.interleave"), 4096u);
-    EXPECT_EQ(with("sdma.max_request_bytes=16MB").bytes("sdma.max_request_bytes"), 16000000u);
+    EXPECT_EQ(with("sdma.max_request_bytes=160MB").bytes("sdma.max_request_bytes"), 160000000u);
     EXPECT_DOUBLE_EQ(with("gm.bandwidth=2TB/s").bandwidth("gm.bandwidth"), 2e12);
     EXPECT_DOUBLE_EQ(with("gm.bandwidth=100 GiB/s").bandwidth("gm.bandwidth"), 100.0 * (1 << 30));
     EXPECT_EQ(with("l2.hit_latency=25ns").time("l2.hit_latency"), 25000u);
@@ -132,7 +152,7 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"gm.size=3GiB", "gm.size"},
         {"sdma.queue_depth=1", "sdma.queue_depth"},
         {"sdma.doorbell_tail_offset=6", "sdma.doorbell_tail_offset"},
-        {"prefetch.block_bytes=512MiB", "prefetch.block_bytes"},
+        {"prefetch.request_bytes=512MiB", "prefetch.request_bytes"},
         {"chip.clock=-1MHz", "chip.clock"},
         {"sdma.provider=maybe", "sdma.provider"},
         {"l2.size", "l2.size"},                   // no value at all

@@ -78,6 +78,24 @@ def test_each_misuse_is_reported_at_its_site_and_its_twin_is_clean(misuse, numbe
     assert misuse(number, True, blocks, fresh=kind == "wasted-prefetch").findings(kind) == []
 
 
+@pytest.mark.parametrize("preset, note", [("a2a3-2026-07", "has no channel warm-up"), ("a2a3", None)])
+def test_a_cold_channel_holds_the_post_without_the_warm_up_of_pto_isa_7ddaa823(preset, note):
+    # The corrected twin of misuse 5 makes one clean prefetch + wait: on the
+    # older PTO-ISA (no warm-up) its doorbell waits for the channel's
+    # publication; with today's warm-up at worker start it does not.
+    with pfsim.Worker(enable_sdma=True, preset=preset) as worker:
+        found = run_on(worker, worker.register(CALLABLE), 5, True, 1).findings("cold-channel")
+    if note is None:
+        assert found == []
+        return
+    assert len(found) == 1, found
+    assert found[0]["severity"] == "warning"
+    assert found[0]["site"]["where"] == site("dropped")
+    held = re.search(r"held the core ([\d.]+) ns", found[0]["what"])
+    assert held and 90e3 < float(held.group(1)) < 200e3, found[0]["what"]  # one channel's publication, ~92 us
+    assert note in " ".join(found[0]["notes"])
+
+
 def test_one_line_written_by_two_cores_one_after_the_other_is_no_lost_write(misuse):
     assert misuse(9, 2, blocks=2).findings("lost-gm-write") == []
 

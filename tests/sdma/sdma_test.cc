@@ -51,11 +51,12 @@ TEST(SdmaRequest, EncodesTheA2a3ByteLayout) {
 class Sdma : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        for (int i = 0; i < 12; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
+        for (int i = 0; i < 14; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
         depth4_ = &test::make_harness(test::config_with({"sdma.queue_depth=4"}));
         small_max_ = &test::make_harness(test::config_with({"sdma.max_request_bytes=4KiB",
-                                                             "prefetch.block_bytes=4KiB"}));
-        fast_aggregate_ = &test::make_harness(test::config_with({"sdma.bandwidth=1120GB/s"}));
+                                                             "prefetch.request_bytes=4KiB"}));
+        fast_aggregate_ = &test::make_harness(test::config_with({"sdma.bandwidth=1120GB/s", "sdma.channel_switch_cost=0ns"}));
+        no_switch_ = &test::make_harness(test::config_with({"sdma.channel_switch_cost=0ns"}));
         test::elaborate();
     }
     // A fresh engine for each test.
@@ -67,13 +68,14 @@ protected:
         test::run_until_idle();
     }
     static std::vector<test::Harness*> benches_;
-    static test::Harness *depth4_, *small_max_, *fast_aggregate_;
+    static test::Harness *depth4_, *small_max_, *fast_aggregate_, *no_switch_;
     static size_t next_;
 };
 std::vector<test::Harness*> Sdma::benches_;
 test::Harness* Sdma::depth4_ = nullptr;
 test::Harness* Sdma::small_max_ = nullptr;
 test::Harness* Sdma::fast_aggregate_ = nullptr;
+test::Harness* Sdma::no_switch_ = nullptr;
 size_t Sdma::next_ = 0;
 
 TEST_F(Sdma, CopyMovesBytesAndPrefetchFillsL2) {
@@ -151,8 +153,8 @@ TEST_F(Sdma, ChannelsRunInParallel) {
 
 TEST_F(Sdma, AggregateBandwidthLimitsParallelChannels) {
     // Four channels of 4 MiB each: with the aggregate limit at the channel rate
-    // they take about as long as one channel moving 16 MiB; with 4 x the limit,
-    // about four times less.
+    // they take at least as long as one channel moving 16 MiB; with 4 x the limit
+    // (and no channel switch cost), about four times less.
     auto run = [](test::Harness& h) {
         for (unsigned c = 0; c < 4; ++c) warm(h, c, kRing0 + c * (1 << 20));
         const Tick start = test::now();
@@ -170,6 +172,39 @@ TEST_F(Sdma, AggregateBandwidthLimitsParallelChannels) {
     const Tick sixteen_mib_at_280 = static_cast<Tick>(16.0 * (1 << 20) / 280e9 * 1e12);
     EXPECT_GE(limited, sixteen_mib_at_280);
     EXPECT_LT(wide, limited * 4 / 10);
+}
+
+TEST_F(Sdma, ASecondStreamLowersTheAggregateThroughChannelSwitches) {
+    // 16 MiB on one channel, then 2 x 8 MiB on two channels at once: the engine
+    // alternates between the two channels' pieces and pays sdma.channel_switch_cost
+    // at each turn, so two streams move less in total than one. Without the
+    // switch cost (negative control) they move the same.
+    auto run = [](test::Harness& h, unsigned channels) {
+        for (unsigned c = 0; c < channels; ++c) warm(h, c, kRing0 + c * (1 << 20));
+        const Tick start = test::now();
+        const uint64_t switches = h.soc.sdma.stats().channel_switches;
+        const uint64_t each = (16ull << 20) / channels;
+        for (unsigned c = 0; c < channels; ++c) {
+            h.push_request(c, SdmaRequest::cache_prefetch((8ull << 30) + c * each, static_cast<uint32_t>(each)));
+            h.ring(c);
+        }
+        test::run_until_idle();
+        // 256 pieces of 64 KiB: one stream never switches, two switch at almost every piece.
+        const uint64_t turned = h.soc.sdma.stats().channel_switches - switches;
+        if (channels == 1) {
+            EXPECT_EQ(turned, 0u);
+        } else {
+            EXPECT_GT(turned, 200u);
+        }
+        return static_cast<double>(test::now() - start);
+    };
+    const double one = run(fresh(), 1), two = run(fresh(), 2);
+    const Config cfg = test::config_with({});
+    const double piece = 65536 / 280e9 * 1e12, turn = static_cast<double>(cfg.time("sdma.channel_switch_cost"));
+    EXPECT_NEAR(two / one, (piece + turn) / piece, 0.05);
+    EXPECT_GT(two, 1.5 * one);
+    const double unswitched = run(*no_switch_, 2);
+    EXPECT_NEAR(unswitched / one, 1.0, 0.05);
 }
 
 TEST_F(Sdma, ColdChannelsPayOnceSerialisedInTheEngine) {

@@ -40,6 +40,7 @@ public:
     void gm_read(uint64_t addr, void* dst, uint64_t bytes) override { current_core().uncached_read(addr, dst, bytes); }
     void mmio_write32(uint64_t addr, uint32_t value) override { current_core().mmio_write32(addr, value); }
     void flush() override { current_core().flush(); }
+    void flush_line(uint64_t addr) override { current_core().flush_line(addr); }
     void build_request() override { current_core().build_request(); }
     void spend(uint64_t ps) override { current_core().spend(ps); }
     uint64_t now_ps() override { return current_core().now_ps(); }

@@ -34,6 +34,7 @@ public:
 
     Soc& soc() { return soc_; }
     const Soc& soc() const { return soc_; }
+    const Config& config() const { return cfg_; }
     const std::vector<std::unique_ptr<Core>>& vector_cores() const { return aiv_; }
     const std::vector<std::unique_ptr<Core>>& cube_cores() const { return aic_; }
     SimFaults& faults() { return faults_; }
