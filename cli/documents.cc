@@ -10,6 +10,14 @@ namespace pfsim {
 
 namespace {
 
+// j[key] as a number, or a UsageError naming `where` (the file and the object) and the field.
+double number_field(const nlohmann::json& j, const std::string& key, const std::string& where) {
+    if (!j.contains(key)) throw UsageError(where + ": field " + key + ": missing");
+    const nlohmann::json& v = j[key];
+    if (!v.is_number()) throw UsageError(where + ": field " + key + ": expected a number, got " + v.type_name());
+    return v.get<double>();
+}
+
 void flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, double>* out) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
@@ -27,11 +35,10 @@ KernelFigures from_summary(const nlohmann::json& j, const std::string& path) {
     if (command == "run") {
         k.name = j.value("kernel", "?") + std::string(" (prefetch ") + j.value("prefetch", "?") + ")";
         if (!j.contains("kernel_time_ns")) throw UsageError(path + ": field kernel_time_ns: missing (the run failed?)");
-        k.time_ns = j["kernel_time_ns"].get<double>();
+        k.time_ns = number_field(j, "kernel_time_ns", path);
     } else if (command == "replay") {
         k.name = "replay " + j.value("trace", "?");
-        if (!j.contains("sim_time_ns")) throw UsageError(path + ": field sim_time_ns: missing");
-        k.time_ns = j["sim_time_ns"].get<double>();
+        k.time_ns = number_field(j, "sim_time_ns", path);
     } else {
         throw UsageError(path + ": field command: '" + command + "' is not run or replay");
     }
@@ -48,44 +55,59 @@ std::vector<KernelFigures> from_check(const nlohmann::json& j, const std::string
     for (size_t i = 0; i < j["kernels"].size(); ++i) {
         const auto& k = j["kernels"][i];
         if (!k.contains("time_off_ns")) continue;  // a failed kernel has no times
+        const std::string where = path + ": kernels[" + std::to_string(i) + "]";
         for (const char* mode : {"off", "on"}) {
             KernelFigures f;
             f.name = k.value("name", "?") + std::string(" (prefetch ") + mode + ")";
-            f.time_ns = k[std::string("time_") + mode + "_ns"].get<double>();
-            f.counters["l2.hit_rate"] = k[std::string("l2_hit_rate_") + mode].get<double>();
+            f.time_ns = number_field(k, std::string("time_") + mode + "_ns", where);
+            f.counters["l2.hit_rate"] = number_field(k, std::string("l2_hit_rate_") + mode, where);
             out.push_back(f);
         }
     }
     return out;
 }
 
+// Calls read(event) for each trace event; an event with a field of the wrong
+// type is a UsageError naming the file and the event.
+template <class Read>
+void each_event(const nlohmann::json& events, const std::string& path, Read read) {
+    for (size_t i = 0; i < events.size(); ++i) {
+        try {
+            read(events[i]);
+        } catch (const nlohmann::json::exception& x) {
+            throw UsageError(path + ": traceEvents[" + std::to_string(i) + "]: a field has the wrong type (" +
+                             x.what() + ")");
+        }
+    }
+}
+
 // A pfsim trace: kernel time spans the core and replay slices; lanes sum them.
 KernelFigures from_trace(const nlohmann::json& j, const std::string& path) {
     std::map<int, std::string> process;
     std::map<std::pair<int, int>, std::string> thread;
-    for (const auto& e : j["traceEvents"]) {
-        if (e.value("ph", "") != "M") continue;
+    each_event(j["traceEvents"], path, [&](const nlohmann::json& e) {
+        if (e.value("ph", "") != "M") return;
         if (e.value("name", "") == "process_name") process[e.value("pid", 0)] = e["args"].value("name", "");
         if (e.value("name", "") == "thread_name") thread[{e.value("pid", 0), e.value("tid", 0)}] = e["args"].value("name", "");
-    }
+    });
     KernelFigures k;
     k.name = "trace " + path.substr(path.find_last_of('/') + 1);
     double first = -1, last = 0;
-    for (const auto& e : j["traceEvents"]) {
-        if (e.value("ph", "") != "X") continue;
+    each_event(j["traceEvents"], path, [&](const nlohmann::json& e) {
+        if (e.value("ph", "") != "X") return;
         const std::string proc = process[e.value("pid", 0)];
         const std::string lane = thread[{e.value("pid", 0), e.value("tid", 0)}];
         const double ts = e.value("ts", 0.0) * 1e3, dur = e.value("dur", 0.0) * 1e3;
         if (proc.rfind("SDMA", 0) == 0) {
             k.counters[std::string("sdma.") + e.value("name", "") + "_requests"] += 1;
-            continue;
+            return;
         }
         if (first < 0 || ts < first) first = ts;
         last = std::max(last, ts + dur);
         std::string key = lane;
         for (char& c : key) c = static_cast<char>(std::tolower(c));
         k.lanes[key + "_ns"] += dur;
-    }
+    });
     if (first < 0) throw UsageError(path + ": the trace has no core or replay slices");
     k.time_ns = last - first;
     return k;
@@ -163,40 +185,24 @@ std::vector<KernelFigures> from_profile_csv(const std::string& text, const std::
 }
 
 // The vendor profiler's trace JSON: op slices named by op, with their durations.
-std::vector<KernelFigures> from_profile_trace(const nlohmann::json& events) {
+std::vector<KernelFigures> from_profile_trace(const nlohmann::json& events, const std::string& path) {
     std::map<std::string, KernelFigures> ops;
-    for (const auto& e : events) {
-        if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("Task Type")) continue;
+    each_event(events, path, [&](const nlohmann::json& e) {
+        if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("Task Type")) return;
         KernelFigures& k = ops[e.value("name", "?")];
         k.name = e.value("name", "?");
         k.time_ns += e.value("dur", 0.0) * 1e3;
-    }
+    });
     std::vector<KernelFigures> out;
     for (auto& [name, k] : ops) out.push_back(k);
     return out;
 }
 
-}  // namespace
-
-Document read_document(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError(path + ": cannot read");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
+// The document in `j`, read from `path`; nlohmann::json exceptions on a field of
+// the wrong type.
+Document read_json_document(const std::string& path, const nlohmann::json& j) {
     Document d;
     d.path = path;
-    if (path.size() > 4 && path.substr(path.size() - 4) == ".csv") {
-        d.kind = "profile";
-        d.kernels = from_profile_csv(text, path);
-        return d;
-    }
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw UsageError(path + ": byte " + std::to_string(e.byte) + ": not valid JSON (" + e.what() + ")");
-    }
     if (j.is_object() && j.contains("schema")) {
         const std::string schema = j["schema"].is_string() ? j["schema"].get<std::string>() : "";
         if (schema == kSummarySchema) {
@@ -219,10 +225,40 @@ Document read_document(const std::string& path) {
     }
     if (j.is_array()) {  // the vendor profiler writes a bare event array
         d.kind = "profile";
-        d.kernels = from_profile_trace(j);
+        d.kernels = from_profile_trace(j, path);
         if (!d.kernels.empty()) return d;
     }
     throw UsageError(path + ": not a pfsim summary, check report, trace or profile (no schema field)");
+}
+
+}  // namespace
+
+Document read_document(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(path + ": cannot read");
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    if (path.size() > 4 && path.substr(path.size() - 4) == ".csv") {
+        Document d;
+        d.path = path;
+        d.kind = "profile";
+        d.kernels = from_profile_csv(text, path);
+        return d;
+    }
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw UsageError(path + ": byte " + std::to_string(e.byte) + ": not valid JSON (" + e.what() + ")");
+    } catch (const nlohmann::json::exception& e) {  // a number beyond double's range
+        throw UsageError(path + ": not valid JSON (" + e.what() + ")");
+    }
+    try {
+        return read_json_document(path, j);
+    } catch (const nlohmann::json::exception& e) {  // a field of another type than the format's
+        throw UsageError(path + ": a field has the wrong type (" + e.what() + ")");
+    }
 }
 
 }  // namespace pfsim

@@ -107,6 +107,15 @@ int cmd_report(const std::vector<std::string>& args) {
     std::vector<Document> docs;
     for (const std::string& p : o.positional) docs.push_back(read_document(user_path(p)));
 
+    // The report reads more of each document than read_document checks: a field
+    // of the wrong type there is bad input too, naming its file.
+    auto from_document = [&](size_t d, const auto& read) {
+        try {
+            read();
+        } catch (const nlohmann::json::exception& e) {
+            throw UsageError(docs[d].path + ": a field has the wrong type (" + std::string(e.what()) + ")");
+        }
+    };
     std::ostringstream body;
     int plots = 0;
     // Time per kernel (prefetch off and on for check reports; A and B otherwise).
@@ -137,13 +146,15 @@ int cmd_report(const std::vector<std::string>& args) {
     // Counters over time, from run and replay summaries.
     std::vector<Line> hit, bandwidth;
     for (size_t d = 0; d < docs.size(); ++d) {
-        const std::vector<double> t = series(docs[d].raw, "t_ns");
-        if (t.empty()) continue;
-        const std::string tag = docs.size() > 1 ? (d ? "B " : "A ") : "";
-        hit.push_back({tag + "L2 hit rate", t, series(docs[d].raw, "l2_hit_rate"), static_cast<int>(d)});
-        bandwidth.push_back({tag + "GM read", t, series(docs[d].raw, "gm_read_gbps"), static_cast<int>(d * 3)});
-        bandwidth.push_back({tag + "GM write", t, series(docs[d].raw, "gm_write_gbps"), static_cast<int>(d * 3 + 1)});
-        bandwidth.push_back({tag + "SDMA", t, series(docs[d].raw, "sdma_gbps"), static_cast<int>(d * 3 + 2)});
+        from_document(d, [&] {
+            const std::vector<double> t = series(docs[d].raw, "t_ns");
+            if (t.empty()) return;
+            const std::string tag = docs.size() > 1 ? (d ? "B " : "A ") : "";
+            hit.push_back({tag + "L2 hit rate", t, series(docs[d].raw, "l2_hit_rate"), static_cast<int>(d)});
+            bandwidth.push_back({tag + "GM read", t, series(docs[d].raw, "gm_read_gbps"), static_cast<int>(d * 3)});
+            bandwidth.push_back({tag + "GM write", t, series(docs[d].raw, "gm_write_gbps"), static_cast<int>(d * 3 + 1)});
+            bandwidth.push_back({tag + "SDMA", t, series(docs[d].raw, "sdma_gbps"), static_cast<int>(d * 3 + 2)});
+        });
     }
     if (!hit.empty()) {
         body << line_chart("l2", "L2 hit rate over time", hit, "% over simulated time");
@@ -153,15 +164,17 @@ int cmd_report(const std::vector<std::string>& args) {
 
     // What --sanitize and --advise found, for a run summary or each row of a check report.
     for (size_t d = 0; d < docs.size(); ++d) {
-        const nlohmann::json& raw = docs[d].raw;
-        const std::string tag = docs.size() > 1 ? (d ? "B: " : "A: ") : "";
-        if (raw.is_object() && raw.contains("kernels") && raw["kernels"].is_array()) {
-            for (const nlohmann::json& row : raw["kernels"]) {
-                if (row.is_object()) body << insight_section(tag + row.value("name", "?"), row, &plots);
+        from_document(d, [&] {
+            const nlohmann::json& raw = docs[d].raw;
+            const std::string tag = docs.size() > 1 ? (d ? "B: " : "A: ") : "";
+            if (raw.is_object() && raw.contains("kernels") && raw["kernels"].is_array()) {
+                for (const nlohmann::json& row : raw["kernels"]) {
+                    if (row.is_object()) body << insight_section(tag + row.value("name", "?"), row, &plots);
+                }
+            } else if (raw.is_object()) {
+                body << insight_section(tag + raw.value("kernel", "?"), raw, &plots);
             }
-        } else if (raw.is_object()) {
-            body << insight_section(tag + raw.value("kernel", "?"), raw, &plots);
-        }
+        });
     }
 
     std::ostringstream files;

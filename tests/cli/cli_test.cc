@@ -355,7 +355,24 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
     const std::string unknown = write_trace("unknown.json", "{\"hello\": 1}");
     const std::string no_column = write_trace("bad1.csv", "Op Name,Block Dim\nx,1\n");
     const std::string bad_number = write_trace("bad2.csv", "Op Name,Task Duration(us)\na,1.5\nb,abc\n");
+    // Fields of the wrong type or beyond double's range (#14 item 1).
+    nlohmann::json doc = nlohmann::json::parse(text);
+    doc["kernel_time_ns"] = "abc";
+    const std::string a_string = write_trace("time_string.json", doc.dump());
+    doc["kernel_time_ns"] = nullptr;
+    const std::string a_null = write_trace("time_null.json", doc.dump());
+    doc["kernel_time_ns"] = 12345.5;
+    std::string huge_text = doc.dump();
+    huge_text.replace(huge_text.find("12345.5"), 7, "1e400");
+    const std::string huge = write_trace("time_huge.json", huge_text);
+    const std::string ts_string = write_trace(
+        "ts_string.json", R"({"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 1, "name": "a"},
+                                              {"ph": "X", "pid": 1, "tid": 1, "ts": "abc", "dur": 1, "name": "b"}]})");
     const std::pair<std::string, std::string> cases[] = {
+        {a_string, a_string + ": field kernel_time_ns: expected a number, got string"},
+        {a_null, a_null + ": field kernel_time_ns: expected a number, got null"},
+        {huge, huge + ": not valid JSON"},
+        {ts_string, ts_string + ": traceEvents[1]: a field has the wrong type"},
         {truncated, truncated + ": byte "},
         {garbage, garbage + ": byte "},
         {schema, schema + ": field schema: 'pfsim.summary/9' is not supported"},
@@ -372,6 +389,20 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
     }
     EXPECT_EQ(pfsim("diff " + good).status, 2);
     EXPECT_EQ(pfsim("diff " + good + " " + good + " --max-regression fast").status, 2);
+    // report reads more of a summary than diff does (the series, the insight blocks).
+    const std::string page = tmp("bad.html");
+    for (const std::string& file : {a_string, ts_string}) {
+        const Result r = pfsim("report " + file + " --html " + page);
+        EXPECT_EQ(r.status, 2) << file;
+        EXPECT_NE(r.err.find(file + ": "), std::string::npos) << r.err;
+    }
+    nlohmann::json series = nlohmann::json::parse(text);
+    series["series"] = {{"t_ns", "abc"}};
+    const std::string bad_series = write_trace("series.json", series.dump());
+    const Result r = pfsim("report " + bad_series + " --html " + page);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(bad_series + ": a field has the wrong type"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
 }
 
 TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
