@@ -1,5 +1,6 @@
 // pfsim check: every kernel with prefetch off and on, each run in a fresh
 // process (a fresh simulated die), compared.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -16,6 +17,18 @@
 namespace pfsim {
 
 namespace {
+
+// "min..max" of a kernel's expected gain in %, an unbounded side empty.
+std::string expected_gain_text(double min_pct, double max_pct) {
+    // +-1e9 is how a kernel says "no bound" (a microbenchmark's loss, a calibration kernel).
+    auto bound = [](double v) {
+        if (std::fabs(v) >= 1e8) return std::string();
+        std::ostringstream os;
+        os << v;
+        return os.str();
+    };
+    return bound(min_pct) + ".." + bound(max_pct);
+}
 
 // Why a pair of runs fails the equivalence check ("" when it passes).
 std::string equivalence_failure(const api::RunResult& off, const api::RunResult& on) {
@@ -169,8 +182,7 @@ int cmd_check(const std::vector<std::string>& args) {
         failed += pass ? 0 : 1;
         sanitizer_failed += sanitizer_fails && failure.empty() ? 1 : 0;
         if (!o.json) {
-            auto range = [](double v) { return v <= -1000 || v >= 1e6 ? std::string("") : std::to_string(static_cast<int>(v)); };
-            const std::string exp = range(expected.min_pct) + ".." + range(expected.max_pct);
+            const std::string exp = expected_gain_text(expected.min_pct, expected.max_pct);
             if (failure.empty() && sanitizer_fails) {
                 std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  FAIL: %s\n", k->name.c_str(),
                             row["time_off_ns"].get<double>() / 1e3, row["time_on_ns"].get<double>() / 1e3, gain,
@@ -231,6 +243,7 @@ int cmd_kernels(const std::vector<std::string>& args) {
                         {"expected_gain_pct", {g.min_pct, g.max_pct}}});
         if (!o.json) {
             std::printf("%-20s %s\n", name.c_str(), k->description().c_str());
+            if (k->in_check()) std::printf("%20s   expected gain %s %%\n", "", expected_gain_text(g.min_pct, g.max_pct).c_str());
             for (const KernelArgSpec& s : k->args()) {
                 std::printf("%20s   --arg %s=%s  %s\n", "", s.name.c_str(), s.default_value.c_str(), s.description.c_str());
             }
@@ -241,7 +254,9 @@ int cmd_kernels(const std::vector<std::string>& args) {
         list.push_back({{"name", c.name}, {"description", c.description}, {"case", path},
                         {"expected_gain_pct", {c.expected_min_pct, c.expected_max_pct}}});
         if (!o.json) {
-            std::printf("%-20s %s\n%20s   case file %s\n", c.name.c_str(), c.description.c_str(), "", path.c_str());
+            std::printf("%-20s %s\n%20s   case file %s\n%20s   expected gain %s %%\n", c.name.c_str(),
+                        c.description.c_str(), "", path.c_str(), "",
+                        expected_gain_text(c.expected_min_pct, c.expected_max_pct).c_str());
         }
     }
     if (o.json) std::cout << list.dump(2) << "\n";

@@ -1,5 +1,6 @@
 #include "cli/documents.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -161,11 +162,14 @@ std::vector<KernelFigures> from_profile_csv(const std::string& text, const std::
                 size_t used = 0;
                 const double v = std::stod(cells[col], &used);
                 if (used != cells[col].size()) throw std::invalid_argument("trailing text");
-                return v;
+                if (v >= 0 && std::isfinite(v)) return v;
             } catch (const std::exception&) {
                 throw UsageError(path + ": line " + std::to_string(number) + ": " + what + ": '" + cells[col] +
                                  "' is not a number");
             }
+            // Times and block counts of a profile are never negative (nor infinite).
+            throw UsageError(path + ": line " + std::to_string(number) + ": " + what + ": '" + cells[col] +
+                             "' is not a non-negative number");
         };
         KernelFigures k;
         if (op >= static_cast<int>(cells.size())) throw UsageError(path + ": line " + std::to_string(number) + ": no Op Name");

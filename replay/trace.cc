@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -43,11 +44,15 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
         char** p;
         ~Free() { std::free(*p); }
     } release{&buf};
-    while (getline(&buf, &cap, file.get()) >= 0) {
+    ssize_t length = 0;
+    while ((length = getline(&buf, &cap, file.get())) >= 0) {
         ++line_no;
         auto fail = [&](const std::string& why) {
             throw TraceError(path + ":" + std::to_string(line_no) + ": " + why);
         };
+        // A NUL byte would end the parse early and hide what follows it.
+        const void* nul = std::memchr(buf, '\0', static_cast<size_t>(length));
+        if (nul) fail("a NUL byte at column " + std::to_string(static_cast<const char*>(nul) - buf + 1));
         const char* p = buf;
         while (blank(*p)) ++p;
         if (*p == '\0' || *p == '\n' || *p == '#') continue;

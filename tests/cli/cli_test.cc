@@ -76,6 +76,8 @@ TEST(Replay, MalformedLinesNameFileAndLine) {
         {"R 0x0 64\n\nR 0xffffffffffff 64\n", ":3: range 0xffffffffffff + 64 lies outside"},
         {"R 0x0 -5\n", ":1: expected a decimal byte count"},
         {"R0x0 64\n", ":1: expected a space"},
+        {std::string("R 0x0 64\n") + '\0' + "garbage\n", ":2: a NUL byte at column 1"},
+        {std::string("R 0x0 64") + '\0' + "garbage\n", ":1: a NUL byte at column 9"},
     };
     int n = 0;
     for (const auto& [text, message] : cases) {
@@ -265,6 +267,22 @@ TEST(Run, RuntimeErrorsCarryTheDocumentedMessages) {
         << none.err;
 }
 
+TEST(Kernels, ListsEveryKernelAndCaseWithItsExpectedGain) {
+    const Result r = pfsim("kernels");
+    ASSERT_EQ(r.status, 0) << r.err;
+    // Both bounds, the lower one too (#14 item 9); a microbenchmark's unbounded loss stays open.
+    EXPECT_NE(r.out.find("expected gain -5000..0 %"), std::string::npos) << r.out;  // gemv_stream
+    EXPECT_NE(r.out.find("expected gain -15..15 %"), std::string::npos) << r.out;   // gather_rows
+    EXPECT_NE(r.out.find("expected gain 5..40 %"), std::string::npos) << r.out;     // weight_warm, a case
+    EXPECT_NE(r.out.find("expected gain ..0 %"), std::string::npos) << r.out;       // prefetch_wait
+    const auto j = nlohmann::json::parse(pfsim("kernels --json").out);
+    bool gemv = false;
+    for (const auto& k : j) {
+        if (k["name"] == "gemv_stream") gemv = k["expected_gain_pct"] == nlohmann::json::array({-5000, 0});
+    }
+    EXPECT_TRUE(gemv);
+}
+
 TEST(Run, BadKernelInputExitsTwo) {
     const Result unknown = pfsim("run nosuch");
     EXPECT_EQ(unknown.status, 2);
@@ -355,6 +373,7 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
     const std::string unknown = write_trace("unknown.json", "{\"hello\": 1}");
     const std::string no_column = write_trace("bad1.csv", "Op Name,Block Dim\nx,1\n");
     const std::string bad_number = write_trace("bad2.csv", "Op Name,Task Duration(us)\na,1.5\nb,abc\n");
+    const std::string negative = write_trace("bad3.csv", "Op Name,Task Duration(us)\na,1.5\nb,-2\n");
     // Fields of the wrong type or beyond double's range (#14 item 1).
     nlohmann::json doc = nlohmann::json::parse(text);
     doc["kernel_time_ns"] = "abc";
@@ -379,6 +398,7 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
         {unknown, unknown + ": not a pfsim summary"},
         {no_column, no_column + ": line 1: no column 'Task Duration(us)'"},
         {bad_number, bad_number + ": line 3: Task Duration(us): 'abc' is not a number"},
+        {negative, negative + ": line 3: Task Duration(us): '-2' is not a non-negative number"},
         {"/nonexistent.json", "/nonexistent.json: cannot read"},
     };
     for (const auto& [file, message] : cases) {
