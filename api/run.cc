@@ -1,5 +1,6 @@
 #include "api/run.h"
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -139,6 +140,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
 
     SimPlatform platform("die", cfg);
     platform.faults().prefetch_corrupt = corrupt;
+    if (request.progress) {
+        platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
+                                           std::chrono::milliseconds(request.progress_ms));
+    }
     if (!request.waves.empty()) {
         try {
             result.waves = platform.attach_waves(request.waves);

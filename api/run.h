@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -45,6 +46,10 @@ struct RunRequest {
     std::string suppressions;              // its suppressions file; empty = none
     bool advise = false;                   // run the prefetch advisor (insight/advisor.h)
     std::vector<std::string> dropped_sites;  // what-if: prefetches from these "file:line" sites are no-ops
+    // Told the simulated ns since a launch began, about every progress_ms of wall
+    // time while it runs (null: never).
+    std::function<void(double simulated_ns)> progress;
+    int64_t progress_ms = 10000;
     bool is_case() const;
 };
 

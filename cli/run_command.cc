@@ -16,7 +16,7 @@ namespace pfsim {
 int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
     std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
-                                       "--drop-prefetch"};
+                                       "--drop-prefetch", "--progress"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
     CommonOptions o = parse_options(args, flags, valued);
@@ -40,6 +40,23 @@ int cmd_run(const std::vector<std::string>& args) {
     request.suppressions = sanitize.suppressions;
     request.advise = has_flag(o, "--advise");
     request.dropped_sites = o.values["--drop-prefetch"];
+    // A long run says on stderr that it is still going (every --progress seconds; 0: never).
+    const std::string every = value_of(o, "--progress", "10");
+    double seconds = 0;
+    try {
+        size_t used = 0;
+        seconds = std::stod(every, &used);
+        if (used != every.size() || !(seconds >= 0) || seconds > 86400) throw std::invalid_argument(every);
+    } catch (const std::exception&) {
+        throw UsageError("--progress takes seconds between progress lines (0: none), not '" + every + "'");
+    }
+    if (seconds > 0) {
+        request.progress_ms = static_cast<int64_t>(seconds * 1000);
+        const std::string name = request.target;
+        request.progress = [name](double ns) {
+            std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
+        };
+    }
 
     api::RunResult r = api::run(cfg, request);
     if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {

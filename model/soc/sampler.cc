@@ -26,9 +26,14 @@ void Sampler::thread() {
         first_time_ = last_time_;
         last_sdma_ = sdma_bytes();
         Tick step = interval_;
+        next_progress_ = std::chrono::steady_clock::now() + progress_every_;
         do {
             sc_core::wait(sc_core::sc_time::from_value(step));
             sample();
+            if (progress_ && std::chrono::steady_clock::now() >= next_progress_) {
+                progress_(sc_core::sc_time_stamp().value() - first_time_);
+                next_progress_ = std::chrono::steady_clock::now() + progress_every_;
+            }
             if (samples_.t_ns.size() == kMaxSamples) {
                 halve();
                 step *= 2;

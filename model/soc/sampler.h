@@ -3,6 +3,7 @@
 // queue depth of every SDMA channel in use.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <vector>
 
@@ -27,6 +28,13 @@ public:
     // small the interval or long the run).
     static constexpr size_t kMaxSamples = 4096;
     void start(std::function<bool()> active);
+    // While a run goes on, calls report(simulated ps since its start) about every
+    // `every` of wall time (null: never). Wall time decides only when a report
+    // is made, never what is simulated.
+    void report_progress(std::function<void(Tick)> report, std::chrono::milliseconds every) {
+        progress_ = std::move(report);
+        progress_every_ = every;
+    }
 
     // The samples of the last run, at most `points` of them (neighbours averaged);
     // times from the start of the run.
@@ -52,6 +60,9 @@ private:
     std::vector<uint32_t> last_depth_;
     uint64_t last_sdma_ = 0;
     Series samples_;
+    std::function<void(Tick)> progress_;
+    std::chrono::milliseconds progress_every_{0};
+    std::chrono::steady_clock::time_point next_progress_;
 };
 
 }  // namespace pfsim

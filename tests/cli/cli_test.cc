@@ -183,6 +183,19 @@ TEST(Run, ATinySampleIntervalStaysBounded) {
     EXPECT_NEAR(j["series"]["t_ns"].back().get<double>(), j["kernel_time_ns"].get<double>(), 0.02 * j["kernel_time_ns"].get<double>());
 }
 
+TEST(Run, ALongRunSaysOnStderrThatItIsStillGoing) {
+    // 200000 prefetch + wait rounds: about 0.6 s simulated, about 3 s of wall time.
+    const Result r = pfsim("run prefetch_wait --arg bytes=4KiB --arg rounds=200000 --progress 0.2 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("pfsim: prefetch_wait: still running, "), std::string::npos) << r.err;
+    EXPECT_NO_THROW(nlohmann::json::parse(r.out));  // stdout stays the JSON document
+    const Result quiet = pfsim("run prefetch_wait --arg bytes=4KiB --arg rounds=20000 --progress 0");
+    EXPECT_EQ(quiet.err.find("still running"), std::string::npos) << quiet.err;
+    for (const char* bad : {"--progress soon", "--progress -1", "--progress 1e9"}) {
+        EXPECT_EQ(pfsim(std::string("run prefetch_copy ") + bad).status, 2) << bad;
+    }
+}
+
 TEST(Cli, ConfigPrintsTheResolvedConfiguration) {
     const Result r = pfsim("config --json --set l2.ways=24");
     ASSERT_EQ(r.status, 0) << r.err;

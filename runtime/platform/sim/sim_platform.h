@@ -47,6 +47,7 @@ public:
     // file cannot be written.
     std::vector<std::string> attach_waves(const std::string& path);
     const Sampler& sampler() const { return sampler_; }
+    Sampler& sampler() { return sampler_; }
 
     std::string platform_name() const override { return "pfsim-a2a3"; }
     uint64_t gm_alloc(uint64_t bytes) override;
