@@ -21,14 +21,6 @@ namespace pfsim {
 
 namespace {
 
-std::string self_path() {
-    char exe[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) throw std::runtime_error("cannot find the pfsim binary (/proc/self/exe)");
-    exe[n] = '\0';
-    return exe;
-}
-
 // Starts one child with stdout to `out` and stderr to `err`.
 pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& out, const std::string& err) {
     std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
@@ -46,6 +38,14 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
 }
 
 }  // namespace
+
+std::string self_path() {
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) throw std::runtime_error("cannot find the pfsim binary (/proc/self/exe)");
+    exe[n] = '\0';
+    return exe;
+}
 
 api::RunResult run_result(const ChildRun& child) {
     try {
@@ -95,7 +95,8 @@ void record_site_removals(insight::AdvisorReport& report, const std::vector<std:
 }
 
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
-                                   const std::function<void(size_t, size_t)>& progress) {
+                                   const std::function<void(size_t, size_t)>& progress,
+                                   const std::function<void(size_t, const ChildRun&)>& finished) {
     const std::string exe = self_path();
     char dir_template[] = "/tmp/pfsim.XXXXXX";
     const char* dir = mkdtemp(dir_template);
@@ -128,6 +129,7 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
         std::remove(out_path(i).c_str());
         std::remove(err_path(i).c_str());
         ++done;
+        if (finished) finished(i, results[i]);
         if (progress) progress(done, runs.size());
     }
     rmdir(dir);

@@ -18,8 +18,9 @@ struct ChildRun {
     std::string error_output;  // what the child wrote on stderr
 };
 
-// Runs every argument list; `progress(done, total)` is called as children end.
-// Results are in the order of `runs`, whatever order they finish in.
+// The path of this pfsim binary, which the children run.
+std::string self_path();
+
 // A child `run --json`'s result: what it printed read back (api::from_json),
 // or, when it printed no summary, a result whose error says so.
 api::RunResult run_result(const ChildRun& child);
@@ -37,7 +38,11 @@ std::vector<std::string> sites_to_measure(const insight::AdvisorReport& report);
 void record_site_removals(insight::AdvisorReport& report, const std::vector<std::string>& sites,
                           const std::vector<api::RunResult>& without);
 
+// Runs every argument list, `jobs` at a time; as each child ends,
+// `finished(index, result)` then `progress(done, total)` are called. Results
+// are in the order of `runs`, whatever order they finish in.
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
-                                   const std::function<void(size_t, size_t)>& progress = nullptr);
+                                   const std::function<void(size_t, size_t)>& progress = nullptr,
+                                   const std::function<void(size_t, const ChildRun&)>& finished = nullptr);
 
 }  // namespace pfsim

@@ -54,11 +54,17 @@ commands:
                     compare two summaries, check reports, traces or onboard profiles:
                     time per kernel, busy time per lane, counters; exit 1 when B is
                     more than PCT % slower than A
-  sweep KERNEL --grid KEY=V1,V2,... [--grid ...] [--jobs N] [--csv FILE] [--html FILE]
+  sweep KERNEL|CASE.toml --grid KEY=V1,V2,... [--grid ...] [--jobs N] [--out DIR] [--csv FILE] [--html FILE]
+      [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
+  sweep --collect DIR [--csv FILE] [--html FILE]
                     the cartesian product of the grids (configuration keys, or arg.NAME
                     for kernel arguments), each point with prefetch off and on, in N
                     worker processes; one CSV row per point; a failing point keeps its
-                    error in the CSV and does not stop the others
+                    error in the CSV and does not stop the others; --out keeps each
+                    point in DIR as it ends, and the same command again runs only the
+                    points not done; --slurm submits them as one Slurm job array
+                    (docs/sweeps.md) and prints its job id, --wait follows it and
+                    collects; --collect assembles the CSV from DIR
   calibrate [--only ID,...] [--jobs N] [--json] [--html FILE]
                     microbenchmarks against the published a2a3 figures; exit 1 when
                     any is out of tolerance; --html adds bandwidth and working-set curves
@@ -72,6 +78,7 @@ commands:
   stats [--json | --markdown]
                     every counter and lane a run's summary shows: key, unit, meaning
   help              this text
+  batch-task DIR K  what a Slurm array task of submission K runs (written by sweep --slurm)
 
 options shared by every command:
   --preset NAME     start from an embedded preset (default: a2a3)
@@ -143,6 +150,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "device") return cmd_device(rest);
         if (args[0] == "test") return cmd_test(rest);
         if (args[0] == "python-path") return cmd_python_path(rest);
+        if (args[0] == "batch-task") return cmd_batch_task(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     } catch (const UsageError& e) {
         std::cerr << "pfsim: " << e.what() << "\n";

@@ -26,5 +26,9 @@ int cmd_compile(const std::vector<std::string>& args);
 int cmd_device(const std::vector<std::string>& args);
 int cmd_test(const std::vector<std::string>& args);
 int cmd_python_path(const std::vector<std::string>& args);
+// What a Slurm array task of a batch runs: `batch-task DIR K` runs the chunk
+// $SLURM_ARRAY_TASK_ID of submission K (cli/slurm.h), $SLURM_CPUS_PER_TASK
+// children at a time (default 1).
+int cmd_batch_task(const std::vector<std::string>& args);
 
 }  // namespace pfsim

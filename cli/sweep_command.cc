@@ -1,17 +1,20 @@
 // pfsim sweep KERNEL --grid key=v1,v2 ...: the cartesian product of the grids,
-// each point run with prefetch off and on in worker processes; CSV and a plot.
-#include <unistd.h>
-
+// each point run with prefetch off and on in worker processes, here or as a
+// Slurm job array (--slurm); CSV and a plot.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "cli/batch.h"
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cases/case_file.h"
 #include "cli/plot.h"
+#include "cli/slurm.h"
 
 namespace pfsim {
 
@@ -63,19 +66,28 @@ std::string csv_cell(const std::string& s) {
     return out + "\"";
 }
 
-}  // namespace
+// A sweep: its grids, each point's values, and the batch of child runs.
+struct Sweep {
+    std::string name;
+    std::vector<Grid> grids;
+    std::vector<std::vector<std::string>> values;  // per point, one per grid
+    BatchPlan plan;
+};
 
-int cmd_sweep(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {}, {"--grid", "--jobs", "--csv", "--html"});
+// The sweep `arguments` define: a kernel name or case file (an absolute path),
+// --grid options and the configuration options. What makes a sweep, nothing
+// about where it runs: a batch folder keeps these to collect it later.
+Sweep plan_sweep(const std::vector<std::string>& arguments) {
+    const CommonOptions o = parse_options(arguments, {}, {"--grid"});
     if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
     api::RunRequest target;
     target.target = o.positional[0];
     const KernelCase* kernel = nullptr;
-    std::string name = target.target;
+    Sweep sweep;
+    sweep.name = target.target;
     if (target.is_case()) {
-        target.target = user_path(target.target);
         try {
-            name = read_case(target.target).name;
+            sweep.name = read_case(target.target).name;
         } catch (const CaseError& e) {
             throw UsageError(e.what());
         }
@@ -83,77 +95,101 @@ int cmd_sweep(const std::vector<std::string>& args) {
         kernel = &kernel_named(target.target);
     }
     resolve_config(o);
-    std::vector<Grid> grids;
-    for (const std::string& g : o.values["--grid"]) {
-        grids.push_back(parse_grid(g, kernel, target.target, o));
-        for (size_t i = 0; i + 1 < grids.size(); ++i) {
-            if (grids[i].key == grids.back().key) throw UsageError("--grid " + grids.back().key + " given twice");
+    for (const std::string& g : o.values.count("--grid") ? o.values.at("--grid") : std::vector<std::string>{}) {
+        sweep.grids.push_back(parse_grid(g, kernel, target.target, o));
+        for (size_t i = 0; i + 1 < sweep.grids.size(); ++i) {
+            if (sweep.grids[i].key == sweep.grids.back().key) {
+                throw UsageError("--grid " + sweep.grids.back().key + " given twice");
+            }
         }
     }
-    if (grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
-    const unsigned jobs = jobs_option(o);
-    check_writable(value_of(o, "--csv", ""));
-    check_writable(value_of(o, "--html", ""));
+    if (sweep.grids.empty()) throw UsageError("sweep needs at least one --grid key=v1,v2,...");
 
     // The cartesian product, first grid slowest.
-    std::vector<std::vector<std::string>> points = {{}};
-    for (const Grid& g : grids) {
+    sweep.values = {{}};
+    for (const Grid& g : sweep.grids) {
         std::vector<std::vector<std::string>> more;
-        for (const auto& p : points) {
+        for (const auto& p : sweep.values) {
             for (const std::string& v : g.values) {
                 auto q = p;
                 q.push_back(v);
                 more.push_back(q);
             }
         }
-        points = more;
+        sweep.values = more;
     }
-    std::vector<std::vector<std::string>> runs;
-    for (const auto& p : points) {
+    sweep.plan.command = "sweep";
+    sweep.plan.arguments = arguments;
+    for (const auto& p : sweep.values) {
+        BatchPoint point;
+        for (size_t i = 0; i < sweep.grids.size(); ++i) {
+            point.label += (i ? ", " : "") + sweep.grids[i].key + "=" + p[i];
+        }
         for (const char* mode : {"off", "on"}) {
             std::vector<std::string> a = {"run", target.target, "--json", "--prefetch", mode};
             const std::vector<std::string> config = config_args(o);
             a.insert(a.end(), config.begin(), config.end());
-            for (size_t i = 0; i < grids.size(); ++i) {
-                if (grids[i].key.rfind("arg.", 0) == 0) {
-                    a.insert(a.end(), {"--arg", grids[i].key.substr(4) + "=" + p[i]});
+            for (size_t i = 0; i < sweep.grids.size(); ++i) {
+                if (sweep.grids[i].key.rfind("arg.", 0) == 0) {
+                    a.insert(a.end(), {"--arg", sweep.grids[i].key.substr(4) + "=" + p[i]});
                 } else {
-                    a.insert(a.end(), {"--set", grids[i].key + "=" + p[i]});
+                    a.insert(a.end(), {"--set", sweep.grids[i].key + "=" + p[i]});
                 }
             }
-            runs.push_back(a);
+            point.runs.push_back(a);
         }
+        sweep.plan.points.push_back(point);
     }
-    const bool tty = isatty(STDERR_FILENO);
-    const std::vector<ChildRun> results = run_children(runs, jobs, [&](size_t done, size_t total) {
-        const size_t pts = done / 2, all = total / 2;
-        if (tty) {
-            const int bar = static_cast<int>(30 * done / total);
-            std::fprintf(stderr, "\rsweep %s [%s%s] %zu/%zu points", name.c_str(), std::string(bar, '#').c_str(),
-                         std::string(30 - bar, '.').c_str(), pts, all);
-            if (done == total) std::fprintf(stderr, "\n");
-        } else if (done % 2 == 0) {
-            std::fprintf(stderr, "sweep %s: %zu/%zu points done\n", name.c_str(), pts, all);
-        }
-    });
+    return sweep;
+}
 
+// The arguments that define the sweep the user asked for, with every path
+// absolute, so that a batch task or a collect elsewhere reads the same files.
+std::vector<std::string> defining_arguments(const CommonOptions& o) {
+    if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
+    api::RunRequest target;
+    target.target = o.positional[0];
+    std::vector<std::string> out = {target.is_case() ? std::filesystem::absolute(user_path(target.target)).string()
+                                                     : target.target};
+    if (o.values.count("--grid")) {
+        for (const std::string& g : o.values.at("--grid")) out.insert(out.end(), {"--grid", g});
+    }
+    CommonOptions config = o;
+    for (std::string& f : config.config_files) f = std::filesystem::absolute(f).string();
+    const std::vector<std::string> c = config_args(config);
+    out.insert(out.end(), c.begin(), c.end());
+    return out;
+}
+
+// The CSV (stdout or --csv) and the --html plot of a sweep's results; a point
+// without results is a row whose error says it did not run. Returns the exit
+// status: 1 when any point failed or did not run.
+int report_sweep(const Sweep& sweep, const std::vector<std::optional<PointResults>>& results,
+                 const std::string& csv_path, const std::string& html) {
     std::ostringstream csv;
-    for (const Grid& g : grids) csv << csv_cell(g.key) << ",";
+    for (const Grid& g : sweep.grids) csv << csv_cell(g.key) << ",";
     csv << "time_off_ns,time_on_ns,gain_pct,l2_hit_rate_off,l2_hit_rate_on,error\n";
     std::vector<double> xs, off_t, on_t, gains;
     int failed = 0;
-    for (size_t i = 0; i < points.size(); ++i) {
-        for (const std::string& v : points[i]) csv << csv_cell(v) << ",";
-        const api::RunResult off = run_result(results[2 * i]);
-        const api::RunResult on = run_result(results[2 * i + 1]);
+    std::string not_run;
+    for (size_t i = 0; i < sweep.values.size(); ++i) {
+        for (const std::string& v : sweep.values[i]) csv << csv_cell(v) << ",";
+        if (!results[i]) {
+            csv << ",,,,,not run\n";
+            not_run += (not_run.empty() ? "" : "; ") + sweep.plan.points[i].label;
+            ++failed;
+            continue;
+        }
+        const PointResults& pair = *results[i];
+        const api::RunResult off = run_result(pair[0]);
+        const api::RunResult on = run_result(pair[1]);
         std::string error;
         for (size_t k = 0; k < 2 && error.empty(); ++k) {
-            const ChildRun& child = results[2 * i + k];
             const api::RunResult& r = k == 0 ? off : on;
             if (!r.error.empty()) {  // a child that printed no summary: what it said on stderr
                 error = r.error;
-            } else if (child.status != 0) {
-                error = "exit status " + std::to_string(child.status);
+            } else if (pair[k].status != 0) {
+                error = "exit status " + std::to_string(pair[k].status);
             }
         }
         if (!error.empty()) {
@@ -172,20 +208,17 @@ int cmd_sweep(const std::vector<std::string>& args) {
         on_t.push_back(t_on / 1e3);
         gains.push_back(gain);
     }
-    const std::string csv_path = value_of(o, "--csv", "");
+    if (!not_run.empty()) {
+        std::fprintf(stderr, "pfsim: sweep %s: points not run: %s\n", sweep.name.c_str(), not_run.c_str());
+    }
     if (csv_path.empty()) {
         std::cout << csv.str();
     } else {
         write_output(csv_path, csv.str());
     }
-    const std::string html = value_of(o, "--html", "");
     if (!html.empty()) {
         std::string labels = "<p>Points, in order:</p><ol start=\"0\">";
-        for (const auto& p : points) {
-            std::string l;
-            for (size_t i = 0; i < grids.size(); ++i) l += (i ? ", " : "") + grids[i].key + "=" + p[i];
-            labels += "<li>" + l + "</li>";
-        }
+        for (const BatchPoint& p : sweep.plan.points) labels += "<li>" + p.label + "</li>";
         labels += "</ol>\n";
         const std::string body =
             line_chart("time", "Kernel time (us), prefetch off and on", {{"off", xs, off_t, 0}, {"on", xs, on_t, 1}},
@@ -193,9 +226,93 @@ int cmd_sweep(const std::vector<std::string>& args) {
             line_chart("gain", "Gain from prefetch (%; negative: a loss)", {{"gain", xs, gains, 2}},
                        "point (see the list below)", "", 1) +
             labels;
-        write_output(html, html_page("pfsim sweep " + name, body));
+        write_output(html, html_page("pfsim sweep " + sweep.name, body));
     }
     return failed ? 1 : 0;
+}
+
+std::vector<std::optional<PointResults>> stored_results(const BatchStore& store) {
+    std::vector<std::optional<PointResults>> out;
+    for (size_t i = 0; i < store.plan().points.size(); ++i) out.push_back(store.read(i));
+    return out;
+}
+
+constexpr double kPollSeconds = 2;
+
+}  // namespace
+
+int cmd_sweep(const std::vector<std::string>& args) {
+    std::vector<std::string> valued = {"--grid", "--jobs", "--csv", "--html", "--out", "--collect"};
+    valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
+    const CommonOptions o = parse_options(args, {"--slurm", "--wait"}, valued);
+    const std::string csv = value_of(o, "--csv", ""), html = value_of(o, "--html", "");
+    const std::string out = value_of(o, "--out", "");
+    const SlurmOptions slurm = slurm_options(o);
+    const bool on_slurm = has_flag(o, "--slurm");
+    if (has_flag(o, "--wait") && !on_slurm) throw UsageError("--wait is an option of --slurm");
+
+    if (o.values.count("--collect")) {
+        const std::string dir = value_of(o, "--collect", "");
+        if (!o.positional.empty() || o.values.count("--grid") || on_slurm || !out.empty()) {
+            throw UsageError("sweep --collect DIR takes the sweep from DIR: no kernel, --grid, --out or --slurm");
+        }
+        check_writable(csv);
+        check_writable(html);
+        const BatchStore store = BatchStore::open(dir);
+        if (store.plan().command != "sweep") throw UsageError(dir + ": holds a " + store.plan().command + ", not a sweep");
+        const Sweep sweep = plan_sweep(store.plan().arguments);
+        if (!sweep.plan.same_points(store.plan())) {
+            throw UsageError(dir + ": its points are not what its sweep makes today (a case file or pfsim changed)");
+        }
+        return report_sweep(sweep, stored_results(store), csv, html);
+    }
+
+    const Sweep sweep = plan_sweep(defining_arguments(o));
+    check_writable(csv);
+    check_writable(html);
+    const std::string what = "sweep " + sweep.name;
+    if (on_slurm) {
+        if (out.empty()) throw UsageError("--slurm needs --out DIR, a folder every node of the cluster sees");
+        if (o.values.count("--jobs")) {
+            throw UsageError("--jobs is for local runs: ask Slurm for CPUs per task with --slurm-opt=--cpus-per-task=N");
+        }
+        check_slurm(slurm, sweep.plan.points.size());
+        const BatchStore store = BatchStore::create(out, sweep.plan);
+        const std::vector<size_t> pending = store.pending();
+        if (!pending.empty()) {
+            const std::string job = submit_array(store, pending, slurm, "pfsim " + what);
+            std::fprintf(stderr, "pfsim: %s: %zu of %zu points submitted as array job %s; results in %s\n",
+                         what.c_str(), pending.size(), sweep.plan.points.size(), job.c_str(), store.dir().c_str());
+            if (!has_flag(o, "--wait")) {
+                std::fprintf(stderr, "pfsim: follow it with squeue -j %s; then pfsim sweep --collect %s\n", job.c_str(),
+                             out.c_str());
+                std::cout << job << "\n";
+                return 0;
+            }
+            follow_array(store, job, what, kPollSeconds);
+        } else {
+            std::fprintf(stderr, "pfsim: %s: all %zu points are done in %s\n", what.c_str(), sweep.plan.points.size(),
+                         store.dir().c_str());
+            if (!has_flag(o, "--wait")) return 0;
+        }
+        return report_sweep(sweep, stored_results(store), csv, html);
+    }
+
+    const unsigned jobs = jobs_option(o);
+    std::optional<BatchStore> store;
+    std::vector<size_t> pending;
+    if (!out.empty()) {
+        store = BatchStore::create(out, sweep.plan);
+        pending = store->pending();
+    } else {
+        for (size_t i = 0; i < sweep.plan.points.size(); ++i) pending.push_back(i);
+    }
+    std::vector<std::optional<PointResults>> results =
+        store ? stored_results(*store) : std::vector<std::optional<PointResults>>(sweep.plan.points.size());
+    const std::vector<PointResults> ran =
+        run_points(sweep.plan, pending, jobs, store ? &*store : nullptr, points_progress(what));
+    for (size_t k = 0; k < pending.size(); ++k) results[pending[k]] = ran[k];
+    return report_sweep(sweep, results, csv, html);
 }
 
 }  // namespace pfsim

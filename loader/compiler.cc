@@ -1,5 +1,7 @@
 #include "loader/compiler.h"
 
+#include "base/atomic_file.h"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -44,17 +46,6 @@ bool read_file(const std::string& path, std::string* out) {
     ss << in.rdbuf();
     *out = ss.str();
     return !in.bad();
-}
-
-// Writes `content` to `path` through a temporary file and a rename.
-void write_atomically(const std::string& path, const std::string& content) {
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        out << content;
-        if (!out.flush()) throw std::runtime_error("cannot write '" + tmp + "'");
-    }
-    fs::rename(tmp, path);
 }
 
 // Runs argv, returns its exit status; stdout and stderr go to `output`.

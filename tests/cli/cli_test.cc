@@ -463,6 +463,58 @@ TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
     EXPECT_EQ(pfsim("sweep prefetch_wait --grid arg.bytes=1MiB --jobs 0").status, 2);
 }
 
+// --out DIR keeps each point as it ends; the same command again runs only the
+// missing ones; --collect assembles the same CSV. (Slurm: tests/slurm.)
+TEST(Sweep, AFolderKeepsPointsResumesAndCollects) {
+    const std::string grid = "sweep prefetch_wait --grid arg.bytes=4KiB,64KiB,1MiB --jobs 2";
+    const std::string dir = tmp("sweep-dir");
+    std::filesystem::remove_all(dir);
+    const Result plain = pfsim(grid);
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    const Result kept = pfsim(grid + " --out " + dir);
+    ASSERT_EQ(kept.status, 0) << kept.err;
+    EXPECT_EQ(kept.out, plain.out);
+    ASSERT_TRUE(std::filesystem::exists(dir + "/points/000002.json"));
+
+    std::filesystem::remove(dir + "/points/000001.json");
+    const Result partial = pfsim("sweep --collect " + dir);
+    EXPECT_EQ(partial.status, 1);  // a point missing: listed, its row says so
+    EXPECT_NE(partial.err.find("points not run: arg.bytes=64KiB"), std::string::npos) << partial.err;
+    EXPECT_NE(partial.out.find("\n64KiB,,,,,,not run\n"), std::string::npos) << partial.out;
+    const auto before = std::filesystem::last_write_time(dir + "/points/000000.json");
+    const Result resumed = pfsim(grid + " --out " + dir);
+    EXPECT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_EQ(resumed.out, plain.out);
+    EXPECT_NE(resumed.err.find("1/1 points done"), std::string::npos) << resumed.err;  // only the missing point ran
+    EXPECT_EQ(std::filesystem::last_write_time(dir + "/points/000000.json"), before);
+    EXPECT_EQ(pfsim("sweep --collect " + dir).out, plain.out);
+
+    // Bad input: exit 2 with the reason.
+    const Result other = pfsim("sweep prefetch_wait --grid arg.bytes=8KiB --out " + dir);
+    EXPECT_EQ(other.status, 2);
+    EXPECT_NE(other.err.find(dir + " holds another batch"), std::string::npos) << other.err;
+    std::ofstream(dir + "/points/000001.json") << "{\"half\":";
+    const Result torn = pfsim("sweep --collect " + dir);
+    EXPECT_EQ(torn.status, 2);
+    EXPECT_NE(torn.err.find(dir + "/points/000001.json: not a result of this batch"), std::string::npos) << torn.err;
+    EXPECT_EQ(torn.out, "");
+    const Result none = pfsim("sweep --collect " + tmp(""));
+    EXPECT_EQ(none.status, 2);
+    EXPECT_NE(none.err.find("holds no batch (no plan.json)"), std::string::npos) << none.err;
+    for (const char* bad : {"sweep prefetch_wait --grid arg.bytes=4KiB --wait",
+                            "sweep prefetch_wait --grid arg.bytes=4KiB --partition debug",
+                            "sweep prefetch_wait --grid arg.bytes=4KiB --chunk 2",
+                            "sweep prefetch_wait --grid arg.bytes=4KiB --slurm",
+                            "sweep prefetch_wait --grid arg.bytes=4KiB --slurm --out /tmp/x --jobs 2",
+                            "sweep prefetch_wait --grid arg.bytes=4KiB --slurm --out /tmp/x --slurm-opt=--array=1-3",
+                            "sweep prefetch_wait --grid arg.bytes=4KiB --slurm --out /tmp/x --slurm-opt=time",
+                            "sweep prefetch_wait --collect /tmp", "batch-task /tmp 0"}) {
+        const Result r = pfsim(bad);
+        EXPECT_EQ(r.status, 2) << bad;
+        EXPECT_NE(r.err.find("pfsim: "), std::string::npos) << bad;
+    }
+}
+
 TEST(Calibrate, EveryFigureInToleranceAndAFigureThatIsNot) {
     const Result ok = pfsim("calibrate --json");
     ASSERT_EQ(ok.status, 0) << ok.out << ok.err;

@@ -1,0 +1,34 @@
+#include "base/atomic_file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace pfsim {
+
+void write_atomically(const std::string& path, const std::string& content) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const std::string tmp = path + ".tmp." + host + "." + std::to_string(getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << content;
+        out.flush();
+        if (!out) {
+            const std::string why = std::strerror(errno);
+            std::remove(tmp.c_str());
+            throw std::runtime_error(path + ": cannot write (" + why + ")");
+        }
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const std::string why = std::strerror(errno);
+        std::remove(tmp.c_str());
+        throw std::runtime_error(path + ": cannot write (" + why + ")");
+    }
+}
+
+}  // namespace pfsim

@@ -1,0 +1,15 @@
+// Files that readers see whole or not at all, even across the nodes of a
+// cluster sharing the folder.
+#pragma once
+
+#include <string>
+
+namespace pfsim {
+
+// Writes `content` to a temporary file beside `path` (named by host and
+// process, so concurrent writers on other nodes never share it), then renames
+// it over `path`. Throws std::runtime_error naming the path when a byte does
+// not reach the disk or the rename fails; the temporary file is removed then.
+void write_atomically(const std::string& path, const std::string& content);
+
+}  // namespace pfsim
