@@ -80,14 +80,25 @@ BatchStore BatchStore::create(const std::string& dir, const BatchPlan& plan) {
     return BatchStore(root.string(), plan);
 }
 
-BatchStore BatchStore::open(const std::string& dir) {
+BatchStore BatchStore::open(const std::string& dir, const std::string& command) {
     std::error_code ec;
     const fs::path root = fs::absolute(user_path(dir), ec);
     const std::string plan_path = (root / "plan.json").string();
     if (!fs::is_regular_file(plan_path, ec)) throw UsageError(dir + ": holds no batch (no plan.json)");
     const nlohmann::json j = nlohmann::json::parse(read_text(plan_path), nullptr, false);
     if (j.is_discarded()) throw UsageError(plan_path + ": not JSON");
-    return BatchStore(root.string(), plan_from_json(j, plan_path));
+    BatchStore store(root.string(), plan_from_json(j, plan_path));
+    if (!command.empty() && store.plan_.command != command) {
+        throw UsageError(dir + ": holds a " + store.plan_.command + ", not a " + command);
+    }
+    return store;
+}
+
+void BatchStore::check_current(const BatchPlan& plan) const {
+    if (!plan_.same_points(plan)) {
+        throw UsageError(dir_ + ": its points are not what its " + plan_.command +
+                         " makes today (a case file, a --config file or pfsim changed since)");
+    }
 }
 
 std::string BatchStore::point_path(size_t point) const {

@@ -41,8 +41,12 @@ public:
     // already holds a batch, checks that it is this one (the points done stay).
     // Throws UsageError when `dir` cannot be written or holds another batch.
     static BatchStore create(const std::string& dir, const BatchPlan& plan);
-    // Opens a folder that holds a batch; UsageError when it holds none.
-    static BatchStore open(const std::string& dir);
+    // Opens a folder that holds a batch of `command` (any command when empty);
+    // UsageError when it holds none, or one of another command.
+    static BatchStore open(const std::string& dir, const std::string& command = "");
+    // For --collect: UsageError unless `plan`, what the stored arguments make
+    // today, has the stored points (a case file or pfsim changed since).
+    void check_current(const BatchPlan& plan) const;
 
     const std::string& dir() const { return dir_; }
     const BatchPlan& plan() const { return plan_; }

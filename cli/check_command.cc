@@ -2,15 +2,20 @@
 // process (a fresh simulated die), compared.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/batch.h"
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/slurm.h"
 #include "cli/text.h"
 #include "cases/case_file.h"
 
@@ -51,29 +56,38 @@ std::string equivalence_failure(const api::RunResult& off, const api::RunResult&
     return "";
 }
 
-}  // namespace
+// What to check: built-in kernels by name, case files by path.
+struct CheckItem {
+    std::string name, target;
+    ExpectedGain expected;
+};
 
-int cmd_check(const std::vector<std::string>& args) {
-    std::vector<std::string> flags = {"--strict-gain", "--advise"}, valued = {"--junit", "--inject", "--trace"};
-    flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
-    valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
-    CommonOptions o = parse_options(args, flags, valued);
+// A check: its items, one batch point per item (the runs off, on and, with
+// --advise, the ideal run), made from the options that define the check.
+struct CheckPlan {
+    CommonOptions options;  // the defining options
+    SanitizeOptions sanitize;
+    std::vector<CheckItem> items;
+    BatchPlan batch;
+};
+
+const std::vector<std::string> kCheckDefiningFlags = {"--advise", "--sanitize"};
+const std::vector<std::string> kCheckDefiningValues = {"--inject", "--trace", "--error-exitcode", "--print-limit",
+                                                       "--suppressions"};
+
+CheckPlan plan_check(const std::vector<std::string>& arguments) {
+    CheckPlan p;
+    p.options = parse_options(arguments, kCheckDefiningFlags, kCheckDefiningValues);
+    const CommonOptions& o = p.options;
     resolve_config(o);  // bad configuration: exit 2 before running anything
-    const SanitizeOptions sanitize = sanitize_options(o);
-    check_writable(value_of(o, "--junit", ""));
-    // What to check: built-in kernels by name, case files by path.
-    struct Item {
-        std::string name, target;
-        ExpectedGain expected;
-    };
-    std::vector<Item> kernels;
+    p.sanitize = sanitize_options(o);
     auto add_kernel = [&](const KernelCase& k) {
-        kernels.push_back({k.name(), k.name(), k.expected_gain(resolve_kernel_args(k, {}))});
+        p.items.push_back({k.name(), k.name(), k.expected_gain(resolve_kernel_args(k, {}))});
     };
     auto add_case = [&](const std::string& path) {
         try {
             const CaseSpec c = read_case(path);
-            kernels.push_back({c.name, path, {c.expected_min_pct, c.expected_max_pct}});
+            p.items.push_back({c.name, path, {c.expected_min_pct, c.expected_max_pct}});
         } catch (const CaseError& e) {
             throw UsageError(e.what());
         }
@@ -93,56 +107,107 @@ int cmd_check(const std::vector<std::string>& args) {
         }
     }
     const std::vector<std::string> common = config_args(o);
-
-    nlohmann::json rows = nlohmann::json::array();
-    int failed = 0, sanitizer_failed = 0;  // failed counts the second too
-    std::string advisor_text;             // --advise: each kernel's table, after the summary
-    if (!o.json) {
-        std::printf("%-16s %12s %12s %8s %16s %8s %8s  %s\n", "kernel", "time off us", "time on us", "gain %",
-                    "expected gain %", "L2 off", "L2 on", "verdict");
-    }
-    for (const Item& item : kernels) {
-        const Item* k = &item;
-        std::vector<std::string> base = {"run", k->target, "--json"};
+    p.batch.command = "check";
+    p.batch.arguments = arguments;
+    for (const CheckItem& k : p.items) {
+        std::vector<std::string> base = {"run", k.target, "--json"};
         base.insert(base.end(), common.begin(), common.end());
         std::vector<std::string> off_args = base, on_args = base;
         off_args.insert(off_args.end(), {"--prefetch", "off"});
         on_args.insert(on_args.end(), {"--prefetch", "on"});
         const std::string prefix = value_of(o, "--trace", "");
         if (!prefix.empty()) {  // PREFIX.KERNEL.off.json and PREFIX.KERNEL.on.json
-            off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k->name + ".off.json"});
-            on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k->name + ".on.json"});
+            off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k.name + ".off.json"});
+            on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k.name + ".on.json"});
         }
-        for (const std::string& f : o.values["--inject"]) on_args.insert(on_args.end(), {"--inject", f});
-        const std::vector<std::string> sanitize_on = sanitize_args(sanitize);  // the prefetch-on run only
+        if (o.values.count("--inject")) {
+            for (const std::string& f : o.values.at("--inject")) on_args.insert(on_args.end(), {"--inject", f});
+        }
+        const std::vector<std::string> sanitize_on = sanitize_args(p.sanitize);  // the prefetch-on run only
         on_args.insert(on_args.end(), sanitize_on.begin(), sanitize_on.end());
         if (has_flag(o, "--advise")) on_args.insert(on_args.end(), {"--advise", "--no-what-if"});  // check runs the what-if
-        std::vector<std::vector<std::string>> runs = {off_args, on_args};
+        BatchPoint point{k.name, {off_args, on_args}};
         if (has_flag(o, "--advise")) {  // the advisor's upper bound: prefetch off, every core access an L2 hit
-            runs.push_back(off_args);
-            runs.back().insert(runs.back().end(), {"--set", "l2.demand=ideal"});
+            point.runs.push_back(off_args);
+            point.runs.back().insert(point.runs.back().end(), {"--set", "l2.demand=ideal"});
         }
-        const std::vector<ChildRun> pair = run_children(runs, 2);
-        const api::RunResult off = run_result(pair[0]);
-        api::RunResult on = run_result(pair[1]);
-        for (const ChildRun& c : pair) {  // bad input to a run is bad input to check: its message, exit 2
-            if (c.status == 2) throw api::BadInput(k->name + ": " + run_result(c).error);
+        p.batch.points.push_back(point);
+    }
+    return p;
+}
+
+// The arguments that define the check the user asked for, every path absolute.
+std::vector<std::string> defining_arguments(const CommonOptions& o) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    for (const std::string& name : o.positional) {
+        out.push_back(is_case_file(name) ? fs::absolute(user_path(name)).string() : name);
+    }
+    for (const std::string& f : kCheckDefiningFlags) {
+        if (has_flag(o, f)) out.push_back(f);
+    }
+    for (const std::string& v : kCheckDefiningValues) {
+        if (!o.values.count(v)) continue;
+        for (const std::string& value : o.values.at(v)) {
+            const bool path = v == "--trace" || v == "--suppressions";
+            out.insert(out.end(), {v, path ? fs::absolute(user_path(value)).string() : value});
         }
-        if (on.advised && runs.size() == 3) {
-            on.advisor.what_if = measured_what_if(off, on, run_result(pair[2]));
-            // Each advised site removed: the prefetch-on run with that line's prefetches dropped.
-            const std::vector<std::string> sites = sites_to_measure(on.advisor);
-            std::vector<std::vector<std::string>> removals;
-            for (const std::string& site : sites) {
-                removals.push_back(base);
-                removals.back().insert(removals.back().end(), {"--prefetch", "on", "--drop-prefetch", site});
-                for (const std::string& f : o.values["--inject"]) removals.back().insert(removals.back().end(), {"--inject", f});
+    }
+    CommonOptions config = o;
+    for (std::string& f : config.config_files) f = fs::absolute(f).string();
+    const std::vector<std::string> c = config_args(config);
+    out.insert(out.end(), c.begin(), c.end());
+    return out;
+}
+
+// The --advise follow-ups of one item, run here: each advised site removed.
+void measure_site_removals(const CheckPlan& p, const CheckItem& k, api::RunResult& on) {
+    const std::vector<std::string> sites = sites_to_measure(on.advisor);
+    std::vector<std::vector<std::string>> removals;
+    for (const std::string& site : sites) {
+        removals.push_back({"run", k.target, "--json"});
+        const std::vector<std::string> common = config_args(p.options);
+        removals.back().insert(removals.back().end(), common.begin(), common.end());
+        removals.back().insert(removals.back().end(), {"--prefetch", "on", "--drop-prefetch", site});
+        if (p.options.values.count("--inject")) {
+            for (const std::string& f : p.options.values.at("--inject")) removals.back().insert(removals.back().end(), {"--inject", f});
+        }
+    }
+    std::vector<api::RunResult> without;
+    for (const ChildRun& c : run_children(removals, 2)) without.push_back(run_result(c));
+    record_site_removals(on.advisor, sites, without);
+}
+
+// Evaluates each item as its results come (`results_of` runs or reads them),
+// prints the table (or --json), writes --junit; returns the exit status.
+int report_check(const CheckPlan& p, const CommonOptions& out_options,
+                 const std::function<std::optional<PointResults>(size_t)>& results_of) {
+    const bool json = out_options.json, strict_gain = has_flag(out_options, "--strict-gain");
+    const SanitizeOptions& sanitize = p.sanitize;
+    nlohmann::json rows = nlohmann::json::array();
+    int failed = 0, sanitizer_failed = 0;  // failed counts the second too
+    std::string advisor_text;             // --advise: each kernel's table, after the summary
+    if (!json) {
+        std::printf("%-16s %12s %12s %8s %16s %8s %8s  %s\n", "kernel", "time off us", "time on us", "gain %",
+                    "expected gain %", "L2 off", "L2 on", "verdict");
+    }
+    for (size_t i = 0; i < p.items.size(); ++i) {
+        const CheckItem* k = &p.items[i];
+        const std::optional<PointResults> pair = results_of(i);
+        std::string failure = "not run (no result in the batch folder)";
+        api::RunResult off, on;
+        if (pair) {
+            off = run_result((*pair)[0]);
+            on = run_result((*pair)[1]);
+            for (const ChildRun& c : *pair) {  // bad input to a run is bad input to check: its message, exit 2
+                if (c.status == 2) throw api::BadInput(k->name + ": " + run_result(c).error);
             }
-            std::vector<api::RunResult> without;
-            for (const ChildRun& c : run_children(removals, 2)) without.push_back(run_result(c));
-            record_site_removals(on.advisor, sites, without);
+            if (on.advised && pair->size() == 3) {
+                on.advisor.what_if = measured_what_if(off, on, run_result((*pair)[2]));
+                measure_site_removals(p, *k, on);
+            }
+            failure = equivalence_failure(off, on);
         }
-        const std::string failure = equivalence_failure(off, on);
         const ExpectedGain expected = k->expected;
         nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};
         double gain = 0;
@@ -162,7 +227,7 @@ int cmd_check(const std::vector<std::string>& args) {
         row["gain_met"] = gain_met;
         const uint64_t sanitizer_errors = on.sanitized ? on.sanitizer.count(insight::Severity::Error) : 0;
         const bool sanitizer_fails = sanitizer_errors > 0 && sanitize.error_exitcode != 0;
-        const bool pass = failure.empty() && (gain_met || !has_flag(o, "--strict-gain")) && !sanitizer_fails;
+        const bool pass = failure.empty() && (gain_met || !strict_gain) && !sanitizer_fails;
         row["verdict"] = pass ? "pass" : "fail";
         if (!failure.empty()) {
             row["reason"] = failure;
@@ -181,7 +246,7 @@ int cmd_check(const std::vector<std::string>& args) {
         }
         failed += pass ? 0 : 1;
         sanitizer_failed += sanitizer_fails && failure.empty() ? 1 : 0;
-        if (!o.json) {
+        if (!json) {
             const std::string exp = expected_gain_text(expected.min_pct, expected.max_pct);
             if (failure.empty() && sanitizer_fails) {
                 std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  FAIL: %s\n", k->name.c_str(),
@@ -198,23 +263,24 @@ int cmd_check(const std::vector<std::string>& args) {
                 std::printf("%-16s %12s %12s %8s %16s %8s %8s  FAIL: %s\n", k->name.c_str(), "-", "-", "-",
                             exp.c_str(), "-", "-", failure.c_str());
             }
+            std::fflush(stdout);
         }
         rows.push_back(row);
     }
-    const int passed = static_cast<int>(kernels.size()) - failed;
-    if (o.json) {
+    const int passed = static_cast<int>(p.items.size()) - failed;
+    if (json) {
         std::cout << nlohmann::json{{"schema", "pfsim.check/1"}, {"kernels", rows}, {"passed", passed},
-                                    {"failed", failed}, {"config", resolve_config(o).to_json()}}
+                                    {"failed", failed}, {"config", resolve_config(p.options).to_json()}}
                          .dump(2)
                   << "\n";
     } else {
         std::printf("%d passed, %d failed\n", passed, failed);
         if (!advisor_text.empty()) std::printf("\n%s", advisor_text.c_str());
     }
-    const std::string junit = value_of(o, "--junit", "");
+    const std::string junit = value_of(out_options, "--junit", "");
     if (!junit.empty()) {
         std::ostringstream x;
-        x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"pfsim check\" tests=\"" << kernels.size()
+        x << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"pfsim check\" tests=\"" << p.items.size()
           << "\" failures=\"" << failed << "\">\n";
         for (const auto& row : rows) {
             x << "  <testcase classname=\"pfsim.check\" name=\"" << markup_escape(row["name"]) << "\"";
@@ -230,6 +296,52 @@ int cmd_check(const std::vector<std::string>& args) {
     }
     if (failed > sanitizer_failed) return 1;
     return sanitizer_failed ? sanitize.error_exitcode : 0;
+}
+
+}  // namespace
+
+int cmd_check(const std::vector<std::string>& args) {
+    std::vector<std::string> flags = {"--strict-gain", "--slurm", "--wait"};
+    std::vector<std::string> valued = {"--junit", "--out", "--collect"};
+    flags.insert(flags.end(), kCheckDefiningFlags.begin(), kCheckDefiningFlags.end());
+    valued.insert(valued.end(), kCheckDefiningValues.begin(), kCheckDefiningValues.end());
+    valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
+    const CommonOptions o = parse_options(args, flags, valued);
+    slurm_options(o);  // --partition and the like without --slurm: exit 2
+    const bool on_slurm = has_flag(o, "--slurm");
+    const std::string out = value_of(o, "--out", "");
+
+    if (o.values.count("--collect")) {
+        const std::string dir = value_of(o, "--collect", "");
+        if (!o.positional.empty() || on_slurm || !out.empty() || defining_arguments(o) != defining_arguments(CommonOptions{})) {
+            throw UsageError("check --collect DIR takes the check from DIR: only --json, --junit and --strict-gain");
+        }
+        check_writable(value_of(o, "--junit", ""));
+        const BatchStore store = BatchStore::open(dir, "check");
+        const CheckPlan p = plan_check(store.plan().arguments);
+        store.check_current(p.batch);
+        return report_check(p, o, [&](size_t i) { return store.read(i); });
+    }
+
+    const CheckPlan p = plan_check(defining_arguments(o));
+    check_writable(value_of(o, "--junit", ""));
+    if (on_slurm) {
+        if (has_flag(o, "--advise")) {
+            throw UsageError("--advise measures re-runs chosen from each result: run check --advise here, not on --slurm");
+        }
+        const std::optional<BatchStore> store = run_on_slurm(p.batch, o, "check");
+        return store ? report_check(p, o, [&](size_t i) { return store->read(i); }) : 0;
+    }
+
+    // Here: each item run as its row comes, kept in --out DIR when given.
+    std::optional<BatchStore> store;
+    if (!out.empty()) store = BatchStore::create(out, p.batch);
+    return report_check(p, o, [&](size_t i) -> std::optional<PointResults> {
+        if (store) {
+            if (std::optional<PointResults> kept = store->read(i)) return kept;
+        }
+        return run_points(p.batch, {i}, 2, store ? &*store : nullptr)[0];
+    });
 }
 
 int cmd_kernels(const std::vector<std::string>& args) {

@@ -21,10 +21,13 @@ usage: pfsim COMMAND [options]
 commands:
   check [KERNEL | CASE.toml ...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise]
+      [--out DIR] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
+  check --collect DIR [--json] [--junit FILE] [--strict-gain]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
                     shipped kernel and case); --sanitize and --advise look at the
-                    prefetch-on run
+                    prefetch-on run; --out DIR, --slurm and --collect DIR as for sweep
+                    (each kernel or case a point; not with --advise on Slurm)
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -121,6 +122,8 @@ size_t unfinished_tasks(const std::string& job, size_t* running = nullptr) {
     return all;
 }
 
+constexpr double kPollSeconds = 2;  // how often --wait asks squeue
+
 size_t chunk_for(const SlurmOptions& o, size_t points, size_t max_array) {
     if (o.chunk) return o.chunk;
     return std::max<size_t>(1, (points + max_array - 1) / max_array);
@@ -142,6 +145,7 @@ SlurmOptions slurm_options(const CommonOptions& o) {
     for (const std::string& v : kSlurmValues) {
         if (!slurm && o.values.count(v)) throw UsageError(v + " is an option of --slurm");
     }
+    if (!slurm && has_flag(o, "--wait")) throw UsageError("--wait is an option of --slurm");
     s.partition = value_of(o, "--partition", "");
     if (o.values.count("--partition") && s.partition.empty()) throw UsageError("--partition needs a name");
     if (o.values.count("--slurm-opt")) s.sbatch_args = o.values.at("--slurm-opt");
@@ -259,6 +263,35 @@ void follow_array(const BatchStore& store, const std::string& job, const std::st
     }
     std::fprintf(stderr, "%s: array %s ended, %zu/%zu points done\n", what.c_str(), job.c_str(),
                  total - store.pending().size(), total);
+}
+
+std::optional<BatchStore> run_on_slurm(const BatchPlan& plan, const CommonOptions& o, const std::string& what) {
+    const std::string out = value_of(o, "--out", "");
+    if (out.empty()) throw UsageError("--slurm needs --out DIR, a folder every node of the cluster sees");
+    if (o.values.count("--jobs")) {
+        throw UsageError("--jobs is for local runs: ask Slurm for CPUs per task with --slurm-opt=--cpus-per-task=N");
+    }
+    const SlurmOptions slurm = slurm_options(o);
+    check_slurm(slurm, plan.points.size());
+    BatchStore store = BatchStore::create(out, plan);
+    const std::vector<size_t> pending = store.pending();
+    const size_t total = plan.points.size();
+    if (pending.empty()) {
+        std::fprintf(stderr, "pfsim: %s: all %zu points are done in %s\n", what.c_str(), total, store.dir().c_str());
+    } else {
+        const std::string job = submit_array(store, pending, slurm, "pfsim " + what);
+        std::fprintf(stderr, "pfsim: %s: %zu of %zu points submitted as array job %s; results in %s\n", what.c_str(),
+                     pending.size(), total, job.c_str(), store.dir().c_str());
+        if (!has_flag(o, "--wait")) {
+            std::fprintf(stderr, "pfsim: follow it with squeue -j %s; then pfsim %s --collect %s\n", job.c_str(),
+                         plan.command.c_str(), out.c_str());
+            std::cout << job << "\n";
+            return std::nullopt;
+        }
+        follow_array(store, job, what, kPollSeconds);
+    }
+    if (!has_flag(o, "--wait")) return std::nullopt;
+    return store;
 }
 
 int cmd_batch_task(const std::vector<std::string>& args) {

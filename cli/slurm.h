@@ -4,6 +4,7 @@
 // tells what is left. The folder must be on a filesystem every node sees.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct SlurmOptions {
 };
 
 // --slurm's options (--partition, --slurm-opt, --chunk); UsageError on a bad
-// value or when they are given without --slurm.
+// value or when they (or --wait) are given without --slurm.
 SlurmOptions slurm_options(const CommonOptions& o);
 inline const std::vector<std::string> kSlurmValues = {"--partition", "--slurm-opt", "--chunk"};
 
@@ -40,5 +41,12 @@ std::string submit_array(const BatchStore& store, const std::vector<size_t>& poi
 // progress line on stderr (points done from the folder, tasks from squeue)
 // every `poll_seconds`.
 void follow_array(const BatchStore& store, const std::string& job, const std::string& what, double poll_seconds);
+
+// The --slurm path of a batch command (sweep, check, calibrate): needs --out
+// DIR, refuses --jobs, checks the cluster (check_slurm), opens DIR for `plan`
+// and submits its pending points. Without --wait: the job id on stdout, how
+// to follow it on stderr, and nullopt (nothing to report yet); with --wait:
+// follows the array and returns the folder to report from.
+std::optional<BatchStore> run_on_slurm(const BatchPlan& plan, const CommonOptions& o, const std::string& what);
 
 }  // namespace pfsim

@@ -237,8 +237,6 @@ std::vector<std::optional<PointResults>> stored_results(const BatchStore& store)
     return out;
 }
 
-constexpr double kPollSeconds = 2;
-
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
@@ -247,9 +245,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     const CommonOptions o = parse_options(args, {"--slurm", "--wait"}, valued);
     const std::string csv = value_of(o, "--csv", ""), html = value_of(o, "--html", "");
     const std::string out = value_of(o, "--out", "");
-    const SlurmOptions slurm = slurm_options(o);
+    slurm_options(o);  // --partition and the like without --slurm: exit 2
     const bool on_slurm = has_flag(o, "--slurm");
-    if (has_flag(o, "--wait") && !on_slurm) throw UsageError("--wait is an option of --slurm");
 
     if (o.values.count("--collect")) {
         const std::string dir = value_of(o, "--collect", "");
@@ -258,12 +255,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
         }
         check_writable(csv);
         check_writable(html);
-        const BatchStore store = BatchStore::open(dir);
-        if (store.plan().command != "sweep") throw UsageError(dir + ": holds a " + store.plan().command + ", not a sweep");
+        const BatchStore store = BatchStore::open(dir, "sweep");
         const Sweep sweep = plan_sweep(store.plan().arguments);
-        if (!sweep.plan.same_points(store.plan())) {
-            throw UsageError(dir + ": its points are not what its sweep makes today (a case file or pfsim changed)");
-        }
+        store.check_current(sweep.plan);
         return report_sweep(sweep, stored_results(store), csv, html);
     }
 
@@ -272,30 +266,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     check_writable(html);
     const std::string what = "sweep " + sweep.name;
     if (on_slurm) {
-        if (out.empty()) throw UsageError("--slurm needs --out DIR, a folder every node of the cluster sees");
-        if (o.values.count("--jobs")) {
-            throw UsageError("--jobs is for local runs: ask Slurm for CPUs per task with --slurm-opt=--cpus-per-task=N");
-        }
-        check_slurm(slurm, sweep.plan.points.size());
-        const BatchStore store = BatchStore::create(out, sweep.plan);
-        const std::vector<size_t> pending = store.pending();
-        if (!pending.empty()) {
-            const std::string job = submit_array(store, pending, slurm, "pfsim " + what);
-            std::fprintf(stderr, "pfsim: %s: %zu of %zu points submitted as array job %s; results in %s\n",
-                         what.c_str(), pending.size(), sweep.plan.points.size(), job.c_str(), store.dir().c_str());
-            if (!has_flag(o, "--wait")) {
-                std::fprintf(stderr, "pfsim: follow it with squeue -j %s; then pfsim sweep --collect %s\n", job.c_str(),
-                             out.c_str());
-                std::cout << job << "\n";
-                return 0;
-            }
-            follow_array(store, job, what, kPollSeconds);
-        } else {
-            std::fprintf(stderr, "pfsim: %s: all %zu points are done in %s\n", what.c_str(), sweep.plan.points.size(),
-                         store.dir().c_str());
-            if (!has_flag(o, "--wait")) return 0;
-        }
-        return report_sweep(sweep, stored_results(store), csv, html);
+        const std::optional<BatchStore> store = run_on_slurm(sweep.plan, o, what);
+        return store ? report_sweep(sweep, stored_results(*store), csv, html) : 0;
     }
 
     const unsigned jobs = jobs_option(o);

@@ -515,6 +515,34 @@ TEST(Sweep, AFolderKeepsPointsResumesAndCollects) {
     }
 }
 
+TEST(Check, AFolderKeepsEachKernelAndCollects) {
+    const std::string dir = tmp("check-dir");
+    std::filesystem::remove_all(dir);
+    const Result plain = pfsim("check prefetch_copy no_gain");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    const Result kept = pfsim("check prefetch_copy no_gain --out " + dir);
+    EXPECT_EQ(kept.out, plain.out);
+    std::filesystem::remove(dir + "/points/000000.json");
+    const Result partial = pfsim("check --collect " + dir);
+    EXPECT_EQ(partial.status, 1);
+    EXPECT_NE(partial.out.find("FAIL: not run (no result in the batch folder)"), std::string::npos) << partial.out;
+    EXPECT_EQ(pfsim("check prefetch_copy no_gain --out " + dir).out, plain.out);  // runs prefetch_copy again
+    EXPECT_EQ(pfsim("check --collect " + dir).out, plain.out);
+    for (const char* bad : {"check --collect DIR prefetch_copy", "check --collect DIR --set l2.ways=8",
+                            "check --collect DIR --inject drop-wait", "check prefetch_copy --wait",
+                            "check prefetch_copy --advise --slurm --out /tmp/x"}) {
+        std::string command = bad;
+        command.replace(command.find("DIR") == std::string::npos ? command.size() : command.find("DIR"),
+                        command.find("DIR") == std::string::npos ? 0 : 3, dir);
+        const Result r = pfsim(command);
+        EXPECT_EQ(r.status, 2) << command;
+        EXPECT_NE(r.err.find("pfsim: "), std::string::npos) << command;
+    }
+    const Result sweep_dir = pfsim("sweep --collect " + dir);
+    EXPECT_EQ(sweep_dir.status, 2);
+    EXPECT_NE(sweep_dir.err.find("holds a check, not a sweep"), std::string::npos) << sweep_dir.err;
+}
+
 TEST(Calibrate, EveryFigureInToleranceAndAFigureThatIsNot) {
     const Result ok = pfsim("calibrate --json");
     ASSERT_EQ(ok.status, 0) << ok.out << ok.err;
