@@ -58,6 +58,8 @@ const std::vector<ParamSpec>& param_specs() {
                {"modulo", "xor"}),
         choice("l2.tags", "SIMULATION: who answers tag lookups: tlm = the C++ model; rtl = the verilated RTL tag pipeline (rtl_stubs/l2_tags)",
                {"tlm", "rtl"}),
+        choice("l2.replacement", "which valid line of a full set a fill replaces: lru = the least recently used; lru_prefetch_lru = LRU, but a prefetch fill enters as the least recent (replaced first unless a core touches it); srrip = 2-bit SRRIP, hit priority, demand fills at long and prefetch fills at distant re-reference (model/l2/replacement_*.cc)",
+               {"lru", "lru_prefetch_lru", "srrip"}),
         choice("l2.demand", "WHAT-IF: how core accesses are served: timed = as modelled; ideal = every one as a hit, its data fetched at no cost (the advisor's upper bound of any prefetch)",
                {"timed", "ideal"}),
         param("l2.hit_latency", Kind::Time, "latency of an access that hits"),

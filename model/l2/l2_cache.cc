@@ -126,7 +126,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     const bool overwrites_line = write && len == line_bytes_ && !atomic;
     const uint64_t set = set_of(line * line_bytes_);
     Tick start = reserve_slice(set, write, len, issue);
-    const TagResult t = tags_->access(set, line, write, start);
+    const TagResult t = tags_->access(set, line, write, start, Fill::Demand);
     const int64_t slot = take_slot(set, line, t, start, false);
     Tick done;
     if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0);
@@ -259,7 +259,7 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
         // The engine moves the range at a steady rate: line i is through at pace.
         const Tick pace = issue + (engine_done - issue) * (i + 1) / count;
         const uint64_t set = set_of(line * line_bytes_);
-        const TagResult t = tags_->access(set, line, false, issue);
+        const TagResult t = tags_->access(set, line, false, issue, Fill::Prefetch);
         const int64_t slot = take_slot(set, line, t, issue, true);
         if (t.hit) {
             if (observer_) observer_->prefetched(line, false, issue, ready_[slot]);

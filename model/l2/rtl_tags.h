@@ -58,7 +58,7 @@ public:
     }
 
     TagResult lookup(uint64_t set, uint64_t line, Tick when) override { return run(false, set, line, false, when); }
-    TagResult access(uint64_t set, uint64_t line, bool write, Tick when) override {
+    TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill) override {  // LRU for every fill
         return run(true, set, line, write, when);
     }
 

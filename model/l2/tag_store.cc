@@ -8,8 +8,9 @@
 
 namespace pfsim {
 
-TlmTags::TlmTags(const TagGeometry& g)
-    : ways_(g.ways), tag_(g.sets * g.ways, 0), lru_(g.sets * g.ways, 0), dirty_(g.sets * g.ways, 0) {}
+TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
+    : ways_(g.ways), tag_(g.sets * g.ways, 0), dirty_(g.sets * g.ways, 0),
+      policy_(make_replacement(replacement, g.sets, g.ways)) {}
 
 TagResult TlmTags::lookup(uint64_t set, uint64_t line, Tick) {
     TagResult r;
@@ -25,19 +26,17 @@ TagResult TlmTags::lookup(uint64_t set, uint64_t line, Tick) {
     return r;
 }
 
-TagResult TlmTags::access(uint64_t set, uint64_t line, bool write, Tick when) {
+TagResult TlmTags::access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) {
     TagResult r = lookup(set, line, when);
     const uint64_t base = set * ways_;
-    if (!r.hit) {
-        uint64_t victim = base;
-        for (uint64_t slot = base; slot < base + ways_; ++slot) {
-            if (tag_[slot] == 0) {
-                victim = slot;
-                break;
-            }
-            if (lru_[slot] < lru_[victim]) victim = slot;
-        }
-        r.way = static_cast<unsigned>(victim - base);
+    if (r.hit) {
+        policy_->touch(set, r.way, by);
+    } else {
+        uint64_t way = 0;
+        while (way < ways_ && tag_[base + way] != 0) ++way;  // an invalid way first
+        if (way == ways_) way = policy_->victim(set);
+        const uint64_t victim = base + way;
+        r.way = static_cast<unsigned>(way);
         if (tag_[victim] != 0) {
             r.victim_valid = true;
             r.victim_line = tag_[victim] - 1;
@@ -45,11 +44,11 @@ TagResult TlmTags::access(uint64_t set, uint64_t line, bool write, Tick when) {
         }
         tag_[victim] = line + 1;
         dirty_[victim] = 0;
+        policy_->insert(set, r.way, by);
     }
     const uint64_t slot = base + r.way;
     if (write) dirty_[slot] = 1;
     r.dirty = dirty_[slot];
-    lru_[slot] = ++lru_clock_;
     return r;
 }
 
@@ -65,7 +64,12 @@ TagGeometry tag_geometry(const Config& cfg) {
 
 std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves) {
     const TagGeometry g = tag_geometry(cfg);
-    if (cfg.choice("l2.tags") == "tlm") return std::make_unique<TlmTags>(g);
+    const std::string replacement = cfg.choice("l2.replacement");
+    if (cfg.choice("l2.tags") == "tlm") return std::make_unique<TlmTags>(g, replacement);
+    if (replacement != "lru") {
+        throw ConfigError("l2.replacement = " + replacement +
+                          ": the RTL tag pipeline (l2.tags = rtl) implements LRU only; use l2.tags = tlm for it");
+    }
     const auto period = static_cast<Tick>(1e12 / cfg.frequency("chip.clock") + 0.5);
     // The RTL builds (rtl_stubs/l2_tags/BUILD): the a2a3 preset's geometry, with
     // VCD or FST waves, and a small one for the L2 tests.

@@ -1,6 +1,7 @@
 // The L2's tags: which line each way of each set holds, its dirty bit and the
-// LRU order. Two implementations answer the same operations: TlmTags (C++) and
-// RtlTags (the rtl_stubs/l2_tags pipeline, verilated; --set l2.tags=rtl).
+// replacement order. Two implementations answer the same operations: TlmTags
+// (C++, any l2.replacement policy) and RtlTags (the rtl_stubs/l2_tags pipeline,
+// verilated, LRU only; --set l2.tags=rtl).
 // A slot of the L2's arrays is set * ways + way.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "model/config/config.h"
+#include "model/l2/replacement.h"
 
 namespace pfsim {
 
@@ -38,29 +40,31 @@ public:
     virtual ~TagStore() = default;
     // Where `line` is, if resident, and its dirty bit; changes nothing.
     virtual TagResult lookup(uint64_t set, uint64_t line, Tick when) = 0;
-    // Makes `line` the most recently used of its set, allocating a way on a miss
-    // (the first invalid one, else the least recently used); `write` marks it dirty.
-    virtual TagResult access(uint64_t set, uint64_t line, bool write, Tick when) = 0;
+    // Accesses `line` (`by` a core's demand or a prefetch), allocating a way on a
+    // miss: the first invalid one, else the replacement policy's victim (LRU:
+    // the least recently used); `write` marks it dirty.
+    virtual TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) = 0;
 };
 
 class TlmTags final : public TagStore {
 public:
-    explicit TlmTags(const TagGeometry& g);
+    // `replacement`: a name of replacement_policies(); std::invalid_argument otherwise.
+    explicit TlmTags(const TagGeometry& g, const std::string& replacement = "lru");
     TagResult lookup(uint64_t set, uint64_t line, Tick when) override;
-    TagResult access(uint64_t set, uint64_t line, bool write, Tick when) override;
+    TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) override;
 
 private:
     uint64_t ways_;
-    // Per slot: line number + 1 (0 = invalid), LRU stamp, dirty bit.
+    // Per slot: line number + 1 (0 = invalid), dirty bit.
     std::vector<uint64_t> tag_;
-    std::vector<uint64_t> lru_;
     std::vector<uint8_t> dirty_;
-    uint64_t lru_clock_ = 0;
+    std::unique_ptr<ReplacementPolicy> policy_;
 };
 
-// The configured implementation: l2.tags = tlm or rtl. An RTL store dumps its
-// signals to `waves` (.vcd or .fst) unless it is empty. Throws ConfigError when
-// the RTL was built for another geometry than the configuration's.
+// The configured implementation: l2.tags = tlm or rtl, with l2.replacement. An
+// RTL store dumps its signals to `waves` (.vcd or .fst) unless it is empty.
+// Throws ConfigError when the RTL was built for another geometry than the
+// configuration's, or is asked for a policy other than LRU.
 std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves = "");
 TagGeometry tag_geometry(const Config& cfg);
 

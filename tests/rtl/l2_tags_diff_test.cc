@@ -63,8 +63,8 @@ size_t differences(TagStore& rtl, TagStore& ref, const std::vector<Op>& ops, std
     for (size_t i = 0; i < ops.size(); ++i) {
         const Op& op = ops[i];
         t += 3 * kPeriod;
-        const TagResult a = op.access ? rtl.access(op.set, op.line, op.write, t) : rtl.lookup(op.set, op.line, t);
-        const TagResult b = op.access ? ref.access(op.set, op.line, op.write, t) : ref.lookup(op.set, op.line, t);
+        const TagResult a = op.access ? rtl.access(op.set, op.line, op.write, t, Fill::Demand) : rtl.lookup(op.set, op.line, t);
+        const TagResult b = op.access ? ref.access(op.set, op.line, op.write, t, Fill::Demand) : ref.lookup(op.set, op.line, t);
         if (!(a == b) && diffs++ == 0) {
             *first = "operation " + std::to_string(i) + " (" + (op.access ? "access" : "lookup") + " set " +
                      std::to_string(op.set) + " line " + std::to_string(op.line) + "): RTL " + describe(a) +
@@ -86,7 +86,7 @@ TEST(L2TagsRtl, MatchesTheTlmTagsOverTwentyThousandRandomOperations) {
     size_t hits = 0, dirty_victims = 0, clean_victims = 0;
     for (const Op& op : ops) {
         if (!op.access) continue;
-        const TagResult r = probe.access(op.set, op.line, op.write, 0);
+        const TagResult r = probe.access(op.set, op.line, op.write, 0, Fill::Demand);
         hits += r.hit;
         dirty_victims += r.victim_valid && r.victim_dirty;
         clean_victims += r.victim_valid && !r.victim_dirty;
@@ -128,7 +128,7 @@ TEST(L2TagsRtl, AnswersBackToBackRequestsTwoCyclesLaterInOrder) {
         if (cycle < ops.size()) {
             const Op& op = ops[cycle];
             present_tag_request(p, g.slices, op.access, op.set, op.line, op.write);
-            expected.push_back(op.access ? ref.access(op.set, op.line, op.write, 0) : ref.lookup(op.set, op.line, 0));
+            expected.push_back(op.access ? ref.access(op.set, op.line, op.write, 0, Fill::Demand) : ref.lookup(op.set, op.line, 0));
         } else {
             p.req_valid = 0;
         }
