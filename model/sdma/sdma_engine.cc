@@ -1,6 +1,7 @@
 #include "model/sdma/sdma_engine.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstdio>
 #include <optional>
 #include <cstring>
@@ -252,6 +253,10 @@ void SdmaEngine::run_channel_rtl(unsigned c) {
             ++stats_.channel_errors;
             continue;
         }
+        if (!opcode(f.request.opcode)) {  // the RTL's decode and the engine's table must agree
+            throw std::logic_error("pfsim: the RTL SDMA front-end passed opcode " + std::to_string(f.request.opcode) +
+                                   ", which the engine does not implement");
+        }
         // Taken up as the TLM front-end takes it: once asked for, its doorbell
         // arrived and its channel published.
         const SdmaChannelState& ch = state_[c];
@@ -261,14 +266,28 @@ void SdmaEngine::run_channel_rtl(unsigned c) {
     }
 }
 
+const SdmaEngine::Opcode SdmaEngine::kOpcodes[] = {
+    {kSdmaOpCopy, "copy", true, true, &SdmaEngine::copy_piece, &SdmaStats::copy_requests, &SdmaStats::copy_bytes},
+    {kSdmaOpCachePrefetch, "prefetch", false, false, &SdmaEngine::prefetch_piece, &SdmaStats::prefetch_requests,
+     &SdmaStats::prefetch_bytes},
+};
+
+const SdmaEngine::Opcode* SdmaEngine::opcode(uint8_t code) {
+    for (const Opcode& op : kOpcodes) {
+        if (op.code == code) return &op;
+    }
+    return nullptr;
+}
+
 SdmaError SdmaEngine::validate(const SdmaRequest& r) const {
     auto outside = [this](uint64_t a, uint64_t n) { return a > gm_size_ || n > gm_size_ - a; };
     if (r.type != kSdmaType) return SdmaError::BadType;
-    if (r.opcode != kSdmaOpCopy && r.opcode != kSdmaOpCachePrefetch) return SdmaError::BadOpcode;
+    const Opcode* op = opcode(r.opcode);
+    if (!op) return SdmaError::BadOpcode;
     if (r.length == 0) return SdmaError::ZeroLength;
     if (r.length > max_request_bytes_) return SdmaError::Oversized;
     if (outside(r.src, r.length)) return SdmaError::SourceOutsideGm;
-    if (r.opcode == kSdmaOpCopy && outside(r.dst, r.length)) return SdmaError::DestinationOutsideGm;
+    if (op->writes_destination && outside(r.dst, r.length)) return SdmaError::DestinationOutsideGm;
     return SdmaError::None;
 }
 
@@ -356,12 +375,27 @@ void SdmaEngine::wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tic
     // the request up; a fetch that takes longer delays it. A copy (the
     // completion flag) also waits until every earlier prefetched line has landed.
     Tick begin = std::max(fetched, taken + startup_);
-    if (r.opcode == kSdmaOpCopy) begin = std::max(begin, state_[c].fills_done);
+    if (opcode(r.opcode)->ordered_after_fills) begin = std::max(begin, state_[c].fills_done);
     sc_core::wait(to_sc(begin - sc_core::sc_time_stamp().value()));
+}
+
+Tick SdmaEngine::prefetch_piece(unsigned, const SdmaRequest& r, uint64_t off, uint64_t n, Tick, Tick paced) {
+    return fill_l2(r.src + off, n, paced);
+}
+
+Tick SdmaEngine::copy_piece(unsigned c, const SdmaRequest& r, uint64_t off, uint64_t n, Tick t, Tick) {
+    // Both ranges were validated, so these accesses cannot fail. The bytes are
+    // written, and visible, once they have been read.
+    std::vector<uint8_t>& piece = copy_buffer_[c];
+    piece.resize(chunk_bytes_);
+    const Tick read = *memory_access(false, r.src + off, piece.data(), n, t);
+    if (read > t) sc_core::wait(to_sc(read - t));
+    return *memory_access(true, r.dst + off, piece.data(), n, read);
 }
 
 void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
     SdmaChannelState& ch = state_[c];
+    const Opcode& op = *opcode(r.opcode);  // validated (by the engine or the RTL front-end)
     // Data moves one piece at a time, so that each reservation of GM, L2 and
     // engine bandwidth is made when it happens and channels interleave fairly.
     Tick done = sc_core::sc_time_stamp().value();
@@ -369,33 +403,17 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
         const uint64_t n = std::min(chunk_bytes_ - (r.src + off) % chunk_bytes_, uint64_t{r.length} - off);
         const Tick t = sc_core::sc_time_stamp().value();
         const Tick paced = reserve_bandwidth(c, n, t);
-        if (r.opcode == kSdmaOpCachePrefetch) {
-            done = std::max(done, fill_l2(r.src + off, n, paced));
-        } else {
-            // Both ranges were validated, so these accesses cannot fail. The bytes
-            // are written, and visible, once they have been read.
-            std::vector<uint8_t>& piece = copy_buffer_[c];
-            piece.resize(chunk_bytes_);
-            const Tick read = *memory_access(false, r.src + off, piece.data(), n, t);
-            if (read > t) sc_core::wait(to_sc(read - t));
-            done = std::max(done, *memory_access(true, r.dst + off, piece.data(), n, read));
-        }
-        done = std::max(done, paced);
+        done = std::max({done, (this->*op.piece)(c, r, off, n, t, paced), paced});
         const Tick moved = sc_core::sc_time_stamp().value();
         if (paced > moved) sc_core::wait(to_sc(paced - moved));
         off += n;
     }
-    if (r.opcode == kSdmaOpCachePrefetch) {
-        ++stats_.prefetch_requests;
-        stats_.prefetch_bytes += r.length;
-    } else {
-        ++stats_.copy_requests;
-        stats_.copy_bytes += r.length;
-    }
+    ++(stats_.*op.requests);
+    stats_.*op.bytes += r.length;
     // The next request may start once this one's bytes are moved; its lines may
     // still be landing in L2 (a later copy, the completion flag, waits for them).
     ch.fills_done = std::max(ch.fills_done, done);
-    if (r.opcode == kSdmaOpCopy) {
+    if (op.ordered_after_fills) {
         const Tick moved = sc_core::sc_time_stamp().value();
         if (done > moved) sc_core::wait(to_sc(done - moved));
     }
@@ -409,7 +427,7 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
         char args[160];
         std::snprintf(args, sizeof args, "\"bytes\":%u,\"src\":\"0x%llx\",\"dst\":\"0x%llx\"", r.length,
                       static_cast<unsigned long long>(r.src), static_cast<unsigned long long>(r.dst));
-        trace_->slice(trace_pid_, trace_lane_[c], r.opcode == kSdmaOpCachePrefetch ? "prefetch" : "copy", started, finished, args);
+        trace_->slice(trace_pid_, trace_lane_[c], op.name, started, finished, args);
     }
     ++stats_.requests;
     ch.last_done = done;

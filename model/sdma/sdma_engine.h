@@ -135,6 +135,25 @@ private:
     // Moves request r's data; `started` is when its channel took it up.
     void move(unsigned c, const SdmaRequest& r, Tick started);
     void connect_rtl();
+    // What the engine does for one opcode it implements. Any other opcode
+    // stops the channel with SdmaError::BadOpcode before a byte moves.
+    struct Opcode {
+        uint8_t code;
+        const char* name;         // its trace slice
+        bool writes_destination;  // dst is checked against GM and written; else the bytes land in L2
+        // A copy (the completion flag is one): it begins once the channel's
+        // earlier prefetch fills have landed and ends once its bytes are written.
+        bool ordered_after_fills;
+        // Moves the piece [r.src + off, +n) from `t`, the engine through with it
+        // at `paced`; returns when its bytes are where the opcode puts them.
+        Tick (SdmaEngine::*piece)(unsigned c, const SdmaRequest& r, uint64_t off, uint64_t n, Tick t, Tick paced);
+        uint64_t SdmaStats::*requests;
+        uint64_t SdmaStats::*bytes;
+    };
+    static const Opcode kOpcodes[];
+    static const Opcode* opcode(uint8_t code);  // nullptr: not implemented
+    Tick prefetch_piece(unsigned c, const SdmaRequest& r, uint64_t off, uint64_t n, Tick t, Tick paced);
+    Tick copy_piece(unsigned c, const SdmaRequest& r, uint64_t off, uint64_t n, Tick t, Tick paced);
     SdmaError validate(const SdmaRequest& r) const;
     // Completion time, or nothing when the address is outside GM.
     std::optional<Tick> memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue);

@@ -51,7 +51,7 @@ TEST(SdmaRequest, EncodesTheA2a3ByteLayout) {
 class Sdma : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        for (int i = 0; i < 14; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
+        for (int i = 0; i < 15; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
         depth4_ = &test::make_harness(test::config_with({"sdma.queue_depth=4"}));
         small_max_ = &test::make_harness(test::config_with({"sdma.max_request_bytes=4KiB",
                                                              "prefetch.request_bytes=4KiB"}));
@@ -293,6 +293,42 @@ TEST_F(Sdma, MalformedRequestsStopTheirChannelWithAReadableCode) {
     EXPECT_EQ(h.soc.sdma.channel(c).error, SdmaError::None);
     EXPECT_EQ(h.soc.sdma.channel(c).completed, 1u);
     EXPECT_EQ(h.soc.sdma.stats().channel_errors, 6u);
+}
+
+// The engine runs only the opcodes its table implements (copy 0, cache
+// prefetch 6); any other stops the channel before a byte moves, whatever the
+// rest of the request says: it never runs as a copy.
+TEST_F(Sdma, AnOpcodeTheEngineDoesNotImplementMovesNothing) {
+    test::Harness& h = fresh();
+    const uint64_t src = 3ull << 30, dst = 4ull << 30;
+    const uint32_t pattern = 0x5A5A5A5A;
+    h.soc.gm.store().write(src, &pattern, 4);
+    const SdmaStats before = h.soc.sdma.stats();
+    unsigned c = 0;
+    for (uint8_t code : {1, 5, 7, 8, 255}) {
+        warm(h, c, kRing0 + c * (1 << 20));
+        uint8_t raw[kSdmaRequestBytes];
+        SdmaRequest::copy(src, dst, 64).encode(raw);
+        raw[16] = code;
+        h.push_raw(c, raw);
+        h.ring(c);
+        test::run_until_idle();
+        EXPECT_EQ(h.soc.sdma.channel(c).error, SdmaError::BadOpcode) << int{code};
+        ++c;
+    }
+    uint32_t at_dst = 0;
+    h.read(dst, &at_dst, 4, test::now());
+    EXPECT_EQ(at_dst, 0u);
+    EXPECT_EQ(h.soc.sdma.stats().requests, before.requests);
+    EXPECT_EQ(h.soc.sdma.stats().copy_bytes, before.copy_bytes);
+    EXPECT_EQ(h.soc.sdma.stats().prefetch_bytes, before.prefetch_bytes);
+    // Negative control: the same request with opcode 0 copies.
+    warm(h, c, kRing0 + c * (1 << 20));
+    h.push_request(c, SdmaRequest::copy(src, dst, 64));
+    h.ring(c);
+    test::run_until_idle();
+    h.read(dst, &at_dst, 4, test::now());
+    EXPECT_EQ(at_dst, pattern);
 }
 
 TEST_F(Sdma, DoorbellErrors) {
