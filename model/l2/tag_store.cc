@@ -4,7 +4,6 @@
 #include "rtl_stubs/clocked_model.h"
 #include "Vl2_tags.h"
 #include "Vl2_tags_fst.h"
-#include "Vl2_tags_small.h"
 
 namespace pfsim {
 
@@ -62,6 +61,26 @@ TagGeometry tag_geometry(const Config& cfg) {
     return g;
 }
 
+namespace {
+
+template <class Model, class Tracer>
+std::unique_ptr<TagStore> make_rtl(const TagGeometry& g, Tick period, const std::string& waves) {
+    return std::make_unique<RtlTags<Model, Tracer>>(g, period, waves);
+}
+
+// The product's builds (rtl_stubs/l2_tags/BUILD), then those tests register.
+std::vector<RtlTagBuild>& rtl_tag_builds() {
+    static std::vector<RtlTagBuild> builds = {
+        {false, make_rtl<Vl2_tags, VerilatedVcdC>},
+        {true, make_rtl<Vl2_tags_fst, VerilatedFstC>},
+    };
+    return builds;
+}
+
+}  // namespace
+
+void register_rtl_tag_build(const RtlTagBuild& build) { rtl_tag_builds().push_back(build); }
+
 std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves) {
     const TagGeometry g = tag_geometry(cfg);
     const std::string replacement = cfg.choice("l2.replacement");
@@ -71,25 +90,20 @@ std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& w
                           ": the RTL tag pipeline (l2.tags = rtl) implements LRU only; use l2.tags = tlm for it");
     }
     const auto period = static_cast<Tick>(1e12 / cfg.frequency("chip.clock") + 0.5);
-    // The RTL builds (rtl_stubs/l2_tags/BUILD): the a2a3 preset's geometry, with
-    // VCD or FST waves, and a small one for the L2 tests.
     const bool fst = waves_format(waves) == WavesFormat::Fst;
     std::string builds;
-    try {
-        if (fst) return std::make_unique<RtlTags<Vl2_tags_fst, VerilatedFstC>>(g, period, waves);
-        return std::make_unique<RtlTags<Vl2_tags, VerilatedVcdC>>(g, period, waves);
-    } catch (const ConfigError& e) {
-        builds = e.what();
-    }
-    try {
-        if (!fst) return std::make_unique<RtlTags<Vl2_tags_small, VerilatedVcdC>>(g, period, waves);
-    } catch (const ConfigError& e) {
-        builds += std::string("; ") + e.what() + " (VCD waves only)";
+    for (const RtlTagBuild& b : rtl_tag_builds()) {
+        if (b.fst != fst) continue;
+        try {
+            return b.make(g, period, waves);
+        } catch (const ConfigError& e) {
+            builds += (builds.empty() ? "" : "; ") + std::string(e.what());
+        }
     }
     throw ConfigError("l2.tags = rtl: no RTL build of the tags has this configuration's geometry (" +
                       std::to_string(g.slices) + " slices, " + std::to_string(g.sets) + " sets, " +
-                      std::to_string(g.ways) + " ways, " + std::to_string(g.lines) + " lines of GM); builds: " +
-                      builds + ". Add one with -G parameters in rtl_stubs/l2_tags/BUILD");
+                      std::to_string(g.ways) + " ways, " + std::to_string(g.lines) + " lines of GM); builds with " +
+                      (fst ? "FST" : "VCD") + " waves: " + builds + ". Add one with -G parameters in rtl_stubs/l2_tags/BUILD");
 }
 
 }  // namespace pfsim

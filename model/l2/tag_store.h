@@ -68,4 +68,15 @@ private:
 std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves = "");
 TagGeometry tag_geometry(const Config& cfg);
 
+// A verilated build of rtl_stubs/l2_tags that make_tag_store may choose:
+// `make` returns the store when the build has geometry g, else throws a
+// ConfigError saying which geometry it has. The product has the a2a3 preset's
+// builds (VCD and FST waves); a test adds its own geometry with
+// register_rtl_tag_build before it configures an L2 (tests/support).
+struct RtlTagBuild {
+    bool fst;  // dumps FST waves; else VCD
+    std::unique_ptr<TagStore> (*make)(const TagGeometry& g, Tick period, const std::string& waves);
+};
+void register_rtl_tag_build(const RtlTagBuild& build);
+
 }  // namespace pfsim

@@ -13,7 +13,7 @@
 //   0x120 requests completed (read, 8 B)
 // A malformed request stops its channel with an error code; nothing else stops.
 // With sdma.frontend = rtl, the registers, doorbells, fetch and decode are the
-// RTL's (model/sdma/rtl_frontend.h); the engine still executes the requests.
+// RTL's (model/sdma/sdma_frontend.h); the engine still executes the requests.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@
 
 #include "model/common/calendar.h"
 #include "model/config/config.h"
-#include "model/sdma/rtl_frontend.h"
+#include "model/sdma/sdma_frontend.h"
 #include "model/stats/stats.h"
 #include "model/trace/recorder.h"
 #include "hw/sdma_request.h"

@@ -102,6 +102,11 @@ TEST(Waves, BadRequestsAreRefusedWithExitTwo) {
     r = pfsim("run prefetch_copy --set l2.tags=rtl --set l2.ways=16 --set l2.size=128MiB");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("l2.tags = rtl"), std::string::npos) << r.err;
+    // The L2 tests' small build is theirs (tests/support/rtl_tags_small.cc), not the product's.
+    r = pfsim("run prefetch_copy --set l2.tags=rtl --set l2.size=64KiB --set l2.ways=4 --set l2.slices=4");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("no RTL build of the tags has this configuration's geometry (4 slices, 32 sets"),
+              std::string::npos) << r.err;
     r = pfsim("run prefetch_copy --set sdma.frontend=rtl --set sdma.channels=8");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("built for 48 channels"), std::string::npos) << r.err;

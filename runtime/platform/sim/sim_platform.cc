@@ -12,7 +12,7 @@
 #include "model/common/payload.h"
 #include "model/core/core_ops.h"
 #include "model/sdma/sdma_engine.h"
-#include "rtl_stubs/clocked_model.h"
+#include "rtl_stubs/waves.h"
 #include "runtime/platform/device.h"
 #include "runtime/sdma_workspace.h"
 
