@@ -13,8 +13,8 @@ namespace pfsim {
 class MemoryTarget {
 public:
     virtual ~MemoryTarget() = default;
-    // Moves `len` bytes at `addr` (reads into `buf`; a null `buf` asks for timing
-    // only), issued at `issue`; returns the completion time. `cached` selects the
+    // Moves `len` bytes at `addr` (reads into or writes from `buf`; a null `buf`
+    // asks for timing only), issued at `issue`; returns the completion time. `cached` selects the
     // data path rather than the uncached one (they are counted apart). The caller
     // has checked the range.
     virtual Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) = 0;

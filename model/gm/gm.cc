@@ -43,9 +43,10 @@ void GlobalMemory::transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
 }
 
 Tick GlobalMemory::access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) {
-    if (write) {
+    if (!buf) {  // timing only: the L2's refills and write-backs (the values are in GM already)
+    } else if (write) {
         store_.write(addr, buf, len);
-    } else if (buf) {
+    } else {
         store_.read(addr, buf, len);
     }
     if (cached) {

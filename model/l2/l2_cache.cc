@@ -43,12 +43,10 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       prefetched_(sets_ * ways_, 0),
       line_free_(sets_ * ways_, 0),
       last_initiator_(sets_ * ways_, -1),
-      data_(static_cast<uint8_t*>(std::calloc(sets_ * ways_, line_bytes_))),
       slice_read_(slices_),
       slice_write_(slices_),
       mshrs_(cfg.count("l2.max_outstanding_misses")),
       miss_estimate_(hit_latency_ + miss_latency_ + cfg.time("gm.read_latency")) {
-    if (!data_) throw std::runtime_error("pfsim: cannot reserve the L2 data array");
     slice_read_ps_per_byte_ = 1e12 / slice_read_bw_;
     slice_write_ps_per_byte_ = 1e12 / slice_write_bw_;
     cached.register_b_transport(this, &L2Cache::transport_cached);
@@ -91,7 +89,7 @@ int64_t L2Cache::take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick
     if (t.victim_valid) {
         if (t.victim_dirty) {
             // Posted write-back: occupies GM, does not delay the access.
-            gm_access(true, true, t.victim_line * line_bytes_, line_data(slot), line_bytes_, when);
+            gm_access(true, true, t.victim_line * line_bytes_, nullptr, line_bytes_, when);
             ++stats_.writebacks;
         }
         if (prefetched_[slot]) --prefetched_untouched_;
@@ -141,13 +139,8 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
             prefetched_[slot] = 0;
             --prefetched_untouched_;
         }
-    } else if (ideal_demand_) {  // what-if: served as a hit, the line's data read from GM at no cost
+    } else if (ideal_demand_) {  // what-if: served as a hit, its data fetched at no cost
         ++stats_.misses;
-        if (!overwrites_line) {
-            tlm::tlm_generic_payload fetch;
-            prepare_payload(fetch, false, line * line_bytes_, line_data(slot), line_bytes_);
-            gm_uncached->transport_dbg(fetch);
-        }
         done = start + hit_latency_;
         ready_[slot] = done;
     } else {
@@ -155,20 +148,28 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
         const Tick begin = mshrs_.reserve(start, miss_estimate_) - miss_estimate_ + hit_latency_;
         Tick filled = begin;
         if (!overwrites_line) {  // a full-line write needs no refill
-            filled = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, begin);
+            filled = gm_access(true, false, line * line_bytes_, nullptr, line_bytes_, begin);
         }
         done = filled + miss_latency_;
         ready_[slot] = done;
     }
-    uint8_t* bytes = line_data(slot) + offset;
+    const uint64_t addr = line * line_bytes_ + offset;
     if (write && atomic) {
-        atomic_add(atomic->element, bytes, buf, len);
-    } else if (write) {
-        std::memcpy(bytes, buf, len);
+        std::vector<uint8_t> sum(len);
+        values(false, addr, sum.data(), len);
+        atomic_add(atomic->element, sum.data(), buf, len);
+        values(true, addr, sum.data(), len);
     } else {
-        std::memcpy(buf, bytes, len);
+        values(write, addr, buf, len);
     }
     return done;
+}
+
+void L2Cache::values(bool write, uint64_t addr, uint8_t* buf, uint64_t len) {
+    prepare_payload(values_payload_, write, addr, buf, len);
+    if (gm_uncached->transport_dbg(values_payload_) != len) {
+        throw std::logic_error("pfsim: GM refused the L2 the values of an address inside GM");  // checked before
+    }
 }
 
 void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
@@ -206,9 +207,7 @@ void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_t
         return;
     }
     const bool write = p.is_write();
-    uint8_t* buf = p.get_data_ptr();
-    const Tick done = gm_access(false, write, addr, buf, len, now_plus(delay));
-    sync_resident(addr, len, buf, write);
+    const Tick done = gm_access(false, write, addr, p.get_data_ptr(), len, now_plus(delay));
     (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
     delay = to_sc(done - sc_core::sc_time_stamp().value());
     p.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -218,26 +217,7 @@ unsigned L2Cache::debug_uncached(int, tlm::tlm_generic_payload& p) {
     const uint64_t addr = p.get_address();
     const uint64_t len = p.get_data_length();
     if (len == 0 || !in_gm(addr, len)) return 0;
-    if (gm_uncached->transport_dbg(p) != len) return 0;
-    sync_resident(addr, len, p.get_data_ptr(), p.is_write());
-    return static_cast<unsigned>(len);
-}
-
-void L2Cache::sync_resident(uint64_t addr, uint64_t len, uint8_t* buf, bool write) {
-    for (uint64_t a = addr; a < addr + len;) {
-        const uint64_t line = a / line_bytes_;
-        const uint64_t offset = a - line * line_bytes_;
-        const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
-        const int64_t slot = find(line);
-        if (slot >= 0) {
-            if (write) {
-                std::memcpy(line_data(slot) + offset, buf + (a - addr), n);
-            } else {
-                std::memcpy(buf + (a - addr), line_data(slot) + offset, n);
-            }
-        }
-        a += n;
-    }
+    return gm_uncached->transport_dbg(p);
 }
 
 void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
@@ -267,15 +247,18 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
             done = std::max(done, std::max(pace, ready_[slot]));
         } else {
             ++stats_.prefetch_lines;
-            const Tick fetched = gm_access(true, false, line * line_bytes_, line_data(slot), line_bytes_, issue);
+            const Tick fetched = gm_access(true, false, line * line_bytes_, nullptr, line_bytes_, issue);
             const Tick written = reserve_slice(set, true, line_bytes_,
                                                std::max(fetched, pace));
             ready_[slot] = written;
             prefetched_[slot] = 1;
             ++prefetched_untouched_;
             if (observer_) observer_->prefetched(line, true, issue, written);
-            if (corrupt_next_fill_) {
-                line_data(slot)[0] ^= 0x01;
+            if (corrupt_next_fill_) {  // the filled line's first byte, as every later reader sees it
+                uint8_t b = 0;
+                values(false, line * line_bytes_, &b, 1);
+                b ^= 0x01;
+                values(true, line * line_bytes_, &b, 1);
                 corrupt_next_fill_ = false;
             }
             done = std::max(done, written);

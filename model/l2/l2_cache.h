@@ -1,5 +1,5 @@
-// The L2 cache of one die: data-carrying, set-associative, write-back,
-// write-allocate, LRU, shared by every core and the SDMA engine.
+// The L2 cache of one die: set-associative, write-back, write-allocate, with an
+// l2.replacement policy, shared by every core and the SDMA engine.
 //
 // TLM-2.0 sockets (LT: the delay argument is the issue time relative to
 // sc_time_stamp() on entry and the completion time on return):
@@ -13,7 +13,8 @@
 //   gm_data, gm_uncached - to GlobalMemory
 //
 // Values: data is moved when a transaction is called, so a read always returns
-// the latest value written before it in simulation order. Timing: each line has a
+// the latest value written before it in simulation order. They live in GM (see
+// values()): the L2 keeps tags, dirty bits and times, not a copy of the bytes. Timing: each line has a
 // "ready" time (a miss or fill in flight); a hit on such a line waits for it.
 #pragma once
 
@@ -103,11 +104,16 @@ private:
     void transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_uncached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-    // Debug access (no time, no counts), coherent with resident lines.
+    // Debug access (no time, no counts).
     unsigned debug_uncached(int id, tlm::tlm_generic_payload& p);
-    // Keeps an uncached access coherent: a write updates resident lines, a read
-    // takes their bytes (they hold the latest values).
-    void sync_resident(uint64_t addr, uint64_t len, uint8_t* buf, bool write);
+    // The bytes of [addr, addr + len), read into or written from `buf`: GM's,
+    // through its debug transport. The L2 holds no copy of them: a resident line
+    // holds GM's bytes while clean, and while dirty it holds what GM is to get,
+    // so keeping the values in GM at once gives every reader the bytes a
+    // data-carrying cache would (the model is coherent: uncached accesses and
+    // the engine's copies see resident lines' bytes). What the L2 decides —
+    // hits, fills, write-backs, their timing — is unchanged.
+    void values(bool write, uint64_t addr, uint8_t* buf, uint64_t len);
 
     // One core access to part of one line. Returns its completion time. With
     // `atomic`, a write adds its elements to the line's (so it needs the line's
@@ -119,7 +125,6 @@ private:
     int64_t take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick when, bool by_prefetch);
     // The slot holding `line`, or -1.
     int64_t find(uint64_t line) const;
-    uint8_t* line_data(int64_t slot) { return data_.get() + slot * line_bytes_; }
     Tick reserve_slice(uint64_t set, bool write, uint64_t bytes, Tick when);
     Tick gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* buf,
                    uint64_t len, Tick issue);
@@ -142,10 +147,6 @@ private:
     // Per slot: when another initiator may next hit the line, and who hit it last.
     std::vector<Tick> line_free_;
     std::vector<int> last_initiator_;
-    struct FreeDeleter {
-        void operator()(uint8_t* p) const { std::free(p); }
-    };
-    std::unique_ptr<uint8_t, FreeDeleter> data_;  // calloc'd: pages appear as lines are used
 
     std::vector<Calendar> slice_read_, slice_write_;
     Calendar mshrs_;      // l2.max_outstanding_misses misses in flight at once
@@ -154,7 +155,7 @@ private:
     bool corrupt_next_fill_ = false;
     MemoryTarget* direct_ = nullptr;
     double slice_read_ps_per_byte_, slice_write_ps_per_byte_;
-    tlm::tlm_generic_payload gm_payload_;
+    tlm::tlm_generic_payload gm_payload_, values_payload_;
     L2Stats stats_;
 };
 

@@ -26,7 +26,8 @@ BackingStore::~BackingStore() { munmap(base_, capacity_ ? capacity_ : 1); }
 void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     assert(contains(addr, len));
     if (len == 0) return;
-    std::memcpy(base_ + addr, src, len);
+    // A kernel's raw store wrote the bytes in place; the model writes them "again" from there.
+    if (src != base_ + addr) std::memcpy(base_ + addr, src, len);
     for (uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
         uint64_t& word = touched_[page / 64];
         const uint64_t bit = uint64_t{1} << (page % 64);
