@@ -49,17 +49,25 @@ public:
                          make_tensor(p, platform, rows * 4, &y), static_cast<int64_t>(rows),
                          static_cast<int64_t>(distance)};
         // Small integers over 64: exact in fp16, so the reference is exact too.
+        // Every element is one of 256 values, its noise byte's: each converted once.
+        std::vector<half> by_byte(256);
+        for (unsigned b = 0; b < 256; ++b) by_byte[b] = half(static_cast<float>(static_cast<int8_t>(b) / 4) / 64.0f);
         std::vector<half> wh(rows * cols), xh(cols);
         const std::vector<uint8_t> noise = random_bytes(rows * cols + cols, 7);
-        for (uint64_t i = 0; i < rows * cols; ++i) wh[i] = half(static_cast<float>(static_cast<int8_t>(noise[i]) / 4) / 64.0f);
-        for (uint64_t i = 0; i < cols; ++i) xh[i] = half(static_cast<float>(static_cast<int8_t>(noise[rows * cols + i]) / 4) / 64.0f);
+        for (uint64_t i = 0; i < rows * cols; ++i) wh[i] = by_byte[noise[i]];
+        for (uint64_t i = 0; i < cols; ++i) xh[i] = by_byte[noise[rows * cols + i]];
         platform.gm_write(w, wh.data(), rows * cols * 2);
         platform.gm_write(x, xh.data(), cols * 2);
-        // Reference: the same operations in the same order (fp16 products, fp32 row sums).
+        // Reference: the same operations in the same order (fp16 products, fp32 row
+        // sums); the rounded product of each weight value with x[c] computed once per column.
+        std::vector<float> product(cols * 256);
+        for (uint64_t c = 0; c < cols; ++c) {
+            for (unsigned b = 0; b < 256; ++b) product[c * 256 + b] = float(half(float(by_byte[b]) * float(xh[c])));
+        }
         std::vector<float> ref(rows);
         for (uint64_t r = 0; r < rows; ++r) {
             float acc = 0;
-            for (uint64_t c = 0; c < cols; ++c) acc += float(half(float(wh[r * cols + c]) * float(xh[c])));
+            for (uint64_t c = 0; c < cols; ++c) acc += product[c * 256 + noise[r * cols + c]];
             ref[r] = acc;
         }
         std::vector<uint8_t> expected(rows * 4);
