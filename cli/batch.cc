@@ -107,18 +107,22 @@ std::string BatchStore::point_path(size_t point) const {
     return dir_ + "/points/" + name;
 }
 
+bool BatchStore::done(size_t point) const {
+    std::error_code ec;
+    return fs::is_regular_file(point_path(point), ec);
+}
+
 std::vector<size_t> BatchStore::pending() const {
     std::vector<size_t> out;
     for (size_t i = 0; i < plan_.points.size(); ++i) {
-        if (!read(i)) out.push_back(i);
+        if (!done(i)) out.push_back(i);
     }
     return out;
 }
 
 std::optional<PointResults> BatchStore::read(size_t point) const {
+    if (!done(point)) return std::nullopt;
     const std::string path = point_path(point);
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) return std::nullopt;
     const nlohmann::json j = nlohmann::json::parse(read_text(path), nullptr, false);
     const size_t runs = plan_.points.at(point).runs.size();
     if (j.is_discarded() || !j.is_array() || j.size() != runs) {
@@ -154,21 +158,18 @@ void BatchStore::write(size_t point, const PointResults& results) const {
 std::vector<PointResults> run_points(const BatchPlan& plan, const std::vector<size_t>& points, unsigned jobs,
                                      const BatchStore* store, const std::function<void(size_t, size_t)>& progress) {
     std::vector<std::vector<std::string>> runs;
-    std::vector<size_t> owner;  // runs[i] belongs to points[owner[i]]
+    std::vector<size_t> owner;                    // runs[i] belongs to points[owner[i]]
+    std::vector<size_t> first(points.size()), left(points.size());  // per point: its first run, runs to go
+    std::vector<PointResults> results(points.size());
     for (size_t k = 0; k < points.size(); ++k) {
+        first[k] = runs.size();
         for (const auto& r : plan.points.at(points[k]).runs) {
             runs.push_back(r);
             owner.push_back(k);
         }
-    }
-    std::vector<PointResults> results(points.size());
-    std::vector<size_t> left(points.size());
-    for (size_t k = 0; k < points.size(); ++k) {
-        left[k] = plan.points[points[k]].runs.size();
+        left[k] = runs.size() - first[k];
         results[k].resize(left[k]);
     }
-    std::vector<size_t> first(points.size(), 0);  // index in `runs` of each point's first run
-    for (size_t i = runs.size(); i-- > 0;) first[owner[i]] = i;
     size_t points_done = 0;
     run_children(runs, jobs, nullptr, [&](size_t i, const ChildRun& child) {
         const size_t k = owner[i];

@@ -50,6 +50,9 @@ public:
 
     const std::string& dir() const { return dir_; }
     const BatchPlan& plan() const { return plan_; }
+    // Whether the point's result is there (a point file is whole or absent, so
+    // its presence is enough; read() checks its content).
+    bool done(size_t point) const;
     // Points with no result yet, in plan order.
     std::vector<size_t> pending() const;
     std::optional<PointResults> read(size_t point) const;

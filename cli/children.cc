@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -21,9 +22,10 @@ namespace pfsim {
 
 namespace {
 
-// Starts one child with stdout to `out` and stderr to `err`.
-pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& out, const std::string& err) {
-    std::vector<char*> argv = {const_cast<char*>(exe.c_str())};
+// Starts argv[0] (looked up on PATH unless it names a path) with stdout to
+// `out` and stderr to `err`.
+pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+    std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
@@ -31,10 +33,26 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw std::runtime_error("cannot start " + exe);
+    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
     return pid;
+}
+
+// The whole file (empty when it cannot be read), then removed.
+std::string take_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::remove(path.c_str());
+    return text.str();
+}
+
+std::string make_temporary_dir() {
+    char dir_template[] = "/tmp/pfsim.XXXXXX";
+    const char* dir = mkdtemp(dir_template);
+    if (!dir) throw std::runtime_error("cannot make a temporary directory");
+    return dir;
 }
 
 }  // namespace
@@ -94,21 +112,41 @@ void record_site_removals(insight::AdvisorReport& report, const std::vector<std:
     }
 }
 
+ProgramRun run_program(const std::vector<std::string>& argv) {
+    const std::string dir = make_temporary_dir();
+    ProgramRun r;
+    try {
+        const pid_t pid = spawn(argv, dir + "/out", dir + "/err");
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    } catch (const std::runtime_error& e) {
+        r.err = e.what();
+    }
+    r.out = take_file(dir + "/out");
+    const std::string err = take_file(dir + "/err");
+    if (r.err.empty()) r.err = err;
+    while (!r.err.empty() && (r.err.back() == '\n' || r.err.back() == ' ')) r.err.pop_back();
+    rmdir(dir.c_str());
+    return r;
+}
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress,
                                    const std::function<void(size_t, const ChildRun&)>& finished) {
     const std::string exe = self_path();
-    char dir_template[] = "/tmp/pfsim.XXXXXX";
-    const char* dir = mkdtemp(dir_template);
-    if (!dir) throw std::runtime_error("cannot make a temporary directory");
+    const std::string dir = make_temporary_dir();
     std::vector<ChildRun> results(runs.size());
     std::map<pid_t, size_t> running;
     size_t next = 0, done = 0;
-    auto out_path = [&](size_t i) { return std::string(dir) + "/" + std::to_string(i) + ".json"; };
-    auto err_path = [&](size_t i) { return std::string(dir) + "/" + std::to_string(i) + ".err"; };
+    auto out_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".json"; };
+    auto err_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
     while (done < runs.size()) {
         while (next < runs.size() && running.size() < std::max(1u, jobs)) {
-            running[spawn(exe, runs[next], out_path(next), err_path(next))] = next;
+            std::vector<std::string> argv = {exe};
+            argv.insert(argv.end(), runs[next].begin(), runs[next].end());
+            running[spawn(argv, out_path(next), err_path(next))] = next;
             ++next;
         }
         int status = 0;
@@ -118,21 +156,13 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
         const size_t i = it->second;
         running.erase(it);
         results[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        std::ifstream in(out_path(i));
-        std::stringstream text;
-        text << in.rdbuf();
-        results[i].summary = nlohmann::json::parse(text.str(), nullptr, false);
-        std::ifstream err(err_path(i));
-        std::stringstream said;
-        said << err.rdbuf();
-        results[i].error_output = said.str();
-        std::remove(out_path(i).c_str());
-        std::remove(err_path(i).c_str());
+        results[i].summary = nlohmann::json::parse(take_file(out_path(i)), nullptr, false);
+        results[i].error_output = take_file(err_path(i));
         ++done;
         if (finished) finished(i, results[i]);
         if (progress) progress(done, runs.size());
     }
-    rmdir(dir);
+    rmdir(dir.c_str());
     return results;
 }
 

@@ -21,6 +21,15 @@ struct ChildRun {
 // The path of this pfsim binary, which the children run.
 std::string self_path();
 
+// Runs a program (argv[0], looked up on PATH unless it names a path) to its
+// end: its exit status, stdout, and stderr without trailing blanks. A program
+// that cannot start has status -1 and says so in `err`.
+struct ProgramRun {
+    int status = -1;
+    std::string out, err;
+};
+ProgramRun run_program(const std::vector<std::string>& argv);
+
 // A child `run --json`'s result: what it printed read back (api::from_json),
 // or, when it printed no summary, a result whose error says so.
 api::RunResult run_result(const ChildRun& child);

@@ -1,13 +1,8 @@
 #include "cli/slurm.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,18 +13,11 @@
 
 #include "cli/commands.h"
 
-extern char** environ;
-
 namespace pfsim {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct ToolRun {
-    int status = -1;
-    std::string out, err;
-};
 
 std::string slurp(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -41,40 +29,6 @@ std::string slurp(const std::string& path) {
 std::string trimmed(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
     return s;
-}
-
-// Runs a Slurm client (found on PATH) to completion, capturing what it prints.
-ToolRun run_tool(const std::vector<std::string>& args) {
-    char dir_template[] = "/tmp/pfsim-slurm.XXXXXX";
-    const char* dir = mkdtemp(dir_template);
-    if (!dir) throw UsageError("cannot make a temporary directory");
-    const std::string out = std::string(dir) + "/out", err = std::string(dir) + "/err";
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = 0;
-    const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ToolRun r;
-    if (rc == 0) {
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        r.out = slurp(out);
-        r.err = trimmed(slurp(err));
-    } else {
-        r.err = "cannot start " + args[0];
-    }
-    std::remove(out.c_str());
-    std::remove(err.c_str());
-    rmdir(dir);
-    return r;
 }
 
 bool on_path(const std::string& tool) {
@@ -95,7 +49,7 @@ std::string sh_quote(const std::string& s) {
 
 // The cluster's MaxArraySize (the largest array index + 1), 1001 when it cannot be read.
 size_t max_array_size() {
-    const ToolRun r = run_tool({"scontrol", "show", "config"});
+    const ProgramRun r = run_program({"scontrol", "show", "config"});
     std::stringstream lines(r.out);
     for (std::string line; std::getline(lines, line);) {
         if (line.rfind("MaxArraySize", 0) != 0) continue;
@@ -107,7 +61,7 @@ size_t max_array_size() {
 
 // How many tasks of `job` are pending or running; 0 once it ended (or was purged).
 size_t unfinished_tasks(const std::string& job, size_t* running = nullptr) {
-    const ToolRun q = run_tool({"squeue", "-h", "-r", "-j", job, "-o", "%T"});
+    const ProgramRun q = run_program({"squeue", "-h", "-r", "-j", job, "-o", "%T"});
     if (q.status != 0) {
         if (q.err.find("Invalid job id") != std::string::npos) return 0;
         throw UsageError("squeue -j " + job + " failed: " + q.err);
@@ -175,7 +129,7 @@ void check_slurm(const SlurmOptions& o, size_t points) {
         if (!on_path(tool)) throw UsageError(std::string("--slurm: no ") + tool + " on PATH (is this a Slurm submit host?)");
     }
     if (!o.partition.empty()) {
-        const ToolRun r = run_tool({"sinfo", "-h", "-o", "%R"});
+        const ProgramRun r = run_program({"sinfo", "-h", "-o", "%R"});
         if (r.status != 0) throw UsageError("--slurm: sinfo failed: " + r.err);
         std::stringstream names(r.out);
         std::string all;
@@ -187,7 +141,8 @@ void check_slurm(const SlurmOptions& o, size_t points) {
         if (!found) throw UsageError("--partition " + o.partition + ": no such partition (the cluster has: " + all + ")");
     }
     const size_t max_array = max_array_size();
-    const size_t tasks = (points + chunk_for(o, points, max_array) - 1) / chunk_for(o, points, max_array);
+    const size_t chunk = chunk_for(o, points, max_array);
+    const size_t tasks = (points + chunk - 1) / chunk;
     if (tasks > max_array) {
         throw UsageError("--chunk " + std::to_string(o.chunk) + ": " + std::to_string(tasks) +
                          " array tasks, more than the cluster's MaxArraySize of " + std::to_string(max_array));
@@ -231,7 +186,7 @@ std::string submit_array(const BatchStore& store, const std::vector<size_t>& poi
     if (!o.partition.empty()) argv.push_back("--partition=" + o.partition);
     argv.insert(argv.end(), o.sbatch_args.begin(), o.sbatch_args.end());
     argv.push_back(base + ".sh");
-    const ToolRun r = run_tool(argv);
+    const ProgramRun r = run_program(argv);
     const std::string job = trimmed(r.out).substr(0, trimmed(r.out).find(';'));  // "JOB[;CLUSTER]"
     if (r.status != 0 || job.empty()) {
         for (const char* ext : {".json", ".sh", ".pfsim"}) std::remove((base + ext).c_str());
@@ -306,7 +261,7 @@ int cmd_batch_task(const std::vector<std::string>& args) {
     std::vector<size_t> mine;
     for (size_t i = task * chunk; i < all.size() && i < (task + 1) * chunk; ++i) {
         if (all[i] >= store.plan().points.size()) throw UsageError("submission " + args[1] + " names no point " + std::to_string(all[i]));
-        if (!store.read(all[i])) mine.push_back(all[i]);
+        if (!store.done(all[i])) mine.push_back(all[i]);
     }
     const char* cpus = std::getenv("SLURM_CPUS_PER_TASK");
     const unsigned jobs = cpus ? std::max(1u, static_cast<unsigned>(std::strtoul(cpus, nullptr, 10))) : 1;
