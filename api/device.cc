@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "api/faults.h"
 #include "api/graph_result.h"
 #include "api/summary.h"
 #include "base/sha256.h"
@@ -53,7 +54,9 @@ RunResult DeviceSession::run(DeviceCall& c) {
     result.prefetch = c.prefetch;
     result.graph = true;
     const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);
+    const FaultPlan faults = parse_faults(c.faults);
     s.worker.set_prefetch_enabled(c.prefetch);
+    s.worker.set_skip_wait(faults.skip_wait);
     struct Detach {
         SimPlatform& p;
         ~Detach() { p.attach_trace(nullptr); }
@@ -65,6 +68,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
     std::unique_ptr<insight::Advisor> advisor;
     if (c.advise) advisor = std::make_unique<insight::Advisor>(s.platform);
     try {
+        FaultReport fault_report(s.platform, faults);
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"));
         add_graph(r, callable.spec, s.platform, result);
@@ -78,6 +82,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
             result.outputs.push_back(out);
         }
         finish(result, s.platform, before, r.graph.graph_time_ps, s.cfg);
+        result.faults = fault_report.finish();
         if (sanitizer) {
             result.sanitizer = sanitizer->finish({});
             result.sanitized = true;

@@ -24,6 +24,7 @@ struct DeviceCall {
     std::string trace;                // a Chrome trace of this run; empty = none
     bool sanitize = false;            // run the protocol sanitizer: the result's `sanitizer`
     bool advise = false;              // run the prefetch advisor: the result's `advisor`
+    std::vector<std::string> faults;  // injected into this run only (api/faults.h)
 };
 
 class DeviceSession {

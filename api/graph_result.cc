@@ -105,6 +105,12 @@ void finish(RunResult& result, SimPlatform& platform, const PlatformStats& befor
     result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
     result.lanes = lanes_json(cores);
     result.series = series_json(platform.sampler());
+    if (cores.prefetch_wait_timeouts > 0) {
+        result.warnings.push_back(std::to_string(cores.prefetch_wait_timeouts) +
+                                  " prefetch waits returned false after prefetch.poll_limit = " +
+                                  std::to_string(cfg.count("prefetch.poll_limit")) +
+                                  " polls: the SDMA engine never completed their posts");
+    }
 }
 
 }  // namespace pfsim::api

@@ -8,6 +8,7 @@
 
 #include <systemc>
 
+#include "api/faults.h"
 #include "api/graph_result.h"
 #include "api/summary.h"
 #include "base/sha256.h"
@@ -119,14 +120,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         result.args = kargs;
         if (!request.outputs_dir.empty()) throw BadInput("--outputs is for case files");
     }
-    bool corrupt = false;
-    for (const std::string& f : request.faults) {
-        if (f == "prefetch-corrupt") {
-            corrupt = true;
-        } else if (f != "skip-wait") {
-            throw BadInput("unknown fault '" + f + "' for --inject (known: prefetch-corrupt, skip-wait)");
-        }
-    }
+    const FaultPlan faults = parse_faults(request.faults);
 
     std::vector<insight::Suppression> suppressions;
     if (!request.suppressions.empty()) {
@@ -139,7 +133,6 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     }
 
     SimPlatform platform("die", cfg);
-    platform.faults().prefetch_corrupt = corrupt;
     if (request.progress) {
         platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
                                            std::chrono::milliseconds(request.progress_ms));
@@ -151,10 +144,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             throw BadInput(e.what());
         }
     }
-    bool skip_wait = false;
-    for (const std::string& f : request.faults) skip_wait |= f == "skip-wait";
     rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
-                                          request.warmup, skip_wait);
+                                          request.warmup, faults.skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
     for (const std::string& site : request.dropped_sites) {
         const size_t colon = site.rfind(':');
@@ -178,6 +169,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     try {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) result.warmup = worker.warmup().summary();
+        FaultReport fault_report(platform, faults);  // after the warm-up: faults count from the run's own requests
         KernelCompiler compiler;
         const std::unique_ptr<TraceRecorder> trace = open_trace(request.trace, cfg);
         PlatformStats before;
@@ -232,6 +224,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             }
         }
         finish(result, platform, before, time_ps, cfg);
+        result.faults = fault_report.finish();
         if (sanitizer) {
             result.sanitizer = sanitizer->finish(suppressions);
             result.sanitized = true;
@@ -311,6 +304,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
     }
     if (r.sanitized) j["sanitizer"] = r.sanitizer.to_json();
     if (r.advised) j["advisor"] = r.advisor.to_json();
+    if (!r.faults.empty()) j["faults"] = r.faults;
     if (!r.error.empty()) j["error"] = r.error;
     j["sim_time_total_ns"] = r.sim_time_total_ns;
     if (!r.waves.empty()) j["waves"] = r.waves;
@@ -331,6 +325,7 @@ RunResult from_json(const nlohmann::json& j) {
         r.args = j.at("args").get<std::map<std::string, uint64_t>>();
         r.warmup = j.value("warmup", "");
         r.error = j.value("error", "");
+        r.faults = j.value("faults", nlohmann::json::array());
         r.sim_time_total_ns = j.at("sim_time_total_ns").get<double>();
         r.waves = j.value("waves", std::vector<std::string>{});
         r.sanitized = j.contains("sanitizer");

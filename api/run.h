@@ -40,7 +40,7 @@ struct RunRequest {
     bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
     bool enable_sdma = true;               // a case file can turn it off too
     bool warmup = true;
-    std::vector<std::string> faults;       // prefetch-corrupt, skip-wait
+    std::vector<std::string> faults;       // --inject: api/faults.h
     std::string trace, waves, outputs_dir; // paths; empty = none
     bool sanitize = false;                 // run the protocol sanitizer (insight/sanitizer.h)
     std::string suppressions;              // its suppressions file; empty = none
@@ -89,6 +89,7 @@ struct RunResult {
     std::vector<TaskResult> tasks;  // a graph's
     uint64_t cores_launched = 0;    // a kernel's
     nlohmann::json lanes, series, timed_pass;
+    nlohmann::json faults = nlohmann::json::array();  // what each injected SDMA fault did (api/faults.h)
     double sim_time_total_ns = 0;
     bool sanitized = false;                // `sanitizer` holds the report
     insight::SanitizerReport sanitizer;

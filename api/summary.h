@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/schema.h"
 #include "model/core/core.h"
 #include "model/config/config.h"
 #include "model/soc/sampler.h"
@@ -15,8 +16,6 @@
 #include "model/trace/recorder.h"
 
 namespace pfsim {
-
-constexpr const char* kSummarySchema = "pfsim.summary/1";
 
 // Counters over time (at most 200 points): t_ns, gm_read_gbps, gm_write_gbps, sdma_gbps, l2_hit_rate.
 nlohmann::json series_json(const Sampler& sampler);

@@ -42,7 +42,10 @@ commands:
                     change, with measured re-runs (prefetch off; every core access an
                     L2 hit: the most any prefetch can gain; each advised site removed)
                     (docs/advisor.md); --drop-prefetch: prefetches from that line of
-                    a kernel's source are no-ops
+                    a kernel's source are no-ops; --inject FAULT (repeatable):
+                    prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall,
+                    doorbell-lost[:K] (docs/runtime.md); the summary's `faults` says
+                    which channel, request and post each hit
   compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
                     build sources through the compile cache against pfsim's onboard
                     headers; exit 2 with the compiler's messages when one does not build

@@ -67,6 +67,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.trace = request.value("trace", "");
         call.sanitize = request.value("sanitize", false);
         call.advise = request.value("advise", false);
+        call.faults = request.value("inject", std::vector<std::string>{});
         call.scalars = request.value("scalars", std::vector<uint64_t>{});
         const std::string data_path = request.value("data", "");
         std::fstream data(data_path, std::ios::in | std::ios::out | std::ios::binary);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/faults.h"
 #include "api/run.h"
 #include "cli/children.h"
 #include "cli/commands.h"
@@ -118,6 +119,7 @@ int cmd_run(const std::vector<std::string>& args) {
         }
         if (!r.warmup.empty()) std::printf("warm-up          %s\n", r.warmup.c_str());
         for (const std::string& w : r.waves) std::printf("waves            %s\n", w.c_str());
+        for (const std::string& f : api::FaultReport::text(r.faults)) std::printf("fault            %s\n", f.c_str());
         if (r.advised) std::printf("\n%s", r.advisor.text().c_str());
     }
     for (size_t i = 0; i < r.warnings.size() && i < 5; ++i) std::cerr << "pfsim: warning: " << r.warnings[i] << "\n";

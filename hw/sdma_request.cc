@@ -86,6 +86,7 @@ const char* sdma_error_name(SdmaError e) {
         case SdmaError::TailOutOfRange: return "tail_out_of_range";
         case SdmaError::NotConfigured: return "not_configured";
         case SdmaError::RingOutsideGm: return "ring_outside_gm";
+        case SdmaError::InjectedFault: return "injected_fault";
     }
     return "unknown";
 }

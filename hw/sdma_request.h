@@ -47,6 +47,7 @@ enum class SdmaError : uint32_t {
     TailOutOfRange = 7,   // doorbell value >= queue depth
     NotConfigured = 8,    // doorbell rung before the ring base and depth were set
     RingOutsideGm = 9,    // the request could not be fetched
+    InjectedFault = 10,   // pfsim --inject sdma-error: the channel failed as a faulty engine would
 };
 
 const char* sdma_error_name(SdmaError e);

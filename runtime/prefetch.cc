@@ -50,12 +50,15 @@ uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
 }
 
 // Polls until the record of every queue reaches post_id, at most poll_limit
-// polls per queue. True when done.
-bool poll_done(Device& dev, AsyncSession& s, uint64_t post_id, uint32_t queues) {
+// polls per queue. True when done; *reads counts the record reads.
+bool poll_done(Device& dev, AsyncSession& s, uint64_t post_id, uint32_t queues, uint64_t* reads) {
     const uint64_t limit = kernel_runtime_options().poll_limit;
+    *reads = 0;
     for (uint32_t q = 0; q < queues; ++q) {
         uint64_t polls = 0;
-        while (read_record(dev, s, q) < post_id) {
+        for (;;) {
+            ++*reads;
+            if (read_record(dev, s, q) >= post_id) break;
             if (++polls >= limit) return false;
         }
     }
@@ -202,8 +205,9 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     // The flag-payload slot must be retired: post (id - max_posts) observed done.
     if (post_id > opt.max_posts && s.done_post_id < post_id - opt.max_posts) {
         const uint64_t since = dev.now_ps();
-        const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num);
-        dev.note_prefetch_wait(since, 0, retired);
+        uint64_t reads = 0;
+        const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num, &reads);
+        dev.note_prefetch_wait(since, 0, retired, reads);
         for (PrefetchObserver* o : observers) o->post_blocked(ctx, since, retired);
         if (!retired) return drop(DropReason::FlagRingTimeout);
     }
@@ -259,11 +263,12 @@ bool wait_for(const AsyncEvent& evt, AsyncSession& session) {
     Device& dev = current_device();
     const uint64_t since = dev.now_ps();
     if (post_id <= session.done_post_id) {  // already observed (a later post's wait covered it)
-        dev.note_prefetch_wait(since, flow_id(dev, session, post_id), true);
+        dev.note_prefetch_wait(since, flow_id(dev, session, post_id), true, 0);
         return true;
     }
-    const bool done = poll_done(dev, session, post_id, static_cast<uint32_t>(queues));
-    dev.note_prefetch_wait(since, flow_id(dev, session, post_id), done);
+    uint64_t reads = 0;
+    const bool done = poll_done(dev, session, post_id, static_cast<uint32_t>(queues), &reads);
+    dev.note_prefetch_wait(since, flow_id(dev, session, post_id), done, reads);
     return done;
 }
 

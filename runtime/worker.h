@@ -76,6 +76,7 @@ public:
     bool sdma_enabled() const { return options_.enable_sdma; }
     // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
     void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
+    void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (api/faults.h)
 
     // Runs a kernel. Throws RuntimeError before anything reaches the device when
     // an SDMA kernel meets a worker without enable_sdma.

@@ -524,8 +524,11 @@ void Core::note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, u
     pending_posts_[flow] = PendingPost{since_ps, addr, bytes};
 }
 
-void Core::note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) {
+void Core::note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done, uint64_t polls) {
     if (issue_ > since_ps) stats_.prefetch_wait += issue_ - since_ps;
+    if (polls) ++stats_.prefetch_waits;
+    stats_.prefetch_polls += polls;
+    if (!done) ++stats_.prefetch_wait_timeouts;
     if (!trace_) return;
     trace_slice(kWaitLane, flow ? "wait" : "wait for a flag slot", since_ps, issue_,
                 std::string("\"done\":") + (done ? "true" : "false"));

@@ -39,6 +39,9 @@ using KernelFn = void (*)(int64_t* args);
     COUNTER(vector, "ps", "vector pipe busy")                                                      \
     COUNTER(cube, "ps", "cube pipe busy (MMAD)")                                        \
     COUNTER(prefetch_wait, "ps", "time in prefetch waits")                                         \
+    COUNTER(prefetch_waits, "count", "prefetch waits (and waits for a flag slot) that polled")      \
+    COUNTER(prefetch_polls, "count", "post-done record reads of those waits")                       \
+    COUNTER(prefetch_wait_timeouts, "count", "waits that ran out of polls (prefetch.poll_limit) and returned false") \
     COUNTER(cross_core_wait, "ps", "time in wait_flag_dev (TPOP, a full TPUSH)")                    \
     COUNTER(l2_stall, "ps", "load and store time beyond the pipe's own rate (misses)")             \
     COUNTER(load_bytes, "bytes", "bytes loaded by MTE2")                                           \
@@ -143,7 +146,7 @@ public:
     void build_request() override;
     void spend(uint64_t ps) override;
     void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override;
-    void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) override;
+    void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done, uint64_t polls) override;
     // Record this core's pipes and prefetch activity into `trace` (null: off).
     void attach_trace(TraceRecorder* trace) {
         trace_ = trace;

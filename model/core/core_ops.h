@@ -124,7 +124,7 @@ public:
     virtual void spend(uint64_t ps) = 0;
     // Marks [since, now) as a prefetch post, and as a wait on one (flow 0: no post).
     virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
-    virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) = 0;
+    virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done, uint64_t polls) = 0;
     virtual uint64_t now_ps() = 0;
     virtual void warn(const std::string& message) = 0;
     // Checker side channel: reads GM as it is now, taking no time and counting nothing.

@@ -73,6 +73,15 @@ void SdmaEngine::use_rtl_frontend(std::unique_ptr<RtlFrontend> frontend) {
     connect_rtl();
 }
 
+void SdmaEngine::inject(const SdmaFaults& faults) {
+    if (rtl_ && (faults.error_at_request || faults.stall || faults.lose_doorbell)) {
+        throw std::invalid_argument("SDMA faults are injected into the TLM front-end: set sdma.frontend = tlm");
+    }
+    faults_ = faults;
+    requests_taken_ = doorbells_seen_ = 0;
+    fault_events_.clear();
+}
+
 void SdmaEngine::ring_position(unsigned c, uint32_t* head, uint32_t* tail, uint32_t* depth) const {
     if (!rtl_) {
         const SdmaChannelState& ch = state_.at(c);
@@ -210,6 +219,17 @@ Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
     SdmaChannelState& ch = state_[c];
     ++stats_.doorbells;
     if (ch.error != SdmaError::None) return when;  // a stopped channel ignores its doorbell
+    if (faults_.lose_doorbell && ++doorbells_seen_ == faults_.lose_doorbell) {
+        SdmaFaultEvent e;
+        e.kind = "doorbell-lost";
+        e.channel = c;
+        e.ordinal = doorbells_seen_;
+        e.ring_slot = tail;
+        e.ring_base = ch.ring_base;
+        e.at = when;
+        fault_events_.push_back(e);
+        return when;  // a posted write that never arrived
+    }
     if (ch.depth < 2 || ch.depth > max_depth_ || ch.ring_base == 0) {
         ch.error = SdmaError::NotConfigured;
     } else if (tail >= ch.depth) {
@@ -236,6 +256,10 @@ void SdmaEngine::run_channel(unsigned c) {
         ch.doorbell_pending = false;
         const Tick now = sc_core::sc_time_stamp().value();
         if (ch.warm_at > now) sc_core::wait(to_sc(ch.warm_at - now));  // still being published
+        if (faults_.stall) {
+            note_stall(c);
+            continue;  // busy for ever: nothing is fetched
+        }
         while (ch.head != ch.tail && ch.error == SdmaError::None) execute_next(c);
         if (!ch.doorbell_pending) {
             ch.busy = false;
@@ -343,6 +367,18 @@ void SdmaEngine::execute_next(unsigned c) {
     ch.ahead_index = -1;
     const SdmaRequest r = SdmaRequest::decode(raw);
     ch.error = fetched ? validate(r) : SdmaError::RingOutsideGm;
+    if (ch.error == SdmaError::None && faults_.error_at_request && ++requests_taken_ == faults_.error_at_request) {
+        ch.error = SdmaError::InjectedFault;
+        SdmaFaultEvent e;
+        e.kind = "sdma-error";
+        e.channel = c;
+        e.ordinal = requests_taken_;
+        e.ring_slot = ch.head;
+        e.ring_base = ch.ring_base;
+        e.at = *fetched;
+        e.request = r;
+        fault_events_.push_back(e);
+    }
     if (ch.error != SdmaError::None) {
         ++stats_.channel_errors;
         return;
@@ -354,6 +390,19 @@ void SdmaEngine::execute_next(unsigned c) {
     ch.executing = false;
     ++ch.completed;
     ch.head = (ch.head + 1) % ch.depth;
+}
+
+void SdmaEngine::note_stall(unsigned c) {
+    for (const SdmaFaultEvent& e : fault_events_) {
+        if (e.channel == c) return;
+    }
+    SdmaFaultEvent e;
+    e.kind = "sdma-stall";
+    e.channel = c;
+    e.ring_slot = state_[c].head;
+    e.ring_base = state_[c].ring_base;
+    e.at = sc_core::sc_time_stamp().value();
+    fault_events_.push_back(e);
 }
 
 void SdmaEngine::fetch_ahead(unsigned c, Tick when) {

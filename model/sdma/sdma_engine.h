@@ -64,6 +64,30 @@ struct ExecutedRequest {
     Tick started = 0, finished = 0;
 };
 
+// Misbehaviour the engine can be told to show (pfsim run --inject). Ordinals
+// count from 1, engine-wide, from the moment the faults are set; 0 is off.
+struct SdmaFaults {
+    // sdma-error: the channel taking up the K-th request latches
+    // SdmaError::InjectedFault instead of executing it (it stops, as on any error).
+    uint64_t error_at_request = 0;
+    // sdma-stall: no channel fetches another request; doorbells are accepted.
+    bool stall = false;
+    // doorbell-lost: the K-th doorbell write has no effect; the channel takes up
+    // its requests at the next doorbell, whose tail covers them.
+    uint64_t lose_doorbell = 0;
+};
+
+// What an injected fault did, for the run's summary.
+struct SdmaFaultEvent {
+    const char* kind = "";  // "sdma-error", "sdma-stall", "doorbell-lost"
+    unsigned channel = 0;
+    uint64_t ordinal = 0;    // the request (sdma-error) or doorbell (doorbell-lost)
+    uint32_t ring_slot = 0;  // sdma-error: the request's slot; doorbell-lost: the tail written
+    uint64_t ring_base = 0;  // the channel's ring in GM
+    Tick at = 0;
+    SdmaRequest request;     // sdma-error: the request refused
+};
+
 struct SdmaChannelState {
     uint64_t ring_base = 0;
     uint32_t depth = 0;
@@ -111,6 +135,10 @@ public:
     }
     // Appends every executed request to `log` (nullptr: stop).
     void log_requests(std::vector<ExecutedRequest>* log) { log_ = log; }
+    // Shows `faults` from now on (the TLM front-end only: throws
+    // std::invalid_argument with sdma.frontend = rtl); forgets earlier events.
+    void inject(const SdmaFaults& faults);
+    const std::vector<SdmaFaultEvent>& fault_events() const { return fault_events_; }
     // With sdma.frontend = rtl: dump the front-end's signals (.vcd or .fst).
     // Only before the simulation starts.
     void attach_waves(const std::string& path);
@@ -128,6 +156,8 @@ private:
     // Fetches the request after the executing one, if the ring holds it and it
     // is not fetched yet (one request ahead, as the RTL front-end does).
     void fetch_ahead(unsigned c, Tick when);
+    // Records channel c's first doorbell under sdma-stall.
+    void note_stall(unsigned c);
     void transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     // Waits until request r, taken up by its channel at `taken` and fetched at
     // `fetched`, may start moving data.
@@ -191,6 +221,9 @@ private:
     TraceRecorder* trace_ = nullptr;
     int trace_pid_ = 0;
     std::vector<int> trace_lane_;  // per channel, 0 until used
+    SdmaFaults faults_;
+    uint64_t requests_taken_ = 0, doorbells_seen_ = 0;  // since inject()
+    std::vector<SdmaFaultEvent> fault_events_;
 };
 
 }  // namespace pfsim

@@ -118,6 +118,7 @@ class RunResult:
     summary: dict
     sanitizer: dict | None = None  # run(sanitize=True): errors, warnings, infos, findings (docs/sanitizer.md)
     advisor: dict | None = None    # run(advise=True): sites, demand_misses, advice (docs/advisor.md)
+    faults: list = field(default_factory=list)  # run(inject=[...]): what each SDMA fault did
 
     def findings(self, kind: str | None = None) -> list:
         """The sanitizer's findings (of one kind, e.g. "stale-completion")."""
@@ -136,7 +137,8 @@ class RunResult:
         return cls(prefetch=s.get("prefetch") == "on", time_ns=s.get("kernel_time_ns", 0.0), cycles=s.get("cycles", 0),
                    tasks=tasks, counters=counters, warnings=s.get("warnings", []), log=s.get("log", []), trace=trace,
                    error=s.get("error"), violations=s.get("violations", []),
-                   sim_time_ns=s.get("sim_time_total_ns", 0.0), summary=s, sanitizer=s.get("sanitizer"), advisor=s.get("advisor"))
+                   sim_time_ns=s.get("sim_time_total_ns", 0.0), summary=s, sanitizer=s.get("sanitizer"), advisor=s.get("advisor"),
+                   faults=s.get("faults", []))
 
 
 class Worker:
@@ -213,14 +215,17 @@ class Worker:
         return Handle(reply["handle"], callable)
 
     def run(self, handle: Handle, args, prefetch: bool = True, trace: str | None = None,
-            timeout: float | None = None, sanitize: bool = False, advise: bool = False) -> RunResult:
+            timeout: float | None = None, sanitize: bool = False, advise: bool = False,
+            inject: list | None = None) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
         are written back in place. trace: write a Chrome trace (Perfetto) there.
         sanitize: run the prefetch protocol sanitizer; its report is the result's
         `sanitizer` (findings do not raise: assert on them). advise: run the
-        prefetch advisor; its report is the result's `advisor`."""
+        prefetch advisor; its report is the result's `advisor`. inject: faults for
+        this run only, as `pfsim run --inject` names them ("sdma-error:3",
+        "sdma-stall", "doorbell-lost", ...): what each did is the result's `faults`."""
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
         values = [a.value if n else a for a, n in zip(specs, named)]
@@ -243,7 +248,8 @@ class Worker:
                 f.write(data)
                 offset += len(data)
         request = {"op": "run", "handle": handle.id, "tensors": layout, "scalars": scalars, "data": path,
-                   "prefetch": bool(prefetch), "sanitize": bool(sanitize), "advise": bool(advise)}
+                   "prefetch": bool(prefetch), "sanitize": bool(sanitize), "advise": bool(advise),
+                   "inject": [str(f) for f in (inject or [])]}
         if trace:
             request["trace"] = os.path.abspath(trace)
         reply = self._request(request, timeout)

@@ -38,7 +38,8 @@ public:
     // Trace hooks: a post of [addr, addr + bytes) that took [since, now); a wait
     // on it (flow 0: waiting for a flag slot to retire) that took [since, now).
     virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
-    virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) = 0;
+    // `polls`: the post-done record reads the wait made.
+    virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done, uint64_t polls) = 0;
     virtual void warn(const std::string& message) = 0;
     // "file:line" of the kernel's source that made the runtime call being
     // served ("" when it cannot be told).

@@ -224,3 +224,23 @@ def test_the_device_command_refuses_a_bad_descriptor_clearly():
     r = subprocess.run([pfsim.find_binary(), "device", "--in-fd", "x"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stdout == ""
     assert "device: --in-fd takes a file descriptor number, not 'x'" in r.stderr
+
+
+def test_an_injected_sdma_error_is_reported_and_the_values_stay_right(prefetch_demo):
+    src = torch.arange(128, dtype=torch.float32) / 8
+    with pfsim.Worker(enable_sdma=True) as worker:
+        handle = worker.register(prefetch_demo)
+        out = torch.full((128,), -1.0)
+        faulty = worker.run(handle, [src, out], inject=["sdma-error"])
+        assert torch.equal(out, src)  # the prefetch changes no value: the copy is right
+        [fault] = faulty.faults
+        assert fault["kind"] == "sdma-error" and fault["error"] == "injected_fault" and fault["post"]["id"] == 1
+        assert any("prefetch waits returned false" in w for w in faulty.warnings)
+        assert faulty.summary["cores"]["prefetch_wait_timeouts"] == 1
+        # The fault is this run's only, but its channel stays stopped, as a
+        # hardware channel in error does: the next run's wait fails too, unreported as a fault.
+        later = worker.run(handle, [src, torch.zeros(128)])
+        assert later.faults == [] and later.summary["cores"]["prefetch_wait_timeouts"] == 1
+        assert [c["error"] for c in later.summary["sdma"]["channels"] if c["channel"] == fault["channel"]] == ["injected_fault"]
+        with pytest.raises(ValueError, match="unknown fault 'gremlins'"):
+            worker.run(handle, [src, torch.zeros(128)], inject=["gremlins"])

@@ -1,6 +1,9 @@
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -51,7 +54,7 @@ TEST(SdmaRequest, EncodesTheA2a3ByteLayout) {
 class Sdma : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        for (int i = 0; i < 15; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
+        for (int i = 0; i < 18; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
         depth4_ = &test::make_harness(test::config_with({"sdma.queue_depth=4"}));
         small_max_ = &test::make_harness(test::config_with({"sdma.max_request_bytes=4KiB",
                                                              "prefetch.request_bytes=4KiB"}));
@@ -383,6 +386,92 @@ TEST_F(Sdma, LengthAtTheLimitPassesOneByteMoreIsRefused) {
     h.ring(0);
     test::run_until_idle();
     EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::Oversized);
+}
+
+// Injected faults (pfsim run --inject, api/faults.h). Each counts from the
+// moment it is set; warm()'s doorbell (an empty ring) comes before. They are the
+// TLM front-end's: the RTL twin of this test checks the engine refuses them.
+bool refused_by_rtl(test::Harness& h, const SdmaFaults& f) {
+    const char* set = std::getenv("PFSIM_TEST_SET");
+    if (!set || std::string(set).find("sdma.frontend=rtl") == std::string::npos) return false;
+    EXPECT_THROW(h.soc.sdma.inject(f), std::invalid_argument);
+    return true;
+}
+
+TEST_F(Sdma, AnInjectedErrorStopsTheChannelTakingUpTheKthRequest) {
+    test::Harness& h = fresh();
+    warm(h, 0, kRing0);
+    warm(h, 1, kRing0 + (1 << 20));
+    SdmaFaults f;
+    f.error_at_request = 3;
+    if (refused_by_rtl(h, f)) return;
+    h.soc.sdma.inject(f);
+    for (int i = 0; i < 2; ++i) h.push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));
+    h.ring(0);
+    test::run_until_idle();
+    h.push_request(1, SdmaRequest::cache_prefetch(3ull << 30, 4096));  // the third request
+    h.push_request(1, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));  // never runs
+    h.ring(1);
+    test::run_until_idle();  // returns: a stopped channel does not hang the engine
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 2u);
+    EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::None);
+    EXPECT_EQ(h.soc.sdma.channel(1).completed, 0u);
+    EXPECT_EQ(h.mmio_read(h.soc.sdma.register_address(1, SdmaRegister::kError), 4),
+              static_cast<uint64_t>(SdmaError::InjectedFault));
+    EXPECT_STREQ(sdma_error_name(h.soc.sdma.channel(1).error), "injected_fault");
+    ASSERT_EQ(h.soc.sdma.fault_events().size(), 1u);
+    const SdmaFaultEvent& e = h.soc.sdma.fault_events()[0];
+    EXPECT_STREQ(e.kind, "sdma-error");
+    EXPECT_EQ(e.channel, 1u);
+    EXPECT_EQ(e.ordinal, 3u);
+    EXPECT_EQ(e.ring_slot, 0u);  // the channel's first request
+    EXPECT_EQ(e.request.opcode, kSdmaOpCachePrefetch);
+    EXPECT_EQ(h.soc.l2.stats().prefetch_lines, 0u);  // refused before a byte moved
+}
+
+TEST_F(Sdma, ALostDoorbellLeavesItsRequestsUntilTheNextDoorbell) {
+    test::Harness& h = fresh();
+    warm(h, 0, kRing0);
+    SdmaFaults f;
+    f.lose_doorbell = 1;
+    if (refused_by_rtl(h, f)) return;
+    h.soc.sdma.inject(f);
+    h.push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));
+    h.ring(0);  // lost
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 0u);
+    EXPECT_EQ(h.soc.sdma.queue_depth(0), 0u);  // the engine never saw the new tail
+    ASSERT_EQ(h.soc.sdma.fault_events().size(), 1u);
+    EXPECT_STREQ(h.soc.sdma.fault_events()[0].kind, "doorbell-lost");
+    h.push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));
+    h.ring(0);  // its tail covers both
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 2u);
+    EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::None);
+    EXPECT_EQ(h.soc.sdma.fault_events().size(), 1u);  // one doorbell only
+}
+
+TEST_F(Sdma, AStalledEngineFetchesNothingAndStaysBusy) {
+    test::Harness& h = fresh();
+    warm(h, 0, kRing0);
+    const uint64_t fetched = h.soc.sdma.stats().request_fetch_bytes;
+    SdmaFaults f;
+    f.stall = true;
+    if (refused_by_rtl(h, f)) return;
+    h.soc.sdma.inject(f);
+    for (int i = 0; i < 3; ++i) h.push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 64));
+    h.ring(0);
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+    EXPECT_EQ(h.soc.sdma.stats().request_fetch_bytes, fetched);
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 0u);
+    EXPECT_TRUE(h.soc.sdma.channel(0).busy);
+    EXPECT_EQ(h.soc.sdma.queue_depth(0), 3u);
+    ASSERT_EQ(h.soc.sdma.fault_events().size(), 1u);
+    EXPECT_STREQ(h.soc.sdma.fault_events()[0].kind, "sdma-stall");
+    h.soc.sdma.inject({});  // healthy again: the next doorbell drains the ring
+    h.ring(0);
+    test::run_until_idle();
+    EXPECT_EQ(h.soc.sdma.channel(0).completed, 3u);
 }
 
 }  // namespace

@@ -47,8 +47,8 @@ public:
     void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) override {
         current_core().note_prefetch_post(since_ps, flow, addr, bytes);
     }
-    void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done) override {
-        current_core().note_prefetch_wait(since_ps, flow, done);
+    void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done, uint64_t polls) override {
+        current_core().note_prefetch_wait(since_ps, flow, done, polls);
     }
     void warn(const std::string& message) override { current_core().warn(message); }
     std::string caller_site() override {

@@ -1,0 +1,156 @@
+#include "api/faults.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "api/run.h"
+#include "runtime/platform/device.h"
+#include "runtime/platform/sim/sim_platform.h"
+
+namespace pfsim::api {
+
+namespace {
+
+constexpr const char* kKnownFaults = "prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall, doorbell-lost[:K]";
+
+// K of "NAME:K": a positive count, 1 when absent.
+uint64_t ordinal(const std::string& fault, const std::string& text) {
+    if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoull(text) == 0) {
+        throw BadInput("--inject " + fault + ": K counts requests or doorbells from 1, not '" + text + "'");
+    }
+    return std::stoull(text);
+}
+
+std::string hex(uint64_t v) {
+    char b[24];
+    std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+    return b;
+}
+
+}  // namespace
+
+FaultPlan parse_faults(const std::vector<std::string>& names) {
+    FaultPlan plan;
+    std::set<std::string> seen;
+    for (const std::string& f : names) {
+        const size_t colon = f.find(':');
+        const std::string kind = f.substr(0, colon);
+        const bool counted = kind == "sdma-error" || kind == "doorbell-lost";
+        if (colon != std::string::npos && !counted) {
+            throw BadInput("--inject " + f + ": only sdma-error and doorbell-lost take :K");
+        }
+        if (!seen.insert(kind).second) throw BadInput("--inject " + kind + " is given twice");
+        const uint64_t k = colon == std::string::npos ? 1 : ordinal(f, f.substr(colon + 1));
+        if (kind == "prefetch-corrupt") {
+            plan.prefetch_corrupt = true;
+        } else if (kind == "skip-wait") {
+            plan.skip_wait = true;
+        } else if (kind == "sdma-error") {
+            plan.sdma.error_at_request = k;
+        } else if (kind == "sdma-stall") {
+            plan.sdma.stall = true;
+        } else if (kind == "doorbell-lost") {
+            plan.sdma.lose_doorbell = k;
+        } else {
+            throw BadInput("unknown fault '" + f + "' for --inject (known: " + kKnownFaults + ")");
+        }
+    }
+    return plan;
+}
+
+FaultReport::FaultReport(SimPlatform& platform, const FaultPlan& plan) : platform_(platform) {
+    try {
+        platform_.soc().sdma.inject(plan.sdma);
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(std::string("--inject: ") + e.what());
+    }
+    platform_.faults().prefetch_corrupt = plan.prefetch_corrupt;
+    rt::add_prefetch_observer(this);
+}
+
+FaultReport::~FaultReport() {
+    rt::remove_prefetch_observer(this);
+    platform_.soc().sdma.inject({});
+    platform_.faults().prefetch_corrupt = false;
+}
+
+void FaultReport::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                         uint64_t since_ps) {
+    const rt::AsyncSession& s = ctx.session;
+    const uint64_t request = rt::kernel_runtime_options().request_bytes;
+    const auto slots = static_cast<uint32_t>((bytes + request - 1) / request + 1);  // the data requests and the flag copy
+    posts_.push_back({rt::current_device().core_id(), s.group, post_id, gm, bytes, s.sq_base,
+                      (s.tail + s.depth - slots) % s.depth, slots, s.depth, since_ps});
+}
+
+nlohmann::json FaultReport::finish() const {
+    nlohmann::json out = nlohmann::json::array();
+    const SdmaEngine& engine = platform_.soc().sdma;
+    for (const SdmaFaultEvent& e : engine.fault_events()) {
+        nlohmann::json f = {{"kind", e.kind}, {"channel", e.channel}, {"at_ns", static_cast<double>(e.at) / 1e3}};
+        const std::string kind = e.kind;
+        // The ring slot the fault hit: the request refused, the last one a lost doorbell covered.
+        int64_t slot = -1;
+        if (kind == "sdma-error") {
+            f["request"] = e.ordinal;
+            f["error"] = sdma_error_name(SdmaError::InjectedFault);
+            f["error_code"] = static_cast<uint32_t>(SdmaError::InjectedFault);
+            f["opcode"] = e.request.opcode;
+            f["src"] = hex(e.request.src);
+            f["length"] = e.request.length;
+            slot = e.ring_slot;
+        } else if (kind == "doorbell-lost") {
+            f["doorbell"] = e.ordinal;
+            f["tail"] = e.ring_slot;
+        } else {
+            f["unfetched"] = engine.queue_depth(e.channel);
+        }
+        const Post* hit = nullptr;
+        for (const Post& p : posts_) {
+            if (p.ring_base != e.ring_base || p.posted_ps > e.at || p.depth == 0) continue;
+            const uint32_t want = slot >= 0 ? static_cast<uint32_t>(slot) : (e.ring_slot + p.depth - 1) % p.depth;
+            if ((want + p.depth - p.first_slot) % p.depth < p.slots) hit = &p;
+        }
+        if (hit) {
+            f["post"] = {{"core", hit->core}, {"group", hit->group}, {"id", hit->id}, {"gm", hex(hit->gm)},
+                         {"bytes", hit->bytes}};
+        }
+        out.push_back(f);
+    }
+    return out;
+}
+
+std::vector<std::string> FaultReport::text(const nlohmann::json& faults) {
+    std::vector<std::string> lines;
+    for (const nlohmann::json& f : faults) {
+        const std::string kind = f.value("kind", "");
+        std::string line = kind + ": SDMA channel " + std::to_string(f.value("channel", 0u));
+        if (kind == "sdma-error") {
+            line += " stopped with " + f.value("error", std::string()) + " (code " +
+                    std::to_string(f.value("error_code", 0u)) + ") taking up request " +
+                    std::to_string(f.value("request", uint64_t{0})) + " (opcode " +
+                    std::to_string(f.value("opcode", 0u)) + ", " + std::to_string(f.value("length", 0u)) + " B from " +
+                    f.value("src", std::string()) + ")";
+        } else if (kind == "doorbell-lost") {
+            line += " lost doorbell " + std::to_string(f.value("doorbell", uint64_t{0})) + " (tail " +
+                    std::to_string(f.value("tail", 0u)) + ")";
+        } else {
+            line += " fetched nothing: " + std::to_string(f.value("unfetched", 0u)) + " requests left in its ring";
+        }
+        char at[48];
+        std::snprintf(at, sizeof at, " at %.3f us", f.value("at_ns", 0.0) / 1e3);
+        line += at;
+        if (f.contains("post")) {
+            const nlohmann::json& p = f["post"];
+            line += "; post " + std::to_string(p.value("id", uint64_t{0})) + " of core " +
+                    std::to_string(p.value("core", 0u)) + " (channel group " + std::to_string(p.value("group", 0u)) +
+                    ", " + std::to_string(p.value("bytes", uint64_t{0})) + " B at " + p.value("gm", std::string()) + ")";
+        }
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+}  // namespace pfsim::api
