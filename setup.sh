@@ -6,7 +6,8 @@ export DEBIAN_FRONTEND=noninteractive
 PACKAGES="bazel-bootstrap bazel-rules-java default-jdk-headless g++ zlib1g-dev zip \
 libsystemc-dev verilator libgtest-dev libgmock-dev libtomlplusplus-dev nlohmann-json3-dev \
 python3 python3-numpy python3-torch python3-pytest time chromium \
-slurmctld slurmd slurm-client munge"
+slurmctld slurmd slurm-client munge \
+clang-14 libclang-rt-14-dev"
 missing=""
 for p in $PACKAGES; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

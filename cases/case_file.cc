@@ -11,8 +11,9 @@
 
 #include <toml++/toml.h>
 
+#include "base/toml_text.h"
 #include "cases/npy.h"
-#include "pto/pto-inst.hpp"
+#include "pto/pfsim_elements.hpp"
 
 namespace pfsim {
 
@@ -336,7 +337,10 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     ss << in.rdbuf();
     toml::table root;
     try {
-        root = toml::parse(ss.str(), path);
+        const std::string text = ss.str();
+        const std::string problem = toml_text_problem(text);
+        if (!problem.empty()) throw CaseError(path + ":" + problem);
+        root = toml::parse(text, path);
     } catch (const toml::parse_error& e) {
         throw CaseError(path + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
     }

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "cli/options.h"
-#include "api/summary.h"
+#include "api/schema.h"
 
 namespace pfsim {
 
@@ -88,8 +88,10 @@ KernelFigures from_trace(const nlohmann::json& j, const std::string& path) {
     std::map<std::pair<int, int>, std::string> thread;
     each_event(j["traceEvents"], path, [&](const nlohmann::json& e) {
         if (e.value("ph", "") != "M") return;
-        if (e.value("name", "") == "process_name") process[e.value("pid", 0)] = e["args"].value("name", "");
-        if (e.value("name", "") == "thread_name") thread[{e.value("pid", 0), e.value("tid", 0)}] = e["args"].value("name", "");
+        // value(), not operator[]: a const json's operator[] on a missing key is undefined (fuzz/regressions/document_fuzz).
+        const std::string name = e.value("args", nlohmann::json::object()).value("name", "");
+        if (e.value("name", "") == "process_name") process[e.value("pid", 0)] = name;
+        if (e.value("name", "") == "thread_name") thread[{e.value("pid", 0), e.value("tid", 0)}] = name;
     });
     KernelFigures k;
     k.name = "trace " + path.substr(path.find_last_of('/') + 1);

@@ -9,6 +9,7 @@
 #define TOML_EXCEPTIONS 1
 #include <toml++/toml.h>
 
+#include "base/toml_text.h"
 #include "model/config/presets/presets.h"
 
 namespace pfsim {
@@ -104,6 +105,8 @@ void Config::load_file(const std::string& path) {
 void Config::load_toml(const std::string& text, const std::string& source, bool preset) {
     toml::table root;
     try {
+        const std::string problem = toml_text_problem(text);
+        if (!problem.empty()) throw ConfigError(source + ":" + problem);
         root = toml::parse(text, source);
     } catch (const toml::parse_error& e) {
         throw ConfigError(source + ":" + std::to_string(e.source().begin.line) + ": " +

@@ -139,6 +139,30 @@ TEST(Config, TomlSyntaxErrorNamesFileAndLine) {
               std::string::npos);
 }
 
+// Characters beyond ASCII are TOML only in strings and comments; elsewhere
+// toml++ 3.3.0 reaches undefined behaviour (base/toml_text.h), so they are
+// refused first, naming the line.
+TEST(Config, NonAsciiOutsideStringsIsRefusedWithItsLine) {
+    Config cfg = Config::from_preset();
+    const std::string bad = write_temp("key.toml", "[l2]\nways = 12\nsize\xc2\xa7 = 3\n");
+    EXPECT_NE(error_of([&] { cfg.load_file(bad); }).find(bad + ":3: a non-ASCII character outside a string"),
+              std::string::npos)
+        << error_of([&] { cfg.load_file(bad); });
+    const std::string after_backslash =
+        write_temp("ml.toml", "# \xc3\xa9\n[sdma]\nfrontend = \"\"\"tlm\\\n  \xc3\xa9\"\"\"\n");
+    EXPECT_NE(error_of([&] { cfg.load_file(after_backslash); })
+                  .find(":4: a non-ASCII character right after a line-ending backslash"),
+              std::string::npos)
+        << error_of([&] { cfg.load_file(after_backslash); });
+    // Negative controls: the same characters in comments and strings are read.
+    const std::string fine = write_temp("fine.toml", "# caf\xc3\xa9 \xc2\xa7\n[sdma]\nfrontend = \"tlm\" # \xc2\xa7\n");
+    EXPECT_NO_THROW(cfg.load_file(fine));
+    const std::string literal = write_temp("literal.toml", "[sdma]\nfrontend = '''t\xc3\xa9'''\n");
+    const std::string e = error_of([&] { cfg.load_file(literal); });
+    EXPECT_EQ(e.find("non-ASCII"), std::string::npos) << e;  // read, then refused as a choice
+    EXPECT_NE(e.find("sdma.frontend"), std::string::npos) << e;
+}
+
 TEST(Config, ImpossibleValuesNameTheKey) {
     const std::pair<std::string, std::string> cases[] = {
         {"l2.ways=16", "l2.ways"},                // 393216 / 16 sets: not a power of two

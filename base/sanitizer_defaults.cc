@@ -1,0 +1,66 @@
+// What the sanitizers of --config=asan and --config=ubsan (.bazelrc) need
+// from pfsim's binaries and SystemC tests: their options, compiled in so that
+// every process pfsim starts (device and check children, tests' own runs)
+// gets them whatever its environment holds, and, under ASan, a mend for
+// SystemC's coroutine annotations. Without a sanitizer nothing calls any of it.
+//
+// handle_segv=0: tests check that a kernel's wild store kills the device
+// process with SIGSEGV; ASan would turn it into an abort.
+//
+// The mend: Debian's libsystemc tells ASan of each coroutine switch
+// (__sanitizer_start_switch_fiber), but names the main coroutine's stack as
+// [0, 0). Once the simulation has run, ASan then believes sc_main's stack is
+// empty: an exception thrown there cannot unpoison the frames it leaves
+// ("ASan is ignoring requested __asan_handle_no_return: stack type: default
+// top: 0x000000000000"), and later calls report those stale redzones as
+// stack-buffer-overflows (seen in ~TaskGraph, and in GCC 12's own sigaltstack
+// interceptor). The executable's definition below comes first in symbol
+// lookup: it passes the main thread's real stack where SystemC passes none,
+// and forwards to ASan.
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cstddef>
+
+extern "C" {
+
+__attribute__((visibility("default"), used)) const char* __asan_default_options() {
+    return "detect_leaks=1:abort_on_error=1:handle_segv=0";
+}
+
+__attribute__((visibility("default"), used)) const char* __ubsan_default_options() {
+    return "print_stacktrace=1:halt_on_error=1";
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+
+namespace {
+
+using StartSwitch = void (*)(void**, const void*, size_t);
+void* main_stack_bottom = nullptr;
+size_t main_stack_size = 0;
+
+// Runs on the main thread before sc_main.
+__attribute__((constructor)) void record_main_stack() {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    pthread_attr_getstack(&attr, &main_stack_bottom, &main_stack_size);
+    pthread_attr_destroy(&attr);
+}
+
+}  // namespace
+
+__attribute__((visibility("default"))) void __sanitizer_start_switch_fiber(void** fake_stack, const void* bottom,
+                                                                           size_t size) {
+    static const auto asan = reinterpret_cast<StartSwitch>(dlsym(RTLD_NEXT, "__sanitizer_start_switch_fiber"));
+    if (!asan) return;
+    if (bottom == nullptr && size == 0) {  // back to the main coroutine: sc_main's own stack
+        bottom = main_stack_bottom;
+        size = main_stack_size;
+    }
+    asan(fake_stack, bottom, size);
+}
+
+#endif
+
+}  // extern "C"

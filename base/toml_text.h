@@ -1,0 +1,18 @@
+// A check of TOML text before it reaches toml++. TOML 1.0 allows characters
+// beyond ASCII only in strings and comments; Debian's toml++ 3.3.0 meets one
+// anywhere else (where it tests for whitespace) with undefined behaviour
+// (__builtin_unreachable in is_non_ascii_horizontal_whitespace, found by
+// fuzz/case_fuzz). Readers of outside TOML call this first.
+#pragma once
+
+#include <string>
+
+namespace pfsim {
+
+// "" when the text may be parsed; otherwise "LINE: what", LINE counting from
+// 1: the first non-ASCII byte outside a string or comment, or right after a
+// multi-line string's line-ending backslash (where toml++ also tests for
+// whitespace).
+std::string toml_text_problem(const std::string& text);
+
+}  // namespace pfsim
