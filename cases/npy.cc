@@ -1,5 +1,6 @@
 #include "cases/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -68,13 +69,20 @@ NpyArray read_npy(const std::string& path) {
         }
     }
     if (a.descr.size() < 3 || (a.descr[0] != '<' && a.descr[0] != '|')) throw bad("byte order of " + a.descr);
-    const uint64_t item = std::stoull(a.descr.substr(2));
-    uint64_t n = 1;
-    for (uint64_t d : a.shape) n *= d;
+    const std::string size = a.descr.substr(2);
+    if (size.size() > 2 || size.find_first_not_of("0123456789") != std::string::npos) {
+        throw bad("element size of " + a.descr);  // digits only: stoull would take "+8" or overflow
+    }
+    const uint64_t item = std::stoull(size);
     const size_t data_start = start + header_len;
-    if (bytes.size() - data_start != n * item) {
+    uint64_t n = 1, need = 0;  // elements and data bytes; a product that overflows cannot match the file
+    bool overflow = false;
+    for (uint64_t d : a.shape) overflow |= __builtin_mul_overflow(n, d, &n);
+    overflow |= __builtin_mul_overflow(n, item, &need);
+    if (std::find(a.shape.begin(), a.shape.end(), uint64_t{0}) != a.shape.end()) overflow = false, n = need = 0;
+    if (overflow || bytes.size() - data_start != need) {
         throw bad("holds " + std::to_string(bytes.size() - data_start) + " data bytes, its shape needs " +
-                  std::to_string(n * item));
+                  (overflow ? std::string("more than 2^64") : std::to_string(need)));
     }
     a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
     return a;
