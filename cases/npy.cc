@@ -75,11 +75,14 @@ NpyArray read_npy(const std::string& path) {
     }
     const uint64_t item = std::stoull(size);
     const size_t data_start = start + header_len;
-    uint64_t n = 1, need = 0;  // elements and data bytes; a product that overflows cannot match the file
+    // Elements and data bytes; a product that overflows cannot match the file.
+    const bool empty = std::find(a.shape.begin(), a.shape.end(), uint64_t{0}) != a.shape.end();
+    uint64_t n = empty ? 0 : 1, need = 0;
     bool overflow = false;
-    for (uint64_t d : a.shape) overflow |= __builtin_mul_overflow(n, d, &n);
+    if (!empty) {
+        for (uint64_t d : a.shape) overflow |= __builtin_mul_overflow(n, d, &n);
+    }
     overflow |= __builtin_mul_overflow(n, item, &need);
-    if (std::find(a.shape.begin(), a.shape.end(), uint64_t{0}) != a.shape.end()) overflow = false, n = need = 0;
     if (overflow || bytes.size() - data_start != need) {
         throw bad("holds " + std::to_string(bytes.size() - data_start) + " data bytes, its shape needs " +
                   (overflow ? std::string("more than 2^64") : std::to_string(need)));
