@@ -608,4 +608,87 @@ PFSIM_TILE_COMPUTE void TGATHER(D& dst, S& src, Events&...) {
     pfsim::current_core().vector(D::kBytes + S::kBytes);
 }
 
+enum class CmpMode : uint8_t { EQ = 0, NE = 1, LT = 2, LE = 3, GT = 4, GE = 5 };
+
+// Compare gather, TGATHER<D, S, K, C, Tmp, CmpMode::GT|EQ>(dst, src, k, cdst,
+// tmp, offset), as a2a3 runs it: for each valid row i of src, the numbers
+// offset + i * S::cols + j of the valid columns j whose element is greater
+// than (GT) or equal to (EQ) row i's threshold, in order, from dst's row i on
+// (a row with more matches than dst has columns runs on into the next rows,
+// which rewrite them from their start); cdst's element i = the count. The
+// threshold is k's element i as a2a3 converts it: k's bytes read as int32 and
+// rounded to float (float src), read as int16 and rounded to half (half src:
+// a 32-bit k tile is read by its 16-bit halves), copied (int32 src). tmp is
+// the scratch at its UB offset: the compare bitmap (rows of Tmp::cols bytes),
+// then S::rows x S::cols indices, then S::rows thresholds; all three are
+// written there, over whatever else lives in those bytes.
+template <typename D, typename S, typename K, typename C, typename Tmp, CmpMode kMode, typename... Events>
+PFSIM_TILE_COMPUTE void TGATHER(D& dst, S& src, K& k, C& cdst, Tmp& tmp, uint32_t offset, Events&...) {
+    using TD = typename D::DType;
+    using TS = typename S::DType;
+    using TC = typename C::DType;
+    static_assert(std::is_same_v<TD, int32_t> || std::is_same_v<TD, uint32_t>,
+                  "TGATHER (compare): dst holds int32 or uint32 indices");
+    static_assert(kMode == CmpMode::GT || kMode == CmpMode::EQ, "TGATHER (compare): CmpMode::GT or CmpMode::EQ only");
+    static_assert(std::is_same_v<TS, float> || std::is_same_v<TS, half> ||
+                      (std::is_same_v<TS, int32_t> && kMode == CmpMode::EQ),
+                  "TGATHER (compare): src is float or half, or int32 with CmpMode::EQ");
+    static_assert(detail::is_int_v<typename K::DType> && detail::is_int_v<TC>,
+                  "TGATHER (compare): the thresholds and the counts are integer tiles");
+    static_assert(D::type == TileType::Vec && S::type == TileType::Vec && K::type == TileType::Vec &&
+                      C::type == TileType::Vec && Tmp::type == TileType::Vec && D::blayout == BLayout::RowMajor &&
+                      S::blayout == BLayout::RowMajor,
+                  "TGATHER (compare): vector (UB) tiles, dst and src row-major");
+    const int rows = src.GetValidRow(), cols = src.GetValidCol();
+    if (int64_t{Tmp::cols} * 8 < cols) detail::fail("TGATHER", "tmp's rows hold fewer bits than src has valid columns");
+    if (Tmp::rows < rows) detail::fail("TGATHER", "tmp has fewer rows than src has valid rows");
+    if (int64_t{C::rows} * C::cols < rows) detail::fail("TGATHER", "cdst has fewer elements than src has valid rows");
+    constexpr uint64_t kThresholdWidth = std::is_same_v<TS, half> ? 2 : 4;
+    if (K::kBytes < rows * (std::is_same_v<TS, int32_t> ? sizeof(typename K::DType) : kThresholdWidth)) {
+        detail::fail("TGATHER", "k has fewer thresholds than src has valid rows");
+    }
+    pfsim::CoreOps& core = pfsim::current_core();
+    const uint64_t bitmap_bytes = uint64_t{Tmp::rows} * Tmp::cols;
+    const uint64_t index_bytes = uint64_t{S::rows} * S::cols * sizeof(TD);
+    const uint64_t tmp_offset = static_cast<uint64_t>(reinterpret_cast<uint8_t*>(tmp.data()) - core.buffer(pfsim::Buffer::Ub, 0, 1));
+    uint8_t* scratch = core.buffer(pfsim::Buffer::Ub, tmp_offset, bitmap_bytes + index_bytes + S::rows * sizeof(TS));
+    TD* indices = reinterpret_cast<TD*>(scratch + bitmap_bytes);
+    TS* thresholds = reinterpret_cast<TS*>(scratch + bitmap_bytes + index_bytes);
+    for (int64_t n = 0; n < int64_t{S::rows} * S::cols; ++n) indices[n] = static_cast<TD>(offset + n);
+    const uint8_t* kbytes = reinterpret_cast<const uint8_t*>(k.data());
+    for (int i = 0; i < rows; ++i) {
+        if constexpr (std::is_same_v<TS, float>) {
+            int32_t v;
+            std::memcpy(&v, kbytes + 4 * i, 4);
+            thresholds[i] = static_cast<float>(v);
+        } else if constexpr (std::is_same_v<TS, half>) {
+            int16_t v;
+            std::memcpy(&v, kbytes + 2 * i, 2);
+            thresholds[i] = half(static_cast<float>(v));
+        } else {
+            thresholds[i] = static_cast<TS>(k.data()[i]);
+        }
+    }
+    TD* out = dst.data();
+    const int64_t out_elements = int64_t{D::rows} * D::cols;
+    for (int i = 0; i < rows; ++i) {
+        uint8_t* bits = scratch + uint64_t(i) * Tmp::cols;
+        std::memset(bits, 0, (cols + 7) / 8);
+        int64_t count = 0;
+        for (int j = 0; j < cols; ++j) {
+            const TS v = src.at(i, j);
+            const bool hit = kMode == CmpMode::GT ? detail::widen(v) > detail::widen(thresholds[i])
+                                                  : detail::widen(v) == detail::widen(thresholds[i]);
+            if (!hit) continue;
+            bits[j / 8] |= static_cast<uint8_t>(1u << (j % 8));
+            const int64_t at = int64_t{i} * D::cols + count++;
+            if (at >= out_elements) detail::fail("TGATHER", "a row's matches run past the end of dst");
+            out[at] = indices[int64_t{i} * S::cols + j];
+        }
+        cdst.data()[i] = static_cast<TC>(static_cast<TD>(count));
+    }
+    core.scalar(uint64_t{S::rows} * S::cols + 4 * uint64_t(rows));  // the index fill and each row's threshold read
+    core.vector(uint64_t(rows) * cols * (sizeof(TS) + sizeof(TD)));
+}
+
 }  // namespace pto

@@ -542,15 +542,16 @@ inline void dcci(P p, int mode, int = CACHELINE_ALL) {
 }
 inline void dsb(int) { pfsim::current_core().barrier(); }
 
-// The vector mask register (CCE). On a2a3 every PTO-ISA tile instruction sets
-// the mask its valid region needs and leaves the normal mode with a full mask
-// behind, so a mask a kernel sets changes no tile instruction's result: it
-// would steer raw CCE vector intrinsics, which pfsim does not have (a kernel
-// that calls one does not compile). Generated kernels open with
-// set_mask_norm(); set_vector_mask(-1, -1). Each call is one scalar op.
-inline void set_mask_norm() { pfsim::current_core().scalar(1); }
-inline void set_mask_count() { pfsim::current_core().scalar(1); }
-inline void set_vector_mask(uint64_t /*high*/, uint64_t /*low*/) { pfsim::current_core().scalar(1); }
+// The vector mask register (CCE), one per core, full at a kernel's start. PTO-ISA's
+// tile instructions expect the normal mode with a full mask and leave it so:
+// some of their paths set a mask of their own, others run under whatever is
+// set. A vector tile instruction issued under any other mask is an error
+// naming its line (the result on a2a3 would depend on its path); raw CCE
+// vector intrinsics, which the mask steers, pfsim does not have. Generated
+// kernels open with set_mask_norm(); set_vector_mask(-1, -1). One scalar op each.
+inline void set_mask_norm() { pfsim::current_core().set_vector_mask_mode(false); }
+inline void set_mask_count() { pfsim::current_core().set_vector_mask_mode(true); }
+inline void set_vector_mask(uint64_t high, uint64_t low) { pfsim::current_core().set_vector_mask(high, low); }
 
 // pl.prefetch style (PyPTO): a context bound to the hidden workspace,
 // async_prefetch of a whole tensor, the session projection and wait.

@@ -190,6 +190,10 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     run_ = CoreRun{};
     stop_.clear();
     blocked_flag_ = -1;
+    // GUESS: a kernel starts with the normal mode and the full mask (what PTO-ISA
+    // assumes; the runtime's reset of the register is not public).
+    mask_counter_ = false;
+    mask_high_ = mask_low_ = ~uint64_t{0};
     start_.notify(to_sc(delay));
 }
 
@@ -355,9 +359,33 @@ void Core::store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicEl
     store(gm, local, bytes);
 }
 
-void Core::vector(uint64_t bytes) { occupy(Pipe::Vector, transfer_time(bytes, vector_bw_)); }
+void Core::set_vector_mask_mode(bool counter) {
+    mask_counter_ = counter;
+    scalar(1);
+}
+
+void Core::set_vector_mask(uint64_t high, uint64_t low) {
+    mask_high_ = high;
+    mask_low_ = low;
+    scalar(1);
+}
+
+void Core::check_vector_mask() const {
+    if (!mask_counter_ && mask_high_ == ~uint64_t{0} && mask_low_ == ~uint64_t{0}) return;
+    throw KernelError(std::string("a vector tile instruction ran with the vector mask ") +
+                      (mask_counter_ ? "in counter mode (set_mask_count)"
+                                     : "set to high " + hex(mask_high_) + ", low " + hex(mask_low_)) +
+                      ": PTO-ISA's tile instructions expect set_mask_norm(); set_vector_mask(-1, -1), and on a2a3 "
+                      "what they compute otherwise depends on each one's code path");
+}
+
+void Core::vector(uint64_t bytes) {
+    check_vector_mask();
+    occupy(Pipe::Vector, transfer_time(bytes, vector_bw_));
+}
 
 void Core::vector_special(uint64_t bytes) {
+    check_vector_mask();
     occupy(Pipe::Vector, static_cast<Tick>(static_cast<double>(transfer_time(bytes, vector_bw_)) * vector_special_factor_ + 0.5));
 }
 

@@ -130,6 +130,8 @@ public:
     void store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicElement element) override;
     void vector(uint64_t bytes) override;
     void vector_special(uint64_t bytes) override;
+    void set_vector_mask_mode(bool counter) override;
+    void set_vector_mask(uint64_t high, uint64_t low) override;
     void cube(uint64_t macs, CubeOperand operand) override;
     void move_local(Buffer from, Buffer to, uint64_t bytes) override;
     void scalar(uint64_t ops) override;
@@ -215,6 +217,9 @@ private:
     const uint64_t* alloc_end_ = nullptr;
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
+    bool mask_counter_ = false;                      // the vector mask register
+    uint64_t mask_high_ = ~uint64_t{0}, mask_low_ = ~uint64_t{0};
+    void check_vector_mask() const;
     std::string stop_;                               // request_stop's reason, until the kernel has stopped
     sc_core::sc_event stop_event_;                   // wakes a kernel blocked in a cross-core wait
     sc_core::sc_event blocked_;

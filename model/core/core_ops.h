@@ -93,6 +93,14 @@ public:
     // The same for exp, log, sqrt, rsqrt, reciprocal, division: core.vector_special_factor times as long.
     virtual void vector_special(uint64_t bytes) = 0;
     virtual void cube(uint64_t macs, CubeOperand operand) = 0;
+    // The vector mask register (CCE's set_mask_norm / set_mask_count /
+    // set_vector_mask), normal mode and full at each kernel's start.
+    // PTO-ISA's tile instructions expect the normal mode with the full mask
+    // (some of their code paths set none of their own), so `vector`,
+    // `vector_special` and UB -> UB moves throw KernelError while it is
+    // anything else.
+    virtual void set_vector_mask_mode(bool counter) = 0;
+    virtual void set_vector_mask(uint64_t high, uint64_t low) = 0;
     // A move between on-core buffers (TMOV, TEXTRACT): L1 -> L0A/L0B/UB on
     // MTE1, L0C -> L1/UB on FIX, UB -> UB on the vector pipe, each at its rate.
     // Throws KernelError for a pair the core has no path for.

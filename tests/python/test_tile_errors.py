@@ -30,6 +30,10 @@ def kernel(tmp_path, byte_copy, body, core="aiv"):
     ("Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 9, 64> t;", "valid rows exceed the tile"),
     ("TileLeft<half, 16, 16> a; TileRight<half, 16, 16> b; TileAcc<half, 16, 16> c; TMATMUL(c, a, b);",
      "the accumulator is float for half"),
+    ("Tile<TileType::Vec, uint32_t, 8, 64> d; V s; Tile<TileType::Vec, uint32_t, 1, 8> k, c;"
+     "Tile<TileType::Vec, uint8_t, 8, 32> t;"
+     "TGATHER<decltype(d), V, decltype(k), decltype(c), decltype(t), CmpMode::LT>(d, s, k, c, t, 0);",
+     r"TGATHER \(compare\): CmpMode::GT or CmpMode::EQ only"),
 ])
 def test_what_the_types_say_is_a_compile_error(tmp_path, byte_copy, body, message):
     with pfsim.Worker() as worker, pytest.raises(pfsim.CompileError, match=message):

@@ -224,13 +224,20 @@ def test_treshape_is_a_view_of_the_same_bytes(misc):
     assert torch.equal(out, x + 1)
 
 
-def test_a_vector_mask_set_by_the_kernel_changes_no_tile_instruction(misc):
-    """On a2a3 each tile instruction sets the mask its valid region needs: a
-    four-lane mask left by the kernel still gives the whole tile."""
+def test_a_tile_instruction_under_a_partial_or_counter_mask_is_an_error_naming_its_line(misc):
+    """PTO-ISA's tile instructions expect the normal mode and the full mask;
+    under another, a2a3's result depends on each one's code path: an error,
+    never a silently different value. With the full mask restored (what
+    generated kernels do) the instruction runs."""
     worker, handle = misc
     x = torch.randn(8, 64)
     out = torch.zeros(8, 64)
-    worker.run(handle, [x, out, 10])
+    worker.run(handle, [x, out, 12])
+    assert torch.equal(out, x + 1)
+    for case, what in ((10, r"set to high 0x0, low 0xf"), (13, r"in counter mode")):
+        with pytest.raises(pfsim.RunError, match=r"kernel_tile_misc\.cpp:\d+.*vector mask " + what):
+            worker.run(handle, [x, torch.zeros(8, 64), case])
+    worker.run(handle, [x, out, 12])  # the next kernel starts with the full mask again
     assert torch.equal(out, x + 1)
 
 

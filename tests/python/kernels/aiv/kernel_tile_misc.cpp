@@ -9,8 +9,9 @@
 //   8 TTRANS of the input's first 8 x 8 into out's first 8 x 8 (the rest 0),
 //   9 TGATHER: out(r, c) = the input's element idx(r, c), the int32 indices
 //     arriving in the output tensor's bytes,
-//   10 TADDS 1 after the kernel set a partial vector mask (generated code's
-//     set_mask_norm / set_vector_mask calls): tile instructions set their own,
+//   10 TADDS 1 with a partial vector mask left set (an error), 12 the same
+//     with the full mask restored first (generated code's calls), 13 TADDS
+//     left in counter mode (an error),
 //   11 TADDS 1 over a tile built with its one dynamic size (40 columns) into
 //     zeros, then SetValue(0, 7) and SetValue(1, 2 * GetValue of input 1).
 #include <cstdint>
@@ -121,11 +122,14 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             break;
         }
         case 10:
+        case 12:
+        case 13:
             set_mask_count();
             set_mask_norm();
             set_vector_mask(0, 0xF);  // four lanes
+            if (args[2] == 12) set_vector_mask(-1, -1);
+            if (args[2] == 13) set_vector_mask(-1, -1), set_mask_count();
             TADDS(out, in, 1.0f);
-            set_vector_mask(-1, -1);
             break;
         case 11: {
             using Cols = Tile<TileType::Vec, float, 8, 64, BLayout::RowMajor, 8, -1>;
