@@ -260,9 +260,15 @@ Document read_document(const std::string& path) {
     } catch (const nlohmann::json::exception& e) {  // a number beyond double's range
         throw UsageError(path + ": not valid JSON (" + e.what() + ")");
     }
+    Document d;
+    read_fields(path, [&] { d = read_json_document(path, j); });
+    return d;
+}
+
+void read_fields(const std::string& path, const std::function<void()>& read) {
     try {
-        return read_json_document(path, j);
-    } catch (const nlohmann::json::exception& e) {  // a field of another type than the format's
+        read();
+    } catch (const nlohmann::json::exception& e) {
         throw UsageError(path + ": a field has the wrong type (" + e.what() + ")");
     }
 }

@@ -3,6 +3,7 @@
 // profiler's op-summary CSV or trace JSON), all normalised to one shape.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,5 +29,10 @@ struct Document {
 // Reads and normalises `path`; throws UsageError naming the file and the
 // position (byte, line or field) at fault.
 Document read_document(const std::string& path);
+
+// Runs `read` over fields of the document read from `path`; a field of another
+// type than the format's (a nlohmann::json exception) becomes a UsageError
+// naming the file.
+void read_fields(const std::string& path, const std::function<void()>& read);
 
 }  // namespace pfsim

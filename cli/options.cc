@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 namespace pfsim {
 
@@ -61,6 +62,19 @@ unsigned jobs_option(const CommonOptions& o) {
         throw UsageError("--jobs takes a whole number from 1 to 256, not '" + v + "'");
     }
     return static_cast<unsigned>(n);
+}
+
+int64_t progress_option_ms(const CommonOptions& o) {
+    const std::string every = value_of(o, "--progress", "10");
+    double seconds = 0;
+    try {
+        size_t used = 0;
+        seconds = std::stod(every, &used);
+        if (used != every.size() || !(seconds >= 0) || seconds > 86400) throw std::invalid_argument(every);
+    } catch (const std::exception&) {
+        throw UsageError("--progress takes seconds between progress lines (0: none), not '" + every + "'");
+    }
+    return seconds > 0 ? std::max<int64_t>(1, static_cast<int64_t>(seconds * 1000)) : 0;
 }
 
 void check_writable(const std::string& path) {

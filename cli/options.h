@@ -38,6 +38,10 @@ std::string value_of(const CommonOptions& o, const std::string& option, const st
 // throws UsageError otherwise.
 unsigned jobs_option(const CommonOptions& o);
 
+// --progress SECONDS between a long run's progress lines (default 10; 0: none),
+// in milliseconds; throws UsageError for anything but 0 to 86400 seconds.
+int64_t progress_option_ms(const CommonOptions& o);
+
 // Preset, then --config files in order, then --set in order; validated.
 Config resolve_config(const CommonOptions& options);
 

@@ -109,13 +109,7 @@ int cmd_report(const std::vector<std::string>& args) {
 
     // The report reads more of each document than read_document checks: a field
     // of the wrong type there is bad input too, naming its file.
-    auto from_document = [&](size_t d, const auto& read) {
-        try {
-            read();
-        } catch (const nlohmann::json::exception& e) {
-            throw UsageError(docs[d].path + ": a field has the wrong type (" + std::string(e.what()) + ")");
-        }
-    };
+    auto from_document = [&](size_t d, const std::function<void()>& read) { read_fields(docs[d].path, read); };
     std::ostringstream body;
     int plots = 0;
     // Time per kernel (prefetch off and on for check reports; A and B otherwise).

@@ -42,17 +42,9 @@ int cmd_run(const std::vector<std::string>& args) {
     request.advise = has_flag(o, "--advise");
     request.dropped_sites = o.values["--drop-prefetch"];
     // A long run says on stderr that it is still going (every --progress seconds; 0: never).
-    const std::string every = value_of(o, "--progress", "10");
-    double seconds = 0;
-    try {
-        size_t used = 0;
-        seconds = std::stod(every, &used);
-        if (used != every.size() || !(seconds >= 0) || seconds > 86400) throw std::invalid_argument(every);
-    } catch (const std::exception&) {
-        throw UsageError("--progress takes seconds between progress lines (0: none), not '" + every + "'");
-    }
-    if (seconds > 0) {
-        request.progress_ms = static_cast<int64_t>(seconds * 1000);
+    const int64_t progress_ms = progress_option_ms(o);
+    if (progress_ms > 0) {
+        request.progress_ms = progress_ms;
         const std::string name = request.target;
         request.progress = [name](double ns) {
             std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
