@@ -55,6 +55,10 @@ RunResult DeviceSession::run(DeviceCall& c) {
     result.graph = true;
     const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);
     const FaultPlan faults = parse_faults(c.faults);
+    if (faults.core_fault) {
+        throw BadInput("inject core-fault: only `pfsim run` models the fatal close that follows it; a persistent "
+                       "Worker does not yet");
+    }
     s.worker.set_prefetch_enabled(c.prefetch);
     s.worker.set_skip_wait(faults.skip_wait);
     struct Detach {

@@ -12,7 +12,8 @@ namespace pfsim::api {
 
 namespace {
 
-constexpr const char* kKnownFaults = "prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall, doorbell-lost[:K]";
+constexpr const char* kKnownFaults =
+    "prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall, doorbell-lost[:K], core-fault[:CORE], reset-fail[:K]";
 
 // K of "NAME:K": a positive count, 1 when absent.
 uint64_t ordinal(const std::string& fault, const std::string& text) {
@@ -37,12 +38,12 @@ FaultPlan parse_faults(const std::vector<std::string>& names) {
     for (const std::string& f : names) {
         const size_t colon = f.find(':');
         const std::string kind = f.substr(0, colon);
-        const bool counted = kind == "sdma-error" || kind == "doorbell-lost";
-        if (colon != std::string::npos && !counted) {
-            throw BadInput("--inject " + f + ": only sdma-error and doorbell-lost take :K");
+        const bool counted = kind == "sdma-error" || kind == "doorbell-lost" || kind == "reset-fail";
+        if (colon != std::string::npos && !counted && kind != "core-fault") {
+            throw BadInput("--inject " + f + ": only sdma-error, doorbell-lost and reset-fail take :K, core-fault :CORE");
         }
         if (!seen.insert(kind).second) throw BadInput("--inject " + kind + " is given twice");
-        const uint64_t k = colon == std::string::npos ? 1 : ordinal(f, f.substr(colon + 1));
+        const uint64_t k = colon == std::string::npos || !counted ? 1 : ordinal(f, f.substr(colon + 1));
         if (kind == "prefetch-corrupt") {
             plan.prefetch_corrupt = true;
         } else if (kind == "skip-wait") {
@@ -53,24 +54,65 @@ FaultPlan parse_faults(const std::vector<std::string>& names) {
             plan.sdma.stall = true;
         } else if (kind == "doorbell-lost") {
             plan.sdma.lose_doorbell = k;
+        } else if (kind == "core-fault") {
+            plan.core_fault = true;
+            if (colon != std::string::npos) plan.core_fault_core = f.substr(colon + 1);
+            if (colon != std::string::npos && plan.core_fault_core.empty()) {
+                throw BadInput("--inject core-fault: name a core after the colon (aiv0, aic3, ...)");
+            }
+        } else if (kind == "reset-fail") {
+            if (k > 1000) throw BadInput("--inject " + f + ": at most 1000 failing resets");
+            plan.failing_resets = static_cast<uint32_t>(k);
         } else {
             throw BadInput("unknown fault '" + f + "' for --inject (known: " + kKnownFaults + ")");
         }
     }
+    if (plan.failing_resets && !plan.core_fault) {
+        throw BadInput("--inject reset-fail: only with core-fault (a reset follows a fatal error)");
+    }
     return plan;
 }
 
-FaultReport::FaultReport(SimPlatform& platform, const FaultPlan& plan) : platform_(platform) {
+FaultReport::FaultReport(SimPlatform& platform, const FaultPlan& plan) : platform_(platform), plan_(plan) {
     try {
         platform_.soc().sdma.inject(plan.sdma);
     } catch (const std::invalid_argument& e) {
         throw BadInput(std::string("--inject: ") + e.what());
     }
     platform_.faults().prefetch_corrupt = plan.prefetch_corrupt;
+    if (plan.core_fault) {
+        trap_ = std::make_shared<Trap>();
+        std::vector<Core*> targets;
+        for (const auto* group : {&platform_.vector_cores(), &platform_.cube_cores()}) {
+            for (const auto& core : *group) {
+                if (plan.core_fault_core.empty() || plan.core_fault_core == core->basename()) targets.push_back(core.get());
+            }
+        }
+        if (targets.empty()) {
+            auto range = [](const char* kind, size_t n) {
+                return n ? std::string(kind) + "0.." + kind + std::to_string(n - 1) : std::string("no ") + kind;
+            };
+            throw BadInput("--inject core-fault:" + plan.core_fault_core + ": no such core (the die has " +
+                           range("aiv", platform_.vector_cores().size()) + " and " +
+                           range("aic", platform_.cube_cores().size()) + ")");
+        }
+        for (Core* core : targets) {
+            core->set_trap([trap = trap_, core, platform = &platform_]() -> std::string {
+                if (trap->fired) return "";
+                trap->fired = true;
+                trap->core = core->name();
+                trap->at_ns = static_cast<double>(platform->now_ps()) / 1e3;  // when the kernel was started
+                return "core trap (--inject core-fault)";
+            });
+        }
+    }
     rt::add_prefetch_observer(this);
 }
 
 FaultReport::~FaultReport() {
+    for (const auto* group : {&platform_.vector_cores(), &platform_.cube_cores()}) {
+        for (const auto& core : *group) core->set_trap(nullptr);
+    }
     rt::remove_prefetch_observer(this);
     platform_.soc().sdma.inject({});
     platform_.faults().prefetch_corrupt = false;
@@ -119,6 +161,16 @@ nlohmann::json FaultReport::finish() const {
         }
         out.push_back(f);
     }
+    if (trap_) {
+        nlohmann::json f = {{"kind", "core-fault"}, {"trapped", trap_->fired}};
+        if (trap_->fired) {
+            f["core"] = trap_->core;
+            f["at_ns"] = trap_->at_ns;
+        } else {
+            f["core"] = plan_.core_fault_core.empty() ? "any" : plan_.core_fault_core;
+        }
+        out.push_back(f);
+    }
     return out;
 }
 
@@ -126,6 +178,14 @@ std::vector<std::string> FaultReport::text(const nlohmann::json& faults) {
     std::vector<std::string> lines;
     for (const nlohmann::json& f : faults) {
         const std::string kind = f.value("kind", "");
+        if (kind == "core-fault") {
+            char at[48];
+            std::snprintf(at, sizeof at, " at %.3f us", f.value("at_ns", 0.0) / 1e3);
+            lines.push_back(f.value("trapped", false)
+                                ? "core-fault: " + f.value("core", std::string()) + " trapped" + at
+                                : "core-fault: no kernel started on " + f.value("core", std::string()) + ": nothing trapped");
+            continue;
+        }
         std::string line = kind + ": SDMA channel " + std::to_string(f.value("channel", 0u));
         if (kind == "sdma-error") {
             line += " stopped with " + f.value("error", std::string()) + " (code " +

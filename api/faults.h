@@ -8,12 +8,19 @@
 //   sdma-stall         the SDMA engine fetches nothing; waits run out of polls
 //   doorbell-lost[:K]  the K-th doorbell write (default 1) is dropped; its
 //                      channel resumes at the next doorbell
+//   core-fault[:CORE]  the first kernel to start on CORE (aiv0..., aic0...;
+//                      default any core) traps at its first call into the
+//                      core: the run fails, and the worker is closed as after
+//                      a fatal device error (the summary's `teardown`)
+//   reset-fail[:K]     with core-fault: the first K force resets of that
+//                      teardown do not confirm
 //
 // A fault of the SDMA engine is reported with the channel, the request or
 // doorbell, and the post it belonged to, in the summary's `faults`.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,7 +39,12 @@ struct FaultPlan {
     bool prefetch_corrupt = false;
     bool skip_wait = false;
     SdmaFaults sdma;
-    bool any() const { return prefetch_corrupt || skip_wait || sdma.error_at_request || sdma.stall || sdma.lose_doorbell; }
+    bool core_fault = false;
+    std::string core_fault_core;  // empty: the first kernel to start anywhere
+    uint32_t failing_resets = 0;
+    bool any() const {
+        return prefetch_corrupt || skip_wait || sdma.error_at_request || sdma.stall || sdma.lose_doorbell || core_fault;
+    }
 };
 
 // Throws BadInput naming the fault at fault (unknown, a bad ordinal, repeated).
@@ -63,6 +75,11 @@ public:
     void deferred(const rt::AsyncEvent&) override {}
 
 private:
+    struct Trap {
+        bool fired = false;
+        std::string core;
+        double at_ns = 0;
+    };
     struct Post {
         uint32_t core, group;
         uint64_t id, gm, bytes, ring_base;
@@ -70,6 +87,8 @@ private:
         uint64_t posted_ps;
     };
     SimPlatform& platform_;
+    FaultPlan plan_;
+    std::shared_ptr<Trap> trap_;
     std::vector<Post> posts_;
 };
 

@@ -28,6 +28,26 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
     return wo;
 }
 
+rt::TeardownOptions teardown_options(const Config& cfg, uint32_t failing_resets) {
+    rt::TeardownOptions t;
+    t.op_timeout_ps = cfg.time("teardown.op_timeout");
+    t.handoff_floor_ps = cfg.time("teardown.handoff_floor");
+    t.settle_margin_ps = cfg.time("teardown.settle_margin");
+    t.reset_ps = cfg.time("teardown.reset_time");
+    t.reset_attempts_sdma = static_cast<uint32_t>(cfg.count("teardown.reset_attempts_sdma"));
+    t.reset_attempts = static_cast<uint32_t>(cfg.count("teardown.reset_attempts"));
+    t.failing_resets = failing_resets;
+    return t;
+}
+
+nlohmann::json teardown_json(const rt::TeardownReport& r) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const rt::TeardownStep& s : r.steps) steps.push_back({{"step", s.step}, {"ns", static_cast<double>(s.time_ps) / 1e3}});
+    return {{"fatal", r.fatal}, {"sdma", r.sdma}, {"reset_attempts", r.reset_attempts},
+            {"reset_attempts_allowed", r.reset_attempts_allowed}, {"reset_confirmed", r.reset_confirmed},
+            {"time_ns", static_cast<double>(r.time_ps) / 1e3}, {"steps", steps}};
+}
+
 void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatform& platform, RunResult& result) {
     for (size_t i = 0; i < r.tasks.size(); ++i) {
         const rt::TaskRun& run = r.graph.tasks[i];

@@ -18,6 +18,10 @@ namespace pfsim::api {
 
 // The worker's options from the configuration (prefetch.*, orch.*).
 rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefetch, bool warmup, bool skip_wait);
+// The fatal teardown's constants (teardown.*).
+rt::TeardownOptions teardown_options(const Config& cfg, uint32_t failing_resets);
+// A close's steps for the summary's `teardown`.
+nlohmann::json teardown_json(const rt::TeardownReport& report);
 
 // A call's tasks (kernels, cores, start, end, dependencies), its log, its
 // violations, warnings and first error into `result`. `callable` names each

@@ -225,6 +225,15 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         }
         finish(result, platform, before, time_ps, cfg);
         result.faults = fault_report.finish();
+        for (const nlohmann::json& f : result.faults) {
+            if (f["kind"] == "core-fault" && !f["trapped"].get<bool>()) {
+                result.warnings.push_back("--inject core-fault: no kernel started on " + f["core"].get<std::string>() +
+                                          ": nothing trapped");
+            }
+        }
+        if (!result.error.empty()) {  // the device is running down: the fatal close of protocol §3.6
+            result.teardown = teardown_json(worker.close(true, teardown_options(cfg, faults.failing_resets)));
+        }
         if (sanitizer) {
             result.sanitizer = sanitizer->finish(suppressions);
             result.sanitized = true;
@@ -305,6 +314,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
     if (r.sanitized) j["sanitizer"] = r.sanitizer.to_json();
     if (r.advised) j["advisor"] = r.advisor.to_json();
     if (!r.faults.empty()) j["faults"] = r.faults;
+    if (!r.teardown.is_null()) j["teardown"] = r.teardown;
     if (!r.error.empty()) j["error"] = r.error;
     j["sim_time_total_ns"] = r.sim_time_total_ns;
     if (!r.waves.empty()) j["waves"] = r.waves;
@@ -326,6 +336,7 @@ RunResult from_json(const nlohmann::json& j) {
         r.warmup = j.value("warmup", "");
         r.error = j.value("error", "");
         r.faults = j.value("faults", nlohmann::json::array());
+        if (j.contains("teardown")) r.teardown = j["teardown"];
         r.sim_time_total_ns = j.at("sim_time_total_ns").get<double>();
         r.waves = j.value("waves", std::vector<std::string>{});
         r.sanitized = j.contains("sanitizer");

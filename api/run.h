@@ -89,7 +89,8 @@ struct RunResult {
     std::vector<TaskResult> tasks;  // a graph's
     uint64_t cores_launched = 0;    // a kernel's
     nlohmann::json lanes, series, timed_pass;
-    nlohmann::json faults = nlohmann::json::array();  // what each injected SDMA fault did (api/faults.h)
+    nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (api/faults.h)
+    nlohmann::json teardown;  // after a fatal error (a kernel trapped, a graph stopped): how the worker closed
     double sim_time_total_ns = 0;
     bool sanitized = false;                // `sanitizer` holds the report
     insight::SanitizerReport sanitizer;

@@ -44,8 +44,10 @@ commands:
                     (docs/advisor.md); --drop-prefetch: prefetches from that line of
                     a kernel's source are no-ops; --inject FAULT (repeatable):
                     prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall,
-                    doorbell-lost[:K] (docs/runtime.md); the summary's `faults` says
-                    which channel, request and post each hit
+                    doorbell-lost[:K], core-fault[:CORE], reset-fail[:K]
+                    (docs/runtime.md); the summary's `faults` says which channel,
+                    request and post each hit, `teardown` how the worker closed
+                    after a fatal error
   compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
                     build sources through the compile cache against pfsim's onboard
                     headers; exit 2 with the compiler's messages when one does not build

@@ -112,6 +112,11 @@ int cmd_run(const std::vector<std::string>& args) {
         if (!r.warmup.empty()) std::printf("warm-up          %s\n", r.warmup.c_str());
         for (const std::string& w : r.waves) std::printf("waves            %s\n", w.c_str());
         for (const std::string& f : api::FaultReport::text(r.faults)) std::printf("fault            %s\n", f.c_str());
+        if (!r.teardown.is_null()) {
+            for (const nlohmann::json& s : r.teardown["steps"]) {
+                std::printf("teardown         %s (%.3f s)\n", s["step"].get<std::string>().c_str(), s["ns"].get<double>() / 1e9);
+            }
+        }
         if (r.advised) std::printf("\n%s", r.advisor.text().c_str());
     }
     for (size_t i = 0; i < r.warnings.size() && i < 5; ++i) std::cerr << "pfsim: warning: " << r.warnings[i] << "\n";

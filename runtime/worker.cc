@@ -1,7 +1,7 @@
 #include "runtime/worker.h"
 
+#include <algorithm>
 #include <cstddef>
-
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -267,5 +267,46 @@ void Worker::release_sdma() {
 }
 
 void Worker::finalize() { release_sdma(); }
+
+TeardownReport Worker::close(bool fatal, const TeardownOptions& o) {
+    TeardownReport r;
+    r.fatal = fatal;
+    r.sdma = !queues_.empty() || workspace_[DMA_WORKSPACE_SDMA] != 0;
+    auto step = [&r](std::string what, uint64_t ps) {
+        r.steps.push_back({std::move(what), ps});
+        r.time_ps += ps;
+    };
+    const std::string handles = std::to_string(queues_.size()) + " SDMA queues and the " +
+                                std::to_string(options_.workspace_bytes) + "-byte workspace";
+    if (!fatal) {
+        if (r.sdma) step("destroyed " + handles, 0);
+        release_sdma();
+        return r;
+    }
+    if (r.sdma) {
+        auto seconds = [](uint64_t ps) {
+            char b[32];
+            std::snprintf(b, sizeof b, "%g s", static_cast<double>(ps) / 1e12);
+            return std::string(b);
+        };
+        step("hand-off wait of max(" + seconds(o.handoff_floor_ps) + ", op timeout " + seconds(o.op_timeout_ps) + " + " +
+                 seconds(o.settle_margin_ps) + "): the SDMA streams have no retirement fence",
+             std::max(o.handoff_floor_ps, o.op_timeout_ps + o.settle_margin_ps));
+    }
+    r.reset_attempts_allowed = r.sdma ? o.reset_attempts_sdma : o.reset_attempts;
+    r.reset_confirmed = false;
+    while (!r.reset_confirmed && r.reset_attempts < r.reset_attempts_allowed) {
+        ++r.reset_attempts;
+        r.reset_confirmed = r.reset_attempts > o.failing_resets;
+        step("force reset, attempt " + std::to_string(r.reset_attempts) + " of " +
+                 std::to_string(r.reset_attempts_allowed) + ": " + (r.reset_confirmed ? "confirmed" : "not confirmed"),
+             o.reset_ps);
+    }
+    if (r.sdma) step("forgot " + handles + " without destroying or freeing them", 0);
+    if (!r.reset_confirmed) step("reset not confirmed: the old handles are quarantined, the device stays unusable", 0);
+    queues_.clear();  // forgotten: no destroy_sdma_queue, no gm_free
+    for (uint64_t& w : workspace_) w = 0;
+    return r;
+}
 
 }  // namespace pfsim::rt

@@ -36,6 +36,30 @@ struct Incore {
     std::string source;
 };
 
+// Closing a worker after a fatal device error (prefetch-protocol.md §3.6, §5
+// item 23; simpler's DeviceRunner::finalize): the constants (teardown.*).
+struct TeardownOptions {
+    uint64_t op_timeout_ps = 0;     // the op-execute timeout the streams run with
+    uint64_t handoff_floor_ps = 0;  // the hand-off wait is max(floor, op timeout + settle margin)...
+    uint64_t settle_margin_ps = 0;
+    uint64_t reset_ps = 0;          // one force reset with its probe
+    uint32_t reset_attempts_sdma = 1, reset_attempts = 3;  // ...on a worker with SDMA provisioned / without
+    uint32_t failing_resets = 0;    // fault injection: this many resets do not confirm
+};
+
+struct TeardownStep {
+    std::string step;
+    uint64_t time_ps = 0;  // simulated host time the step takes
+};
+
+struct TeardownReport {
+    bool fatal = false, sdma = false;
+    bool reset_confirmed = true;  // false: the old handles are quarantined, the device stays unusable
+    uint32_t reset_attempts = 0, reset_attempts_allowed = 0;
+    std::vector<TeardownStep> steps;
+    uint64_t time_ps = 0;  // all steps
+};
+
 struct WorkerOptions {
     bool enable_sdma = false;
     uint64_t workspace_bytes = 53248;
@@ -88,6 +112,13 @@ public:
     GraphResult run_graph(const TaskGraph& graph, const std::map<int32_t, Incore>& incores, bool uses_sdma);
     // Releases every channel and the workspace (also done by the destructor).
     void finalize();
+    // Closes the worker and says how. Healthy: every queue destroyed and the
+    // workspace freed. Fatal (a kernel trapped, the device is running down):
+    // with SDMA provisioned a hand-off wait of max(floor, op timeout + margin),
+    // then one force reset; without, up to three resets and no wait; either
+    // way the handles are forgotten without a per-resource free. Later calls
+    // (and the destructor) do nothing more.
+    TeardownReport close(bool fatal, const TeardownOptions& options);
 
     // The channel warm-up pass of §3.4 (also run by provisioning). 0, or -1 when
     // the warm-up kernel faulted.

@@ -154,6 +154,15 @@ const std::vector<ParamSpec>& param_specs() {
         param("orch.poll_interval", Kind::Time, "period of the scheduler's polls of deferred-completion conditions"),
         param("orch.time_limit", Kind::Time, "SIMULATION: a task graph still running after this stops, its stuck tasks named"),
         param("orch.heap_bytes", Kind::Size, "the runtime's heap ring for outputs it allocates (TensorCreateInfo)"),
+
+        param("teardown.op_timeout", Kind::Time, "the op-execute timeout the run streams use; sets the fatal hand-off wait"),
+        param("teardown.handoff_floor", Kind::Time,
+              "the least hand-off wait before the force reset of a worker with SDMA after a fatal error"),
+        zero_allowed(param("teardown.settle_margin", Kind::Time,
+                           "added to teardown.op_timeout: the hand-off wait is max(floor, op timeout + margin)")),
+        zero_allowed(param("teardown.reset_time", Kind::Time, "one force reset of the device with its confirming probe")),
+        param("teardown.reset_attempts_sdma", Kind::Count, "force resets tried after a fatal error on a worker with SDMA"),
+        param("teardown.reset_attempts", Kind::Count, "force resets tried after a fatal error on a worker without SDMA"),
     };
     return specs;
 }

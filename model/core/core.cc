@@ -188,7 +188,7 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     block_num_ = block_num;
     subblock_ = subblock;
     run_ = CoreRun{};
-    stop_.clear();
+    stop_ = trap_ ? trap_() : std::string();
     blocked_flag_ = -1;
     // GUESS: a kernel starts with the normal mode and the full mask (what PTO-ISA
     // assumes; the runtime's reset of the register is not public).

@@ -12,6 +12,7 @@
 #include <array>
 #include <map>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ public:
     }
     // Throws the KernelError of a requested stop (called at every entry into the core).
     void check_stop();
+    // Fault injection: asked at each kernel start; a non-empty answer makes
+    // that kernel trap (stop, naming it) at its first call into the core.
+    void set_trap(std::function<std::string()> trap) { trap_ = std::move(trap); }
     const CoreRun& last_run() const { return run_; }
     const CoreStats& stats() const { return stats_; }
     const std::vector<std::string>& warnings() const { return warnings_; }
@@ -221,6 +225,7 @@ private:
     uint64_t mask_high_ = ~uint64_t{0}, mask_low_ = ~uint64_t{0};
     void check_vector_mask() const;
     std::string stop_;                               // request_stop's reason, until the kernel has stopped
+    std::function<std::string()> trap_;
     sc_core::sc_event stop_event_;                   // wakes a kernel blocked in a cross-core wait
     sc_core::sc_event blocked_;
     int blocked_flag_ = -1;

@@ -2,6 +2,7 @@
 // ends in a report naming the channel, the request or doorbell and the post,
 // deterministically, and never hangs.
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -108,6 +109,76 @@ TEST(Faults, TasksTheFaultDidNotTouchKeepTheirOutputs) {
     EXPECT_TRUE(has_warning(j, "prefetch waits returned false")) << j["warnings"];
 }
 
+// A core trap: the run fails naming the task, block and core; the worker is
+// closed as after a fatal device error (protocol §3.6, §5 item 23).
+TEST(Faults, ACoreFaultFailsTheRunAndTheOtherCoresKeepTheirOutputs) {
+    const auto j = run_json("kernels/cases/weight_warm/case.toml --inject core-fault:aiv3", 1);
+    const std::string error = j["error"];
+    EXPECT_NE(error.find("task 2 (aiv, func 2) block 3 on die.aiv3"), std::string::npos) << error;
+    EXPECT_NE(error.find("kernel_rowsum.cpp:"), std::string::npos) << error;
+    EXPECT_NE(error.find("stopped: core trap (--inject core-fault)"), std::string::npos) << error;
+    EXPECT_EQ(j["faults"][0]["kind"], "core-fault");
+    EXPECT_EQ(j["faults"][0]["core"], "die.aiv3");
+    // C (the cube's task) and the other seven blocks' rows of Y are untouched by
+    // the trap; block 3's 64 rows are not written (zeros).
+    EXPECT_TRUE(j["outputs"][0]["equal_reference"].get<bool>());
+    EXPECT_EQ(j["outputs"][1]["mismatches"], 64);
+    EXPECT_EQ(j["outputs"][1]["first_mismatch"], 3 * 64);
+}
+
+TEST(Faults, AFatalCloseWithSdmaWaitsTheHandOffAndResetsOnce) {
+    const auto j = run_json("kernels/cases/weight_warm/case.toml --inject core-fault", 1);
+    const auto& t = j["teardown"];
+    EXPECT_TRUE(t["fatal"].get<bool>());
+    EXPECT_TRUE(t["sdma"].get<bool>());
+    ASSERT_EQ(t["steps"].size(), 3u) << t;
+    EXPECT_EQ(t["steps"][0]["ns"], 50e9);  // max(10 s, 45 s + 5 s)
+    EXPECT_NE(t["steps"][0]["step"].get<std::string>().find("hand-off wait"), std::string::npos);
+    EXPECT_EQ(t["steps"][1]["step"], "force reset, attempt 1 of 1: confirmed");
+    EXPECT_NE(t["steps"][2]["step"].get<std::string>().find("forgot 48 SDMA queues"), std::string::npos);
+    EXPECT_EQ(t["reset_attempts"], 1);
+    EXPECT_EQ(t["time_ns"], 50.3e9);
+    // At the floor: an op timeout of 5 s or less waits 10 s; 6 s waits 11 s.
+    for (const auto& [timeout, wait] : {std::pair{"1s", 10e9}, {"5s", 10e9}, {"6s", 11e9}}) {
+        const auto k = run_json(std::string("kernels/cases/weight_warm/case.toml --inject core-fault --set "
+                                            "teardown.op_timeout=") + timeout, 1);
+        EXPECT_EQ(k["teardown"]["steps"][0]["ns"], wait) << timeout;
+    }
+    // Its one attempt failing: the handles are quarantined; there is no second attempt.
+    const auto q = run_json("kernels/cases/weight_warm/case.toml --inject core-fault --inject reset-fail", 1);
+    EXPECT_FALSE(q["teardown"]["reset_confirmed"].get<bool>());
+    EXPECT_EQ(q["teardown"]["reset_attempts"], 1);
+    EXPECT_NE(q["teardown"]["steps"].back()["step"].get<std::string>().find("quarantined"), std::string::npos);
+}
+
+TEST(Faults, AFatalCloseWithoutSdmaTriesUpToThreeResetsAndDoesNotWait) {
+    const std::string run = "kernels/cases/vector_chain/case.toml --no-sdma --inject core-fault";
+    const auto two = run_json(run + " --inject reset-fail:2", 1);
+    const auto& t = two["teardown"];
+    EXPECT_FALSE(t["sdma"].get<bool>());
+    EXPECT_TRUE(t["reset_confirmed"].get<bool>());
+    EXPECT_EQ(t["reset_attempts"], 3);
+    EXPECT_EQ(t["reset_attempts_allowed"], 3);
+    ASSERT_EQ(t["steps"].size(), 3u) << t;  // three resets, no hand-off wait, nothing to forget
+    EXPECT_EQ(t["steps"][2]["step"], "force reset, attempt 3 of 3: confirmed");
+    EXPECT_EQ(t["time_ns"], 0.9e9);
+    const auto three = run_json(run + " --inject reset-fail:3", 1);  // the limit: no fourth attempt
+    EXPECT_FALSE(three["teardown"]["reset_confirmed"].get<bool>());
+    EXPECT_EQ(three["teardown"]["reset_attempts"], 3);
+    const auto more = run_json(run + " --inject reset-fail:2 --set teardown.reset_attempts=2", 1);
+    EXPECT_FALSE(more["teardown"]["reset_confirmed"].get<bool>());
+}
+
+TEST(Faults, AHealthyRunHasNoTeardownAndAnUnusedTrapIsAWarning) {
+    const auto healthy = run_json("kernels/cases/vector_chain/case.toml", 0);
+    EXPECT_FALSE(healthy.contains("teardown"));
+    const auto unused = run_json("kernels/cases/vector_chain/case.toml --inject core-fault:aic5", 0);
+    EXPECT_FALSE(unused.contains("teardown"));
+    EXPECT_FALSE(unused["faults"][0]["trapped"].get<bool>());
+    EXPECT_TRUE(has_warning(unused, "--inject core-fault: no kernel started on aic5")) << unused["warnings"];
+    EXPECT_TRUE(unused["reference_equal"].get<bool>());
+}
+
 TEST(Faults, TheSameFaultGivesTheSameReport) {
     const Result a = pfsim("run prefetch_wait --arg cores=2 --arg bytes=2MiB --inject sdma-error:2 --json");
     const Result b = pfsim("run prefetch_wait --arg cores=2 --arg bytes=2MiB --inject sdma-error:2 --json");
@@ -122,7 +193,11 @@ TEST(Faults, BadFaultsAreRefusedBeforeAnythingRuns) {
     } cases[] = {
         {"--inject sdma-error:0", "--inject sdma-error:0: K counts requests or doorbells from 1, not '0'"},
         {"--inject doorbell-lost:x", "K counts requests or doorbells from 1, not 'x'"},
-        {"--inject sdma-stall:3", "--inject sdma-stall:3: only sdma-error and doorbell-lost take :K"},
+        {"--inject sdma-stall:3", "--inject sdma-stall:3: only sdma-error, doorbell-lost and reset-fail take :K"},
+        {"--inject core-fault:aiv48", "--inject core-fault:aiv48: no such core (the die has aiv0..aiv47 and aic0..aic23)"},
+        {"--inject core-fault:", "--inject core-fault: name a core after the colon"},
+        {"--inject reset-fail", "--inject reset-fail: only with core-fault"},
+        {"--inject core-fault --inject reset-fail:0", "K counts requests or doorbells from 1, not '0'"},
         {"--inject sdma-error --inject sdma-error:2", "--inject sdma-error is given twice"},
         {"--inject core-melt", "unknown fault 'core-melt' for --inject (known: prefetch-corrupt, skip-wait, sdma-error[:K]"},
         {"--inject sdma-stall --set sdma.frontend=rtl", "--inject: SDMA faults are injected into the TLM front-end"},

@@ -244,3 +244,6 @@ def test_an_injected_sdma_error_is_reported_and_the_values_stay_right(prefetch_d
         assert [c["error"] for c in later.summary["sdma"]["channels"] if c["channel"] == fault["channel"]] == ["injected_fault"]
         with pytest.raises(ValueError, match="unknown fault 'gremlins'"):
             worker.run(handle, [src, torch.zeros(128)], inject=["gremlins"])
+        # The fatal close a core trap leads to is modelled for `pfsim run` only: refused, named.
+        with pytest.raises(ValueError, match="inject core-fault: only `pfsim run` models the fatal close"):
+            worker.run(handle, [src, torch.zeros(128)], inject=["core-fault"])
