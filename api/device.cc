@@ -1,5 +1,8 @@
 #include "api/device.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include <filesystem>
 
 #include "api/faults.h"
@@ -21,11 +24,26 @@ struct DeviceSession::State {
     rt::Worker worker;
     KernelCompiler compiler;
     std::vector<LoadedCallable> callables;
+    std::string running;  // the callable of the run going on, for progress lines
 };
 
 DeviceSession::DeviceSession(const Config& cfg, bool enable_sdma) : state_(std::make_unique<State>(cfg, enable_sdma)) {}
 
 DeviceSession::~DeviceSession() = default;
+
+void DeviceSession::report_progress(int64_t every_ms) {
+    if (every_ms <= 0) {
+        state_->platform.sampler().report_progress(nullptr, std::chrono::milliseconds(0));
+        return;
+    }
+    State* s = state_.get();
+    s->platform.sampler().report_progress(
+        [s](Tick ps) {
+            std::fprintf(stderr, "pfsim device: %s: still running, %.3f us simulated so far\n", s->running.c_str(),
+                         static_cast<double>(ps) / 1e6);
+        },
+        std::chrono::milliseconds(every_ms));
+}
 
 bool DeviceSession::sdma_enabled() const { return state_->worker.sdma_enabled(); }
 
@@ -51,6 +69,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
     }
     RunResult result;
     result.name = std::filesystem::path(callable.spec.orchestration).stem().string();
+    s.running = result.name;
     result.prefetch = c.prefetch;
     result.graph = true;
     const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);

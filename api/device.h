@@ -44,6 +44,9 @@ public:
     // count, a func_id no incore declares), rt::RuntimeError for an SDMA
     // callable on a worker without enable_sdma.
     RunResult run(DeviceCall& call);
+    // While a run goes on, a line on stderr about every `every_ms` of wall time
+    // ("pfsim device: NAME: still running, 12.500 us simulated so far"); 0: never.
+    void report_progress(int64_t every_ms);
     bool sdma_enabled() const;
     std::string warmup() const;  // the channel warm-up's summary, or empty
     double now_ns() const;       // simulated time since the session began

@@ -302,12 +302,13 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
 
 int cmd_check(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--strict-gain", "--slurm", "--wait"};
-    std::vector<std::string> valued = {"--junit", "--out", "--collect"};
+    std::vector<std::string> valued = {"--junit", "--out", "--collect", "--progress"};
     flags.insert(flags.end(), kCheckDefiningFlags.begin(), kCheckDefiningFlags.end());
     valued.insert(valued.end(), kCheckDefiningValues.begin(), kCheckDefiningValues.end());
     valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
     const CommonOptions o = parse_options(args, flags, valued);
     slurm_options(o);  // --partition and the like without --slurm: exit 2
+    set_still_running_every(progress_option_ms(o));
     const bool on_slurm = has_flag(o, "--slurm");
     const std::string out = value_of(o, "--out", "");
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -132,6 +133,25 @@ ProgramRun run_program(const std::vector<std::string>& argv) {
     return r;
 }
 
+namespace {
+int64_t g_still_running_every_ms = 10000;
+
+// "run gemv_stream --json ..." of a child's arguments (a long path by its last
+// two parts), at most 200 characters.
+std::string describe(const std::vector<std::string>& args) {
+    std::string s;
+    for (std::string a : args) {
+        const size_t last = a.rfind('/');
+        const size_t before = last == std::string::npos || last == 0 ? std::string::npos : a.rfind('/', last - 1);
+        if (a.size() > 60 && before != std::string::npos) a = "..." + a.substr(before);
+        s += (s.empty() ? "" : " ") + a;
+    }
+    return s.size() > 200 ? s.substr(0, 197) + "..." : s;
+}
+}  // namespace
+
+void set_still_running_every(int64_t ms) { g_still_running_every_ms = ms; }
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress,
                                    const std::function<void(size_t, const ChildRun&)>& finished) {
@@ -139,22 +159,40 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
     const std::string dir = make_temporary_dir();
     std::vector<ChildRun> results(runs.size());
     std::map<pid_t, size_t> running;
+    std::map<pid_t, std::chrono::steady_clock::time_point> started;
     size_t next = 0, done = 0;
+    const auto every = std::chrono::milliseconds(g_still_running_every_ms);
+    auto next_report = std::chrono::steady_clock::now() + every;
     auto out_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".json"; };
     auto err_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
     while (done < runs.size()) {
         while (next < runs.size() && running.size() < std::max(1u, jobs)) {
             std::vector<std::string> argv = {exe};
             argv.insert(argv.end(), runs[next].begin(), runs[next].end());
-            running[spawn(argv, out_path(next), err_path(next))] = next;
+            const pid_t child = spawn(argv, out_path(next), err_path(next));
+            running[child] = next;
+            started[child] = std::chrono::steady_clock::now();
             ++next;
         }
         int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
+        pid_t pid = 0;
+        while ((pid = waitpid(-1, &status, every.count() > 0 ? WNOHANG : 0)) == 0) {
+            usleep(10000);
+            const auto now = std::chrono::steady_clock::now();
+            if (now < next_report) continue;
+            for (const auto& [p, k] : running) {
+                if (now - started[p] < every) continue;
+                const double ran = std::chrono::duration<double>(now - started[p]).count();
+                std::fprintf(stderr, "pfsim: still running after %.1f s: %s (%zu of %zu runs done)\n", ran,
+                             describe(runs[k]).c_str(), done, runs.size());
+            }
+            next_report = now + every;
+        }
         auto it = running.find(pid);
         if (pid < 0 || it == running.end()) continue;
         const size_t i = it->second;
         running.erase(it);
+        started.erase(pid);
         results[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         results[i].summary = nlohmann::json::parse(take_file(out_path(i)), nullptr, false);
         results[i].error_output = take_file(err_path(i));

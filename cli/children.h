@@ -47,6 +47,11 @@ std::vector<std::string> sites_to_measure(const insight::AdvisorReport& report);
 void record_site_removals(insight::AdvisorReport& report, const std::vector<std::string>& sites,
                           const std::vector<api::RunResult>& without);
 
+// How often each child that is still running says so on stderr, with its
+// arguments and how long it has run ("pfsim: still running after 20.0 s: run
+// gemv_stream ..."); 0: never. 10 s unless a command's --progress sets it.
+void set_still_running_every(int64_t ms);
+
 // Runs every argument list, `jobs` at a time; as each child ends,
 // `finished(index, result)` then `progress(done, total)` are called. Results
 // are in the order of `runs`, whatever order they finish in.

@@ -22,12 +22,15 @@ commands:
   check [KERNEL | CASE.toml ...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise]
       [--out DIR] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
+      [--progress SECONDS]
   check --collect DIR [--json] [--junit FILE] [--strict-gain]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
                     shipped kernel and case); --sanitize and --advise look at the
                     prefetch-on run; --out DIR, --slurm and --collect DIR as for sweep
-                    (each kernel or case a point; not with --advise on Slurm)
+                    (each kernel or case a point; not with --advise on Slurm); a
+                    run still going after --progress seconds (10; 0: never) says so
+                    on stderr with its arguments, and again
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
@@ -63,7 +66,7 @@ commands:
                     time per kernel, busy time per lane, counters; exit 1 when B is
                     more than PCT % slower than A
   sweep KERNEL|CASE.toml --grid KEY=V1,V2,... [--grid ...] [--jobs N] [--out DIR] [--csv FILE] [--html FILE]
-      [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
+      [--progress SECONDS] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
   sweep --collect DIR [--csv FILE] [--html FILE]
                     the cartesian product of the grids (configuration keys, or arg.NAME
                     for kernel arguments), each point with prefetch off and on, in N

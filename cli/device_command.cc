@@ -99,7 +99,8 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
 }  // namespace
 
 int cmd_device(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd"});
+    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress"});
+    const int64_t progress_ms = progress_option_ms(o);
     if (!o.positional.empty()) throw UsageError("device takes no positional argument");
     auto fd_of = [&](const char* option, const char* fallback) {
         const std::string text = value_of(o, option, fallback);
@@ -125,6 +126,7 @@ int cmd_device(const std::vector<std::string>& args) {
     try {
         cfg = resolve_config(o);
         device = std::make_unique<api::DeviceSession>(cfg, has_flag(o, "--enable-sdma"));
+        device->report_progress(progress_ms);
     } catch (const ConfigError& e) {
         reply(failure("config", std::string("configuration error: ") + e.what()));
         return 2;

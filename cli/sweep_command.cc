@@ -240,9 +240,10 @@ std::vector<std::optional<PointResults>> stored_results(const BatchStore& store)
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
-    std::vector<std::string> valued = {"--grid", "--jobs", "--csv", "--html", "--out", "--collect"};
+    std::vector<std::string> valued = {"--grid", "--jobs", "--csv", "--html", "--out", "--collect", "--progress"};
     valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
     const CommonOptions o = parse_options(args, {"--slurm", "--wait"}, valued);
+    set_still_running_every(progress_option_ms(o));
     const std::string csv = value_of(o, "--csv", ""), html = value_of(o, "--html", "");
     const std::string out = value_of(o, "--out", "");
     slurm_options(o);  // --partition and the like without --slurm: exit 2

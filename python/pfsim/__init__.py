@@ -148,12 +148,14 @@ class Worker:
     simpler's ChipWorker does; preset, config (a TOML file) and set
     ({"l2.size": "96MiB"}) choose the hardware parameters (`pfsim config`).
     timeout bounds each request in wall seconds (None: no bound); on expiry
-    the device is stopped and TimeoutError raised.
+    the device is stopped and TimeoutError raised. progress: a run going on
+    says so on stderr about every `progress` wall seconds (0: never).
     """
 
     def __init__(self, enable_sdma: bool = False, preset: str = "a2a3", config: str | None = None,
-                 set: dict | None = None, binary: str | None = None, timeout: float | None = None):
-        args = ["--preset", preset]
+                 set: dict | None = None, binary: str | None = None, timeout: float | None = None,
+                 progress: float = 10.0):
+        args = ["--preset", preset, "--progress", repr(float(progress))]
         if config:
             args += ["--config", os.path.abspath(config)]
         for key, value in (set or {}).items():

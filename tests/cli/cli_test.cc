@@ -196,6 +196,20 @@ TEST(Run, ALongRunSaysOnStderrThatItIsStillGoing) {
     }
 }
 
+TEST(Check, ARunThatTakesLongSaysSoOnStderrWithItsArguments) {
+    // check's children keep their stderr: check itself reports each one still running.
+    const Result r = pfsim("check kernels/cases/vector_chain/case.toml --progress 0.001 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("pfsim: still running after "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("s: run "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("vector_chain/case.toml --json"), std::string::npos) << r.err;
+    EXPECT_NO_THROW(nlohmann::json::parse(r.out));
+    const Result quiet = pfsim("check kernels/cases/vector_chain/case.toml --progress 0");
+    EXPECT_EQ(quiet.err.find("still running"), std::string::npos) << quiet.err;
+    EXPECT_EQ(pfsim("check kernels/cases/vector_chain/case.toml --progress -1").status, 2);
+    EXPECT_EQ(pfsim("sweep kernels/cases/vector_chain/case.toml --grid arg.n=4096 --progress soon").status, 2);
+}
+
 TEST(Cli, ConfigPrintsTheResolvedConfiguration) {
     const Result r = pfsim("config --json --set l2.ways=24");
     ASSERT_EQ(r.status, 0) << r.err;

@@ -247,3 +247,22 @@ def test_an_injected_sdma_error_is_reported_and_the_values_stay_right(prefetch_d
         # The fatal close a core trap leads to is modelled for `pfsim run` only: refused, named.
         with pytest.raises(ValueError, match="inject core-fault: only `pfsim run` models the fatal close"):
             worker.run(handle, [src, torch.zeros(128)], inject=["core-fault"])
+
+
+def test_a_run_that_takes_long_says_so_on_stderr(capfd):
+    """The device process reports a run still going (Worker(progress=S)); 0 is quiet."""
+    chain = pfsim.Callable.from_dict({
+        "orchestration": {"source": "kernels/orchestration/vector_chain_orch.cpp",
+                          "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
+                    {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}]},
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../kernels/cases/vector_chain"))
+    n = 1 << 18
+    a, b = torch.arange(n, dtype=torch.float32), torch.ones(n)
+    for every, said in ((1e-4, True), (0, False)):
+        with pfsim.Worker(progress=every) as worker:
+            out = torch.zeros(n)
+            worker.run(worker.register(chain), [a, b, out, 8])
+            assert torch.equal(out, 2 * (a + b) + a)
+        err = capfd.readouterr().err
+        assert ("pfsim device: vector_chain_orch: still running, " in err) == said, err
