@@ -79,6 +79,23 @@ std::string insight_section(const std::string& name, const nlohmann::json& run, 
             }
             os << "</table>\n";
         }
+        if (a.contains("load_sites") && !a["load_sites"].empty()) {
+            os << "<table><tr><th>load site</th><th>loads</th><th>lines</th><th>misses</th><th>stall, us</th>"
+                  "<th>covered by (prefetch site: lines)</th></tr>";
+            for (const nlohmann::json& l : a["load_sites"]) {
+                std::string covered;
+                const nlohmann::json by_site = l.value("covered_by", nlohmann::json::object());
+                for (const auto& [by, n] : by_site.items()) {
+                    covered += (covered.empty() ? "" : ", ") + by + ": " + n.dump();
+                }
+                char f[160];
+                std::snprintf(f, sizeof f, "<td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.2f</td>", l.value("loads", 0.0),
+                              l.value("lines", 0.0), l.value("misses", 0.0), l.value("stall_ns", 0.0) / 1e3);
+                os << "<tr><td>" << markup_escape(l.value("where", "?")) << "</td>" << f << "<td>"
+                   << markup_escape(covered.empty() ? "-" : covered) << "</td></tr>";
+            }
+            os << "</table>\n";
+        }
         if (a.contains("what_if") && a["what_if"].is_object()) {
             const nlohmann::json& w = a["what_if"];
             os << bar_chart("advisor-whatif-" + id, "Advisor: " + name + ": measured what-ifs", "us",

@@ -53,6 +53,9 @@ Advisor::Advisor(SimPlatform& platform, AdvisorThresholds thresholds)
       line_bytes_(platform.soc().l2.line_bytes()) {
     rt::add_prefetch_observer(this);
     platform.soc().l2.set_observer(this);
+    for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
+        for (const auto& core : *cores) core->add_observer(this);
+    }
 }
 
 Advisor::~Advisor() { detach(); }
@@ -62,6 +65,9 @@ void Advisor::detach() {
     finished_ = true;
     rt::remove_prefetch_observer(this);
     platform_.soc().l2.set_observer(nullptr);
+    for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
+        for (const auto& core : *cores) core->remove_observer(this);
+    }
 }
 
 size_t Advisor::owner_of(uint64_t line, Tick at) const {
@@ -120,7 +126,36 @@ void Advisor::prefetched(uint64_t line, bool filled, Tick issue, Tick ready) {
     victims_.erase(line);
 }
 
+size_t Advisor::load_of(uint64_t line) const {
+    for (const auto& [core, a] : active_loads_) {
+        if (a.first_line <= line && line <= a.last_line) return a.load;
+    }
+    return kNoPost;
+}
+
+void Advisor::transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) {
+    if (write || bytes == 0) return;
+    Load l;
+    l.call = calls_.record(core);
+    l.bytes = bytes;
+    loads_.push_back(std::move(l));
+    active_loads_[core.core_id()] = {loads_.size() - 1, gm / line_bytes_, (gm + bytes - 1) / line_bytes_};
+}
+
+void Advisor::transfer_ended(Core& core, bool write, uint64_t, uint64_t, Tick stall_ps) {
+    if (write) return;
+    auto it = active_loads_.find(core.core_id());
+    if (it == active_loads_.end()) return;
+    loads_[it->second.load].stall += stall_ps;
+    active_loads_.erase(it);
+}
+
 void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start, Tick) {
+    const size_t load = load_of(line);
+    if (load != kNoPost) {
+        ++loads_[load].lines;
+        loads_[load].misses += hit ? 0 : 1;
+    }
     if (!hit) {
         ++demand_misses_;
         auto v = victims_.find(line);
@@ -136,6 +171,7 @@ void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start
     Post& p = posts_[it->second.post];
     const Tick ready = it->second.ready;
     ++p.useful;
+    if (load != kNoPost) ++loads_[load].covered[it->second.post];
     const Tick needed = std::min(start, p.first_wait);
     if (ready > needed) {
         ++p.late;
@@ -199,6 +235,17 @@ void weigh_by_critical_path(AdvisorReport& report, const std::vector<TaskSpan>& 
     rank_by_estimate(report.advice);
 }
 
+namespace {
+
+// The site's core and task (without its block), each once.
+void add_core_and_task(std::vector<std::string>& cores, std::vector<std::string>& tasks, const Site& s) {
+    if (std::find(cores.begin(), cores.end(), s.core) == cores.end()) cores.push_back(s.core);
+    const std::string task = s.task.substr(0, s.task.find(" block"));
+    if (s.task.rfind("task ", 0) == 0 && std::find(tasks.begin(), tasks.end(), task) == tasks.end()) tasks.push_back(task);
+}
+
+}  // namespace
+
 AdvisorReport Advisor::finish() {
     AdvisorReport r;
     r.thresholds = thresholds_;
@@ -218,11 +265,7 @@ AdvisorReport Advisor::finish() {
             r.sites.back().first_post_ns = s.time_ns;
         }
         PrefetchSiteStats& st = r.sites[it->second];
-        if (std::find(st.cores.begin(), st.cores.end(), s.core) == st.cores.end()) st.cores.push_back(s.core);
-        const std::string task = s.task.substr(0, s.task.find(" block"));
-        if (s.task.rfind("task ", 0) == 0 && std::find(st.tasks.begin(), st.tasks.end(), task) == st.tasks.end()) {
-            st.tasks.push_back(task);
-        }
+        add_core_and_task(st.cores, st.tasks, s);
         ++st.posts;
         st.bytes += p.bytes;
         st.lines_requested += p.last_line - p.first_line + 1;
@@ -236,6 +279,40 @@ AdvisorReport Advisor::finish() {
         st.wait_ns += static_cast<double>(p.wait_ps) / 1e3;
         st.fill_ns.insert(st.fill_ns.end(), p.fill_ns.begin(), p.fill_ns.end());
         st.lead_ns.insert(st.lead_ns.end(), p.lead_ns.begin(), p.lead_ns.end());
+    }
+    std::map<std::string, size_t> loads_by_where;
+    for (const Load& l : loads_) {
+        const Site& s = sites[l.call];
+        const std::string key = s.where.empty() ? "?" : s.where;
+        auto it = loads_by_where.find(key);
+        if (it == loads_by_where.end()) {
+            it = loads_by_where.emplace(key, r.load_sites.size()).first;
+            r.load_sites.push_back({});
+            r.load_sites.back().where = s.where;
+        }
+        LoadSiteStats& st = r.load_sites[it->second];
+        add_core_and_task(st.cores, st.tasks, s);
+        ++st.loads;
+        st.bytes += l.bytes;
+        st.lines += l.lines;
+        st.misses += l.misses;
+        st.stall_ns += static_cast<double>(l.stall) / 1e3;
+        for (const auto& [post, lines] : l.covered) {
+            const std::string& by = sites[posts_[post].call].where;
+            st.covered_by[by.empty() ? "?" : by] += lines;
+        }
+    }
+    std::stable_sort(r.load_sites.begin(), r.load_sites.end(),
+                     [](const LoadSiteStats& a, const LoadSiteStats& b) { return a.stall_ns > b.stall_ns; });
+    for (const LoadSiteStats& st : r.load_sites) {
+        const double cores = static_cast<double>(std::max<size_t>(1, st.cores.size()));
+        if (st.miss_rate() < thresholds_.load_miss_rate || st.stall_ns / cores < thresholds_.load_stall_ns) continue;
+        const double late = st.stall_ns / static_cast<double>(std::max<uint64_t>(1, st.loads));
+        r.advice.push_back({st.where, "prefetch",
+                            "loads here miss " + pct(st.miss_rate()) + " of their " + std::to_string(st.lines) +
+                                " lines, each load's data " + us(late) + " late: prefetch that region >= " + us(late) +
+                                " ahead of it",
+                            st.stall_ns / cores});
     }
     for (const PrefetchSiteStats& st : r.sites) {
         // Cores post and wait in parallel: a site's time per core is what one core's run may save.
@@ -295,6 +372,23 @@ std::string AdvisorReport::text() const {
     }
     if (sites.empty()) os << "(no prefetch was posted)\n";
     os << "demand misses: " << demand_misses << "\n";
+    if (!load_sites.empty()) {
+        std::snprintf(row, sizeof row, "%-28s %7s %9s %9s %9s %7s %10s  %s\n", "load site", "loads", "MiB", "lines",
+                      "misses", "miss %", "stall us", "covered by (prefetch site: first uses of its lines)");
+        os << row;
+    }
+    for (const LoadSiteStats& l : load_sites) {
+        std::string covered;
+        for (const auto& [by, lines] : l.covered_by) {
+            covered += (covered.empty() ? "" : ", ") + by + ": " + std::to_string(lines);
+        }
+        std::snprintf(row, sizeof row, "%-28s %7llu %9.2f %9llu %9llu %7s %10.2f  %s\n",
+                      (l.where.empty() ? "?" : l.where).c_str(), static_cast<unsigned long long>(l.loads),
+                      static_cast<double>(l.bytes) / (1 << 20), static_cast<unsigned long long>(l.lines),
+                      static_cast<unsigned long long>(l.misses), l.lines ? pct(l.miss_rate()).c_str() : "-",
+                      l.stall_ns / 1e3, covered.empty() ? "-" : covered.c_str());
+        os << row;
+    }
     if (what_if.measured) {
         const WhatIf& w = what_if;
         std::snprintf(row, sizeof row,
@@ -331,6 +425,12 @@ nlohmann::json AdvisorReport::to_json() const {
                         {"lead_ns_median", median(s.lead_ns)}, {"fill_ns_quantiles", quantiles(s.fill_ns)},
                         {"lead_ns_quantiles", quantiles(s.lead_ns)}});
     }
+    nlohmann::json loads = nlohmann::json::array();
+    for (const LoadSiteStats& l : load_sites) {
+        loads.push_back({{"where", l.where}, {"cores", l.cores}, {"tasks", l.tasks}, {"loads", l.loads}, {"bytes", l.bytes},
+                         {"lines", l.lines}, {"misses", l.misses}, {"miss_rate", l.miss_rate()}, {"stall_ns", l.stall_ns},
+                         {"covered_by", l.covered_by}});
+    }
     nlohmann::json adv = nlohmann::json::array();
     for (const Advice& a : advice) {
         adv.push_back({{"where", a.where}, {"verdict", a.verdict}, {"message", a.message},
@@ -343,11 +443,13 @@ nlohmann::json AdvisorReport::to_json() const {
                 {"ideal_ns", what_if.ideal_ns}, {"gain_pct", what_if.gain_pct()}, {"ideal_gain_pct", what_if.ideal_gain_pct()}};
     }
     return {{"sites", list},
+            {"load_sites", loads},
             {"what_if", what},
             {"demand_misses", demand_misses},
             {"thresholds",
              {{"accuracy_high", thresholds.accuracy_high}, {"accuracy_low", thresholds.accuracy_low},
-              {"lateness", thresholds.lateness}, {"pollution", thresholds.pollution}}},
+              {"lateness", thresholds.lateness}, {"pollution", thresholds.pollution},
+              {"load_miss_rate", thresholds.load_miss_rate}, {"load_stall_ns", thresholds.load_stall_ns}}},
             {"advice", adv}};
 }
 
@@ -360,7 +462,21 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
     }
     const nlohmann::json& t = j.at("thresholds");
     r.thresholds = {t.at("accuracy_high").get<double>(), t.at("accuracy_low").get<double>(), t.at("lateness").get<double>(),
-                    t.at("pollution").get<double>()};
+                    t.at("pollution").get<double>(), t.value("load_miss_rate", AdvisorThresholds{}.load_miss_rate),
+                    t.value("load_stall_ns", AdvisorThresholds{}.load_stall_ns)};
+    for (const nlohmann::json& l : j.value("load_sites", nlohmann::json::array())) {
+        LoadSiteStats st;
+        st.where = l.at("where").get<std::string>();
+        st.cores = l.at("cores").get<std::vector<std::string>>();
+        st.tasks = l.at("tasks").get<std::vector<std::string>>();
+        st.loads = l.at("loads").get<uint64_t>();
+        st.bytes = l.at("bytes").get<uint64_t>();
+        st.lines = l.at("lines").get<uint64_t>();
+        st.misses = l.at("misses").get<uint64_t>();
+        st.stall_ns = l.at("stall_ns").get<double>();
+        st.covered_by = l.at("covered_by").get<std::map<std::string, uint64_t>>();
+        r.load_sites.push_back(std::move(st));
+    }
     for (const nlohmann::json& s : j.at("sites")) {
         PrefetchSiteStats st;
         st.where = s.at("where").get<std::string>();

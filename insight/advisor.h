@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "insight/call_log.h"
+#include "model/core/core_observer.h"
 #include "model/l2/l2_observer.h"
 #include "runtime/prefetch.h"
 
@@ -30,6 +31,10 @@ namespace pfsim::insight {
 // FDP's thresholds (Srinath et al., HPCA 2007): accuracy high / low, lateness, pollution.
 struct AdvisorThresholds {
     double accuracy_high = 0.75, accuracy_low = 0.40, lateness = 0.01, pollution = 0.005;
+    // A load site is advised a prefetch when at least this share of its lines miss...
+    double load_miss_rate = 0.5;
+    // ...and its loads' data came this much later than the rate alone, per core.
+    double load_stall_ns = 1000;
 };
 
 struct PrefetchSiteStats {
@@ -53,9 +58,22 @@ struct PrefetchSiteStats {
     double lateness() const { return useful ? double(late) / double(useful) : 0; }
 };
 
+// A TLOAD call site: what its loads met in L2 and which prefetches served them.
+struct LoadSiteStats {
+    std::string where;  // "kernel.cpp:54" ("" unknown)
+    std::vector<std::string> cores, tasks;
+    uint64_t loads = 0, bytes = 0;
+    uint64_t lines = 0;   // line accesses its loads made
+    uint64_t misses = 0;  // of them, demand misses
+    double stall_ns = 0;  // summed over its loads: how much later their data came than the MTE2 rate alone brings it
+    // Prefetch site -> lines of these loads that were the first use of a line it filled.
+    std::map<std::string, uint64_t> covered_by;
+    double miss_rate() const { return lines ? double(misses) / double(lines) : 0; }
+};
+
 struct Advice {
     std::string where;  // the site
-    std::string verdict;  // drop, earlier, pollutes, redundant
+    std::string verdict;  // drop, earlier, pollutes, redundant; for a load site: prefetch
     std::string message;
     double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
     // Measured: the same run with this site's prefetches removed (run --advise).
@@ -77,6 +95,7 @@ struct WhatIf {
 
 struct AdvisorReport {
     std::vector<PrefetchSiteStats> sites;  // by the site's first post
+    std::vector<LoadSiteStats> load_sites;  // by stall, most first
     uint64_t demand_misses = 0;            // every core access that missed L2
     AdvisorThresholds thresholds;
     std::vector<Advice> advice;            // ranked by estimated gain
@@ -107,7 +126,7 @@ std::vector<double> task_slack_ns(const std::vector<TaskSpan>& tasks);
 // whose every task had slack estimates 0 and says how much slack there was.
 void weigh_by_critical_path(AdvisorReport& report, const std::vector<TaskSpan>& tasks);
 
-class Advisor : public rt::PrefetchObserver, public L2Observer {
+class Advisor : public rt::PrefetchObserver, public L2Observer, public CoreObserver {
 public:
     explicit Advisor(SimPlatform& platform, AdvisorThresholds thresholds = {});
     ~Advisor() override;
@@ -130,6 +149,13 @@ public:
     void prefetched(uint64_t line, bool filled, Tick issue, Tick ready) override;
     void demand(uint64_t line, bool write, bool hit, bool first_touch, Tick start, Tick ready) override;
     void evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_t line) override;
+    // CoreObserver: the loads, by call site
+    void tile_placed(Core&, Buffer, uint64_t, uint64_t) override {}
+    void scalar_stored(Core&, uint64_t, uint64_t) override {}
+    void cache_flushed(Core&, uint64_t, bool) override {}
+    void kernel_returned(Core&) override {}
+    void transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) override;
+    void transfer_ended(Core& core, bool write, uint64_t gm, uint64_t bytes, Tick stall_ps) override;
 
 private:
     static constexpr Tick kNever = ~Tick{0};
@@ -144,6 +170,18 @@ private:
         size_t post = 0;
         Tick ready = 0;
     };
+    struct Load {
+        size_t call = 0;
+        uint64_t bytes = 0, lines = 0, misses = 0;
+        Tick stall = 0;
+        std::map<size_t, uint64_t> covered;  // post -> first uses of its lines
+    };
+    struct ActiveLoad {
+        size_t load = 0;
+        uint64_t first_line = 0, last_line = 0;
+    };
+    // The load in progress on some core whose region holds `line`; npos when none.
+    size_t load_of(uint64_t line) const;
     // The latest post whose region holds `line` and was posted by `at`; npos when none.
     size_t owner_of(uint64_t line, Tick at) const;
     void detach();
@@ -159,6 +197,8 @@ private:
     std::map<std::pair<uint32_t, const void*>, std::vector<size_t>> session_posts_;
     std::unordered_map<uint64_t, Line> untouched_;  // prefetched lines no core has accessed yet
     std::unordered_map<uint64_t, size_t> victims_;  // lines a prefetch fill evicted -> that post
+    std::vector<Load> loads_;
+    std::map<uint32_t, ActiveLoad> active_loads_;  // core id -> its load in progress
     uint64_t demand_misses_ = 0;
     bool finished_ = false;
 };

@@ -36,7 +36,7 @@ const char* severity_name(Severity s) {
 Sanitizer::Sanitizer(SimPlatform& platform) : platform_(platform), start_(platform.now_ps()) {
     rt::add_prefetch_observer(this);
     for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
-        for (const auto& core : *cores) core->set_observer(this);
+        for (const auto& core : *cores) core->add_observer(this);
     }
     platform.soc().sdma.log_requests(&engine_log_);
 }
@@ -48,7 +48,7 @@ void Sanitizer::detach() {
     finished_ = true;
     rt::remove_prefetch_observer(this);
     for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
-        for (const auto& core : *cores) core->set_observer(nullptr);
+        for (const auto& core : *cores) core->remove_observer(this);
     }
     platform_.soc().sdma.log_requests(nullptr);
 }

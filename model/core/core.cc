@@ -71,7 +71,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     if (write) {
         core->raw_store_gm_ = gm;
         core->raw_store_len_ = len;
-        if (core->observer_) core->observer_->scalar_stored(*core, gm, len);
+        for (CoreObserver* o : core->observers_) o->scalar_stored(*core, gm, len);
         return;
     }
     // Read through L2 into the very bytes the load is about to read, so that
@@ -126,9 +126,11 @@ void Core::scalar_write(uint64_t gm, const void* src, uint64_t bytes) {
 }
 
 void Core::dcci(const volatile void* line, bool entire) {
-    if (observer_) {
+    if (!observers_.empty()) {
         const uint64_t gm = line ? gm_address(line, 1) : kNotGm;
-        if (entire || gm != kNotGm) observer_->cache_flushed(*this, gm, entire);
+        if (entire || gm != kNotGm) {
+            for (CoreObserver* o : observers_) o->cache_flushed(*this, gm, entire);
+        }
     }
     if (entire) {
         flush();
@@ -219,7 +221,7 @@ void Core::thread() {
             run_.error = std::string("kernel raised: ") + e.what();
         }
         apply_raw_store();
-        if (observer_) observer_->kernel_returned(*this);
+        for (CoreObserver* o : observers_) o->kernel_returned(*this);
         barrier();
         catch_up(issue_);
         run_.returned = sc_core::sc_time_stamp().value();
@@ -258,7 +260,7 @@ uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
                           std::to_string(bytes) + " bytes exceeds the " + std::to_string(buf.size() / 1024) +
                           " KiB " + buffer_name(b));
     }
-    if (observer_) observer_->tile_placed(*this, b, offset, bytes);
+    for (CoreObserver* o : observers_) o->tile_placed(*this, b, offset, bytes);
     return buf.data() + offset;
 }
 
@@ -321,10 +323,13 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     // The set-up of a transfer overlaps the previous one; it costs time only
     // when the engine was idle.
     const Tick start = std::max(streaming, issue_ + transfer_setup_);
+    for (CoreObserver* o : observers_) o->transfer_started(*this, write, gm, bytes);
     const Tick moved = move(pipe, write, gm, local, bytes, start);
     const Tick paced = start + transfer_time(bytes, bandwidth);
     const Tick end = std::max(moved, paced);
-    stats_.l2_stall += end > std::max(paced, busy) ? end - std::max(paced, busy) : 0;
+    const Tick stall = end > std::max(paced, busy) ? end - std::max(paced, busy) : 0;
+    stats_.l2_stall += stall;
+    for (CoreObserver* o : observers_) o->transfer_ended(*this, write, gm, bytes, stall);
     busy_time(stats_, pipe) += paced - begin;
     streaming = paced;
     busy = std::max(busy, end);

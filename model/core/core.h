@@ -9,6 +9,7 @@
 // anything another process writes (polls).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <cstdint>
@@ -113,7 +114,11 @@ public:
     // faults the kernel. Unset: all of GM.
     void set_gm_allocated(uint64_t begin, const uint64_t* end) { alloc_begin_ = begin; alloc_end_ = end; }
     // Who is told about the kernels this core runs (null: nobody).
-    void set_observer(CoreObserver* observer) { observer_ = observer; }
+    // Checkers watching the kernels this core runs (each told every event, in the order added).
+    void add_observer(CoreObserver* observer) { observers_.push_back(observer); }
+    void remove_observer(CoreObserver* observer) {
+        observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
+    }
     // What the running kernel is part of ("task 3 (aiv, func 1) block 0"), for reports.
     void set_task_label(std::string label) { task_label_ = std::move(label); }
     const std::string& task_label() const { return task_label_; }
@@ -230,7 +235,7 @@ private:
     sc_core::sc_event blocked_;
     int blocked_flag_ = -1;
     CrossCoreFlags* cross_flags_ = nullptr;
-    CoreObserver* observer_ = nullptr;
+    std::vector<CoreObserver*> observers_;
     std::string task_label_;
     const Tick cross_latency_;
     const Tick dcci_line_;

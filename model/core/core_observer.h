@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "model/config/units.h"
 #include "model/core/core_ops.h"
 
 namespace pfsim {
@@ -22,6 +23,12 @@ public:
     virtual void cache_flushed(Core& core, uint64_t gm, bool entire) = 0;
     // The kernel returned (or failed); its pipes are about to drain.
     virtual void kernel_returned(Core& core) = 0;
+    // A TLOAD (MTE2) or TSTORE (MTE3) of [gm, gm + bytes) begins: its line
+    // accesses reach L2 between this call and transfer_ended, which says how
+    // long its data came later than the engine's bandwidth alone would bring it
+    // (the core's l2_stall).
+    virtual void transfer_started(Core&, bool /*write*/, uint64_t /*gm*/, uint64_t /*bytes*/) {}
+    virtual void transfer_ended(Core&, bool /*write*/, uint64_t /*gm*/, uint64_t /*bytes*/, Tick /*stall_ps*/) {}
 };
 
 }  // namespace pfsim

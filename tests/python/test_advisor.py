@@ -39,7 +39,25 @@ def test_a_prefetch_evicted_before_use_has_accuracy_0_and_its_pollution_counted_
     assert a["demand_misses"] == 3 * 3072
     assert s["pollution"] == pytest.approx(512 / (3 * 3072))
     verdicts = [(x["where"], x["verdict"]) for x in a["advice"]]
-    assert verdicts == [(site("polluting"), "drop"), (site("polluting"), "pollutes")]
+    # The loads (all through one helper's TLOAD) miss 9216 of 9216 lines: a prefetch advised there too.
+    assert verdicts == [(site("helper load"), "prefetch"), (site("polluting"), "drop"), (site("polluting"), "pollutes")]
+    [loads] = a["load_sites"]
+    assert (loads["where"], loads["lines"], loads["misses"]) == (site("helper load"), 3 * 3072, 3 * 3072)
+
+
+def test_each_load_site_counts_its_lines_misses_stall_and_the_prefetch_that_covered_it():
+    a = advise(4)
+    loads = {l["where"]: l for l in a["load_sites"]}
+    covered, cold = loads[site("covered load")], loads[site("cold load")]
+    assert (covered["loads"], covered["bytes"], covered["lines"], covered["misses"]) == (16, 256 << 10, 512, 0)
+    assert covered["covered_by"] == {site("warm"): 512} and covered["stall_ns"] == 0
+    assert (cold["loads"], cold["lines"], cold["misses"], cold["covered_by"]) == (16, 512, 512, {})
+    assert cold["stall_ns"] > 1000 and cold["miss_rate"] == 1
+    assert a["load_sites"][0]["where"] == site("cold load")  # the most time lost first
+    [x] = [x for x in a["advice"] if x["where"] == site("cold load")]
+    assert x["verdict"] == "prefetch" and "loads here miss 100 % of their 512 lines" in x["message"]
+    assert x["estimated_gain_ns"] == pytest.approx(cold["stall_ns"])
+    assert not [x for x in a["advice"] if x["where"] == site("covered load")]
 
 
 def test_a_prefetch_waited_at_once_has_lateness_1():
@@ -107,7 +125,8 @@ def test_the_terminal_table_names_the_site_and_the_advice():
                        capture_output=True, text=True)
     assert p.returncode == 0
     assert "prefetch site" in p.stdout and site("polluting") in p.stdout
-    assert "1. " + site("polluting") + ": drop it: accuracy 0 %" in p.stdout
+    assert "2. " + site("polluting") + ": drop it: accuracy 0 %" in p.stdout
+    assert "load site" in p.stdout and "1. " + site("helper load") + ": loads here miss 100 %" in p.stdout
 
 
 def test_the_ideal_what_if_bounds_the_gain_and_is_0_without_misses():

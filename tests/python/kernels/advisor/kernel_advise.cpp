@@ -8,6 +8,8 @@
 //   1: prefetch A and wait at once, then load it: every useful line late.
 //   2: prefetch A, compute for a while, wait, load A: no line late.
 //   3: compute only: no access reaches L2 (the ideal what-if gains nothing).
+//   4: prefetch A, compute, wait, load A (every line a hit, covered by the
+//      prefetch); then load the first 256 KiB of B (every line a miss).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -23,7 +25,7 @@ using RegionA = GlobalTensor<float, Shape<1, 1, 1, 1, kA>, Stride<1, 1, 1, 1, 1>
 using Row = Tile<TileType::Vec, float, 1, kChunk>;
 
 static void load(Row& row, __gm__ float* from, int64_t floats) {
-    for (int64_t i = 0; i < floats; i += kChunk) TLOAD(row, Chunk(from + i));
+    for (int64_t i = 0; i < floats; i += kChunk) TLOAD(row, Chunk(from + i));  // advise: helper load
     pipe_barrier(PIPE_ALL);
 }
 
@@ -41,6 +43,15 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ float* a = c + kC;
     __gm__ float* b = a + kA;
     PrefetchAsyncContext ctx(get_dma_workspace(args, DMA_WORKSPACE_SDMA));
+    if (mode == 4) {
+        comm::AsyncEvent evt = TPREFETCH_ASYNC(RegionA(a), ctx);  // advise: warm
+        for (int i = 0; i < 2000; ++i) TADDS(work, work, 1.0f);
+        evt.Wait(ctx.session);
+        for (int64_t i = 0; i < kA; i += kChunk) TLOAD(row, Chunk(a + i));  // advise: covered load
+        for (int64_t i = 0; i < kA; i += kChunk) TLOAD(row, Chunk(b + i));  // advise: cold load
+        pipe_barrier(PIPE_ALL);
+        return;
+    }
     if (mode == 0) {
         load(row, c, kC);
         comm::AsyncEvent evt = TPREFETCH_ASYNC(RegionA(a), ctx);  // advise: polluting
