@@ -133,6 +133,9 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     }
 
     SimPlatform platform("die", cfg);
+    for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
+        for (const auto& core : *group) core->set_warm_load_sites(request.warm_load_sites);
+    }
     if (request.progress) {
         platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
                                            std::chrono::milliseconds(request.progress_ms));
@@ -147,15 +150,24 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
                                           request.warmup, faults.skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
-    for (const std::string& site : request.dropped_sites) {
-        const size_t colon = site.rfind(':');
-        if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
-            site.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-            throw BadInput("--drop-prefetch takes FILE:LINE (a line of a kernel's source, as the advisor names it), not '" +
-                           site + "'");
+    wo.kernel.free_sites = request.free_sites;
+    const std::pair<const char*, const std::vector<std::string>*> site_options[] = {
+        {"--drop-prefetch", &request.dropped_sites},
+        {"--free-prefetch", &request.free_sites},
+        {"--warm-loads", &request.warm_load_sites}};
+    for (const auto& [option, sites] : site_options) {
+        for (const std::string& site : *sites) {
+            const size_t colon = site.rfind(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
+                site.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+                throw BadInput(std::string(option) +
+                               " takes FILE:LINE (a line of a kernel's source, as the advisor names it), not '" + site + "'");
+            }
         }
     }
     rt::dropped_site_counts().clear();
+    rt::free_site_counts().clear();
+    Core::warmed_load_counts().clear();
     auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
         result.reference_equal &= same;
         OutputResult out;
@@ -251,6 +263,16 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         for (const std::string& site : request.dropped_sites) {
             if (!rt::dropped_site_counts().count(site)) {
                 result.warnings.push_back("--drop-prefetch " + site + ": no prefetch was posted from that line");
+            }
+        }
+        for (const std::string& site : request.free_sites) {
+            if (!rt::free_site_counts().count(site)) {
+                result.warnings.push_back("--free-prefetch " + site + ": no prefetch was posted from that line");
+            }
+        }
+        for (const std::string& site : request.warm_load_sites) {
+            if (!Core::warmed_load_counts().count(site)) {
+                result.warnings.push_back("--warm-loads " + site + ": no load was made from that line");
             }
         }
     } catch (const rt::RuntimeError& e) {

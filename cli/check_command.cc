@@ -160,22 +160,25 @@ std::vector<std::string> defining_arguments(const CommonOptions& o) {
     return out;
 }
 
-// The --advise follow-ups of one item, run here: each advised site removed.
-void measure_site_removals(const CheckPlan& p, const CheckItem& k, api::RunResult& on) {
-    const std::vector<std::string> sites = sites_to_measure(on.advisor);
-    std::vector<std::vector<std::string>> removals;
-    for (const std::string& site : sites) {
-        removals.push_back({"run", k.target, "--json"});
+// The --advise follow-ups of one item, run here: each advised site removed,
+// resident at no cost, or warmed (site_what_ifs).
+void measure_site_what_ifs(const CheckPlan& p, const CheckItem& k, api::RunResult& on) {
+    const std::vector<SiteWhatIf> what_ifs = site_what_ifs(on.advisor);
+    std::vector<std::vector<std::string>> runs;
+    for (const SiteWhatIf& w : what_ifs) {
+        runs.push_back({"run", k.target, "--json"});
         const std::vector<std::string> common = config_args(p.options);
-        removals.back().insert(removals.back().end(), common.begin(), common.end());
-        removals.back().insert(removals.back().end(), {"--prefetch", "on", "--drop-prefetch", site});
+        runs.back().insert(runs.back().end(), common.begin(), common.end());
+        runs.back().insert(runs.back().end(), {"--prefetch", "on"});
+        const std::vector<std::string> extra = w.args();
+        runs.back().insert(runs.back().end(), extra.begin(), extra.end());
         if (p.options.values.count("--inject")) {
-            for (const std::string& f : p.options.values.at("--inject")) removals.back().insert(removals.back().end(), {"--inject", f});
+            for (const std::string& f : p.options.values.at("--inject")) runs.back().insert(runs.back().end(), {"--inject", f});
         }
     }
-    std::vector<api::RunResult> without;
-    for (const ChildRun& c : run_children(removals, 2)) without.push_back(run_result(c));
-    record_site_removals(on.advisor, sites, without);
+    std::vector<api::RunResult> measured;
+    for (const ChildRun& c : run_children(runs, 2)) measured.push_back(run_result(c));
+    record_site_what_ifs(on.advisor, what_ifs, measured);
 }
 
 // Evaluates each item as its results come (`results_of` runs or reads them),
@@ -204,7 +207,7 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
             }
             if (on.advised && pair->size() == 3) {
                 on.advisor.what_if = measured_what_if(off, on, run_result((*pair)[2]));
-                measure_site_removals(p, *k, on);
+                measure_site_what_ifs(p, *k, on);
             }
             failure = equivalence_failure(off, on);
         }

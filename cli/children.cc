@@ -91,24 +91,42 @@ insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult
     return {true, off.kernel_time_ns, advised.kernel_time_ns, ideal.kernel_time_ns};
 }
 
-std::vector<std::string> sites_to_measure(const insight::AdvisorReport& report) {
+std::vector<std::string> SiteWhatIf::args() const {
+    if (load_site) return {"--warm-loads", where};
+    return {kind == Kind::Removed ? "--drop-prefetch" : "--free-prefetch", where};
+}
+
+std::vector<SiteWhatIf> site_what_ifs(const insight::AdvisorReport& report) {
     std::vector<std::string> sites;
+    std::vector<SiteWhatIf> out;
     for (const insight::Advice& a : report.advice) {
         if (a.where.empty() || std::find(sites.begin(), sites.end(), a.where) != sites.end()) continue;
         if (sites.size() == kMaxSiteWhatIfs) break;
         sites.push_back(a.where);
+        const bool load_site = a.verdict == "prefetch";
+        if (load_site) {
+            out.push_back({a.where, SiteWhatIf::Kind::Resident, true});
+        } else {
+            out.push_back({a.where, SiteWhatIf::Kind::Removed, false});
+            out.push_back({a.where, SiteWhatIf::Kind::Resident, false});
+        }
     }
-    return sites;
+    return out;
 }
 
-void record_site_removals(insight::AdvisorReport& report, const std::vector<std::string>& sites,
-                          const std::vector<api::RunResult>& without) {
-    for (size_t i = 0; i < sites.size() && i < without.size(); ++i) {
-        if (!without[i].ran || !without[i].error.empty()) continue;
+void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<SiteWhatIf>& what_ifs,
+                          const std::vector<api::RunResult>& runs) {
+    for (size_t i = 0; i < what_ifs.size() && i < runs.size(); ++i) {
+        if (!runs[i].ran || !runs[i].error.empty()) continue;
         for (insight::Advice& a : report.advice) {
-            if (a.where != sites[i]) continue;
-            a.measured = true;
-            a.without_ns = without[i].kernel_time_ns;
+            if (a.where != what_ifs[i].where) continue;
+            if (what_ifs[i].kind == SiteWhatIf::Kind::Removed) {
+                a.measured = true;
+                a.without_ns = runs[i].kernel_time_ns;
+            } else {
+                a.resident_measured = true;
+                a.resident_ns = runs[i].kernel_time_ns;
+            }
         }
     }
 }

@@ -38,14 +38,23 @@ api::RunResult run_result(const ChildRun& child);
 // ideal run (prefetch off, l2.demand = ideal); not measured when a run failed.
 insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult& advised, const api::RunResult& ideal);
 
-// The sites whose removal `run --advise` and `check --advise` measure: the
-// advised ones, each once, at most kMaxSiteWhatIfs, in the advice's order.
+// The re-runs `run --advise` and `check --advise` make for the advised sites
+// (at most kMaxSiteWhatIfs, each once, in the advice's order): a prefetch site
+// removed (--drop-prefetch) and its lines resident at no cost
+// (--free-prefetch); a load site's region warmed (--warm-loads).
 constexpr size_t kMaxSiteWhatIfs = 4;
-std::vector<std::string> sites_to_measure(const insight::AdvisorReport& report);
-// Records, for each advice of sites[i], the time of without[i] (the same run
-// with --drop-prefetch sites[i]), when that run ran.
-void record_site_removals(insight::AdvisorReport& report, const std::vector<std::string>& sites,
-                          const std::vector<api::RunResult>& without);
+struct SiteWhatIf {
+    std::string where;
+    enum class Kind { Removed, Resident } kind = Kind::Removed;
+    bool load_site = false;
+    // The run's extra arguments.
+    std::vector<std::string> args() const;
+};
+std::vector<SiteWhatIf> site_what_ifs(const insight::AdvisorReport& report);
+// Records, for each advice of what_ifs[i].where, the time of runs[i] (the same
+// run with what_ifs[i].args()), when that run ran.
+void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<SiteWhatIf>& what_ifs,
+                          const std::vector<api::RunResult>& runs);
 
 // How often each child that is still running says so on stderr, with its
 // arguments and how long it has run ("pfsim: still running after 20.0 s: run

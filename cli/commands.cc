@@ -34,7 +34,7 @@ commands:
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
-      [--drop-prefetch FILE:LINE]...
+      [--drop-prefetch FILE:LINE]... [--free-prefetch FILE:LINE]... [--warm-loads FILE:LINE]...
                     run one kernel, or a case file (an orchestration and its incores
                     from source, docs/cases.md), on the simulated die; --outputs writes
                     a case's outputs as DIR/NAME.npy; --waves dumps the signals of
@@ -42,10 +42,13 @@ commands:
                     --sanitize reports misused prefetches at their source lines on
                     stderr (docs/sanitizer.md) and exits N (default 1) on an error;
                     --advise: per prefetch site, what its lines did and what to
-                    change, with measured re-runs (prefetch off; every core access an
-                    L2 hit: the most any prefetch can gain; each advised site removed)
+                    change, per load site its misses, with measured re-runs (prefetch
+                    off; every core access an L2 hit: the most any prefetch can gain;
+                    each advised site removed, and its lines resident at no cost)
                     (docs/advisor.md); --drop-prefetch: prefetches from that line of
-                    a kernel's source are no-ops; --inject FAULT (repeatable):
+                    a kernel's source are no-ops; --free-prefetch: they make their
+                    region resident at no cost instead; --warm-loads: loads from that
+                    line find their region resident; --inject FAULT (repeatable):
                     prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall,
                     doorbell-lost[:K], core-fault[:CORE], reset-fail[:K]
                     (docs/runtime.md); the summary's `faults` says which channel,

@@ -17,7 +17,7 @@ namespace pfsim {
 int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
     std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
-                                       "--drop-prefetch", "--progress"};
+                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--progress"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
     CommonOptions o = parse_options(args, flags, valued);
@@ -41,6 +41,8 @@ int cmd_run(const std::vector<std::string>& args) {
     request.suppressions = sanitize.suppressions;
     request.advise = has_flag(o, "--advise");
     request.dropped_sites = o.values["--drop-prefetch"];
+    request.free_sites = o.values["--free-prefetch"];
+    request.warm_load_sites = o.values["--warm-loads"];
     // A long run says on stderr that it is still going (every --progress seconds; 0: never).
     const int64_t progress_ms = progress_option_ms(o);
     if (progress_ms > 0) {
@@ -69,17 +71,18 @@ int cmd_run(const std::vector<std::string>& args) {
         std::vector<std::string> ideal = child(false);
         ideal.insert(ideal.end(), {"--set", "l2.demand=ideal"});
         std::vector<std::vector<std::string>> runs = {child(false), ideal};
-        const std::vector<std::string> sites = sites_to_measure(r.advisor);
-        for (const std::string& site : sites) {
+        const std::vector<SiteWhatIf> what_ifs = site_what_ifs(r.advisor);
+        for (const SiteWhatIf& w : what_ifs) {
             runs.push_back(child(request.prefetch));
             for (const std::string& d : request.dropped_sites) runs.back().insert(runs.back().end(), {"--drop-prefetch", d});
-            runs.back().insert(runs.back().end(), {"--drop-prefetch", site});
+            const std::vector<std::string> extra = w.args();
+            runs.back().insert(runs.back().end(), extra.begin(), extra.end());
         }
         const std::vector<ChildRun> children = run_children(runs, 2);
         r.advisor.what_if = measured_what_if(run_result(children[0]), r, run_result(children[1]));
-        std::vector<api::RunResult> without;
-        for (size_t i = 2; i < children.size(); ++i) without.push_back(run_result(children[i]));
-        record_site_removals(r.advisor, sites, without);
+        std::vector<api::RunResult> measured;
+        for (size_t i = 2; i < children.size(); ++i) measured.push_back(run_result(children[i]));
+        record_site_what_ifs(r.advisor, what_ifs, measured);
     }
     if (o.json) {
         std::cout << api::to_json(r, cfg).dump(2) << "\n";

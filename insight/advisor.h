@@ -80,6 +80,10 @@ struct Advice {
     bool measured = false;
     double without_ns = 0;
     double measured_gain_ns(double this_run_ns) const { return this_run_ns - without_ns; }
+    // Measured: the same run with the site's lines resident at no cost -- a
+    // prefetch site's regions at each post, a load site's at each load.
+    bool resident_measured = false;
+    double resident_ns = 0;
 };
 
 // Re-runs made for the report: the same inputs, so the differences are exact.

@@ -138,6 +138,11 @@ std::map<std::string, uint64_t>& dropped_site_counts() {
     return counts;
 }
 
+std::map<std::string, uint64_t>& free_site_counts() {
+    static std::map<std::string, uint64_t> counts;
+    return counts;
+}
+
 namespace {
 std::vector<PrefetchObserver*>& observer_list() {
     static std::vector<PrefetchObserver*> observers;
@@ -183,11 +188,16 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         return AsyncEvent{};
     };
     if (!opt.prefetch_enabled) return drop(DropReason::Disabled);
-    if (!opt.dropped_sites.empty()) {
+    if (!opt.dropped_sites.empty() || !opt.free_sites.empty()) {
         const std::string site = dev.caller_site();
         if (std::find(opt.dropped_sites.begin(), opt.dropped_sites.end(), site) != opt.dropped_sites.end()) {
             ++dropped_site_counts()[site];
             return drop(DropReason::SiteDropped);
+        }
+        if (std::find(opt.free_sites.begin(), opt.free_sites.end(), site) != opt.free_sites.end()) {
+            ++free_site_counts()[site];
+            dev.make_resident(gm, bytes);
+            return AsyncEvent{};
         }
     }
     AsyncSession& s = ctx.session;

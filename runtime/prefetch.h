@@ -32,6 +32,10 @@ struct KernelRuntimeOptions {
     // What-if (pfsim run --drop-prefetch): prefetches posted from these
     // "file:line" sites of the kernels' sources are no-ops.
     std::vector<std::string> dropped_sites;
+    // What-if (pfsim run --free-prefetch): prefetches posted from these sites
+    // make their region resident in L2 at once and at no cost, and return
+    // handle 0 (their wait returns true at once).
+    std::vector<std::string> free_sites;
 };
 KernelRuntimeOptions& kernel_runtime_options();
 
@@ -145,6 +149,8 @@ void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why);
 // How many prefetches each of kernel_runtime_options().dropped_sites removed
 // since the last reset (the host resets it per run).
 std::map<std::string, uint64_t>& dropped_site_counts();
+// The same for kernel_runtime_options().free_sites.
+std::map<std::string, uint64_t>& free_site_counts();
 
 // Forgets which cores posted on which channel group (called by the host per launch).
 void reset_channel_group_owners();

@@ -338,7 +338,33 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     scalar(1);
 }
 
+std::map<std::string, uint64_t>& Core::warmed_load_counts() {
+    static std::map<std::string, uint64_t> counts;
+    return counts;
+}
+
+void Core::make_resident(uint64_t gm, uint64_t bytes) {
+    if (bytes == 0) return;
+    payload_.set_extension(&resident_);
+    struct Clear {
+        tlm::tlm_generic_payload& p;
+        ResidentExtension* e;
+        ~Clear() { p.clear_extension(e); }
+    } clear{payload_, &resident_};
+    transport(cached, false, gm, nullptr, bytes, issue_);
+}
+
 void Core::load(uint64_t gm, uint8_t* local, uint64_t bytes) {
+    if (!warm_load_sites_.empty() && kernel_source_line) {
+        std::vector<void*> frames(32);
+        frames.resize(static_cast<size_t>(backtrace(frames.data(), static_cast<int>(frames.size()))));
+        auto it = load_sites_.find(frames);
+        if (it == load_sites_.end()) it = load_sites_.emplace(frames, kernel_source_line(frames)).first;
+        if (std::find(warm_load_sites_.begin(), warm_load_sites_.end(), it->second) != warm_load_sites_.end()) {
+            ++warmed_load_counts()[it->second];
+            make_resident(gm, bytes);
+        }
+    }
     stats_.load_bytes += bytes;
     transfer(Pipe::Mte2, false, gm, local, bytes, load_bw_);
 }

@@ -22,6 +22,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "model/common/atomic_add.h"
+#include "model/common/what_if.h"
 #include "model/config/config.h"
 #include "model/core/core_observer.h"
 #include "model/core/core_ops.h"
@@ -139,6 +140,12 @@ public:
     void store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicElement element) override;
     void vector(uint64_t bytes) override;
     void vector_special(uint64_t bytes) override;
+    void make_resident(uint64_t gm, uint64_t bytes) override;
+    // What-if: the loads made from these "file:line" sites of the kernels'
+    // sources find their region resident (make_resident) first.
+    void set_warm_load_sites(std::vector<std::string> sites) { warm_load_sites_ = std::move(sites); }
+    // How many loads each warm load site warmed, over every core.
+    static std::map<std::string, uint64_t>& warmed_load_counts();
     void set_vector_mask_mode(bool counter) override;
     void set_vector_mask(uint64_t high, uint64_t low) override;
     void cube(uint64_t macs, CubeOperand operand) override;
@@ -226,6 +233,9 @@ private:
     const uint64_t* alloc_end_ = nullptr;
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
+    std::vector<std::string> warm_load_sites_;
+    std::map<std::vector<void*>, std::string> load_sites_;  // a load's call path -> its kernel source line
+    ResidentExtension resident_;
     bool mask_counter_ = false;                      // the vector mask register
     uint64_t mask_high_ = ~uint64_t{0}, mask_low_ = ~uint64_t{0};
     void check_vector_mask() const;

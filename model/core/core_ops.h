@@ -93,6 +93,9 @@ public:
     // The same for exp, log, sqrt, rsqrt, reciprocal, division: core.vector_special_factor times as long.
     virtual void vector_special(uint64_t bytes) = 0;
     virtual void cube(uint64_t macs, CubeOperand operand) = 0;
+    // What-if (pfsim run --free-prefetch, --warm-loads): [gm, gm + bytes) made
+    // resident in L2 now, at no cost in time (model/common/what_if.h).
+    virtual void make_resident(uint64_t gm, uint64_t bytes) = 0;
     // The vector mask register (CCE's set_mask_norm / set_mask_count /
     // set_vector_mask), normal mode and full at each kernel's start.
     // PTO-ISA's tile instructions expect the normal mode with the full mask

@@ -6,6 +6,7 @@
 
 #include "model/common/payload.h"
 #include "model/common/time.h"
+#include "model/common/what_if.h"
 
 namespace pfsim {
 
@@ -183,6 +184,11 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     const Tick issue = now_plus(delay);
     Tick done = issue;
     uint8_t* buf = p.get_data_ptr();
+    if (p.get_extension<ResidentExtension>()) {
+        install(addr, len, issue);
+        p.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
     AtomicAddExtension* atomic = nullptr;
     p.get_extension(atomic);
     for (uint64_t a = addr; a < addr + len;) {
@@ -218,6 +224,19 @@ unsigned L2Cache::debug_uncached(int, tlm::tlm_generic_payload& p) {
     const uint64_t len = p.get_data_length();
     if (len == 0 || !in_gm(addr, len)) return 0;
     return gm_uncached->transport_dbg(p);
+}
+
+void L2Cache::install(uint64_t addr, uint64_t len, Tick at) {
+    for (uint64_t line = addr / line_bytes_; line <= (addr + len - 1) / line_bytes_; ++line) {
+        const uint64_t set = set_of(line * line_bytes_);
+        const TagResult t = tags_->access(set, line, false, at, Fill::Prefetch);
+        const int64_t slot = take_slot(set, line, t, at, true);
+        if (t.hit) continue;
+        ready_[slot] = at;
+        prefetched_[slot] = 1;
+        ++prefetched_untouched_;
+        if (observer_) observer_->prefetched(line, true, at, at);
+    }
 }
 
 void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -94,6 +94,10 @@ public:
     // .fst). Only before the first access.
     void attach_waves(const std::string& path);
 
+    // What-if (model/common/what_if.h): [addr, addr + len) resident from `at`
+    // on, at no cost.
+    void install(uint64_t addr, uint64_t len, Tick at);
+
     // Fault injection (negative control): flip one byte of the next line a
     // prefetch fills.
     void corrupt_next_prefetch_fill() { corrupt_next_fill_ = true; }

@@ -44,6 +44,8 @@ public:
     // "file:line" of the kernel's source that made the runtime call being
     // served ("" when it cannot be told).
     virtual std::string caller_site() = 0;
+    // What-if: [addr, addr + bytes) resident in L2 now, at no cost.
+    virtual void make_resident(uint64_t addr, uint64_t bytes) = 0;
     // Checker side channel: GM as it is now, at no cost in time or counts.
     virtual void peek(uint64_t addr, void* dst, uint64_t bytes) = 0;
     virtual void report_violation(const std::string& message) = 0;

@@ -60,6 +60,44 @@ def test_each_load_site_counts_its_lines_misses_stall_and_the_prefetch_that_cove
     assert not [x for x in a["advice"] if x["where"] == site("covered load")]
 
 
+def run_json(mode, *extra):
+    p = subprocess.run([pfsim._device.find_binary(), "run", CASE, "--arg", f"mode={mode}", "--json", *SMALL_L2, *extra],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_a_prefetch_sites_lines_resident_at_no_cost_is_measured_and_here_equals_the_ideal():
+    """Mode 1 loads only A, which its one prefetch covers: with that prefetch's
+    region resident at no cost (no post, no wait, every load a hit) the run is
+    the ideal run, to the picosecond."""
+    a = advise(1)
+    [x] = a["advice"]
+    assert x["resident_ns"] == a["what_if"]["ideal_ns"]
+    assert x["resident_ns"] < x["without_ns"] < a["what_if"]["this_run_ns"]
+
+
+def test_a_load_sites_region_warmed_is_measured():
+    a = advise(4)
+    [x] = [x for x in a["advice"] if x["where"] == site("cold load")]
+    assert x["without_ns"] is None  # a load site has nothing to remove
+    assert a["what_if"]["ideal_ns"] <= x["resident_ns"] < a["what_if"]["this_run_ns"]
+
+
+def test_the_what_if_options_warm_a_load_site_or_make_a_prefetch_free():
+    base = run_json(4)
+    warmed = run_json(4, "--warm-loads", site("cold load"))
+    assert (base["l2"]["misses"], warmed["l2"]["misses"]) == (512, 0)  # exactly the cold load's lines
+    assert warmed["l2"]["hits"] == base["l2"]["hits"] + 512 and warmed["kernel_time_ns"] < base["kernel_time_ns"]
+    free = run_json(4, "--free-prefetch", site("warm"))
+    assert free["sdma"]["requests"] == 0 and free["l2"]["misses"] == 512 and free["l2"]["hits"] == 512
+    unused = run_json(4, "--warm-loads", site("warm"))
+    assert f"--warm-loads {site('warm')}: no load was made from that line" in unused["warnings"]
+    p = subprocess.run([pfsim._device.find_binary(), "run", CASE, "--warm-loads", "kernel_advise.cpp"],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "--warm-loads takes FILE:LINE" in p.stderr and p.stdout == ""
+
+
 def test_a_prefetch_waited_at_once_has_lateness_1():
     [s] = advise(1)["sites"]
     assert (s["lines_filled"], s["useful"], s["late"]) == (512, 512, 512)

@@ -59,6 +59,7 @@ public:
         if (it == known.end()) it = known.emplace(frames, kernel_source_line ? kernel_source_line(frames) : "").first;
         return it->second;
     }
+    void make_resident(uint64_t addr, uint64_t bytes) override { current_core().make_resident(addr, bytes); }
     void peek(uint64_t addr, void* dst, uint64_t bytes) override { current_core().peek(addr, dst, bytes); }
     void report_violation(const std::string& message) override { current_core().report_violation(message); }
 };
