@@ -25,6 +25,8 @@ struct DeviceSession::State {
     KernelCompiler compiler;
     std::vector<LoadedCallable> callables;
     std::string running;  // the callable of the run going on, for progress lines
+    // Posts of the last sanitized run whose flags had not landed by its end.
+    std::vector<insight::CarriedPost> carried;
 };
 
 DeviceSession::DeviceSession(const Config& cfg, bool enable_sdma) : state_(std::make_unique<State>(cfg, enable_sdma)) {}
@@ -87,7 +89,11 @@ RunResult DeviceSession::run(DeviceCall& c) {
     if (trace) s.platform.attach_trace(trace.get());
     const PlatformStats before = platform_stats(s.platform);
     std::unique_ptr<insight::Sanitizer> sanitizer;
-    if (c.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(s.platform);
+    if (c.sanitize) {
+        sanitizer = std::make_unique<insight::Sanitizer>(s.platform);
+        sanitizer->carry(s.carried);
+    }
+    s.carried.clear();  // a run the sanitizer does not watch may land those flags unseen
     std::unique_ptr<insight::Advisor> advisor;
     if (c.advise) advisor = std::make_unique<insight::Advisor>(s.platform);
     try {
@@ -109,6 +115,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
         if (sanitizer) {
             result.sanitizer = sanitizer->finish({});
             result.sanitized = true;
+            s.carried = sanitizer->in_flight();
         }
         if (advisor) {
             result.advisor = advisor->finish();

@@ -93,6 +93,8 @@ void Sanitizer::add(Finding f, size_t site_call, size_t other_call) {
     pending_.push_back({std::move(f), site_call, other_call});
 }
 
+void Sanitizer::carry(const std::vector<CarriedPost>& posts) { carried_ = posts; }
+
 void Sanitizer::check_scratch(Core& core, Context& ctx, size_t noticed_by, bool placed) {
     const std::vector<uint8_t>& ub = core.ub();
     if (ub.size() < kScratchBytes) return;
@@ -172,6 +174,34 @@ void Sanitizer::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, ui
         f.notes.push_back("the post costs the core its submission time and the engine a pass over " +
                           std::to_string(lines) + " lines for no gain: drop it, or prefetch a region not yet read");
         add(std::move(f), call);
+        return;
+    }
+    for (uint64_t a = gm / line * line; a < gm + bytes; a += line) unread_[a / line] = posts_.size() - 1;
+}
+
+void Sanitizer::transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) {
+    if (unread_.empty() || bytes == 0) return;
+    const uint64_t line = platform_.soc().l2.line_bytes();
+    if (!write) {
+        for (uint64_t l = gm / line; l <= (gm + bytes - 1) / line; ++l) unread_.erase(l);
+        return;
+    }
+    // Lines the store overwrites whole: it needs none of the bytes the prefetch brought.
+    std::map<size_t, uint64_t> overwritten;  // post -> its lines
+    for (uint64_t l = (gm + line - 1) / line; (l + 1) * line <= gm + bytes; ++l) {
+        auto it = unread_.find(l);
+        if (it == unread_.end()) continue;
+        ++overwritten[it->second];
+        unread_.erase(it);
+    }
+    for (const auto& [post, lines] : overwritten) {
+        const Post& p = posts_[post];
+        Finding f = about(p, "wasted-prefetch", Severity::Warning,
+                          "lines the prefetch brought into L2 were overwritten whole by a core before any core read them");
+        f.other_role = "the store that overwrote them";
+        f.notes.push_back(std::to_string(lines) + " of the region's lines: a store of a whole line needs no refill, so " +
+                          "the prefetch moved data nobody used. Drop it, or prefetch what the kernel reads");
+        add(std::move(f), p.call, record_call(core));
     }
 }
 
@@ -295,6 +325,7 @@ void Sanitizer::cache_flushed(Core& core, uint64_t gm, bool entire) {
 
 void Sanitizer::kernel_returned(Core& core) {
     const uint32_t id = core.core_id();
+    last_return_ = std::max<Tick>(last_return_, core.now_ps());
     const size_t at_return = record_call(core);
     for (auto& [key, ctx] : contexts_) {
         if (std::get<0>(key) != id || std::get<1>(key) != runs_[id]) continue;
@@ -358,6 +389,36 @@ void Sanitizer::analyse_sessions() {
         for (const Post& p : posts_) {
             if (p.workspace != b.workspace || p.group != b.group || p.context == b.context) continue;
             if (calls_.time(p.call) <= at && p.landed > at && (!late || p.id > late->id)) late = &p;
+        }
+        // The last run's post whose flag landed after that run ended, later than this build came after this run began.
+        const CarriedPost* earlier = nullptr;
+        for (const CarriedPost& c : carried_) {
+            if (!late && c.workspace == b.workspace && c.group == b.group && at - std::min(at, start_) < c.late_by &&
+                (!earlier || c.id > earlier->id)) {
+                earlier = &c;
+            }
+        }
+        if (earlier) {
+            Finding f;
+            f.kind = "stale-completion";
+            f.severity = Severity::Error;
+            f.what = "a session was built on a channel group while a flag request the last run on this worker posted "
+                     "on it, landing after that run ended, can still be in flight on the board";
+            f.session = session_text(b.workspace, b.group);
+            f.event = earlier->id;
+            f.region = earlier->gm;
+            f.region_bytes = earlier->bytes;
+            f.other_role = "the earlier run's post in flight";
+            f.notes.push_back("the last run's flag landed " + ns_text(earlier->late_by) +
+                              " after its last kernel returned; this session was built " + ns_text(at - std::min(at, start_)) +
+                              " after this run began. The host starts a worker's next run as soon as the graph is done "
+                              "(pfsim lets the engine drain first), so on the board the build can zero the post-done "
+                              "record before that flag writes post id " + std::to_string(earlier->id) +
+                              " into it: a wait of this session on any post up to that id can return before its "
+                              "prefetch is done. Wait for the warm's event before the run ends, or register it for "
+                              "deferred completion");
+            pending_.push_back({std::move(f), b.call, kNoCall, &earlier->site});
+            continue;
         }
         if (!late) continue;
         Finding f = about(*late, "stale-completion", Severity::Error,
@@ -428,6 +489,11 @@ SanitizerReport Sanitizer::finish(const std::vector<Suppression>& suppressions) 
 
     const std::vector<Site> sites = calls_.resolve(start_);
     auto site = [&](size_t call) { return call == kNoCall ? Site{} : sites[call]; };
+    for (const Post& p : posts_) {
+        if (p.landed != kNever && p.landed > last_return_) {
+            in_flight_.push_back({p.workspace, p.id, p.gm, p.bytes, p.group, site(p.call), p.landed - last_return_});
+        }
+    }
     std::stable_sort(pending_.begin(), pending_.end(),
                      [&](const Pending& a, const Pending& b) { return calls_.time(a.site) < calls_.time(b.site); });
     // Findings of one kind at one site pair, for one reason, fold into one.
@@ -435,7 +501,7 @@ SanitizerReport Sanitizer::finish(const std::vector<Suppression>& suppressions) 
     for (Pending& p : pending_) {
         Finding f = std::move(p.finding);
         f.site = site(p.site);
-        f.other = site(p.other);
+        f.other = p.other_site ? *p.other_site : site(p.other);
         bool suppressed = false;
         for (const Suppression& s : suppressions) {
             suppressed |= (s.kind == "*" || s.kind == f.kind) && std::regex_match(f.site.where, s.site);

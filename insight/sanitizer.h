@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -71,9 +72,26 @@ struct SanitizerReport {
     static SanitizerReport from_json(const nlohmann::json& j);
 };
 
+// A post whose flag request landed only after the last kernel of its run had
+// returned: the host, which starts a persistent worker's next run as soon as
+// the graph is done, may begin that run while the flag is still in flight
+// (pfsim itself lets the engine drain first). The next run carries it
+// (Sanitizer::carry), so a session it builds on that group soon enough is
+// reported as a stale completion.
+struct CarriedPost {
+    uint64_t workspace = 0, id = 0, gm = 0, bytes = 0;
+    uint32_t group = 0;
+    Site site;           // as resolved in its own run
+    Tick late_by = 0;    // from its run's last kernel return to the flag landing
+};
+
 class Sanitizer : public rt::PrefetchObserver, public CoreObserver {
 public:
     explicit Sanitizer(SimPlatform& platform);
+    // Before the run: posts of earlier runs still in flight (in_flight() of the last one).
+    void carry(const std::vector<CarriedPost>& posts);
+    // After finish(): this run's posts whose flags landed after its last kernel returned.
+    const std::vector<CarriedPost>& in_flight() const { return in_flight_; }
     ~Sanitizer() override;
     Sanitizer(const Sanitizer&) = delete;
     Sanitizer& operator=(const Sanitizer&) = delete;
@@ -94,6 +112,7 @@ public:
     void scalar_stored(Core& core, uint64_t gm, uint64_t bytes) override;
     void cache_flushed(Core& core, uint64_t gm, bool entire) override;
     void kernel_returned(Core& core) override;
+    void transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) override;
 
 private:
     // A context lives on a kernel's stack: the same address on another core or
@@ -165,10 +184,15 @@ private:
     std::map<uint32_t, Placement> scratch_tile_;     // core id -> the last UB tile placed over [0, 256)
     std::map<uint32_t, std::map<uint64_t, DirtyLine>> dirty_;  // core id -> dcache line -> its stores
     std::map<uint64_t, std::vector<LineFlush>> flushed_lines_;  // dcache line -> every flush of stores to it
+    std::unordered_map<uint64_t, size_t> unread_;  // L2 line a post filled that no core has read yet -> the post
     struct Pending {
         Finding finding;
         size_t site = kNoCall, other = kNoCall;
+        const Site* other_site = nullptr;  // instead of `other`: a carried post's
     };
+    std::vector<CarriedPost> carried_;  // the last run's posts whose flags landed after it ended
+    Tick last_return_ = 0;              // the latest kernel return of this run
+    std::vector<CarriedPost> in_flight_;
     std::vector<Pending> pending_;
     bool finished_ = false;
 };

@@ -92,6 +92,23 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             TLOAD(row, Part(src));
             break;
         }
+        case 10: {  // wasted: a prefetched region overwritten whole before any read; the twin reads it first
+            PrefetchAsyncContext ctx(workspace);
+            Row row;
+            TASSIGN(row, 0x100);
+            comm::AsyncEvent evt = TPREFETCH_ASYNC(Part(dst), ctx);  // site: written-first
+            evt.Wait(ctx.session);
+            if (fixed) TLOAD(row, Part(dst));
+            pipe_barrier(PIPE_ALL);
+            TSTORE(Part(dst), row);  // site: written-store
+            break;
+        }
+        case 11: {  // a 1 MiB warm left in flight when the kernel ends (the next run's session is stale); the twin waits
+            PrefetchAsyncContext ctx(workspace);
+            comm::AsyncEvent warm = TPREFETCH_ASYNC(Whole(src), ctx);  // site: carried-warm
+            if (fixed) warm.Wait(ctx.session);
+            break;
+        }
         case 8: {  // a raw __gm__ store never flushed
             dst[0] = 1.0f;  // site: unflushed
             if (fixed) dcci(dst, SINGLE_CACHE_LINE);
