@@ -1,15 +1,17 @@
 #!/bin/bash
 # Usage: bench/insight_cost.sh [RUNS] [PFSIM]
-# Wall time of `pfsim run` with and without --sanitize (and --advise, once it
-# exists in the binary) on a few kernels and cases, warm compile cache: the
-# median of RUNS runs each, and the ratio to the plain run, measured in one
-# invocation. The target the issue sets: at most 2x.
+# Wall time of `pfsim run` with and without --sanitize and --advise (without
+# its what-if re-runs: --no-what-if) on a few kernels and cases, warm compile
+# cache: the median of RUNS runs each, and the ratio to the plain run, measured
+# in one invocation. The target the issue sets: at most 2x.
 set -u
 runs=${1:-3}
 pfsim=${2:-bazel-bin/cli/pfsim}
 targets=(gemv_stream gather_rows kernels/cases/weight_warm/case.toml kernels/cases/attention_step/case.toml)
 modes=("" "--sanitize --error-exitcode 0")
-if "$pfsim" help 2>/dev/null | grep -q -- "--advise"; then modes+=("--advise" "--sanitize --error-exitcode 0 --advise"); fi
+if "$pfsim" help 2>/dev/null | grep -q -- "--advise"; then
+    modes+=("--advise --no-what-if" "--sanitize --error-exitcode 0 --advise --no-what-if")
+fi
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf "%-40s %-34s %9s %7s\n" target mode "median s" ratio
 for t in "${targets[@]}"; do
