@@ -237,11 +237,23 @@ void weigh_by_critical_path(AdvisorReport& report, const std::vector<TaskSpan>& 
 
 namespace {
 
-// The site's core and task (without its block), each once.
-void add_core_and_task(std::vector<std::string>& cores, std::vector<std::string>& tasks, const Site& s) {
-    if (std::find(cores.begin(), cores.end(), s.core) == cores.end()) cores.push_back(s.core);
+// The entry of `list` for the call site s (one per "file:line"; `index` finds
+// it), made when new, with s's core and task (without its block) added once.
+template <typename SiteStats>
+SiteStats& stats_of_site(std::vector<SiteStats>& list, std::map<std::string, size_t>& index, const Site& s) {
+    auto it = index.find(s.where.empty() ? "?" : s.where);
+    if (it == index.end()) {
+        it = index.emplace(s.where.empty() ? "?" : s.where, list.size()).first;
+        list.push_back({});
+        list.back().where = s.where;
+    }
+    SiteStats& st = list[it->second];
+    if (std::find(st.cores.begin(), st.cores.end(), s.core) == st.cores.end()) st.cores.push_back(s.core);
     const std::string task = s.task.substr(0, s.task.find(" block"));
-    if (s.task.rfind("task ", 0) == 0 && std::find(tasks.begin(), tasks.end(), task) == tasks.end()) tasks.push_back(task);
+    if (s.task.rfind("task ", 0) == 0 && std::find(st.tasks.begin(), st.tasks.end(), task) == st.tasks.end()) {
+        st.tasks.push_back(task);
+    }
+    return st;
 }
 
 }  // namespace
@@ -256,16 +268,8 @@ AdvisorReport Advisor::finish() {
     std::map<std::string, size_t> by_where;
     for (const Post& p : posts_) {
         const Site& s = sites[p.call];
-        const std::string key = s.where.empty() ? "?" : s.where;
-        auto it = by_where.find(key);
-        if (it == by_where.end()) {
-            it = by_where.emplace(key, r.sites.size()).first;
-            r.sites.push_back({});
-            r.sites.back().where = s.where;
-            r.sites.back().first_post_ns = s.time_ns;
-        }
-        PrefetchSiteStats& st = r.sites[it->second];
-        add_core_and_task(st.cores, st.tasks, s);
+        PrefetchSiteStats& st = stats_of_site(r.sites, by_where, s);
+        if (st.posts == 0) st.first_post_ns = s.time_ns;
         ++st.posts;
         st.bytes += p.bytes;
         st.lines_requested += p.last_line - p.first_line + 1;
@@ -282,16 +286,7 @@ AdvisorReport Advisor::finish() {
     }
     std::map<std::string, size_t> loads_by_where;
     for (const Load& l : loads_) {
-        const Site& s = sites[l.call];
-        const std::string key = s.where.empty() ? "?" : s.where;
-        auto it = loads_by_where.find(key);
-        if (it == loads_by_where.end()) {
-            it = loads_by_where.emplace(key, r.load_sites.size()).first;
-            r.load_sites.push_back({});
-            r.load_sites.back().where = s.where;
-        }
-        LoadSiteStats& st = r.load_sites[it->second];
-        add_core_and_task(st.cores, st.tasks, s);
+        LoadSiteStats& st = stats_of_site(r.load_sites, loads_by_where, sites[l.call]);
         ++st.loads;
         st.bytes += l.bytes;
         st.lines += l.lines;

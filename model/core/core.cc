@@ -343,14 +343,25 @@ std::map<std::string, uint64_t>& Core::warmed_load_counts() {
     return counts;
 }
 
+namespace {
+// `e` on the payload for one call, cleared on the way out (an exception too).
+template <typename Extension>
+class ScopedExtension {
+public:
+    ScopedExtension(tlm::tlm_generic_payload& p, Extension* e) : p_(p), e_(e) { p_.set_extension(e_); }
+    ~ScopedExtension() { p_.clear_extension(e_); }
+    ScopedExtension(const ScopedExtension&) = delete;
+    ScopedExtension& operator=(const ScopedExtension&) = delete;
+
+private:
+    tlm::tlm_generic_payload& p_;
+    Extension* e_;
+};
+}  // namespace
+
 void Core::make_resident(uint64_t gm, uint64_t bytes) {
     if (bytes == 0) return;
-    payload_.set_extension(&resident_);
-    struct Clear {
-        tlm::tlm_generic_payload& p;
-        ResidentExtension* e;
-        ~Clear() { p.clear_extension(e); }
-    } clear{payload_, &resident_};
+    const ScopedExtension<ResidentExtension> resident(payload_, &resident_);
     transport(cached, false, gm, nullptr, bytes, issue_);
 }
 
@@ -381,12 +392,7 @@ void Core::store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicEl
                           std::to_string(size) + "-byte elements");
     }
     atomic_add_.element = element;
-    payload_.set_extension(&atomic_add_);
-    struct Clear {
-        tlm::tlm_generic_payload& p;
-        AtomicAddExtension* e;
-        ~Clear() { p.clear_extension(e); }
-    } clear{payload_, &atomic_add_};
+    const ScopedExtension<AtomicAddExtension> atomic(payload_, &atomic_add_);
     store(gm, local, bytes);
 }
 
