@@ -42,9 +42,6 @@ struct FaultPlan {
     bool core_fault = false;
     std::string core_fault_core;  // empty: the first kernel to start anywhere
     uint32_t failing_resets = 0;
-    bool any() const {
-        return prefetch_corrupt || skip_wait || sdma.error_at_request || sdma.stall || sdma.lose_doorbell || core_fault;
-    }
 };
 
 // Throws BadInput naming the fault at fault (unknown, a bad ordinal, repeated).

@@ -151,11 +151,17 @@ RunResult run(const Config& cfg, const RunRequest& request) {
                                           request.warmup, faults.skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
     wo.kernel.free_sites = request.free_sites;
-    const std::pair<const char*, const std::vector<std::string>*> site_options[] = {
-        {"--drop-prefetch", &request.dropped_sites},
-        {"--free-prefetch", &request.free_sites},
-        {"--warm-loads", &request.warm_load_sites}};
-    for (const auto& [option, sites] : site_options) {
+    // The what-if site options, each with what counts its sites' uses and what an unused one lacked.
+    const struct {
+        const char* option;
+        const std::vector<std::string>* sites;
+        std::map<std::string, uint64_t>* uses;
+        const char* unused;
+    } site_options[] = {{"--drop-prefetch", &request.dropped_sites, &rt::dropped_site_counts(), "no prefetch was posted"},
+                        {"--free-prefetch", &request.free_sites, &rt::free_site_counts(), "no prefetch was posted"},
+                        {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"}};
+    for (const auto& [option, sites, uses, unused] : site_options) {
+        uses->clear();
         for (const std::string& site : *sites) {
             const size_t colon = site.rfind(':');
             if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
@@ -165,9 +171,6 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             }
         }
     }
-    rt::dropped_site_counts().clear();
-    rt::free_site_counts().clear();
-    Core::warmed_load_counts().clear();
     auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
         result.reference_equal &= same;
         OutputResult out;
@@ -260,19 +263,9 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             platform.attach_trace(nullptr);
             trace->close();
         }
-        for (const std::string& site : request.dropped_sites) {
-            if (!rt::dropped_site_counts().count(site)) {
-                result.warnings.push_back("--drop-prefetch " + site + ": no prefetch was posted from that line");
-            }
-        }
-        for (const std::string& site : request.free_sites) {
-            if (!rt::free_site_counts().count(site)) {
-                result.warnings.push_back("--free-prefetch " + site + ": no prefetch was posted from that line");
-            }
-        }
-        for (const std::string& site : request.warm_load_sites) {
-            if (!Core::warmed_load_counts().count(site)) {
-                result.warnings.push_back("--warm-loads " + site + ": no load was made from that line");
+        for (const auto& [option, sites, uses, unused] : site_options) {
+            for (const std::string& site : *sites) {
+                if (!uses->count(site)) result.warnings.push_back(std::string(option) + " " + site + ": " + unused + " from that line");
             }
         }
     } catch (const rt::RuntimeError& e) {

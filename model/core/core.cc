@@ -338,6 +338,15 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     scalar(1);
 }
 
+std::string calling_kernel_line() {
+    std::vector<void*> frames(32);
+    frames.resize(static_cast<size_t>(backtrace(frames.data(), static_cast<int>(frames.size()))));
+    static std::map<std::vector<void*>, std::string> known;
+    auto it = known.find(frames);
+    if (it == known.end()) it = known.emplace(frames, kernel_source_line ? kernel_source_line(frames) : "").first;
+    return it->second;
+}
+
 std::map<std::string, uint64_t>& Core::warmed_load_counts() {
     static std::map<std::string, uint64_t> counts;
     return counts;
@@ -366,13 +375,10 @@ void Core::make_resident(uint64_t gm, uint64_t bytes) {
 }
 
 void Core::load(uint64_t gm, uint8_t* local, uint64_t bytes) {
-    if (!warm_load_sites_.empty() && kernel_source_line) {
-        std::vector<void*> frames(32);
-        frames.resize(static_cast<size_t>(backtrace(frames.data(), static_cast<int>(frames.size()))));
-        auto it = load_sites_.find(frames);
-        if (it == load_sites_.end()) it = load_sites_.emplace(frames, kernel_source_line(frames)).first;
-        if (std::find(warm_load_sites_.begin(), warm_load_sites_.end(), it->second) != warm_load_sites_.end()) {
-            ++warmed_load_counts()[it->second];
+    if (!warm_load_sites_.empty()) {
+        const std::string site = calling_kernel_line();
+        if (std::find(warm_load_sites_.begin(), warm_load_sites_.end(), site) != warm_load_sites_.end()) {
+            ++warmed_load_counts()[site];
             make_resident(gm, bytes);
         }
     }

@@ -64,6 +64,10 @@ struct CoreRun {
     std::vector<std::string> violations;  // what protocol checkers reported
 };
 
+// "file:line" of the innermost frame of the calling stack in a kernel's own
+// source ("" when none is known): one symbolizer run per distinct call path.
+std::string calling_kernel_line();
+
 class Core : public sc_core::sc_module, public CoreOps {
 public:
     tlm_utils::simple_initiator_socket<Core> cached;
@@ -234,7 +238,6 @@ private:
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
     std::vector<std::string> warm_load_sites_;
-    std::map<std::vector<void*>, std::string> load_sites_;  // a load's call path -> its kernel source line
     ResidentExtension resident_;
     bool mask_counter_ = false;                      // the vector mask register
     uint64_t mask_high_ = ~uint64_t{0}, mask_low_ = ~uint64_t{0};

@@ -51,14 +51,7 @@ public:
         current_core().note_prefetch_wait(since_ps, flow, done, polls);
     }
     void warn(const std::string& message) override { current_core().warn(message); }
-    std::string caller_site() override {
-        std::vector<void*> frames(16);
-        frames.resize(static_cast<size_t>(backtrace(frames.data(), static_cast<int>(frames.size()))));
-        static std::map<std::vector<void*>, std::string> known;  // one symbolizer run per call path
-        auto it = known.find(frames);
-        if (it == known.end()) it = known.emplace(frames, kernel_source_line ? kernel_source_line(frames) : "").first;
-        return it->second;
-    }
+    std::string caller_site() override { return calling_kernel_line(); }
     void make_resident(uint64_t addr, uint64_t bytes) override { current_core().make_resident(addr, bytes); }
     void peek(uint64_t addr, void* dst, uint64_t bytes) override { current_core().peek(addr, dst, bytes); }
     void report_violation(const std::string& message) override { current_core().report_violation(message); }
