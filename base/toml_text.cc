@@ -31,6 +31,9 @@ std::string toml_text_problem(const std::string& s) {
                 } else if (basic && s[i] == '\\') {
                     size_t j = i + 1;
                     while (j < n && (s[j] == ' ' || s[j] == '\t')) ++j;
+                    if (multi && j < n && non_ascii(s[j])) {
+                        return problem("a non-ASCII character after a backslash in a multi-line string");
+                    }
                     if (multi && j < n && (s[j] == '\n' || s[j] == '\r')) {  // a line-ending backslash
                         while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\n' || s[j] == '\r')) {
                             if (s[j] == '\n') ++line;

@@ -10,9 +10,10 @@
 namespace pfsim {
 
 // "" when the text may be parsed; otherwise "LINE: what", LINE counting from
-// 1: the first non-ASCII byte outside a string or comment, or right after a
-// multi-line string's line-ending backslash (where toml++ also tests for
-// whitespace).
+// 1: the first non-ASCII byte outside a string or comment, or in a multi-line
+// basic string right after a backslash (spaces and tabs between) or after a
+// line-ending backslash's line break: places where toml++ also tests for
+// whitespace.
 std::string toml_text_problem(const std::string& text);
 
 }  // namespace pfsim

@@ -163,6 +163,49 @@ TEST(Config, NonAsciiOutsideStringsIsRefusedWithItsLine) {
     EXPECT_NE(e.find("sdma.frontend"), std::string::npos) << e;
 }
 
+// After a backslash in a multi-line basic string, with or without spaces
+// between, toml++ tests the next character for whitespace too (fuzz
+// regression fuzz/regressions/case_fuzz/backslash-nonascii.toml).
+TEST(Config, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
+    Config cfg = Config::from_preset();
+    for (const char* text : {"[sdma]\nfrontend = \"\"\"\\\xef\xad\x90\"\"\"\n",
+                             "[sdma]\nfrontend = \"\"\"\\ \xef\xad\x90\"\"\"\n"}) {
+        const std::string path = write_temp("escape.toml", text);
+        EXPECT_NE(error_of([&] { cfg.load_file(path); })
+                      .find(path + ":2: a non-ASCII character after a backslash in a multi-line string"),
+                  std::string::npos)
+            << error_of([&] { cfg.load_file(path); });
+    }
+    // Negative control: after an escaped backslash the same character is text.
+    const std::string fine = write_temp("fine.toml", "[sdma]\nfrontend = \"\"\"\\\\\xef\xad\x90\"\"\"\n");
+    EXPECT_EQ(error_of([&] { cfg.load_file(fine); }).find("non-ASCII"), std::string::npos);
+}
+
+// The characters toml++ 3.3.0 mis-tests for whitespace (U+FB26..U+FEFE, the
+// last range of its table) and three it tests rightly, inserted at every
+// offset of a document with every string form, alone and after "\" and "\ ":
+// whatever the check lets through must parse or be refused without undefined
+// behaviour. Meaningful under --config=sanitize (CI), where UBSan aborts.
+TEST(Config, EveryInsertedNonAsciiCharacterIsRefusedOrParsedSafely) {
+    const std::string doc =
+        "# c\n[sdma]\nfrontend = \"\"\"x\\\n  y\"\"\"\nb = \"\"\"\\\\ q \\t\"\"\"\n"
+        "c = '''lit\\'''\n\"k y\" = 'v'\n[t.\"q\"]\nd = [ \"s\", 1 ] # c\n";
+    int refused = 0, read = 0;
+    for (size_t at = 0; at <= doc.size(); ++at) {
+        for (const char* c : {"\xef\xad\x90", "\xef\xbb\xbe", "\xc2\xa0", "\xe3\x80\x80"}) {
+            for (const char* before : {"", "\\", "\\ "}) {
+                std::string text = doc;
+                text.insert(at, std::string(before) + c);
+                Config cfg = Config::from_preset();
+                const std::string e = error_of([&] { cfg.load_toml(text, "inserted.toml"); });
+                (e.find("non-ASCII") != std::string::npos ? refused : read) += 1;
+            }
+        }
+    }
+    EXPECT_GT(refused, 0);
+    EXPECT_GT(read, 0);
+}
+
 TEST(Config, ImpossibleValuesNameTheKey) {
     const std::pair<std::string, std::string> cases[] = {
         {"l2.ways=16", "l2.ways"},                // 393216 / 16 sets: not a power of two
