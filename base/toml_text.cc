@@ -1,5 +1,6 @@
 #include "base/toml_text.h"
 
+#include <algorithm>
 #include <cstddef>
 
 namespace pfsim {
@@ -14,6 +15,15 @@ std::string toml_text_problem(const std::string& s) {
     size_t line = 1;
     auto problem = [&](const char* what) { return std::to_string(line) + ": " + what; };
     const size_t n = s.size();
+    for (size_t i = 0; i + 2 < n; ++i) {  // U+F000..U+FFFF, wherever they stand
+        if (static_cast<unsigned char>(s[i]) != 0xEF) continue;
+        const unsigned cp = 0xF000u | ((static_cast<unsigned char>(s[i + 1]) & 0x3Fu) << 6) |
+                            (static_cast<unsigned char>(s[i + 2]) & 0x3Fu);
+        if (cp >= 0xFB26u && cp <= 0xFEFEu) {
+            line = 1 + static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<long>(i), '\n'));
+            return problem("a character in U+FB26..U+FEFE (toml++ 3.3.0 cannot read them safely anywhere)");
+        }
+    }
     for (size_t i = 0; i < n; ++i) {
         const char c = s[i];
         if (c == '\n') {

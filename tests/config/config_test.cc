@@ -168,8 +168,8 @@ TEST(Config, NonAsciiOutsideStringsIsRefusedWithItsLine) {
 // regression fuzz/regressions/case_fuzz/backslash-nonascii.toml).
 TEST(Config, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
     Config cfg = Config::from_preset();
-    for (const char* text : {"[sdma]\nfrontend = \"\"\"\\\xef\xad\x90\"\"\"\n",
-                             "[sdma]\nfrontend = \"\"\"\\ \xef\xad\x90\"\"\"\n"}) {
+    for (const char* text : {"[sdma]\nfrontend = \"\"\"\\\xe3\x80\x80\"\"\"\n",
+                             "[sdma]\nfrontend = \"\"\"\\ \xe3\x80\x80\"\"\"\n"}) {
         const std::string path = write_temp("escape.toml", text);
         EXPECT_NE(error_of([&] { cfg.load_file(path); })
                       .find(path + ":2: a non-ASCII character after a backslash in a multi-line string"),
