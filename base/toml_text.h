@@ -10,7 +10,8 @@
 namespace pfsim {
 
 // "" when the text may be parsed; otherwise "LINE: what", LINE counting from
-// 1: the first non-ASCII byte outside a string or comment, or in a multi-line
+// 1: the first character in U+FB26..U+FEFE anywhere (the range toml++'s
+// whitespace test mishandles), else the first non-ASCII byte outside a string or comment, or in a multi-line
 // basic string right after a backslash (spaces and tabs between) or after a
 // line-ending backslash's line break: places where toml++ also tests for
 // whitespace.
