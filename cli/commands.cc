@@ -6,6 +6,7 @@
 
 #include "api/run.h"
 #include "api/summary.h"
+#include "cli/exit_status.h"
 #include "cli/options.h"
 #include "model/config/config.h"
 #include "replay/trace.h"
@@ -100,7 +101,7 @@ options shared by every command:
   --set KEY=VALUE   override one parameter, e.g. --set l2.size=96MiB (repeatable)
   --json            machine-readable output
 
-exit status: 0 success, 1 a check failed, 2 bad input
+exit status: 0 success, 1 a check failed, 2 bad input, 3 an internal error of pfsim
 )";
 
 }  // namespace
@@ -149,7 +150,7 @@ int run_cli(const std::vector<std::string>& args) {
         return args.empty() ? 2 : 0;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
-    try {
+    return run_guarded([&] {
         if (args[0] == "config") return cmd_config(rest);
         if (args[0] == "stats") return cmd_stats(rest);
         if (args[0] == "replay") return cmd_replay(rest);
@@ -166,20 +167,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "python-path") return cmd_python_path(rest);
         if (args[0] == "batch-task") return cmd_batch_task(rest);
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
-    } catch (const UsageError& e) {
-        std::cerr << "pfsim: " << e.what() << "\n";
-    } catch (const api::BadInput& e) {
-        std::cerr << "pfsim: " << e.what() << "\n";
-    } catch (const ConfigError& e) {
-        std::cerr << "pfsim: configuration error: " << e.what() << "\n";
-    } catch (const TraceError& e) {
-        std::cerr << "pfsim: trace error: " << e.what() << "\n";
-    } catch (const std::runtime_error& e) {
-        // What the environment refused (an unwritable compile cache, a file
-        // system error): named, never an uncaught exception.
-        std::cerr << "pfsim: error: " << e.what() << "\n";
-    }
-    return 2;
+    }, std::cerr);
 }
 
 }  // namespace pfsim

@@ -1,5 +1,6 @@
 // pfsim: the command-line front end. Exit status: 0 success, 1 a check failed
-// (e.g. --verify found a mismatch), 2 bad input (usage, configuration, trace).
+// (e.g. --verify found a mismatch), 2 bad input (usage, configuration, trace),
+// 3 an internal error (cli/exit_status.h).
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
