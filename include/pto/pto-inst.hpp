@@ -9,6 +9,7 @@
 // call and occupy their pipe for the time the instruction takes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -161,6 +162,8 @@ public:
     static constexpr TileType type = Type;
     static constexpr int rows = Rows, cols = Cols;
     static constexpr BLayout blayout = BL;
+    static constexpr SLayout slayout = SL;
+    static constexpr int fractal_bytes = SFractalSize;
     static constexpr PadValue pad = Pad;
     static constexpr uint64_t kBytes = uint64_t{Rows} * Cols * sizeof(T);
     static_assert(RowValid == DYNAMIC || (RowValid >= 0 && RowValid <= Rows), "valid rows exceed the tile");
@@ -241,10 +244,6 @@ void TASSIGN(TileT& tile, uint64_t offset) {
 }
 
 namespace detail {
-// GM <-> tile. A vector tile (one row or one column) moves its valid elements
-// from the innermost dimension; any other tile moves its valid rows, row r
-// from global (i0..i3) = r unravelled over dimensions 0..3, each row the valid
-// columns of dimension 4. Rows that lie back to back move as one transfer.
 // The element an atomic-add store of T adds (a2a3: f32, f16, bf16, s32, s16, s8).
 template <typename T>
 constexpr pfsim::AtomicElement atomic_element() {
@@ -258,6 +257,85 @@ constexpr pfsim::AtomicElement atomic_element() {
     if constexpr (std::is_same_v<T, int16_t>) return pfsim::AtomicElement::S16;
     return pfsim::AtomicElement::S8;
 }
+
+// One instruction's GM transfers. move: bytes back to back in the tile and in
+// GM. staged: `n` tile elements back to back in GM but not in the tile
+// (element(i) is the i-th), gathered into a staging run for a store,
+// scattered from it after a load.
+template <bool kStore, typename T, AtomicType kAtomic, typename GlobalElement>
+class Mover {
+public:
+    void move(uint64_t gm, uint8_t* at, uint64_t bytes) {
+        if constexpr (kAtomic == AtomicType::AtomicAdd) {
+            core_.store_add(gm, at, bytes, atomic_element<GlobalElement>());
+        } else if (kStore) {
+            core_.store(gm, at, bytes);
+        } else {
+            core_.load(gm, at, bytes);
+        }
+    }
+    template <typename Element>
+    void staged(uint64_t gm, int64_t n, Element element) {
+        staging_.resize(static_cast<uint64_t>(n) * sizeof(T));
+        for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging_.data() + i * sizeof(T), &element(i), sizeof(T));
+        move(gm, staging_.data(), staging_.size());
+        for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), staging_.data() + i * sizeof(T), sizeof(T));
+    }
+
+private:
+    pfsim::CoreOps& core_ = pfsim::current_core();
+    std::vector<uint8_t> staging_;
+};
+
+// An NZ global tensor: shape (S0, S1, S2, 16, C0) holds a matrix of S2 x 16
+// rows and S0 x S1 x C0 columns in 16 x C0 fractals (C0: 32 bytes), a
+// column of fractals after another. Element (r, c) is at index
+// (cb / S1, cb % S1, r / 16, r % 16, c % C0) with cb = c / C0. A vector or
+// L1 tile it moves to or from is NZ too (BLayout::ColMajor, SLayout::RowMajor);
+// an L0C tile stores to it through the fixpipe's layout conversion. Each
+// column of fractals moves as one run when its rows lie back to back, else
+// row by row; only valid elements move.
+template <bool kStore, typename TileT, typename GlobalT, AtomicType kAtomic>
+void move_nz(const char* instruction, TileT& tile, const GlobalT& global) {
+    using T = typename TileT::DType;
+    static_assert(TileT::type == TileType::Acc || (TileT::blayout == BLayout::ColMajor && TileT::slayout == SLayout::RowMajor),
+                  "TLOAD/TSTORE: an NZ global tensor moves to or from an NZ tile (BLayout::ColMajor, SLayout::RowMajor)");
+    static_assert(TileT::type != TileType::Acc || kStore, "TLOAD: L0C (TileAcc) is not loaded from GM");
+    const int64_t fractal_rows = global.GetShape(3), c0 = global.GetShape(4);
+    if (global.GetStride(4) != 1) fail(instruction, "an NZ global tensor's last dimension is not contiguous");
+    if (fractal_rows != 16 || c0 * static_cast<int64_t>(sizeof(T)) != 32) {
+        fail(instruction, "an NZ global tensor's last two dimensions are one fractal: 16 rows of 32 bytes");
+    }
+    const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
+    const int64_t column_blocks = global.GetShape(0) * global.GetShape(1);
+    if (vr > global.GetShape(2) * fractal_rows || vc > column_blocks * c0) {
+        fail(instruction, "the tile is larger than the NZ global tensor");
+    }
+    Mover<kStore, T, kAtomic, typename GlobalT::DType> mover;
+    const bool rows_back_to_back = global.GetStride(3) == c0 && global.GetStride(2) == fractal_rows * c0;
+    for (int64_t cb = 0; cb * c0 < vc; ++cb) {
+        const int64_t first = cb * c0, n = std::min(c0, vc - first);
+        auto address = [&](int64_t r, int64_t elements) {
+            const int64_t index[4] = {cb / global.GetShape(1), cb % global.GetShape(1), r / fractal_rows, r % fractal_rows};
+            return global.gm_address(instruction, index, static_cast<uint64_t>(elements) * sizeof(T));
+        };
+        if (rows_back_to_back && n == c0) {
+            mover.staged(address(0, vr * c0), vr * c0, [&](int64_t i) -> T& {
+                return tile.at(static_cast<int>(i / c0), static_cast<int>(first + i % c0));
+            });
+            continue;
+        }
+        for (int64_t r = 0; r < vr; ++r) {
+            mover.staged(address(r, n), n, [&](int64_t i) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(first + i)); });
+        }
+    }
+}
+
+// GM <-> tile. A vector tile (one row or one column) moves its valid elements
+// from the innermost dimension; any other tile moves its valid rows, row r
+// from global (i0..i3) = r unravelled over dimensions 0..3, each row the valid
+// columns of dimension 4. Rows that lie back to back move as one transfer.
+// A DN tensor moves column by column, an NZ one by move_nz.
 template <bool kStore, typename TileT, typename GlobalT, AtomicType kAtomic = AtomicType::AtomicNone>
 void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     using T = typename TileT::DType;
@@ -265,6 +343,11 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     constexpr bool kVector = TileT::rows == 1 || TileT::cols == 1;
     constexpr bool kColMajor = !kVector && TileT::blayout == BLayout::ColMajor;
     constexpr bool kDn = GlobalT::layout == Layout::DN;
+    auto& core = pfsim::current_core();
+    if constexpr (GlobalT::layout == Layout::NZ) {
+        move_nz<kStore, TileT, GlobalT, kAtomic>(instruction, tile, global);
+        return;
+    }
     if (!kDn && global.GetStride(4) != 1) fail(instruction, "the global tensor's last dimension is not contiguous");
     const int64_t rows = kVector ? 1 : tile.GetValidRow();
     const int64_t cols = kVector ? int64_t{tile.GetValidRow()} * tile.GetValidCol() : tile.GetValidCol();
@@ -272,29 +355,10 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     for (int k = 0; k < 4; ++k) outer *= global.GetShape(k);
     if (!kDn && cols > global.GetShape(4)) fail(instruction, "the tile's rows are longer than the global tensor's last dimension");
     if (!kDn && rows > outer) fail(instruction, "the tile has more rows than the global tensor");
-    auto& core = pfsim::current_core();
     auto* local = reinterpret_cast<uint8_t*>(tile.data());
     const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
     const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
-    auto move = [&](uint64_t gm, uint8_t* at, uint64_t bytes) {
-        if constexpr (kAtomic == AtomicType::AtomicAdd) {
-            core.store_add(gm, at, bytes, atomic_element<typename GlobalT::DType>());
-        } else if (kStore) {
-            core.store(gm, at, bytes);
-        } else {
-            core.load(gm, at, bytes);
-        }
-    };
-    // A run of `n` tile elements that are not adjacent in the tile
-    // (element(i) is the i-th): gathered into a staging run for a store,
-    // scattered from it after a load.
-    std::vector<uint8_t> staging;
-    auto staged = [&](uint64_t gm, int64_t n, auto element) {
-        staging.resize(static_cast<uint64_t>(n) * sizeof(T));
-        for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging.data() + i * sizeof(T), &element(i), sizeof(T));
-        move(gm, staging.data(), staging.size());
-        for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), staging.data() + i * sizeof(T), sizeof(T));
-    };
+    Mover<kStore, T, kAtomic, typename GlobalT::DType> mover;
     // Tile row r's place in GM: r unravelled over dimensions 0..3.
     auto row_address = [&](int64_t r, uint64_t bytes) {
         int64_t index[4], rest = r;
@@ -313,7 +377,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         for (int64_t c = 0; c < vc; ++c) {
             const uint64_t gm = core.gm_address(global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
             if (gm == pfsim::CoreOps::kNotGm) fail(instruction, "the global tensor is not in GM");
-            staged(gm, vr, [&](int64_t r) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+            mover.staged(gm, vr, [&](int64_t r) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
@@ -321,18 +385,18 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
         for (int64_t r = 0; r < rows; ++r) {
-            staged(row_address(r, row_bytes), cols, [&](int64_t c) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+            mover.staged(row_address(r, row_bytes), cols, [&](int64_t c) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
     const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
     if (packed) {
         const int64_t origin[4] = {0, 0, 0, 0};
-        move(global.gm_address(instruction, origin, row_bytes * static_cast<uint64_t>(rows)), local,
+        mover.move(global.gm_address(instruction, origin, row_bytes * static_cast<uint64_t>(rows)), local,
              row_bytes * static_cast<uint64_t>(rows));
         return;
     }
-    for (int64_t r = 0; r < rows; ++r) move(row_address(r, row_bytes), local + static_cast<uint64_t>(r) * local_row, row_bytes);
+    for (int64_t r = 0; r < rows; ++r) mover.move(row_address(r, row_bytes), local + static_cast<uint64_t>(r) * local_row, row_bytes);
 }
 
 }  // namespace detail

@@ -34,6 +34,8 @@ def kernel(tmp_path, byte_copy, body, core="aiv"):
      "Tile<TileType::Vec, uint8_t, 8, 32> t;"
      "TGATHER<decltype(d), V, decltype(k), decltype(c), decltype(t), CmpMode::LT>(d, s, k, c, t, 0);",
      r"TGATHER \(compare\): CmpMode::GT or CmpMode::EQ only"),
+    ("V t; TLOAD(t, GlobalTensor<float, Shape<1, 1, 1, 16, 8>, Stride<128, 128, 128, 8, 1>, Layout::NZ>(nullptr));",
+     "an NZ global tensor moves to or from an NZ tile"),
 ])
 def test_what_the_types_say_is_a_compile_error(tmp_path, byte_copy, body, message):
     with pfsim.Worker() as worker, pytest.raises(pfsim.CompileError, match=message):
@@ -55,6 +57,9 @@ def test_what_the_types_say_is_a_compile_error(tmp_path, byte_copy, body, messag
     ("V a; Tile<TileType::Vec, float, 64, 8> t; TASSIGN(a, 0); TASSIGN(t, 2048);"
      "Tile<TileType::Vec, float, 8, 8> s; TASSIGN(s, 4096); TTRANS(s, a, a);",
      "TTRANS: the destination's valid region is not the source's transposed"),
+    ("Tile<TileType::Vec, float, 16, 16, BLayout::ColMajor, 16, 16, SLayout::RowMajor> t; TASSIGN(t, 0);"
+     "TLOAD(t, GlobalTensor<float, Shape<1, 1, 1, 16, 16>, Stride<256, 256, 256, 16, 1>, Layout::NZ>(nullptr));",
+     "TLOAD: an NZ global tensor's last two dimensions are one fractal: 16 rows of 32 bytes"),
 ])
 def test_what_only_the_values_say_is_a_run_error_naming_the_instruction_and_the_core(tmp_path, byte_copy, body, message):
     out = torch.zeros(4)

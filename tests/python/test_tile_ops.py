@@ -278,3 +278,44 @@ def test_ttrans_and_tgather(misc):
     out = idx.view(torch.float32).clone()
     worker.run(handle, [x, out, 9])
     assert torch.equal(out, x.reshape(-1)[idx.long()])
+
+
+def to_nz(m, c0=16, gap=0):
+    """`m` (rows x cols) in NZ order: 16 x c0 fractals, a column of fractals
+    after another, each fractal followed by `gap` elements."""
+    rows, cols = m.shape
+    blocks = m.reshape(rows // 16, 16, cols // c0, c0).permute(2, 0, 1, 3).reshape(-1, 16 * c0)
+    return torch.cat([blocks, torch.zeros(blocks.shape[0], gap, dtype=m.dtype)], 1).reshape(-1)
+
+
+@pytest.fixture(scope="module")
+def nz(byte_copy_module):
+    callable_ = pfsim.Callable(orchestration=byte_copy_module.orchestration,
+                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_nz.cpp"),
+                                         "core_type": "aiv"}], signature=byte_copy_module.signature)
+    with pfsim.Worker() as worker:
+        yield worker, worker.register(callable_)
+
+
+def test_an_nz_global_tensor_moves_fractal_by_fractal(nz):
+    """Layout::NZ: element (r, c) of the matrix is at fractal (c / 16, r / 16),
+    row r % 16, column c % 16; loads and stores move exactly those elements,
+    also over a partial valid region and with gaps between fractals."""
+    worker, handle = nz
+    m = torch.randn(32, 48).half()
+    out = torch.zeros(32, 48, dtype=torch.half)
+    worker.run(handle, [to_nz(m), out, 0])
+    assert torch.equal(out, m)
+    out = torch.zeros(32 * 48, dtype=torch.half)
+    worker.run(handle, [m, out, 1])
+    assert torch.equal(out, to_nz(m))
+    out = torch.zeros(32, 48, dtype=torch.half)
+    worker.run(handle, [to_nz(m), out, 2])
+    want = torch.zeros(32, 48, dtype=torch.half)
+    want[:20, :40] = m[:20, :40]
+    assert torch.equal(out, want)
+    gapped = to_nz(m, gap=16)
+    assert gapped.numel() == 6 * 272
+    out = torch.zeros(32, 48, dtype=torch.half)
+    worker.run(handle, [gapped, out, 3])
+    assert torch.equal(out, m)
