@@ -183,13 +183,19 @@ def test_pipes_overlap_as_the_flags_allow_and_no_more(byte_copy):
     assert double >= max(busy2["mte2_ns"], busy2["vector_ns"], busy2["mte3_ns"])  # never faster than the busiest pipe
 
 
-@pytest.fixture(scope="module")
-def misc(byte_copy_module):
-    callable_ = pfsim.Callable(orchestration=byte_copy_module.orchestration,
-                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_misc.cpp"),
-                                         "core_type": "aiv"}], signature=byte_copy_module.signature)
+def one_vector_kernel(byte_copy, source):
+    """A worker with `source` (under kernels/aiv/) registered in the byte-copy
+    orchestration: yields (worker, handle)."""
+    callable_ = pfsim.Callable(orchestration=byte_copy.orchestration,
+                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv", source),
+                                         "core_type": "aiv"}], signature=byte_copy.signature)
     with pfsim.Worker() as worker:
         yield worker, worker.register(callable_)
+
+
+@pytest.fixture(scope="module")
+def misc(byte_copy_module):
+    yield from one_vector_kernel(byte_copy_module, "kernel_tile_misc.cpp")
 
 
 def test_tci_counts_over_the_valid_region_row_by_row(misc):
@@ -290,11 +296,7 @@ def to_nz(m, c0=16, gap=0):
 
 @pytest.fixture(scope="module")
 def nz(byte_copy_module):
-    callable_ = pfsim.Callable(orchestration=byte_copy_module.orchestration,
-                               incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_nz.cpp"),
-                                         "core_type": "aiv"}], signature=byte_copy_module.signature)
-    with pfsim.Worker() as worker:
-        yield worker, worker.register(callable_)
+    yield from one_vector_kernel(byte_copy_module, "kernel_tile_nz.cpp")
 
 
 def test_an_nz_global_tensor_moves_fractal_by_fractal(nz):
