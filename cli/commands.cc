@@ -9,7 +9,6 @@
 #include "cli/exit_status.h"
 #include "cli/options.h"
 #include "model/config/config.h"
-#include "replay/trace.h"
 
 namespace pfsim {
 
