@@ -209,6 +209,8 @@ Values read_values(const Reader& r, bool float_type, const std::string& dir) {
     v.value = r.number("value", 0);
     v.start = r.number("start", 0);
     v.step = r.number("step", 1);
+    v.stepped = r.has("step");
+    if (v.stepped && v.step <= 0 && v.kind == Values::Kind::Random) r.fail("step", "must be positive");
     v.low = r.number("low", float_type ? -1 : 0);
     v.high = r.number("high", float_type ? 1 : 100);
     v.seed = static_cast<uint64_t>(r.integer("seed", 0));
@@ -300,7 +302,11 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
                 x ^= x << 17;
                 const double u = static_cast<double>(x >> 11) * 0x1.0p-53;  // [0, 1)
                 double r = v.low + (v.high - v.low) * u;
-                if (!is_float(t.dtype)) r = std::floor(r);
+                if (v.stepped) {
+                    r = v.low + v.step * std::floor((r - v.low) / v.step);
+                } else if (!is_float(t.dtype)) {
+                    r = std::floor(r);
+                }
                 store_value(t.dtype, out.data() + i * size, r);
             }
             break;
@@ -349,7 +355,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     c.path = path;
     Reader top(path, root, "");
     top.allow({"name", "description", "enable_sdma", "include_dirs", "expected_gain", "params", "orchestration",
-               "incores", "tensors", "scalars"});
+               "incores", "tensors", "scalars", "golden"});
     if (const toml::node* p = root.get("params")) {
         if (!p->is_table()) top.fail("params", "must be a table of NAME = number");
         for (const auto& [k, v] : *p->as_table()) {
@@ -408,6 +414,14 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     c.function = o.str("function", c.function);
     c.config_function = o.str("config", c.config_function);
 
+    if (const toml::node* g = root.get("golden")) {
+        if (!g->is_table()) top.fail("golden", "must be a table with source (and function)");
+        Reader gr(path, *g->as_table(), "golden.");
+        gr.allow({"source", "function"});
+        c.golden_source = resolve(dir, gr.str("source", "", true));
+        c.golden_function = gr.str("function", c.golden_function);
+    }
+
     std::set<int64_t> func_ids;
     for (const toml::table* t : top.tables("incores")) {
         Reader r(path, *t, "incores.");
@@ -465,7 +479,9 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
             s.golden_values.kind = Values::Kind::Npy;
             s.golden_values.npy = resolve(dir, r.str("golden_npy"));
         }
-        if (s.output && s.golden_tensor.empty() && !s.has_golden_values) r.fail("output", "an output needs golden or golden_npy");
+        if (s.output && s.golden_tensor.empty() && !s.has_golden_values && c.golden_source.empty()) {
+            r.fail("output", "an output needs golden or golden_npy (or the case a [golden] source)");
+        }
         s.rtol = r.number("rtol", s.rtol);
         s.atol = r.number("atol", s.atol);
         if (s.rtol < 0 || s.atol < 0) r.fail(s.rtol < 0 ? "rtol" : "atol", "must not be negative");
@@ -492,14 +508,17 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
         if (!r.has("value")) r.fail("value", "missing");
         if (s.type == "float32") {
             const float f = static_cast<float>(r.number("value", 0));
+            s.value = f;
             uint32_t b;
             std::memcpy(&b, &f, 4);
             s.bits = b;
         } else if (s.type == "float64") {
             const double d = r.number("value", 0);
+            s.value = d;
             std::memcpy(&s.bits, &d, 8);
         } else if (s.type == "int64" || s.type == "int32" || s.type == "uint64" || s.type == "uint32") {
             const int64_t v = r.integer("value", 0);
+            s.value = static_cast<double>(v);
             if ((s.type == "int32" && (v < INT32_MIN || v > INT32_MAX)) || (s.type == "uint32" && (v < 0 || v > UINT32_MAX)) ||
                 (s.type == "uint64" && v < 0)) {
                 r.fail("value", std::to_string(v) + " does not fit " + s.type);

@@ -21,11 +21,13 @@ public:
 };
 
 // How a tensor's values are made: zeros, a constant, start + step * i, seeded
-// uniform random in [low, high) (integers: floored), or a .npy file.
+// uniform random in [low, high) (integers: floored; with `step`, floats too
+// are low + a whole number of steps), or a .npy file.
 struct Values {
     enum class Kind { Zeros, Fill, Arange, Random, Npy };
     Kind kind = Kind::Zeros;
     double value = 0, start = 0, step = 1, low = 0, high = 1;
+    bool stepped = false;  // random: step given
     uint64_t seed = 0;
     std::string npy;  // absolute path (kind = npy)
 };
@@ -38,7 +40,8 @@ struct TensorSpec {
     bool output = false;      // compared after the run (OUT / INOUT)
     // The golden of an output: equal to another tensor's initial values
     // (golden = "NAME"), or values made like an initial value
-    // (golden = { init = "fill", value = 4096 }, golden_npy = "FILE.npy").
+    // (golden = { init = "fill", value = 4096 }, golden_npy = "FILE.npy"), or
+    // neither: what the case's [golden] source computes.
     std::string golden_tensor;
     bool has_golden_values = false;
     Values golden_values;
@@ -52,6 +55,7 @@ struct ScalarSpec {
     std::string name;
     std::string type;  // int64, int32, uint64, uint32, float32, float64
     uint64_t bits = 0; // as the kernel receives it
+    double value = 0;  // as the case file gives it
 };
 
 struct IncoreSpec {
@@ -77,6 +81,13 @@ struct CaseSpec : CallableSpec {
     bool enable_sdma = true;
     std::map<std::string, double> params;  // [params], after --arg overrides
     double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects
+    // [golden]: host C++ computing the outputs that have no golden of their
+    // own (include/pfsim_golden.h); empty = none.
+    std::string golden_source;  // absolute
+    std::string golden_function = "compute_golden";
+    bool computes_golden(const TensorSpec& t) const {
+        return t.output && t.golden_tensor.empty() && !t.has_golden_values && !golden_source.empty();
+    }
 };
 
 // Whether `path` names a case file (*.toml) rather than a built-in kernel.

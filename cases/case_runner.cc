@@ -4,12 +4,50 @@
 #include <cstring>
 
 #include "loader/shared_object.h"
+#include "pfsim_golden.h"
 
 namespace pfsim {
 
 namespace {
 
-std::vector<uint8_t> golden_of(const CaseSpec& spec, const TensorSpec& t) {
+// Every tensor's `initial` values, the outputs of a [golden] source overwritten
+// by what it computes.
+std::vector<std::vector<uint8_t>> computed_goldens(const CaseSpec& spec, golden::ComputeGolden compute,
+                                                   const std::vector<CallTensor>& initial) {
+    std::vector<std::vector<uint8_t>> data;
+    for (const CallTensor& t : initial) data.push_back(t.data);
+    std::vector<std::string> dtypes;
+    for (const TensorSpec& t : spec.tensors) dtypes.push_back(dtype_name(t.dtype));
+    std::vector<golden::Tensor> tensors;
+    for (size_t i = 0; i < spec.tensors.size(); ++i) {
+        const TensorSpec& t = spec.tensors[i];
+        golden::Tensor g{};
+        g.name = t.name.c_str();
+        g.dtype = dtypes[i].c_str();
+        g.element_size = static_cast<uint32_t>(rt::element_size(t.dtype));
+        g.ndims = static_cast<uint32_t>(t.shape.size());
+        for (size_t d = 0; d < t.shape.size(); ++d) g.shape[d] = t.shape[d];
+        g.elements = t.elements();
+        g.output = t.output;
+        g.data = data[i].data();
+        tensors.push_back(g);
+    }
+    std::vector<golden::Number> params, scalars;
+    for (const auto& [name, value] : spec.params) params.push_back({name.c_str(), value});
+    for (const ScalarSpec& s : spec.scalars) scalars.push_back({s.name.c_str(), s.value});
+    golden::Args args{tensors.data(), static_cast<uint32_t>(tensors.size()), params.data(),
+                      static_cast<uint32_t>(params.size()), scalars.data(), static_cast<uint32_t>(scalars.size())};
+    try {
+        compute(args);
+    } catch (const std::exception& e) {
+        throw CaseError(spec.golden_source + ": " + spec.golden_function + ": " + e.what());
+    }
+    return data;
+}
+
+std::vector<uint8_t> golden_of(const CaseSpec& spec, size_t index, std::vector<std::vector<uint8_t>>& computed) {
+    const TensorSpec& t = spec.tensors[index];
+    if (spec.computes_golden(t)) return std::move(computed[index]);
     for (const TensorSpec& other : spec.tensors) {
         if (!t.golden_tensor.empty() && other.name == t.golden_tensor) return initial_values(other);
     }
@@ -113,9 +151,16 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
                     uint64_t heap_bytes) {
     // Compile everything first: a build error stops the case before it runs.
     const LoadedCallable callable = load_callable(spec, compiler);
+    const auto compute = spec.golden_source.empty()
+                             ? nullptr
+                             : reinterpret_cast<golden::ComputeGolden>(load_symbol(
+                                   compiler, spec.golden_source, BuildKind::Orchestration, spec.golden_function,
+                                   spec.include_dirs));
     CaseResult result;
     std::vector<CallTensor> tensors;
     for (const TensorSpec& t : spec.tensors) tensors.push_back({t.dtype, t.shape, initial_values(t)});
+    std::vector<std::vector<uint8_t>> computed;
+    if (compute) computed = computed_goldens(spec, compute, tensors);
     std::vector<uint64_t> scalars;
     for (const ScalarSpec& s : spec.scalars) scalars.push_back(s.bits);
     static_cast<CallResult&>(result) = call(callable, tensors, scalars, spec.enable_sdma, platform, worker, heap_bytes);
@@ -126,7 +171,7 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
         CaseOutput out;
         out.name = t.name;
         out.data = std::move(tensors[i].data);
-        const std::vector<uint8_t> golden = golden_of(spec, t);
+        const std::vector<uint8_t> golden = golden_of(spec, i, computed);
         for (uint64_t e = 0; e < t.elements(); ++e) {
             const double a = element_value(t.dtype, out.data.data(), e), g = element_value(t.dtype, golden.data(), e);
             const double diff = std::fabs(a - g);

@@ -263,6 +263,55 @@ TEST(UserCase, AWrongGoldenFailsNamingTheTensorAndTheDifference) {
     EXPECT_NE(r.err.find("output differs from the reference"), std::string::npos) << r.err;
 }
 
+// A [golden] source: out[i] = in[table[i]] computed on the host, for a case
+// whose output has no golden of its own.
+const char* kGatherGolden = R"(#include "pfsim_golden.h"
+extern "C" void compute_golden(pfsim::golden::Args& args) {
+    const float* in = args.tensor("in").as<float>();
+    const int32_t* table = args.tensor("table").as<int32_t>();
+    float* out = args.tensor("out").as<float>();
+    if (args.scalar("n") > 64) throw std::invalid_argument("n is at most 64");
+    for (uint64_t i = 0; i < args.tensor("out").elements; ++i) out[i] = in[table[i] + OFFSET];
+}
+)";
+
+std::string computed_golden_case(const std::string& dir, const std::string& golden) {
+    const std::string path = user_case(dir);
+    std::string text = pfsim::test::slurp(path);
+    text = replaced(text, "golden = { init = \"arange\", start = 63, step = -1 }\n", "");
+    put(dir + "/golden.cpp", golden);
+    return put(path, text + "\n[golden]\nsource = \"golden.cpp\"\n");
+}
+
+TEST(UserCase, AComputedGoldenIsCompiledFromHostCppAndCompared) {
+    const std::string right = computed_golden_case(tmp("computed"), replaced(kGatherGolden, "OFFSET", "0"));
+    const Result r = pfsim("run " + right + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(json_of(r)["outputs"][0]["equal_reference"].get<bool>());
+    // Negative control: a golden one element off fails the output.
+    const std::string wrong = computed_golden_case(tmp("computed_wrong"), replaced(kGatherGolden, "OFFSET", "(i == 5)"));
+    const Result w = pfsim("run " + wrong + " --json");
+    EXPECT_EQ(w.status, 1) << w.err;
+    EXPECT_EQ(json_of(w)["outputs"][0]["mismatches"], 1);
+    // A golden that refuses the case's values, or lacks its symbol: exit 2, named.
+    const std::string refusing = computed_golden_case(tmp("computed_refusing"), replaced(replaced(kGatherGolden, "OFFSET", "0"), "> 64", "> 8"));
+    const Result f = pfsim("run " + refusing);
+    EXPECT_EQ(f.status, 2);
+    EXPECT_NE(f.err.find("golden.cpp: compute_golden: n is at most 64"), std::string::npos) << f.err;
+    EXPECT_TRUE(f.out.empty()) << f.out;
+    const std::string nameless = computed_golden_case(tmp("computed_nameless"),
+                                                      replaced(replaced(kGatherGolden, "OFFSET", "0"), "compute_golden", "golden"));
+    const Result n = pfsim("run " + nameless);
+    EXPECT_EQ(n.status, 2);
+    EXPECT_NE(n.err.find("compute_golden"), std::string::npos) << n.err;
+    EXPECT_NE(n.err.find("golden.cpp"), std::string::npos) << n.err;
+    const std::string typo = computed_golden_case(tmp("computed_typo"), replaced(kGatherGolden, "OFFSET", "0"));
+    put(typo, replaced(pfsim::test::slurp(typo), "source = \"golden.cpp\"", "source = \"golden.cpp\"\nfunktion = \"x\""));
+    const Result t = pfsim("run " + typo);
+    EXPECT_EQ(t.status, 2);
+    EXPECT_NE(t.err.find("golden.funktion: unknown key"), std::string::npos) << t.err;
+}
+
 TEST(Compile, AMissingCompilerOrAnUnwritableCacheIsNamed) {
     const std::string src = put(tmp("nocc") + "/k.cpp", kUserKernel);
     setenv("PFSIM_CXX", "/nonexistent/g++", 1);
