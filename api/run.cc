@@ -25,14 +25,29 @@
 namespace pfsim::api {
 
 
+namespace {
+
+[[noreturn]] void unknown_target(const std::string& name) {
+    std::string kernels, cases;
+    for (const auto& [n, kc] : kernel_registry()) kernels += (kernels.empty() ? "" : ", ") + n;
+    for (const std::string& path : shipped_cases()) cases += (cases.empty() ? "" : ", ") + read_case(path).name;
+    throw BadInput("unknown kernel '" + name + "' (built-in kernels: " + kernels + "; shipped cases: " + cases +
+                   "; or give a case file, *.toml)");
+}
+
+}  // namespace
+
 const KernelCase& kernel_named(const std::string& name) {
     const KernelCase* k = find_kernel(name);
-    if (!k) {
-        std::string list;
-        for (const auto& [n, kc] : kernel_registry()) list += (list.empty() ? "" : ", ") + n;
-        throw BadInput("unknown kernel '" + name + "' (known: " + list + ")");
-    }
+    if (!k) unknown_target(name);
     return *k;
+}
+
+std::string resolve_target(const std::string& target) {
+    if (is_case_file(target) || find_kernel(target)) return target;
+    const std::string path = shipped_case_named(target);
+    if (path.empty()) unknown_target(target);
+    return path;
 }
 
 namespace {
@@ -99,18 +114,19 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     CaseSpec spec;
     const KernelCase* kernel = nullptr;
     KernelArgs kargs;
-    if (request.is_case()) {
+    const std::string target = resolve_target(request.target);
+    if (is_case_file(target)) {
         try {
-            spec = read_case(request.target, request.kernel_args);
+            spec = read_case(target, request.kernel_args);
         } catch (const CaseError& e) {
             throw BadInput(e.what());
         }
         result.name = spec.name;
-        result.case_path = spec.path;
+        result.case_path = shipped_case_label(spec.path);
         result.params = spec.params;
         result.graph = true;
     } else {
-        kernel = &kernel_named(request.target);
+        kernel = &kernel_named(target);
         try {
             kargs = resolve_kernel_args(*kernel, request.kernel_args);
         } catch (const std::invalid_argument& e) {

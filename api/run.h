@@ -35,7 +35,7 @@ public:
 };
 
 struct RunRequest {
-    std::string target;                    // a built-in kernel's name, or a case file's path (*.toml)
+    std::string target;                    // a built-in kernel's or shipped case's name, or a case file's path (*.toml)
     std::vector<std::string> kernel_args;  // NAME=VALUE: a built-in kernel's arguments, a case's [params]
     bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
     bool enable_sdma = true;               // a case file can turn it off too
@@ -106,6 +106,11 @@ RunResult run(const Config& cfg, const RunRequest& request);
 
 // The built-in kernel of that name; BadInput listing the known ones.
 const KernelCase& kernel_named(const std::string& name);
+
+// What `run`, `check` and `sweep` take: a case file's path and a built-in
+// kernel's name stay as they are; a shipped case's name becomes its file's
+// path. BadInput listing the known names otherwise.
+std::string resolve_target(const std::string& target);
 
 // The run's summary (schema pfsim.summary/1, docs/trace-format.md) and back.
 // from_json throws BadInput on a document that is not a run summary.

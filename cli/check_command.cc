@@ -101,8 +101,10 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
         for (const std::string& name : o.positional) {
             if (is_case_file(name)) {
                 add_case(user_path(name));
+            } else if (find_kernel(name)) {
+                add_kernel(*find_kernel(name));
             } else {
-                add_kernel(kernel_named(name));
+                add_case(api::resolve_target(name));
             }
         }
     }

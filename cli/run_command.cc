@@ -26,7 +26,7 @@ int cmd_run(const std::vector<std::string>& args) {
     const Config cfg = resolve_config(o);
     api::RunRequest request;
     request.target = o.positional[0];
-    if (request.is_case()) request.target = user_path(request.target);
+    request.target = api::resolve_target(request.is_case() ? user_path(request.target) : request.target);
     request.kernel_args = o.values["--arg"];
     const std::string prefetch = value_of(o, "--prefetch", "on");
     if (prefetch != "on" && prefetch != "off") throw UsageError("--prefetch takes on or off, not '" + prefetch + "'");

@@ -81,7 +81,7 @@ Sweep plan_sweep(const std::vector<std::string>& arguments) {
     const CommonOptions o = parse_options(arguments, {}, {"--grid"});
     if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
     api::RunRequest target;
-    target.target = o.positional[0];
+    target.target = api::resolve_target(o.positional[0]);
     const KernelCase* kernel = nullptr;
     Sweep sweep;
     sweep.name = target.target;
@@ -148,7 +148,7 @@ Sweep plan_sweep(const std::vector<std::string>& arguments) {
 std::vector<std::string> defining_arguments(const CommonOptions& o) {
     if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
     api::RunRequest target;
-    target.target = o.positional[0];
+    target.target = o.positional[0];  // a shipped case's name stays a name
     std::vector<std::string> out = {target.is_case() ? std::filesystem::absolute(user_path(target.target)).string()
                                                      : target.target};
     if (o.values.count("--grid")) {

@@ -70,6 +70,18 @@ std::vector<std::string> shipped_cases() {
     return cases;
 }
 
+std::string shipped_case_named(const std::string& name) {
+    for (const std::string& path : shipped_cases()) {
+        if (read_case(path).name == name) return path;
+    }
+    return "";
+}
+
+std::string shipped_case_label(const std::string& path) {
+    const std::string root = unpack_embedded(KernelCompiler().cache_dir(), "kernels") + "/";
+    return path.rfind(root, 0) == 0 ? "kernels/" + path.substr(root.size()) : path;
+}
+
 rt::KernelEntries load_kernel(KernelCompiler& compiler, const KernelCase& k, const rt::LaunchSpec& spec) {
     const std::string source = unpack_embedded(compiler.cache_dir(), "kernels") + "/" + k.source();
     rt::KernelEntries entries;

@@ -79,6 +79,12 @@ KernelArgs resolve_kernel_args(const KernelCase& k, const std::vector<std::strin
 // The case files pfsim ships (kernels/cases/*/*.toml), unpacked into the
 // compile cache, sorted.
 std::vector<std::string> shipped_cases();
+// The shipped case file whose case is named `name` (its `name` key, else its
+// file name), or empty.
+std::string shipped_case_named(const std::string& name);
+// A shipped case file's path as it is in pfsim's sources
+// ("kernels/cases/no_gain/case.toml"); other paths unchanged.
+std::string shipped_case_label(const std::string& path);
 
 // Compiles and loads k's device code for the core types of `spec`.
 rt::KernelEntries load_kernel(KernelCompiler& compiler, const KernelCase& k, const rt::LaunchSpec& spec);
