@@ -12,7 +12,7 @@ source bench/prologue.sh
 echo
 echo "| kernel | RTL in the loop | kernel time (us) | vs TLM | outputs and counts | wall (s, median of $runs) |"
 echo "|---|---|---:|---:|---|---:|"
-for kernel in prefetch_copy prefetch_wait no_gain matmul_tiled gather_rows gemv_stream; do
+for kernel in prefetch_demo prefetch_wait no_gain matmul_tiled gather_rows gemv_stream; do
     for mode in tlm sdma l2 both; do
         case $mode in
             tlm) sets="" ;;

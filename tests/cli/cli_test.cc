@@ -113,8 +113,8 @@ TEST(Cli, ValuesThatCannotWorkAreRefusedUpFront) {
     struct Case {
         std::string args, names;
     };
-    for (const Case& c : {Case{"run prefetch_copy --set l2.size=16TiB --set l2.ways=1", "l2.size: larger than gm.size"},
-                          Case{"run prefetch_copy --set chip.clock=1Hz", "chip.clock: below 1 MHz"},
+    for (const Case& c : {Case{"run prefetch_demo --set l2.size=16TiB --set l2.ways=1", "l2.size: larger than gm.size"},
+                          Case{"run prefetch_demo --set chip.clock=1Hz", "chip.clock: below 1 MHz"},
                           Case{"config --config .", ".: is a directory"},
                           Case{"config --json --markdown", "not both"},
                           Case{"stats --json --markdown", "not both"}}) {
@@ -131,19 +131,19 @@ TEST(Cli, ValuesThatCannotWorkAreRefusedUpFront) {
 // was "the run printed no summary", exit 1); a repeated --arg is refused; a
 // summary that cannot be written (a full disk) is an error, not exit 0.
 TEST(Cli, ErrorsAreNeverLost) {
-    const Result inject = pfsim("check prefetch_copy --inject bogus");
+    const Result inject = pfsim("check prefetch_demo --inject bogus");
     EXPECT_EQ(inject.status, 2);
-    EXPECT_NE(inject.err.find("prefetch_copy: unknown fault 'bogus' for --inject"), std::string::npos) << inject.err;
-    const Result trace = pfsim("check prefetch_copy --trace /nonexistent/dir/p");
+    EXPECT_NE(inject.err.find("prefetch_demo: unknown fault 'bogus' for --inject"), std::string::npos) << inject.err;
+    const Result trace = pfsim("check prefetch_demo --trace /nonexistent/dir/p");
     EXPECT_EQ(trace.status, 2);
-    EXPECT_NE(trace.err.find("/nonexistent/dir/p.prefetch_copy.off.json: cannot write the trace file"), std::string::npos)
+    EXPECT_NE(trace.err.find("/nonexistent/dir/p.prefetch_demo.off.json: cannot write the trace file"), std::string::npos)
         << trace.err;
     const Result twice = pfsim("run gather_rows --arg rows=4 --arg rows=8");
     EXPECT_EQ(twice.status, 2);
     EXPECT_NE(twice.err.find("--arg rows given twice"), std::string::npos) << twice.err;
     EXPECT_EQ(pfsim("run kernels/cases/weight_warm/case.toml --arg rows=512 --arg rows=1024").status, 2);
-    for (const char* bad : {"sweep prefetch_copy --grid l2.ways=12 --jobs -1", "calibrate --only hit_latency --jobs 0",
-                            "sweep prefetch_copy --grid l2.ways=12 --grid l2.ways=12"}) {
+    for (const char* bad : {"sweep prefetch_demo --grid l2.ways=12 --jobs -1", "calibrate --only hit_latency --jobs 0",
+                            "sweep prefetch_demo --grid l2.ways=12 --grid l2.ways=12"}) {
         const Result r = pfsim(bad);
         EXPECT_EQ(r.status, 2) << bad;
         EXPECT_TRUE(r.err.find("--jobs takes a whole number") != std::string::npos ||
@@ -160,14 +160,14 @@ TEST(Cli, ErrorsAreNeverLost) {
     EXPECT_NE(full.err.find("cannot write to standard output"), std::string::npos) << full.err;
     EXPECT_EQ(to("/dev/null").status, 0);  // the control: a writable stdout
     // The same for every file a command writes; an unwritable path fails before anything runs.
-    for (const char* args : {"run prefetch_copy --trace /dev/full", "check prefetch_copy --junit /dev/full",
-                             "sweep prefetch_copy --grid l2.ways=12 --csv /dev/full",
+    for (const char* args : {"run prefetch_demo --trace /dev/full", "check prefetch_demo --junit /dev/full",
+                             "sweep prefetch_demo --grid l2.ways=12 --csv /dev/full",
                              "replay traces/examples/stream_prefetch.trace --trace /dev/full"}) {
         const Result r = pfsim(args);
         EXPECT_EQ(r.status, 2) << args;
         EXPECT_NE(r.err.find("/dev/full: cannot write"), std::string::npos) << args << ": " << r.err;
     }
-    const Result early = pfsim("sweep prefetch_copy --grid l2.ways=12 --csv /nonexistent/x.csv");
+    const Result early = pfsim("sweep prefetch_demo --grid l2.ways=12 --csv /nonexistent/x.csv");
     EXPECT_EQ(early.status, 2);
     EXPECT_NE(early.err.find("/nonexistent/x.csv: cannot write"), std::string::npos) << early.err;
     EXPECT_EQ(early.err.find("points done"), std::string::npos) << early.err;  // nothing ran
@@ -176,7 +176,7 @@ TEST(Cli, ErrorsAreNeverLost) {
 // A tiny sample interval (1 ps) no longer runs without bound: the sampler
 // merges pairs of samples and halves its rate whenever it holds 4096.
 TEST(Run, ATinySampleIntervalStaysBounded) {
-    const Result r = pfsim("run prefetch_copy --json --set trace.sample_interval=1ps");
+    const Result r = pfsim("run prefetch_wait --json --set trace.sample_interval=1ps");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["series"]["t_ns"].size(), 200u);
@@ -192,7 +192,7 @@ TEST(Run, ALongRunSaysOnStderrThatItIsStillGoing) {
     const Result quiet = pfsim("run prefetch_wait --arg bytes=4KiB --arg rounds=20000 --progress 0");
     EXPECT_EQ(quiet.err.find("still running"), std::string::npos) << quiet.err;
     for (const char* bad : {"--progress soon", "--progress -1", "--progress 1e9"}) {
-        EXPECT_EQ(pfsim(std::string("run prefetch_copy ") + bad).status, 2) << bad;
+        EXPECT_EQ(pfsim(std::string("run prefetch_demo ") + bad).status, 2) << bad;
     }
 }
 
@@ -254,12 +254,12 @@ TEST(Check, EveryKernelIsEquivalentAndMeetsItsExpectedGain) {
 }
 
 TEST(Check, InjectedFaultsMakeItFail) {
-    const Result corrupt = pfsim("check prefetch_copy --json --inject prefetch-corrupt");
+    const Result corrupt = pfsim("check prefetch_demo --json --inject prefetch-corrupt");
     EXPECT_EQ(corrupt.status, 1);
     const auto c = nlohmann::json::parse(corrupt.out)["kernels"][0];
     EXPECT_EQ(c["verdict"], "fail");
     EXPECT_NE(c["reason"].get<std::string>().find("differs between prefetch off and on"), std::string::npos);
-    const Result skip = pfsim("check prefetch_copy --json --inject skip-wait");
+    const Result skip = pfsim("check prefetch_demo --json --inject skip-wait");
     EXPECT_EQ(skip.status, 1);
     const auto s = nlohmann::json::parse(skip.out)["kernels"][0];
     EXPECT_NE(s["reason"].get<std::string>().find("protocol violation: wait returned true"), std::string::npos)
@@ -267,7 +267,7 @@ TEST(Check, InjectedFaultsMakeItFail) {
 }
 
 TEST(Run, ReportsTimeCountersAndOutputHashes) {
-    const Result a = pfsim("run prefetch_copy --json");
+    const Result a = pfsim("run prefetch_demo --json");
     ASSERT_EQ(a.status, 0) << a.err;
     const auto j = nlohmann::json::parse(a.out);
     EXPECT_GT(j["kernel_time_ns"].get<double>(), 0.0);
@@ -278,17 +278,17 @@ TEST(Run, ReportsTimeCountersAndOutputHashes) {
     EXPECT_EQ(j["outputs"][0]["sha256"].get<std::string>().size(), 64u);
     EXPECT_TRUE(j["reference_equal"].get<bool>());
     EXPECT_EQ(j["warmup"].get<std::string>().rfind("48/48 channels warmed in 4.4", 0), 0u) << j["warmup"];  // about 4.4 ms (MEAS)
-    EXPECT_EQ(pfsim("run prefetch_copy --json").out, a.out);  // deterministic
-    const auto off = nlohmann::json::parse(pfsim("run prefetch_copy --json --prefetch off").out);
+    EXPECT_EQ(pfsim("run prefetch_demo --json").out, a.out);  // deterministic
+    const auto off = nlohmann::json::parse(pfsim("run prefetch_demo --json --prefetch off").out);
     EXPECT_EQ(off["outputs"][0]["sha256"], j["outputs"][0]["sha256"]);
     EXPECT_EQ(off["sdma"]["requests"], 0);
 }
 
 TEST(Run, RuntimeErrorsCarryTheDocumentedMessages) {
-    const Result no_sdma = pfsim("run prefetch_copy --no-sdma");
+    const Result no_sdma = pfsim("run prefetch_demo --no-sdma");
     EXPECT_EQ(no_sdma.status, 1);
     EXPECT_NE(no_sdma.err.find("ChipWorker was created without enable_sdma=True"), std::string::npos) << no_sdma.err;
-    const Result none = pfsim("run prefetch_copy --set sdma.provider=none");
+    const Result none = pfsim("run prefetch_demo --set sdma.provider=none");
     EXPECT_EQ(none.status, 1);
     EXPECT_NE(none.err.find("async-DMA workspace provisioning (mask=1) failed with code -1"), std::string::npos)
         << none.err;
@@ -313,15 +313,20 @@ TEST(Kernels, ListsEveryKernelAndCaseWithItsExpectedGain) {
 TEST(Run, BadKernelInputExitsTwo) {
     const Result unknown = pfsim("run nosuch");
     EXPECT_EQ(unknown.status, 2);
-    EXPECT_NE(unknown.err.find("unknown kernel 'nosuch' (known: "), std::string::npos);
+    EXPECT_NE(unknown.err.find("unknown kernel 'nosuch' (built-in kernels: "), std::string::npos) << unknown.err;
+    EXPECT_NE(unknown.err.find("shipped cases: "), std::string::npos) << unknown.err;
     const Result arg = pfsim("run prefetch_wait --arg bogus=1");
     EXPECT_EQ(arg.status, 2);
     EXPECT_NE(arg.err.find("kernel prefetch_wait has no argument 'bogus'"), std::string::npos) << arg.err;
     const Result value = pfsim("run gemv_stream --arg rows=100");
     EXPECT_EQ(value.status, 2);
-    EXPECT_NE(value.err.find("gemv_stream: --arg rows=100"), std::string::npos) << value.err;
-    EXPECT_EQ(pfsim("run prefetch_copy --prefetch maybe").status, 2);
-    EXPECT_EQ(pfsim("run prefetch_copy --inject gremlins").status, 2);
+    // A shipped case's golden refuses a parameter it cannot serve, before the run.
+    EXPECT_NE(value.err.find("gemv_stream/golden.cpp: compute_golden: --arg rows=100 must be a positive multiple of 192"),
+              std::string::npos)
+        << value.err;
+    EXPECT_TRUE(value.out.empty()) << value.out;
+    EXPECT_EQ(pfsim("run prefetch_demo --prefetch maybe").status, 2);
+    EXPECT_EQ(pfsim("run prefetch_demo --inject gremlins").status, 2);
     EXPECT_EQ(pfsim("check nosuch").status, 2);
 }
 
@@ -357,17 +362,17 @@ TEST(Diff, ComparesRunsAndGatesOnRegressions) {
     EXPECT_EQ(to_zero.status, 1);
     EXPECT_NE(to_zero.err.find("has no time in B"), std::string::npos) << to_zero.err;
     const std::string one = pfsim::test::write_file("one.csv", "Op Name,Task Duration(us),Block Dim\nmatmul_tiled,51.25,2\n");
-    const std::string two = pfsim::test::write_file("two.csv", "Op Name,Task Duration(us),Block Dim\nmatmul_tiled,51.25,2\nprefetch_copy,4.1,1\n");
+    const std::string two = pfsim::test::write_file("two.csv", "Op Name,Task Duration(us),Block Dim\nmatmul_tiled,51.25,2\nprefetch_demo,4.1,1\n");
     const Result missing = pfsim("diff " + two + " " + one + " --max-regression 5");
     EXPECT_EQ(missing.status, 1) << missing.err;
-    EXPECT_NE(missing.err.find("prefetch_copy is missing from B"), std::string::npos) << missing.err;
+    EXPECT_NE(missing.err.find("prefetch_demo is missing from B"), std::string::npos) << missing.err;
     EXPECT_EQ(pfsim("diff " + two + " " + two + " --max-regression 5").status, 0);
     EXPECT_EQ(pfsim("diff " + on + " " + on + " --max-regression nan").status, 2);
 }
 
 TEST(Diff, ComparesChecksTracesAndOnboardProfiles) {
     const std::string check = tmp("check.json");
-    std::ofstream(check) << pfsim("check prefetch_copy matmul_tiled --json").out;
+    std::ofstream(check) << pfsim("check prefetch_demo matmul_tiled --json").out;
     const Result self = pfsim("diff " + check + " " + check + " --json");
     ASSERT_EQ(self.status, 0) << self.err;
     EXPECT_EQ(nlohmann::json::parse(self.out)["kernels"].size(), 4u);  // each kernel off and on
@@ -392,7 +397,7 @@ TEST(Diff, ComparesChecksTracesAndOnboardProfiles) {
 
 TEST(Diff, BadInputNamesTheFileAndPosition) {
     const std::string good = tmp("good.json");
-    const std::string text = pfsim("run prefetch_copy --json").out;
+    const std::string text = pfsim("run prefetch_demo --json").out;
     std::ofstream(good) << text;
     const std::string truncated = write_trace("truncated.json", text.substr(0, text.size() / 2));
     const std::string garbage = write_trace("garbage.json", "{\"schema\": \"pfsim.summary/1\", oops}");
@@ -454,9 +459,9 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
 
 TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
     const std::string csv = tmp("sweep.csv");
-    const Result r = pfsim("sweep prefetch_copy --grid sdma.provider=model,none --grid arg.unused=1 --jobs 2");
-    EXPECT_EQ(r.status, 2);  // prefetch_copy has no argument 'unused': rejected before running
-    EXPECT_NE(r.err.find("kernel prefetch_copy has no argument 'unused'"), std::string::npos) << r.err;
+    const Result r = pfsim("sweep prefetch_demo --grid sdma.provider=model,none --grid arg.unused=1 --jobs 2");
+    EXPECT_EQ(r.status, 2);  // prefetch_demo has no parameter 'unused': rejected before running
+    EXPECT_NE(r.err.find("prefetch_demo/case.toml has no parameter 'unused'"), std::string::npos) << r.err;
     const Result s = pfsim("sweep prefetch_wait --grid sdma.provider=model,none --grid arg.bytes=4KiB,1MiB --jobs 2 --csv " + csv);
     EXPECT_EQ(s.status, 1);  // the provider-less points fail...
     const std::string text = slurp(csv);
@@ -532,19 +537,19 @@ TEST(Sweep, AFolderKeepsPointsResumesAndCollects) {
 TEST(Check, AFolderKeepsEachKernelAndCollects) {
     const std::string dir = tmp("check-dir");
     std::filesystem::remove_all(dir);
-    const Result plain = pfsim("check prefetch_copy no_gain");
+    const Result plain = pfsim("check prefetch_demo no_gain");
     ASSERT_EQ(plain.status, 0) << plain.err;
-    const Result kept = pfsim("check prefetch_copy no_gain --out " + dir);
+    const Result kept = pfsim("check prefetch_demo no_gain --out " + dir);
     EXPECT_EQ(kept.out, plain.out);
     std::filesystem::remove(dir + "/points/000000.json");
     const Result partial = pfsim("check --collect " + dir);
     EXPECT_EQ(partial.status, 1);
     EXPECT_NE(partial.out.find("FAIL: not run (no result in the batch folder)"), std::string::npos) << partial.out;
-    EXPECT_EQ(pfsim("check prefetch_copy no_gain --out " + dir).out, plain.out);  // runs prefetch_copy again
+    EXPECT_EQ(pfsim("check prefetch_demo no_gain --out " + dir).out, plain.out);  // runs prefetch_demo again
     EXPECT_EQ(pfsim("check --collect " + dir).out, plain.out);
-    for (const char* bad : {"check --collect DIR prefetch_copy", "check --collect DIR --set l2.ways=8",
-                            "check --collect DIR --inject drop-wait", "check prefetch_copy --wait",
-                            "check prefetch_copy --advise --slurm --out /tmp/x"}) {
+    for (const char* bad : {"check --collect DIR prefetch_demo", "check --collect DIR --set l2.ways=8",
+                            "check --collect DIR --inject drop-wait", "check prefetch_demo --wait",
+                            "check prefetch_demo --advise --slurm --out /tmp/x"}) {
         std::string command = bad;
         command.replace(command.find("DIR") == std::string::npos ? command.size() : command.find("DIR"),
                         command.find("DIR") == std::string::npos ? 0 : 3, dir);

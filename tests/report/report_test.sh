@@ -19,7 +19,7 @@ load() {
 
 "$pfsim" run matmul_tiled --prefetch off --json >"$work/off.json" || { echo "FAIL: run off"; exit 1; }
 "$pfsim" run matmul_tiled --json >"$work/on.json" || { echo "FAIL: run on"; exit 1; }
-"$pfsim" check prefetch_copy matmul_tiled --json >"$work/check.json" || { echo "FAIL: check"; exit 1; }
+"$pfsim" check prefetch_demo matmul_tiled --json >"$work/check.json" || { echo "FAIL: check"; exit 1; }
 "$pfsim" report "$work/off.json" "$work/on.json" --html "$work/runs.html" || { echo "FAIL: report"; exit 1; }
 "$pfsim" report "$work/check.json" --html "$work/check.html" || { echo "FAIL: report of a check"; exit 1; }
 

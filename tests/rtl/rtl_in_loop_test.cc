@@ -49,12 +49,12 @@ TEST_P(RtlInTheLoop, MatchesTheTlmModel) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, RtlInTheLoop,
-                         ::testing::Values("prefetch_copy", "prefetch_wait", "no_gain", "matmul_tiled",
+                         ::testing::Values("prefetch_demo", "prefetch_wait", "no_gain", "matmul_tiled",
                                            "gather_rows --arg indices=64", "gemv_stream --arg rows=3072"),
                          [](const auto& info) { return info.param.substr(0, info.param.find(' ')); });
 
 TEST(RtlInTheLoop, CheckPassesWithTheRtl) {
-    const Result r = pfsim(std::string("check prefetch_copy matmul_tiled") + kRtl);
+    const Result r = pfsim(std::string("check prefetch_demo matmul_tiled") + kRtl);
     EXPECT_EQ(r.status, 0) << r.out << r.err;
 }
 
@@ -69,7 +69,7 @@ TEST(RtlInTheLoop, SameRunSameSummaryAndTrace) {
 
 TEST(Waves, VcdHoldsTheFrontEndSignals) {
     const std::string vcd = tmp("frontend.vcd");
-    const Result r = pfsim("run prefetch_copy --set sdma.frontend=rtl --waves " + vcd);
+    const Result r = pfsim("run prefetch_demo --set sdma.frontend=rtl --waves " + vcd);
     ASSERT_EQ(r.status, 0) << r.err;
     const std::string text = slurp(vcd);
     EXPECT_NE(text.find("$scope module sdma_frontend"), std::string::npos);
@@ -80,7 +80,7 @@ TEST(Waves, VcdHoldsTheFrontEndSignals) {
 
 TEST(Waves, BothBlocksWriteOneFstFileEach) {
     const std::string base = tmp("both");
-    const Result r = pfsim("run prefetch_copy" + std::string(kRtl) + " --waves " + base + ".fst");
+    const Result r = pfsim("run prefetch_demo" + std::string(kRtl) + " --waves " + base + ".fst");
     ASSERT_EQ(r.status, 0) << r.err;
     for (const char* block : {".sdma_frontend.fst", ".l2_tags.fst"}) {
         const std::string f = slurp(base + block);
@@ -90,24 +90,24 @@ TEST(Waves, BothBlocksWriteOneFstFileEach) {
 }
 
 TEST(Waves, BadRequestsAreRefusedWithExitTwo) {
-    Result r = pfsim("run prefetch_copy --waves " + tmp("x.vcd"));
+    Result r = pfsim("run prefetch_demo --waves " + tmp("x.vcd"));
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("--waves needs an RTL block"), std::string::npos) << r.err;
-    r = pfsim("run prefetch_copy --set l2.tags=rtl --waves " + tmp("x.txt"));
+    r = pfsim("run prefetch_demo --set l2.tags=rtl --waves " + tmp("x.txt"));
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("must end in .vcd or .fst"), std::string::npos) << r.err;
-    r = pfsim("run prefetch_copy --set l2.tags=rtl --waves /nonexistent/dir/x.vcd");
+    r = pfsim("run prefetch_demo --set l2.tags=rtl --waves /nonexistent/dir/x.vcd");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("/nonexistent/dir/x.vcd"), std::string::npos) << r.err;
-    r = pfsim("run prefetch_copy --set l2.tags=rtl --set l2.ways=16 --set l2.size=128MiB");
+    r = pfsim("run prefetch_demo --set l2.tags=rtl --set l2.ways=16 --set l2.size=128MiB");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("l2.tags = rtl"), std::string::npos) << r.err;
     // The L2 tests' small build is theirs (tests/support/rtl_tags_small.cc), not the product's.
-    r = pfsim("run prefetch_copy --set l2.tags=rtl --set l2.size=64KiB --set l2.ways=4 --set l2.slices=4");
+    r = pfsim("run prefetch_demo --set l2.tags=rtl --set l2.size=64KiB --set l2.ways=4 --set l2.slices=4");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("no RTL build of the tags has this configuration's geometry (4 slices, 32 sets"),
               std::string::npos) << r.err;
-    r = pfsim("run prefetch_copy --set sdma.frontend=rtl --set sdma.channels=8");
+    r = pfsim("run prefetch_demo --set sdma.frontend=rtl --set sdma.channels=8");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("built for 48 channels"), std::string::npos) << r.err;
 }

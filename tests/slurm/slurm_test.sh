@@ -124,16 +124,16 @@ expect_status 2 "--slurm without --out" $?
 [ ! -e bad3/slurm/submit-0.json ] || fail "a refused submission left its files"
 
 echo '== 5. check over several kernels and cases on the cluster: the local table'
-"$pfsim" check prefetch_copy no_gain --junit local.xml >check_local.txt 2>/dev/null
+"$pfsim" check prefetch_demo no_gain --junit local.xml >check_local.txt 2>/dev/null
 expect_status 0 "local check" $?
-"$pfsim" check prefetch_copy no_gain --slurm --out check1 --wait --junit slurm.xml >check_slurm.txt 2>check.err
+"$pfsim" check prefetch_demo no_gain --slurm --out check1 --wait --junit slurm.xml >check_slurm.txt 2>check.err
 expect_status 0 "check --slurm --wait" $?
 cmp -s check_local.txt check_slurm.txt || { fail "the Slurm check table differs"; diff check_local.txt check_slurm.txt; }
 cmp -s local.xml slurm.xml || fail "the Slurm check's junit differs"
 "$pfsim" check --collect check1 --json >check.json 2>/dev/null
 expect_status 0 "check --collect --json" $?
 grep -q '"passed": 2' check.json || fail "check --collect --json: $(head -c 300 check.json)"
-"$pfsim" check prefetch_copy --advise --slurm --out check2 2>bad.err
+"$pfsim" check prefetch_demo --advise --slurm --out check2 2>bad.err
 expect_status 2 "check --advise --slurm" $?
 
 echo '== 6. a second array on a folder whose array still waits is refused'

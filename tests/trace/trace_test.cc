@@ -174,14 +174,14 @@ TEST(Trace, ReplayMovingAGibibyteGivesATraceThatLoads) {
 
 TEST(Trace, CheckWritesOneTracePerRun) {
     const std::string prefix = tmp("check");
-    ASSERT_EQ(pfsim("check prefetch_copy --trace " + prefix).status, 0);
+    ASSERT_EQ(pfsim("check prefetch_demo --trace " + prefix).status, 0);
     std::set<std::string> lanes, counters;
-    EXPECT_EQ(check_trace(slurp(prefix + ".prefetch_copy.on.json"), &lanes, &counters), "");
-    EXPECT_EQ(check_trace(slurp(prefix + ".prefetch_copy.off.json"), &lanes, &counters), "");
+    EXPECT_EQ(check_trace(slurp(prefix + ".prefetch_demo.on.json"), &lanes, &counters), "");
+    EXPECT_EQ(check_trace(slurp(prefix + ".prefetch_demo.off.json"), &lanes, &counters), "");
 }
 
 TEST(Trace, UnwritableTracePathIsBadInput) {
-    const auto r = pfsim("run prefetch_copy --trace /nonexistent/dir/t.json");
+    const auto r = pfsim("run prefetch_demo --trace /nonexistent/dir/t.json");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("/nonexistent/dir/t.json"), std::string::npos);
 }

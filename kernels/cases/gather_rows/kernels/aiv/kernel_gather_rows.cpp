@@ -24,6 +24,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int passes = static_cast<int>(args[5]);
     __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
     if (workspace == nullptr) return;
+    if (get_sub_block_id(args) != 0) return;  // one core per cluster: its channel group is this block's alone
 
     const int64_t first = get_block_idx(args) * count;
     using Row = GlobalTensor<float, Shape<1, 1, 1, 1, kRowElems>, Stride<1, 1, 1, 1, 1>>;

@@ -1,10 +1,12 @@
 // Decode-style y = W x on every vector core: W (fp16, rows x 4096) streams
-// through the cores in 32 KiB blocks of 4 rows. The two vector cores of a
-// cluster share one SDMA channel group (their sessions would overwrite each
-// other's requests), so only the first of them posts: `distance` blocks ahead,
-// for itself and for its sibling. The sibling just loads: a line still being
+// through the cores in 32 KiB blocks of 4 rows, block b of the task taking
+// the b-th share of the rows. The two vector cores of a cluster share one SDMA
+// channel group (their sessions would overwrite each other's requests), so
+// only the first of them posts: `distance` blocks ahead, for itself and for
+// its sibling, which holds the next block of the task (the 48 blocks go in
+// order to the 48 idle vector cores). The sibling just loads: a line still being
 // filled is waited for by the L2, and a prefetch changes no value either way.
-#include "gemv_common.h"
+#include "../gemv_shape.h"
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -24,8 +26,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
     if (workspace == nullptr) return;
 
-    const int64_t core = get_block_idx(args) * 2 + get_sub_block_id(args);
-    const int64_t cores = get_block_num(args) * 2;
+    const int64_t core = get_block_idx(args);
+    const int64_t cores = get_block_num(args);
     const int64_t rows_per_core = rows / cores;
     const int64_t blocks = rows_per_core / kBlockRows;
     __gm__ half* wbase = reinterpret_cast<__gm__ half*>(w->buffer.addr) + core * rows_per_core * kCols;
