@@ -1,5 +1,7 @@
 #include "api/run.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -49,6 +51,36 @@ std::string resolve_target(const std::string& target) {
     if (path.empty()) unknown_target(target);
     return path;
 }
+
+namespace {
+
+// The timed pass of calibration instruments (include/pfsim_timed_pass.h): the
+// time covered by the union of every core's marked intervals (concurrent cores:
+// earliest start to latest end; one core's disjoint passes: their sum), the
+// bytes they moved. Null when no core marked one.
+nlohmann::json timed_pass_of(SimPlatform& platform) {
+    std::vector<std::pair<uint64_t, uint64_t>> intervals;
+    uint64_t moved = 0;
+    for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
+        for (const auto& core : *group) {
+            const Core::TimedPasses& t = core->timed_passes();
+            intervals.insert(intervals.end(), t.intervals.begin(), t.intervals.end());
+            moved += t.bytes;
+        }
+    }
+    if (intervals.empty()) return nullptr;
+    std::sort(intervals.begin(), intervals.end());
+    uint64_t covered = 0, end = 0;
+    for (const auto& [b, e] : intervals) {
+        if (e <= end) continue;
+        covered += e - std::max(b, end);
+        end = e;
+    }
+    const double ns = static_cast<double>(covered) / 1e3;
+    return {{"ns", ns}, {"bytes", moved}, {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0}};
+}
+
+}  // namespace
 
 namespace {
 
@@ -243,17 +275,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             result.cores_launched = launch.cores.size();
             result.warnings = launch.warnings;
             if (!launch.ok()) result.error = launch.first_error();
-            if (prepared.probe) {  // a calibration kernel's timed pass
-                uint64_t first = ~0ull, last = 0;
-                for (uint64_t c = 0; c < prepared.probe_cores; ++c) {
-                    first = std::min(first, prepared.probe[2 * c]);
-                    last = std::max(last, prepared.probe[2 * c + 1]);
-                }
-                const double ns = static_cast<double>(last - first) / 1e3;
-                const uint64_t moved = prepared.probe_cores * prepared.probe_bytes;
-                result.timed_pass = {{"ns", ns}, {"bytes", moved}, {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0}};
-            }
         }
+        result.timed_pass = timed_pass_of(platform);
         finish(result, platform, before, time_ps, cfg);
         result.faults = fault_report.finish();
         for (const nlohmann::json& f : result.faults) {

@@ -378,10 +378,17 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
         }
         try {
             size_t used = 0;
-            c.params[key] = std::stod(o.substr(eq + 1), &used);
-            if (used != o.size() - eq - 1) throw std::invalid_argument("trailing text");
+            const std::string value = o.substr(eq + 1);
+            double v = std::stod(value, &used);
+            // A size may carry its unit, as a built-in kernel's --arg does: 4KiB, 1MiB, 2GB.
+            static const std::map<std::string, double> units = {
+                {"", 1},          {"B", 1},          {"KiB", 1024.0},  {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+                {"KB", 1e3},      {"MB", 1e6},       {"GB", 1e9}};
+            const auto unit = units.find(value.substr(used));
+            if (unit == units.end()) throw std::invalid_argument("trailing text");
+            c.params[key] = v * unit->second;
         } catch (const std::exception&) {
-            throw CaseError("--arg " + o + ": the value is not a number");
+            throw CaseError("--arg " + o + ": the value is not a number (a size may end in B, KiB, MiB, GiB, KB, MB, GB)");
         }
     }
     struct ParamsInScope {

@@ -47,7 +47,7 @@ int cmd_run(const std::vector<std::string>& args) {
     const int64_t progress_ms = progress_option_ms(o);
     if (progress_ms > 0) {
         request.progress_ms = progress_ms;
-        const std::string name = request.target;
+        const std::string name = o.positional[0];  // as the user named it
         request.progress = [name](double ns) {
             std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
         };

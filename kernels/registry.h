@@ -42,10 +42,6 @@ struct PreparedKernel {
     rt::KernelLaunch launch;
     std::vector<KernelOutput> outputs;
     std::vector<std::unique_ptr<uint8_t[]>> host_memory;  // ChipTensors the args point at
-    // Calibration kernels: per-core (start, end) of a timed pass, in ps, and the
-    // bytes each core moved in it; the run reports the pass's span and bandwidth.
-    const uint64_t* probe = nullptr;
-    uint64_t probe_cores = 0, probe_bytes = 0;
 };
 
 class KernelCase {

@@ -33,15 +33,10 @@ public:
         }
         if (size == 0 || bytes % size) throw std::invalid_argument("kernel calib_stream: --arg bytes must be a multiple of size");
         PreparedKernel p;
-        auto probe = std::make_unique<uint8_t[]>(2 * 48 * sizeof(uint64_t));
         const uint64_t base = platform.gm_alloc(a.at("shared") ? bytes : cores * bytes);
-        p.launch.args = {reinterpret_cast<int64_t>(probe.get()), static_cast<int64_t>(base),
+        p.launch.args = {static_cast<int64_t>(base),
                          static_cast<int64_t>(bytes), static_cast<int64_t>(size), static_cast<int64_t>(a.at("write")),
                          static_cast<int64_t>(a.at("warm")), static_cast<int64_t>(a.at("shared"))};
-        p.probe = reinterpret_cast<uint64_t*>(probe.get());
-        p.probe_cores = cores;
-        p.probe_bytes = bytes;
-        p.host_memory.push_back(std::move(probe));
         p.launch.name = name();
         p.launch.spec = rt::LaunchSpec{static_cast<uint32_t>(std::max<uint64_t>(1, cores / 2)),
                                        static_cast<uint32_t>(cores == 1 ? 1 : 2), false};

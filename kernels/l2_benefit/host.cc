@@ -26,13 +26,8 @@ public:
         if (pairs == 0 || pairs > 4096) throw std::invalid_argument("kernel l2_benefit: --arg pairs must be 1..4096");
         PreparedKernel p;
         uint64_t region = 0;
-        auto probe = std::make_unique<uint8_t[]>(2 * sizeof(uint64_t));
-        p.launch.args = {make_tensor(p, platform, 2 * pairs * 16384, &region), reinterpret_cast<int64_t>(probe.get()),
+        p.launch.args = {make_tensor(p, platform, 2 * pairs * 16384, &region),
                          static_cast<int64_t>(pairs), static_cast<int64_t>(a.at("measure"))};
-        p.probe = reinterpret_cast<uint64_t*>(probe.get());
-        p.probe_cores = 1;
-        p.probe_bytes = pairs * 16384;
-        p.host_memory.push_back(std::move(probe));
         p.launch.name = name();
         p.launch.spec = rt::LaunchSpec{1, 1, false};
         p.launch.uses_sdma = true;

@@ -176,6 +176,17 @@ public:
     }
     bool running() const { return running_; }
     uint64_t now_ps() override { return issue_; }
+    void timed_pass_begin() override { timed_begin_ps_ = issue_; }
+    void timed_pass_end(uint64_t bytes) override {
+        timed_.intervals.push_back({timed_begin_ps_, issue_});
+        timed_.bytes += bytes;
+    }
+    // Every timed pass this core ended, [begin, end) in ps, and the bytes it said they moved.
+    struct TimedPasses {
+        std::vector<std::pair<uint64_t, uint64_t>> intervals;
+        uint64_t bytes = 0;
+    };
+    const TimedPasses& timed_passes() const { return timed_; }
     void warn(const std::string& message) override;
     void peek(uint64_t gm, void* dst, uint64_t bytes) override;
     void report_violation(const std::string& message) override;
@@ -197,6 +208,8 @@ private:
 
     const CoreKind kind_;
     const uint32_t id_;
+    TimedPasses timed_;
+    uint64_t timed_begin_ps_ = 0;
     uint32_t block_idx_ = 0, block_num_ = 0, subblock_ = 0;
     const Tick scalar_op_, transfer_setup_, flush_cost_, request_build_, quantum_;
     const double load_bw_, store_bw_, vector_bw_, vector_special_factor_;

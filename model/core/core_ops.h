@@ -137,6 +137,10 @@ public:
     virtual void note_prefetch_post(uint64_t since_ps, uint64_t flow, uint64_t addr, uint64_t bytes) = 0;
     virtual void note_prefetch_wait(uint64_t since_ps, uint64_t flow, bool done, uint64_t polls) = 0;
     virtual uint64_t now_ps() = 0;
+    // A calibration instrument's timed pass (include/pfsim_timed_pass.h): its
+    // start on this core, and its end with the bytes the core moved in it.
+    virtual void timed_pass_begin() = 0;
+    virtual void timed_pass_end(uint64_t bytes) = 0;
     virtual void warn(const std::string& message) = 0;
     // Checker side channel: reads GM as it is now, taking no time and counting nothing.
     virtual void peek(uint64_t gm, void* dst, uint64_t bytes) = 0;

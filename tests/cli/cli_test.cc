@@ -176,11 +176,30 @@ TEST(Cli, ErrorsAreNeverLost) {
 // A tiny sample interval (1 ps) no longer runs without bound: the sampler
 // merges pairs of samples and halves its rate whenever it holds 4096.
 TEST(Run, ATinySampleIntervalStaysBounded) {
-    const Result r = pfsim("run prefetch_wait --json --set trace.sample_interval=1ps");
+    const Result r = pfsim("run calib_stream --arg bytes=64KiB --json --set trace.sample_interval=1ps");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["series"]["t_ns"].size(), 200u);
     EXPECT_NEAR(j["series"]["t_ns"].back().get<double>(), j["kernel_time_ns"].get<double>(), 0.02 * j["kernel_time_ns"].get<double>());
+}
+
+// Microbenchmarks mark what they time (include/pfsim_timed_pass.h); the run
+// reports the time the union of the marked intervals covers.
+TEST(Run, MarkedTimedPassesAreReportedAsTheTimeTheyCover) {
+    const auto wait = nlohmann::json::parse(pfsim("run prefetch_wait --json").out);  // a case
+    EXPECT_EQ(wait["timed_pass"]["bytes"], 1048576);
+    EXPECT_GT(wait["timed_pass"]["ns"].get<double>(), 1000.0);
+    EXPECT_LT(wait["timed_pass"]["ns"].get<double>(), wait["kernel_time_ns"].get<double>());
+    // One core's disjoint passes add up: two cold reads with a prefetch + wait
+    // and a warm read between them take twice one, not the span.
+    auto cold = [](int pairs) {
+        return nlohmann::json::parse(pfsim("run l2_benefit --arg pairs=" + std::to_string(pairs) + " --json").out)["timed_pass"];
+    };
+    const auto one = cold(1), two = cold(2);
+    EXPECT_EQ(two["bytes"], 2 * 16384);
+    EXPECT_NEAR(two["ns"].get<double>(), 2 * one["ns"].get<double>(), 0.1 * one["ns"].get<double>());
+    // Nothing marked, nothing reported.
+    EXPECT_FALSE(nlohmann::json::parse(pfsim("run prefetch_demo --json").out).contains("timed_pass"));
 }
 
 TEST(Run, ALongRunSaysOnStderrThatItIsStillGoing) {
@@ -315,9 +334,17 @@ TEST(Run, BadKernelInputExitsTwo) {
     EXPECT_EQ(unknown.status, 2);
     EXPECT_NE(unknown.err.find("unknown kernel 'nosuch' (built-in kernels: "), std::string::npos) << unknown.err;
     EXPECT_NE(unknown.err.find("shipped cases: "), std::string::npos) << unknown.err;
-    const Result arg = pfsim("run prefetch_wait --arg bogus=1");
+    const Result arg = pfsim("run calib_stream --arg bogus=1");
     EXPECT_EQ(arg.status, 2);
-    EXPECT_NE(arg.err.find("kernel prefetch_wait has no argument 'bogus'"), std::string::npos) << arg.err;
+    EXPECT_NE(arg.err.find("kernel calib_stream has no argument 'bogus'"), std::string::npos) << arg.err;
+    const Result param = pfsim("run prefetch_wait --arg bogus=1");  // a shipped case's params
+    EXPECT_EQ(param.status, 2);
+    EXPECT_NE(param.err.find("prefetch_wait/case.toml has no parameter 'bogus' (params: bytes, cores, part, rounds, wait)"),
+              std::string::npos)
+        << param.err;
+    const Result size = pfsim("run prefetch_wait --arg bytes=4KiBs");
+    EXPECT_EQ(size.status, 2);
+    EXPECT_NE(size.err.find("--arg bytes=4KiBs: the value is not a number"), std::string::npos) << size.err;
     const Result value = pfsim("run gemv_stream --arg rows=100");
     EXPECT_EQ(value.status, 2);
     // A shipped case's golden refuses a parameter it cannot serve, before the run.
