@@ -355,7 +355,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     c.path = path;
     Reader top(path, root, "");
     top.allow({"name", "description", "enable_sdma", "include_dirs", "expected_gain", "params", "orchestration",
-               "incores", "tensors", "scalars", "golden"});
+               "incores", "tensors", "scalars", "golden", "check"});
     if (const toml::node* p = root.get("params")) {
         if (!p->is_table()) top.fail("params", "must be a table of NAME = number");
         for (const auto& [k, v] : *p->as_table()) {
@@ -398,6 +398,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     c.name = top.str("name", fs::path(path).stem().string());
     c.description = top.str("description");
     c.enable_sdma = top.boolean("enable_sdma", true);
+    c.in_check = top.boolean("check", true);
     if (const toml::array* dirs = top.array("include_dirs")) {
         for (const toml::node& d : *dirs) {
             if (!d.is_string()) top.fail("include_dirs", "must be strings");

@@ -79,6 +79,7 @@ struct CaseSpec : CallableSpec {
     std::vector<TensorSpec> tensors;
     std::vector<ScalarSpec> scalars;
     bool enable_sdma = true;
+    bool in_check = true;  // `check = false`: a calibration instrument, which `pfsim check` skips unless named
     std::map<std::string, double> params;  // [params], after --arg overrides
     double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects
     // [golden]: host C++ computing the outputs that have no golden of their

@@ -96,7 +96,9 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
         for (const auto& [name, k] : kernel_registry()) {
             if (k->in_check()) add_kernel(*k);
         }
-        for (const std::string& path : shipped_cases()) add_case(path);
+        for (const std::string& path : shipped_cases()) {
+            if (read_case(path).in_check) add_case(path);
+        }
     } else {
         for (const std::string& name : o.positional) {
             if (is_case_file(name)) {
@@ -369,12 +371,22 @@ int cmd_kernels(const std::vector<std::string>& args) {
     }
     for (const std::string& path : shipped_cases()) {
         const CaseSpec c = read_case(path);
-        list.push_back({{"name", c.name}, {"description", c.description}, {"case", path},
-                        {"expected_gain_pct", {c.expected_min_pct, c.expected_max_pct}}});
-        if (!o.json) {
-            std::printf("%-20s %s\n%20s   case file %s\n%20s   expected gain %s %%\n", c.name.c_str(),
-                        c.description.c_str(), "", path.c_str(), "",
-                        expected_gain_text(c.expected_min_pct, c.expected_max_pct).c_str());
+        const std::string source = shipped_case_label(path);
+        nlohmann::json params = nlohmann::json::array();
+        for (const auto& [name, value] : c.params) params.push_back({{"name", name}, {"default", value}});
+        list.push_back({{"name", c.name}, {"description", c.description}, {"case", source}, {"params", params},
+                        {"in_check", c.in_check}, {"expected_gain_pct", {c.expected_min_pct, c.expected_max_pct}}});
+        if (o.json) continue;
+        std::printf("%-20s %s\n%20s   case file %s\n", c.name.c_str(), c.description.c_str(), "", source.c_str());
+        if (c.in_check) {
+            std::printf("%20s   expected gain %s %%\n", "", expected_gain_text(c.expected_min_pct, c.expected_max_pct).c_str());
+        } else {
+            std::printf("%20s   not part of check (a calibration instrument)\n", "");
+        }
+        for (const auto& [name, value] : c.params) {
+            const bool whole = value == static_cast<double>(static_cast<int64_t>(value));
+            std::printf("%20s   --arg %s=%s\n", "", name.c_str(),
+                        whole ? std::to_string(static_cast<int64_t>(value)).c_str() : nlohmann::json(value).dump().c_str());
         }
     }
     if (o.json) std::cout << list.dump(2) << "\n";

@@ -262,9 +262,11 @@ TEST(Check, EveryKernelIsEquivalentAndMeetsItsExpectedGain) {
     // The shipped cases (kernels/cases/) are part of the plain check.
     std::set<std::string> names;
     for (const auto& k : j["kernels"]) names.insert(k["name"].get<std::string>());
-    for (const char* n : {"prefetch_demo", "vector_chain", "weight_warm", "weight_warm_waited", "weight_warm_oversize"}) {
+    for (const char* n : {"prefetch_demo", "vector_chain", "weight_warm", "weight_warm_waited", "weight_warm_oversize",
+                          "gemv_stream", "matmul_tiled", "gather_rows", "no_gain", "prefetch_wait"}) {
         EXPECT_TRUE(names.count(n)) << n;
     }
+    EXPECT_FALSE(names.count("l2_benefit"));  // `check = false`: a calibration instrument, run only when named
     const std::string xml = slurp(junit);
     EXPECT_NE(xml.find("<testsuite name=\"pfsim check\" tests=\"" + std::to_string(j["kernels"].size()) +
                        "\" failures=\"0\">"),
