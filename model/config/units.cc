@@ -111,6 +111,7 @@ std::string parse_quantity(Kind kind, const std::string& text, Quantity* out) {
     if (kind == Kind::Count) {
         if (!unit.empty()) return "'" + text + "' must be a plain number (no unit)";
         if (number != std::floor(number)) return "'" + text + "' must be a whole number";
+        if (number >= 0x1p64) return "'" + text + "' is too large (at most 2^64 - 1)";
         *out = {number, false};
         return "";
     }
@@ -137,6 +138,9 @@ std::string parse_quantity(Kind kind, const std::string& text, Quantity* out) {
     if (kind == Kind::Size && out->value != std::floor(out->value)) {
         return "'" + text + "' is not a whole number of bytes";
     }
+    // Sizes and times are held as 64-bit integers (bytes, ps).
+    if (kind == Kind::Size && out->value >= 0x1p64) return "'" + text + "' is too large (at most 2^64 - 1 bytes)";
+    if (kind == Kind::Time && !out->per_cycle && out->value >= 0x1p63) return "'" + text + "' is too long (at most 2^63 ps)";
     return "";
 }
 

@@ -256,6 +256,14 @@ TEST(Units, ParseQuantity) {
     EXPECT_NE(parse_quantity(Kind::Time, "", &q), "");
     EXPECT_EQ(parse_quantity(Kind::Time, "3cycles", &q), "");
     EXPECT_TRUE(q.per_cycle);
+    // Values held as 64-bit integers are bounded before they are converted (config_fuzz,
+    // 2026-12-03: l2.size=41177771111111111118MiB reached a double -> uint64 overflow).
+    EXPECT_NE(parse_quantity(Kind::Size, "41177771111111111118MiB", &q).find("too large"), std::string::npos);
+    EXPECT_NE(parse_quantity(Kind::Size, "18446744073709551616", &q).find("too large"), std::string::npos);
+    EXPECT_NE(parse_quantity(Kind::Size, "16777216TiB", &q).find("too large"), std::string::npos);  // 2^64
+    EXPECT_EQ(parse_quantity(Kind::Size, "16777215TiB", &q), "");
+    EXPECT_NE(parse_quantity(Kind::Count, "1e20", &q).find("too large"), std::string::npos);
+    EXPECT_NE(parse_quantity(Kind::Time, "1e9 s", &q).find("too long"), std::string::npos);
 }
 
 }  // namespace
