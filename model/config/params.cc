@@ -66,7 +66,7 @@ const std::vector<ParamSpec>& param_specs() {
         zero_allowed(param("l2.miss_latency", Kind::Time,
                            "extra latency of a miss, on top of the hit latency and the GM read")),
         zero_allowed(param("l2.same_line_interval", Kind::Time,
-                           "hits on one line from different initiators are at least this far apart (0: no limit)")),
+                           "a line serves hits from initiators other than its holder one per interval of simulated time (0: no limit)")),
         param("l2.slice_read_bandwidth", Kind::Bandwidth, "read bandwidth of one slice"),
         param("l2.slice_write_bandwidth", Kind::Bandwidth, "write bandwidth of one slice"),
         param("l2.max_outstanding_misses", Kind::Count, "misses in flight at once (MSHRs)"),

@@ -42,8 +42,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       tags_(make_tag_store(cfg)),
       ready_(sets_ * ways_, 0),
       prefetched_(sets_ * ways_, 0),
-      line_free_(sets_ * ways_, 0),
-      last_initiator_(sets_ * ways_, -1),
+      same_line_(sets_ * ways_, same_line_interval_),
       slice_read_(slices_),
       slice_write_(slices_),
       mshrs_(cfg.count("l2.max_outstanding_misses")),
@@ -97,7 +96,7 @@ int64_t L2Cache::take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick
         if (observer_) observer_->evicted(t.victim_line, prefetched_[slot] != 0, by_prefetch, line);
     }
     prefetched_[slot] = 0;
-    last_initiator_[slot] = -1;
+    same_line_.reset(static_cast<uint64_t>(slot));
     return slot;
 }
 
@@ -131,10 +130,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0);
     if (t.hit) {
         ++stats_.hits;
-        // Hits on one line from different initiators are served one at a time.
-        if (same_line_interval_ && last_initiator_[slot] != initiator) start = std::max(start, line_free_[slot]);
-        line_free_[slot] = start + same_line_interval_;
-        last_initiator_[slot] = initiator;
+        start = same_line_.serve(static_cast<uint64_t>(slot), initiator, start);
         done = std::max(start + hit_latency_, ready_[slot]);
         if (prefetched_[slot]) {
             prefetched_[slot] = 0;

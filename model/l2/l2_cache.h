@@ -35,6 +35,7 @@
 #include "model/common/memory_target.h"
 #include "model/config/config.h"
 #include "model/l2/l2_observer.h"
+#include "model/l2/same_line.h"
 #include "model/l2/tag_store.h"
 #include "model/stats/stats.h"
 
@@ -148,9 +149,7 @@ private:
     std::vector<Tick> ready_;
     std::vector<uint8_t> prefetched_;
     L2Observer* observer_ = nullptr;
-    // Per slot: when another initiator may next hit the line, and who hit it last.
-    std::vector<Tick> line_free_;
-    std::vector<int> last_initiator_;
+    SameLinePorts same_line_;  // per slot: hits from different initiators one at a time
 
     std::vector<Calendar> slice_read_, slice_write_;
     Calendar mshrs_;      // l2.max_outstanding_misses misses in flight at once

@@ -1,0 +1,76 @@
+// Hits on one L2 line from different initiators are served one at a time
+// (a2a3-hardware.md: same-address access from many cores is serialised).
+//
+// Contract: each line is a port with one service slot per `interval` of
+// simulated time (slot k covers [k * interval, (k + 1) * interval)). A hit at
+// time t takes the first free slot from t's on and is served at the later of t
+// and that slot's start; its initiator then holds the line, and its own further
+// hits while it holds it (in the same or the next slot) cost nothing and take no
+// slot, so one core reading a line piece by piece is not serialised against
+// itself. Slots are kept per time, not as one "next free" time, so a hit that
+// arrives late in simulation but early in simulated time (cores run up to a
+// quantum apart) takes the free slot at its own time instead of queueing behind
+// hits made for later times: the result does not depend on the order in which
+// the cores' quanta run. A line remembers the last kWindow slots before its
+// latest one; a hit older than that is served at its own time (no contention is
+// remembered for it). interval 0: no limit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/config/units.h"
+
+namespace pfsim {
+
+class SameLinePorts {
+public:
+    static constexpr uint64_t kWindow = 64;  // slots remembered per line
+
+    SameLinePorts(uint64_t lines, Tick interval) : interval_(interval), lines_(interval ? lines : 0) {}
+
+    // Initiator `who` hits line slot `line` at `t`: when it is served.
+    Tick serve(uint64_t line, int who, Tick t) {
+        if (!interval_) return t;
+        Line& l = lines_[line];
+        uint64_t k = t / interval_;
+        if (l.holder == who && k <= l.held + 1) return t;
+        if (l.used == 0) l.base = k >= kWindow ? k - (kWindow - 1) : 0;
+        if (k < l.base) return t;  // older than anything remembered
+        for (;; ++k) {
+            if (k >= l.base + kWindow) slide(l, k - (kWindow - 1));
+            const uint64_t bit = uint64_t{1} << (k - l.base);
+            if (!(l.used & bit)) {
+                l.used |= bit;
+                break;
+            }
+        }
+        l.holder = who;
+        l.held = k;
+        return std::max(t, k * interval_);
+    }
+
+    // The line slot holds another line now: nothing of the old one is kept.
+    void reset(uint64_t line) {
+        if (interval_) lines_[line] = Line{};
+    }
+
+private:
+    struct Line {
+        uint64_t base = 0;   // the slot of the mask's bit 0
+        uint64_t used = 0;   // bit i: slot base + i is taken
+        uint64_t held = 0;   // the holder's latest slot
+        int holder = -1;
+    };
+
+    static void slide(Line& l, uint64_t base) {
+        const uint64_t shift = base - l.base;
+        l.used = shift >= kWindow ? 0 : l.used >> shift;
+        l.base = base;
+    }
+
+    Tick interval_;
+    std::vector<Line> lines_;
+};
+
+}  // namespace pfsim
