@@ -17,7 +17,7 @@
 #include "cases/case_file.h"
 #include "cases/case_runner.h"
 #include "cases/npy.h"
-#include "kernels/registry.h"
+#include "kernels/shipped_cases.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
 #include "model/trace/recorder.h"
@@ -30,23 +30,15 @@ namespace pfsim::api {
 namespace {
 
 [[noreturn]] void unknown_target(const std::string& name) {
-    std::string kernels, cases;
-    for (const auto& [n, kc] : kernel_registry()) kernels += (kernels.empty() ? "" : ", ") + n;
+    std::string cases;
     for (const std::string& path : shipped_cases()) cases += (cases.empty() ? "" : ", ") + read_case(path).name;
-    throw BadInput("unknown kernel '" + name + "' (built-in kernels: " + kernels + "; shipped cases: " + cases +
-                   "; or give a case file, *.toml)");
+    throw BadInput("unknown kernel '" + name + "' (shipped cases: " + cases + "; or give a case file, *.toml)");
 }
 
 }  // namespace
 
-const KernelCase& kernel_named(const std::string& name) {
-    const KernelCase* k = find_kernel(name);
-    if (!k) unknown_target(name);
-    return *k;
-}
-
 std::string resolve_target(const std::string& target) {
-    if (is_case_file(target) || find_kernel(target)) return target;
+    if (is_case_file(target)) return target;
     const std::string path = shipped_case_named(target);
     if (path.empty()) unknown_target(target);
     return path;
@@ -144,30 +136,15 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     RunResult result;
     result.prefetch = request.prefetch;
     CaseSpec spec;
-    const KernelCase* kernel = nullptr;
-    KernelArgs kargs;
-    const std::string target = resolve_target(request.target);
-    if (is_case_file(target)) {
-        try {
-            spec = read_case(target, request.kernel_args);
-        } catch (const CaseError& e) {
-            throw BadInput(e.what());
-        }
-        result.name = spec.name;
-        result.case_path = shipped_case_label(spec.path);
-        result.params = spec.params;
-        result.graph = true;
-    } else {
-        kernel = &kernel_named(target);
-        try {
-            kargs = resolve_kernel_args(*kernel, request.kernel_args);
-        } catch (const std::invalid_argument& e) {
-            throw BadInput(e.what());
-        }
-        result.name = kernel->name();
-        result.args = kargs;
-        if (!request.outputs_dir.empty()) throw BadInput("--outputs is for case files");
+    try {
+        spec = read_case(resolve_target(request.target), request.kernel_args);
+    } catch (const CaseError& e) {
+        throw BadInput(e.what());
     }
+    result.name = spec.name;
+    result.case_path = shipped_case_label(spec.path);
+    result.params = spec.params;
+    result.graph = true;
     const FaultPlan faults = parse_faults(request.faults);
 
     std::vector<insight::Suppression> suppressions;
@@ -195,7 +172,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             throw BadInput(e.what());
         }
     }
-    rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && (kernel || spec.enable_sdma), request.prefetch,
+    rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
                                           request.warmup, faults.skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
     wo.kernel.free_sites = request.free_sites;
@@ -219,65 +196,38 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             }
         }
     }
-    auto add_output = [&](const std::string& name, const std::vector<uint8_t>& bytes, bool same) {
-        result.reference_equal &= same;
-        OutputResult out;
-        out.name = name;
-        out.bytes = bytes.size();
-        out.sha256 = sha256_hex(bytes.data(), bytes.size());
-        out.equal_reference = same;
-        result.outputs.push_back(out);
-        return &result.outputs.back();
-    };
     try {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) result.warmup = worker.warmup().summary();
         FaultReport fault_report(platform, faults);  // after the warm-up: faults count from the run's own requests
         KernelCompiler compiler;
         const std::unique_ptr<TraceRecorder> trace = open_trace(request.trace, cfg);
-        PlatformStats before;
-        uint64_t time_ps = 0;
         const Tick insight_start = platform.now_ps();
         std::unique_ptr<insight::Sanitizer> sanitizer;
         if (request.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(platform);
         std::unique_ptr<insight::Advisor> advisor;
         if (request.advise) advisor = std::make_unique<insight::Advisor>(platform);
-        if (kernel == nullptr) {
-            if (trace) platform.attach_trace(trace.get());
-            before = platform_stats(platform);
-            const CaseResult r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
-            time_ps = r.graph.graph_time_ps;
-            add_graph(r, spec, platform, result);
-            if (trace) trace_tasks(*trace, r, platform);
-            for (const CaseOutput& out : r.outputs) {
-                OutputResult* o = add_output(out.name, out.data, out.golden_equal);
-                o->compared = true;
-                o->max_abs_diff = out.max_abs_diff;
-                o->mismatches = out.mismatches;
-                o->first_mismatch = out.first_mismatch;
-            }
-            if (!request.outputs_dir.empty()) write_outputs(request.outputs_dir, spec, r);
-        } else {
-            PreparedKernel prepared = kernel->prepare(platform, kargs);
-            prepared.launch.entries = load_kernel(compiler, *kernel, prepared.launch.spec);
-            if (trace) platform.attach_trace(trace.get());
-            before = platform_stats(platform);
-            const rt::LaunchResult launch = worker.run(prepared.launch);
-            time_ps = launch.kernel_time_ps;
-            for (const KernelOutput& out : prepared.outputs) {
-                std::vector<uint8_t> bytes(out.bytes);
-                platform.gm_read(out.addr, bytes.data(), bytes.size());
-                add_output(out.name, bytes, bytes == out.expected);
-            }
-            for (const rt::CoreTiming& c : launch.cores) {
-                for (const std::string& v : c.violations) result.violations.push_back(v);
-            }
-            result.cores_launched = launch.cores.size();
-            result.warnings = launch.warnings;
-            if (!launch.ok()) result.error = launch.first_error();
+        if (trace) platform.attach_trace(trace.get());
+        const PlatformStats before = platform_stats(platform);
+        const CaseResult r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
+        add_graph(r, spec, platform, result);
+        if (trace) trace_tasks(*trace, r, platform);
+        for (const CaseOutput& out : r.outputs) {
+            result.reference_equal &= out.golden_equal;
+            OutputResult o;
+            o.name = out.name;
+            o.bytes = out.data.size();
+            o.sha256 = sha256_hex(out.data.data(), out.data.size());
+            o.equal_reference = out.golden_equal;
+            o.compared = true;
+            o.max_abs_diff = out.max_abs_diff;
+            o.mismatches = out.mismatches;
+            o.first_mismatch = out.first_mismatch;
+            result.outputs.push_back(o);
         }
+        if (!request.outputs_dir.empty()) write_outputs(request.outputs_dir, spec, r);
         result.timed_pass = timed_pass_of(platform);
-        finish(result, platform, before, time_ps, cfg);
+        finish(result, platform, before, r.graph.graph_time_ps, cfg);
         result.faults = fault_report.finish();
         for (const nlohmann::json& f : result.faults) {
             if (f["kind"] == "core-fault" && !f["trapped"].get<bool>()) {
@@ -310,7 +260,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {
-        throw BadInput(e.what());  // an argument the kernel's host side refused, a case that does not fit
+        throw BadInput(e.what());  // a case that does not fit
     } catch (const CompileError& e) {
         throw BadInput(e.what());
     } catch (const LoadError& e) {
@@ -326,11 +276,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
 
 nlohmann::json to_json(const RunResult& r, const Config& cfg) {
     nlohmann::json j = {{"schema", kSummarySchema}, {"command", "run"}, {"kernel", r.name},
-                        {"prefetch", r.prefetch ? "on" : "off"}, {"args", r.args}};
-    if (!r.case_path.empty()) {
-        j["case"] = r.case_path;
-        j["params"] = r.params;
-    }
+                        {"prefetch", r.prefetch ? "on" : "off"}, {"case", r.case_path},
+                        {"params", r.params}};
     if (!r.warmup.empty()) j["warmup"] = r.warmup;
     if (r.ran) {
         j["kernel_time_ns"] = r.kernel_time_ns;
@@ -350,9 +297,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         j["reference_equal"] = r.reference_equal;
         j["violations"] = r.violations;
         j["warnings"] = r.warnings;
-        if (!r.graph) {
-            j["cores"]["launched"] = r.cores_launched;
-        } else {
+        if (r.graph) {
             nlohmann::json tasks = nlohmann::json::array();
             for (const TaskResult& t : r.tasks) {
                 tasks.push_back({{"name", t.name}, {"kernels", t.kernels}, {"blocks", t.blocks}, {"deps", t.deps},
@@ -386,7 +331,6 @@ RunResult from_json(const nlohmann::json& j) {
         r.case_path = j.value("case", "");
         r.params = j.value("params", std::map<std::string, double>{});
         r.prefetch = j.at("prefetch") == "on";
-        r.args = j.at("args").get<std::map<std::string, uint64_t>>();
         r.warmup = j.value("warmup", "");
         r.error = j.value("error", "");
         r.faults = j.value("faults", nlohmann::json::array());
@@ -421,7 +365,6 @@ RunResult from_json(const nlohmann::json& j) {
         r.warnings = j.at("warnings").get<std::vector<std::string>>();
         r.log = j.value("log", std::vector<std::string>{});
         r.graph = j.contains("tasks");
-        r.cores_launched = j.value("cores", nlohmann::json::object()).value("launched", uint64_t{0});
         for (const nlohmann::json& t : j.value("tasks", nlohmann::json::array())) {
             TaskResult task;
             task.name = t.at("name").get<std::string>();

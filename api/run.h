@@ -1,11 +1,11 @@
-// The typed entry point under the CLI: one run of a built-in kernel or a case
-// file on a fresh simulated die, configuration + request -> result. The CLI
+// The typed entry point under the CLI: one run of a case file (a user's or a
+// shipped one) on a fresh simulated die, configuration + request -> result. The CLI
 // parses and prints; `check`, `sweep` and `calibrate`, which keep a child
 // process per run (SystemC elaborates once per process), read the children's
 // results back through the same serializer (to_json / from_json).
 //
 // Contract: run() builds one die per call and may be called once per process.
-// Bad input -- an unknown kernel or argument, a case file, a source that does
+// Bad input -- an unknown case or argument, a case file, a source that does
 // not build, a trace path that cannot be written -- throws BadInput before or
 // instead of a result; anything the run itself finds (a kernel fault, a wrong
 // output, a protocol violation, a stuck graph) is in the result.
@@ -22,7 +22,6 @@
 
 #include "insight/advisor.h"
 #include "insight/sanitizer.h"
-#include "kernels/registry.h"
 #include "model/config/config.h"
 
 namespace pfsim::api {
@@ -35,8 +34,8 @@ public:
 };
 
 struct RunRequest {
-    std::string target;                    // a built-in kernel's or shipped case's name, or a case file's path (*.toml)
-    std::vector<std::string> kernel_args;  // NAME=VALUE: a built-in kernel's arguments, a case's [params]
+    std::string target;                    // a shipped case's name, or a case file's path (*.toml)
+    std::vector<std::string> kernel_args;  // NAME=VALUE: the case's [params]
     bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
     bool enable_sdma = true;               // a case file can turn it off too
     bool warmup = true;
@@ -74,13 +73,12 @@ struct TaskResult {
 };
 
 struct RunResult {
-    std::string name;       // the kernel's or the case's
-    std::string case_path;  // empty for a built-in kernel
+    std::string name;       // the case's
+    std::string case_path;  // its file (a shipped case's as in pfsim's sources)
     bool prefetch = true;
-    std::map<std::string, uint64_t> args;  // a built-in kernel's resolved --arg values
     std::map<std::string, double> params;  // a case's [params], after --arg
     bool ran = false;       // false when the runtime refused the launch (error says why)
-    double kernel_time_ns = 0;  // a kernel's first core entering to last core returning; a graph's first dispatch to last completion
+    double kernel_time_ns = 0;  // the graph's first dispatch to last completion
     uint64_t cycles = 0;
     nlohmann::json counters;  // every block's counters over the run (gm, l2, sdma, cores: `pfsim stats`)
     std::vector<OutputResult> outputs;
@@ -89,7 +87,6 @@ struct RunResult {
     std::string error, warmup;
     bool graph = false;             // a task graph ran (a case, a device call): `tasks` is set
     std::vector<TaskResult> tasks;  // a graph's
-    uint64_t cores_launched = 0;    // a kernel's
     nlohmann::json lanes, series, timed_pass;
     nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (api/faults.h)
     nlohmann::json teardown;  // after a fatal error (a kernel trapped, a graph stopped): how the worker closed
@@ -104,12 +101,9 @@ struct RunResult {
 
 RunResult run(const Config& cfg, const RunRequest& request);
 
-// The built-in kernel of that name; BadInput listing the known ones.
-const KernelCase& kernel_named(const std::string& name);
-
-// What `run`, `check` and `sweep` take: a case file's path and a built-in
-// kernel's name stay as they are; a shipped case's name becomes its file's
-// path. BadInput listing the known names otherwise.
+// What `run`, `check` and `sweep` take: a case file's path stays as it is; a
+// shipped case's name becomes its file's path. BadInput listing the shipped
+// cases otherwise.
 std::string resolve_target(const std::string& target);
 
 // The run's summary (schema pfsim.summary/1, docs/trace-format.md) and back.

@@ -79,10 +79,15 @@ std::string curves(const CommonOptions& o, unsigned jobs, const std::function<st
     const std::vector<uint64_t> cores = {1, 8, 48};
     const std::vector<uint64_t> sets = {32, 64, 128, 160, 192, 224, 256, 384, 512};
     std::vector<std::vector<std::string>> runs;
+    // Enough transfers for a steady rate, at most 64 MiB per core and 512 MiB in
+    // all (the case's region is written on the host): 48 cores stop at 1 MiB.
+    auto bytes_per_core = [](uint64_t cores, uint64_t s) {
+        return std::min<uint64_t>({std::max<uint64_t>(s * 16, 256 << 10), 64 << 20, (512 << 20) / cores}) / s * s;
+    };
     for (uint64_t c : cores) {
         for (uint64_t s : sizes) {
-            // Enough transfers for a steady rate, at most 64 MiB per core.
-            const uint64_t bytes = std::min<uint64_t>(std::max<uint64_t>(s * 16, 256 << 10), 64 << 20) / s * s;
+            const uint64_t bytes = bytes_per_core(c, s);
+            if (bytes == 0) continue;
             runs.push_back(with_config({"run", "calib_stream", "--json", "--arg", "cores=" + std::to_string(c), "--arg",
                                         "size=" + std::to_string(s), "--arg", "bytes=" + std::to_string(bytes)}));
         }
@@ -94,6 +99,7 @@ std::string curves(const CommonOptions& o, unsigned jobs, const std::function<st
     for (size_t ci = 0; ci < cores.size(); ++ci) {
         Line l{std::to_string(cores[ci]) + (cores[ci] == 1 ? " core" : " cores"), {}, {}, static_cast<int>(ci)};
         for (uint64_t s : sizes) {
+            if (bytes_per_core(cores[ci], s) == 0) continue;
             const api::RunResult c = run_result(r[k++]);
             if (!c.ran || c.timed_pass.is_null()) continue;
             l.x.push_back(std::log2(static_cast<double>(s)));

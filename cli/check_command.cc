@@ -56,10 +56,10 @@ std::string equivalence_failure(const api::RunResult& off, const api::RunResult&
     return "";
 }
 
-// What to check: built-in kernels by name, case files by path.
+// What to check: a case file, and the gain range `--strict-gain` holds it to.
 struct CheckItem {
     std::string name, target;
-    ExpectedGain expected;
+    double expected_min_pct, expected_max_pct;
 };
 
 // A check: its items, one batch point per item (the runs off, on and, with
@@ -81,34 +81,20 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
     const CommonOptions& o = p.options;
     resolve_config(o);  // bad configuration: exit 2 before running anything
     p.sanitize = sanitize_options(o);
-    auto add_kernel = [&](const KernelCase& k) {
-        p.items.push_back({k.name(), k.name(), k.expected_gain(resolve_kernel_args(k, {}))});
-    };
     auto add_case = [&](const std::string& path) {
         try {
             const CaseSpec c = read_case(path);
-            p.items.push_back({c.name, path, {c.expected_min_pct, c.expected_max_pct}});
+            p.items.push_back({c.name, path, c.expected_min_pct, c.expected_max_pct});
         } catch (const CaseError& e) {
             throw UsageError(e.what());
         }
     };
     if (o.positional.empty()) {
-        for (const auto& [name, k] : kernel_registry()) {
-            if (k->in_check()) add_kernel(*k);
-        }
         for (const std::string& path : shipped_cases()) {
             if (read_case(path).in_check) add_case(path);
         }
     } else {
-        for (const std::string& name : o.positional) {
-            if (is_case_file(name)) {
-                add_case(user_path(name));
-            } else if (find_kernel(name)) {
-                add_kernel(*find_kernel(name));
-            } else {
-                add_case(api::resolve_target(name));
-            }
-        }
+        for (const std::string& name : o.positional) add_case(is_case_file(name) ? user_path(name) : api::resolve_target(name));
     }
     const std::vector<std::string> common = config_args(o);
     p.batch.command = "check";
@@ -215,15 +201,15 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
             }
             failure = equivalence_failure(off, on);
         }
-        const ExpectedGain expected = k->expected;
-        nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()}, {"expected_gain_pct", {expected.min_pct, expected.max_pct}}};
+        nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()},
+                              {"expected_gain_pct", {k->expected_min_pct, k->expected_max_pct}}};
         double gain = 0;
         bool gain_met = false;
         if (failure.empty()) {
             const double t_off = off.kernel_time_ns;
             const double t_on = on.kernel_time_ns;
             gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
-            gain_met = gain >= expected.min_pct && gain <= expected.max_pct;
+            gain_met = gain >= k->expected_min_pct && gain <= k->expected_max_pct;
             row["time_off_ns"] = t_off;
             row["time_on_ns"] = t_on;
             row["gain_pct"] = gain;
@@ -254,7 +240,7 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
         failed += pass ? 0 : 1;
         sanitizer_failed += sanitizer_fails && failure.empty() ? 1 : 0;
         if (!json) {
-            const std::string exp = expected_gain_text(expected.min_pct, expected.max_pct);
+            const std::string exp = expected_gain_text(k->expected_min_pct, k->expected_max_pct);
             if (failure.empty() && sanitizer_fails) {
                 std::printf("%-16s %12.3f %12.3f %8.2f %16s %7.1f%% %7.1f%%  FAIL: %s\n", k->name.c_str(),
                             row["time_off_ns"].get<double>() / 1e3, row["time_on_ns"].get<double>() / 1e3, gain,
@@ -355,20 +341,6 @@ int cmd_check(const std::vector<std::string>& args) {
 int cmd_kernels(const std::vector<std::string>& args) {
     CommonOptions o = parse_options(args, {});
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& [name, k] : kernel_registry()) {
-        const ExpectedGain g = k->expected_gain(resolve_kernel_args(*k, {}));
-        nlohmann::json a = nlohmann::json::array();
-        for (const KernelArgSpec& s : k->args()) a.push_back({{"name", s.name}, {"default", s.default_value}, {"description", s.description}});
-        list.push_back({{"name", name}, {"description", k->description()}, {"args", a},
-                        {"expected_gain_pct", {g.min_pct, g.max_pct}}});
-        if (!o.json) {
-            std::printf("%-20s %s\n", name.c_str(), k->description().c_str());
-            if (k->in_check()) std::printf("%20s   expected gain %s %%\n", "", expected_gain_text(g.min_pct, g.max_pct).c_str());
-            for (const KernelArgSpec& s : k->args()) {
-                std::printf("%20s   --arg %s=%s  %s\n", "", s.name.c_str(), s.default_value.c_str(), s.description.c_str());
-            }
-        }
-    }
     for (const std::string& path : shipped_cases()) {
         const CaseSpec c = read_case(path);
         const std::string source = shipped_case_label(path);

@@ -5,11 +5,9 @@
 #include <vector>
 
 #include "api/run.h"
-#include "kernels/registry.h"
+#include "kernels/shipped_cases.h"
 
 namespace pfsim {
-
-using api::kernel_named;  // the built-in kernel of a name, or BadInput
 
 int run_cli(const std::vector<std::string>& args);
 int cmd_config(const std::vector<std::string>& args);

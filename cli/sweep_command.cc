@@ -21,12 +21,11 @@ namespace pfsim {
 namespace {
 
 struct Grid {
-    std::string key;  // a configuration key, or arg.NAME for a kernel argument
+    std::string key;  // a configuration key, or arg.NAME for one of the case's [params]
     std::vector<std::string> values;
 };
 
-// `kernel` is null for a case file, whose arg.NAME grids are its [params].
-Grid parse_grid(const std::string& text, const KernelCase* kernel, const std::string& case_path, const CommonOptions& o) {
+Grid parse_grid(const std::string& text, const std::string& case_path, const CommonOptions& o) {
     const size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
         throw UsageError("--grid " + text + ": expected key=v1,v2,...");
@@ -38,11 +37,7 @@ Grid parse_grid(const std::string& text, const KernelCase* kernel, const std::st
     for (const std::string& v : g.values) {
         if (g.key.rfind("arg.", 0) == 0) {
             try {
-                if (kernel) {
-                    resolve_kernel_args(*kernel, {g.key.substr(4) + "=" + v});
-                } else {
-                    read_case(case_path, {g.key.substr(4) + "=" + v});
-                }
+                read_case(case_path, {g.key.substr(4) + "=" + v});
             } catch (const std::invalid_argument& e) {
                 throw UsageError(std::string("--grid ") + text + ": " + e.what());
             }
@@ -74,29 +69,22 @@ struct Sweep {
     BatchPlan plan;
 };
 
-// The sweep `arguments` define: a kernel name or case file (an absolute path),
+// The sweep `arguments` define: a shipped case's name or a case file (an absolute path),
 // --grid options and the configuration options. What makes a sweep, nothing
 // about where it runs: a batch folder keeps these to collect it later.
 Sweep plan_sweep(const std::vector<std::string>& arguments) {
     const CommonOptions o = parse_options(arguments, {}, {"--grid"});
-    if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
-    api::RunRequest target;
-    target.target = api::resolve_target(o.positional[0]);
-    const KernelCase* kernel = nullptr;
+    if (o.positional.size() != 1) throw UsageError("sweep takes one case name or case file");
+    const std::string target = api::resolve_target(o.positional[0]);
     Sweep sweep;
-    sweep.name = target.target;
-    if (target.is_case()) {
-        try {
-            sweep.name = read_case(target.target).name;
-        } catch (const CaseError& e) {
-            throw UsageError(e.what());
-        }
-    } else {
-        kernel = &kernel_named(target.target);
+    try {
+        sweep.name = read_case(target).name;
+    } catch (const CaseError& e) {
+        throw UsageError(e.what());
     }
     resolve_config(o);
     for (const std::string& g : o.values.count("--grid") ? o.values.at("--grid") : std::vector<std::string>{}) {
-        sweep.grids.push_back(parse_grid(g, kernel, target.target, o));
+        sweep.grids.push_back(parse_grid(g, target, o));
         for (size_t i = 0; i + 1 < sweep.grids.size(); ++i) {
             if (sweep.grids[i].key == sweep.grids.back().key) {
                 throw UsageError("--grid " + sweep.grids.back().key + " given twice");
@@ -126,7 +114,7 @@ Sweep plan_sweep(const std::vector<std::string>& arguments) {
             point.label += (i ? ", " : "") + sweep.grids[i].key + "=" + p[i];
         }
         for (const char* mode : {"off", "on"}) {
-            std::vector<std::string> a = {"run", target.target, "--json", "--prefetch", mode};
+            std::vector<std::string> a = {"run", target, "--json", "--prefetch", mode};
             const std::vector<std::string> config = config_args(o);
             a.insert(a.end(), config.begin(), config.end());
             for (size_t i = 0; i < sweep.grids.size(); ++i) {
@@ -146,7 +134,7 @@ Sweep plan_sweep(const std::vector<std::string>& arguments) {
 // The arguments that define the sweep the user asked for, with every path
 // absolute, so that a batch task or a collect elsewhere reads the same files.
 std::vector<std::string> defining_arguments(const CommonOptions& o) {
-    if (o.positional.size() != 1) throw UsageError("sweep takes one kernel name or case file");
+    if (o.positional.size() != 1) throw UsageError("sweep takes one case name or case file");
     api::RunRequest target;
     target.target = o.positional[0];  // a shipped case's name stays a name
     std::vector<std::string> out = {target.is_case() ? std::filesystem::absolute(user_path(target.target)).string()

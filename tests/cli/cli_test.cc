@@ -180,7 +180,9 @@ TEST(Run, ATinySampleIntervalStaysBounded) {
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["series"]["t_ns"].size(), 200u);
-    EXPECT_NEAR(j["series"]["t_ns"].back().get<double>(), j["kernel_time_ns"].get<double>(), 0.02 * j["kernel_time_ns"].get<double>());
+    // The series starts at the first submission: it ends where the last task does.
+    const double end = j["tasks"].back()["end_ns"].get<double>();
+    EXPECT_NEAR(j["series"]["t_ns"].back().get<double>(), end, 0.02 * end);
 }
 
 // Microbenchmarks mark what they time (include/pfsim_timed_pass.h); the run
@@ -334,11 +336,8 @@ TEST(Kernels, ListsEveryKernelAndCaseWithItsExpectedGain) {
 TEST(Run, BadKernelInputExitsTwo) {
     const Result unknown = pfsim("run nosuch");
     EXPECT_EQ(unknown.status, 2);
-    EXPECT_NE(unknown.err.find("unknown kernel 'nosuch' (built-in kernels: "), std::string::npos) << unknown.err;
-    EXPECT_NE(unknown.err.find("shipped cases: "), std::string::npos) << unknown.err;
-    const Result arg = pfsim("run calib_stream --arg bogus=1");
-    EXPECT_EQ(arg.status, 2);
-    EXPECT_NE(arg.err.find("kernel calib_stream has no argument 'bogus'"), std::string::npos) << arg.err;
+    EXPECT_NE(unknown.err.find("unknown kernel 'nosuch' (shipped cases: "), std::string::npos) << unknown.err;
+    EXPECT_NE(unknown.err.find("calib_stream"), std::string::npos) << unknown.err;  // the instruments too
     const Result param = pfsim("run prefetch_wait --arg bogus=1");  // a shipped case's params
     EXPECT_EQ(param.status, 2);
     EXPECT_NE(param.err.find("prefetch_wait/case.toml has no parameter 'bogus' (params: bytes, cores, part, rounds, wait)"),

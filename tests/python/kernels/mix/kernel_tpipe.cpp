@@ -94,6 +94,7 @@ void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops) {
         set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
         wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
         TADDS(out, part, 1.0f);
+        TFREE<Pipe, Split>(pipe);  // a no-op on a2a3 (TPOP freed the slot): it must compile and change nothing
         set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
         wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
         __gm__ float* y = data<float>(args, 2) + t * M * N + (kRows ? sub * kHalf * N : sub * (N / 2));
