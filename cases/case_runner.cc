@@ -16,14 +16,12 @@ std::vector<std::vector<uint8_t>> computed_goldens(const CaseSpec& spec, golden:
                                                    const std::vector<CallTensor>& initial) {
     std::vector<std::vector<uint8_t>> data;
     for (const CallTensor& t : initial) data.push_back(t.data);
-    std::vector<std::string> dtypes;
-    for (const TensorSpec& t : spec.tensors) dtypes.push_back(dtype_name(t.dtype));
     std::vector<golden::Tensor> tensors;
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
         const TensorSpec& t = spec.tensors[i];
         golden::Tensor g{};
         g.name = t.name.c_str();
-        g.dtype = dtypes[i].c_str();
+        g.dtype = dtype_name(t.dtype);  // a static string
         g.element_size = static_cast<uint32_t>(rt::element_size(t.dtype));
         g.ndims = static_cast<uint32_t>(t.shape.size());
         for (size_t d = 0; d < t.shape.size(); ++d) g.shape[d] = t.shape[d];
