@@ -181,24 +181,48 @@ TEST(Config, NonAsciiAfterABackslashInAMultiLineStringIsRefused) {
     EXPECT_EQ(error_of([&] { cfg.load_file(fine); }).find("non-ASCII"), std::string::npos);
 }
 
-// The characters toml++ 3.3.0 mis-tests for whitespace (U+FB26..U+FEFE, the
-// last range of its table) and three it tests rightly, inserted at every
-// offset of a document with every string form, alone and after "\" and "\ ":
-// whatever the check lets through must parse or be refused without undefined
-// behaviour. Meaningful under --config=sanitize (CI), where UBSan aborts.
+// toml++ scans a bare value up to its first terminator, across quotes, and
+// tests each character for whitespace (fuzz/regressions/config_fuzz: a
+// Cyrillic letter inside a quote that began in the middle of a number).
+TEST(Config, NonAsciiInABareValueIsRefusedEvenAfterAQuote) {
+    Config cfg = Config::from_preset();
+    for (const char* text : {"[l2]\nsize = 12\"\xd0\xbc\"\n", "[l2]\nsize = [1, 2'x\xd0\xbc]\n",
+                             "[l2]\nsize = { a = -3\"\xe2\xb2\xa0\" }\n"}) {
+        const std::string e = error_of([&] { cfg.load_toml(text, "value.toml"); });
+        EXPECT_NE(e.find("value.toml:2: a non-ASCII character in a bare value"), std::string::npos) << e;
+    }
+    // Negative controls: the same letter in a quoted value, key or header is read.
+    for (const char* text : {"[l2]\nsize = \"\xd0\xbc\"\n", "[l2]\n\"\xd0\xbc\" = [1, '\xd0\xbc']\n",
+                             "[t.\"\xd0\xbc\"]\nx = { \"\xd0\xbc\" = 1, b = '\xd0\xbc' }\n"}) {
+        const std::string e = error_of([&] { cfg.load_toml(text, "value.toml"); });
+        EXPECT_EQ(e.find("non-ASCII"), std::string::npos) << text << " -> " << e;
+    }
+}
+
+// Characters toml++ 3.3.0 mis-tests for whitespace (one from each of its
+// three bad ranges) and three it tests rightly, inserted at every offset of
+// documents with every string form and a bare value with quotes in it, alone
+// and after "\" and "\ ": whatever the check lets through must parse or be
+// refused without undefined behaviour. Meaningful under --config=sanitize
+// (CI), where UBSan aborts.
 TEST(Config, EveryInsertedNonAsciiCharacterIsRefusedOrParsedSafely) {
-    const std::string doc =
+    const std::string docs[] = {
         "# c\n[sdma]\nfrontend = \"\"\"x\\\n  y\"\"\"\nb = \"\"\"\\\\ q \\t\"\"\"\n"
-        "c = '''lit\\'''\n\"k y\" = 'v'\n[t.\"q\"]\nd = [ \"s\", 1 ] # c\n";
+        "c = '''lit\\'''\n\"k y\" = 'v'\n[t.\"q\"]\nd = [ \"s\", 1 ] # c\n",
+        "a = { b = 1, c = [2, 'x'] }\nd = 12\"q,r\" 'x'\n",
+    };
     int refused = 0, read = 0;
-    for (size_t at = 0; at <= doc.size(); ++at) {
-        for (const char* c : {"\xef\xad\x90", "\xef\xbb\xbe", "\xc2\xa0", "\xe3\x80\x80"}) {
-            for (const char* before : {"", "\\", "\\ "}) {
-                std::string text = doc;
-                text.insert(at, std::string(before) + c);
-                Config cfg = Config::from_preset();
-                const std::string e = error_of([&] { cfg.load_toml(text, "inserted.toml"); });
-                (e.find("non-ASCII") != std::string::npos ? refused : read) += 1;
+    for (const std::string& doc : docs) {
+        for (size_t at = 0; at <= doc.size(); ++at) {
+            for (const char* c : {"\xd0\xbc", "\xe2\xb2\xa0", "\xef\xad\x90", "\xef\xbb\xbe", "\xc2\xa0",
+                                  "\xe3\x80\x80"}) {
+                for (const char* before : {"", "\\", "\\ "}) {
+                    std::string text = doc;
+                    text.insert(at, std::string(before) + c);
+                    Config cfg = Config::from_preset();
+                    const std::string e = error_of([&] { cfg.load_toml(text, "inserted.toml"); });
+                    (e.find("non-ASCII") != std::string::npos ? refused : read) += 1;
+                }
             }
         }
     }
