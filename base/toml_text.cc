@@ -84,12 +84,13 @@ std::string toml_text_problem(const std::string& s) {
         } else if (c == ',') {
             in_key = !open.empty() && open.back() == 't';
         } else {  // a bare value, read by toml++ up to a terminator
-            for (; i < n && !value_terminator(s[i]); ++i) {
-                if (non_ascii(s[i])) {
+            size_t j = i + 1;
+            for (; j < n && !value_terminator(s[j]); ++j) {
+                if (non_ascii(s[j])) {
                     return problem("a non-ASCII character in a bare value (outside quotes TOML values are ASCII)");
                 }
             }
-            --i;
+            i = j - 1;
         }
     }
     return "";

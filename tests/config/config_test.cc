@@ -191,6 +191,11 @@ TEST(Config, NonAsciiInABareValueIsRefusedEvenAfterAQuote) {
         const std::string e = error_of([&] { cfg.load_toml(text, "value.toml"); });
         EXPECT_NE(e.find("value.toml:2: a non-ASCII character in a bare value"), std::string::npos) << e;
     }
+    // A form feed or vertical tab where a value starts ends the check's scan
+    // at once (fuzz regressions timeout-*: the first version looped on it).
+    for (const char* text : {"a = \f1\n", "a = [1, \v]\n"}) {
+        EXPECT_NE(error_of([&] { cfg.load_toml(text, "value.toml"); }).find("value.toml:1"), std::string::npos);
+    }
     // Negative controls: the same letter in a quoted value, key or header is read.
     for (const char* text : {"[l2]\nsize = \"\xd0\xbc\"\n", "[l2]\n\"\xd0\xbc\" = [1, '\xd0\xbc']\n",
                              "[t.\"\xd0\xbc\"]\nx = { \"\xd0\xbc\" = 1, b = '\xd0\xbc' }\n"}) {
