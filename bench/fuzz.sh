@@ -22,7 +22,7 @@ trap 'bz shutdown >/dev/null 2>&1 || true' EXIT
 labels=()
 for t in "${targets[@]}"; do labels+=("//fuzz:$t"); done
 echo "fuzz.sh: building ${#targets[@]} targets with clang-14 (libFuzzer, ASan, UBSan)" >&2
-bz build --config=fuzz "${labels[@]}" >&2 || { echo "fuzz.sh: the fuzz build failed" >&2; exit 2; }
+bz build --config=fuzz --symlink_prefix=/ "${labels[@]}" >&2 || { echo "fuzz.sh: the fuzz build failed" >&2; exit 2; }
 bin=$(bz info --config=fuzz bazel-bin 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"; bz shutdown >/dev/null 2>&1 || true' EXIT
