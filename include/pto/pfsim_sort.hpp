@@ -129,7 +129,7 @@ PFSIM_TILE_COMPUTE void sort32(const char* instruction, D& dst, S& src, I& idx, 
             for (int c = b * 32; c < std::min(cols, b * 32 + 32); ++c) {
                 block.push_back({static_cast<float>(widen(src.at(r, c))), idx.at(ir, c)});
             }
-            std::stable_sort(block.begin(), block.end(), [](const SortPair& x, const SortPair& y) {
+            std::stable_sort(block.begin(), block.end(), [](const SortPair& x, const SortPair& y) PFSIM_TILE_COMPUTE {
                 return x.value > y.value || (x.value == y.value && x.index < y.index);
             });
             for (size_t k = 0; k < block.size(); ++k) write_pair(dst, r, b * 32 + static_cast<int>(k), block[k]);

@@ -65,7 +65,7 @@ PFSIM_TILE_COMPUTE inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
         static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only");          \
         detail::same_valid(#NAME, dst, a);                                                        \
         detail::same_valid(#NAME, dst, b);                                                        \
-        detail::for_valid(dst, [&](int r, int c) {                                                \
+        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                                                \
             const auto x = detail::widen(a.at(r, c)), y = detail::widen(b.at(r, c));             \
             return detail::narrow<T>(EXPR);                                                       \
         });                                                                                       \
@@ -90,7 +90,7 @@ PFSIM_BINARY_OP(TMIN, x < y ? x : y, false, vector)
         static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only"); \
         detail::same_valid(#NAME, dst, a);                                               \
         const auto y = detail::widen(static_cast<T>(scalar));                            \
-        detail::for_valid(dst, [&](int r, int c) {                                       \
+        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                                       \
             const auto x = detail::widen(a.at(r, c));                                    \
             return detail::narrow<T>(EXPR);                                              \
         });                                                                              \
@@ -112,7 +112,7 @@ PFSIM_TILE_COMPUTE void TDIVS(D& dst, S scalar, A& a, Events&...) {
     static_assert(detail::is_float_v<T> && std::is_same_v<T, typename A::DType>, "TDIVS: float operands of one type");
     detail::same_valid("TDIVS", dst, a);
     const float y = detail::widen(static_cast<T>(scalar));
-    detail::for_valid(dst, [&](int r, int c) { return detail::narrow<T>(y / detail::widen(a.at(r, c))); });
+    detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return detail::narrow<T>(y / detail::widen(a.at(r, c))); });
     pfsim::current_core().vector_special(2 * D::kBytes);
 }
 
@@ -125,7 +125,7 @@ PFSIM_TILE_COMPUTE void TDIVS(D& dst, S scalar, A& a, Events&...) {
         static_assert(std::is_same_v<T, typename A::DType>, #NAME ": the operands' element types differ"); \
         static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only");  \
         detail::same_valid(#NAME, dst, a);                                                \
-        detail::for_valid(dst, [&](int r, int c) {                                        \
+        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                                        \
             const auto x = detail::widen(a.at(r, c));                                     \
             return detail::narrow<T>(EXPR);                                               \
         });                                                                               \
@@ -145,7 +145,7 @@ PFSIM_UNARY_OP(TRELU, x > 0 ? x : decltype(x){0}, false, vector)
 template <typename D, typename S, typename... Events>
 PFSIM_TILE_COMPUTE void TEXPANDS(D& dst, S scalar, Events&...) {
     const auto v = static_cast<typename D::DType>(scalar);
-    detail::for_valid(dst, [&](int, int) { return v; });
+    detail::for_valid(dst, [&](int, int) PFSIM_TILE_COMPUTE { return v; });
     pfsim::current_core().vector(D::kBytes);
 }
 
@@ -234,7 +234,7 @@ PFSIM_TILE_COMPUTE void row_expand(const char* instruction, D& dst, M& m, V& v, 
                   "a row broadcast's tiles differ in element type");
     same_valid(instruction, dst, m);
     if (v.GetValidRow() < dst.GetValidRow()) fail(instruction, "the per-row operand has fewer rows than the destination");
-    for_valid(dst, [&](int r, int c) {
+    for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {
         const auto x = widen(m.at(r, c)), y = row_operand(v, r, c);
         return narrow<T>(v_first ? op(y, x) : op(x, y));
     });
@@ -247,7 +247,7 @@ PFSIM_TILE_COMPUTE void col_expand(const char* instruction, D& dst, M& m, V& v, 
                   "a column broadcast's tiles differ in element type");
     same_valid(instruction, dst, m);
     if (v.GetValidCol() < dst.GetValidCol()) fail(instruction, "the per-column operand has fewer columns than the destination");
-    for_valid(dst, [&](int r, int c) { return narrow<T>(op(widen(m.at(r, c)), widen(v.at(0, c)))); });
+    for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return narrow<T>(op(widen(m.at(r, c)), widen(v.at(0, c)))); });
     vector_time(2 * D::kBytes + V::kBytes, special);
 }
 struct Add {
@@ -349,12 +349,12 @@ PFSIM_TILE_COMPUTE void TCONCAT(D& dst, A& src0, B& src1, Events&...) {
     if (dst.GetValidCol() != src0.GetValidCol() + src1.GetValidCol()) {
         detail::fail("TCONCAT", "the destination's valid columns are not the two sources' together");
     }
-    detail::concat(dst, src0, src1, [&](int) { return std::pair<int, int>{src0.GetValidCol(), src1.GetValidCol()}; });
+    detail::concat(dst, src0, src1, [&](int) PFSIM_TILE_COMPUTE { return std::pair<int, int>{src0.GetValidCol(), src1.GetValidCol()}; });
 }
 template <typename D, typename A, typename B, typename AI, typename BI>
 PFSIM_TILE_COMPUTE void TCONCAT(D& dst, A& src0, B& src1, AI& src0_idx, BI& src1_idx) {
     using T = typename D::DType;
-    detail::concat(dst, src0, src1, [&](int r) {
+    detail::concat(dst, src0, src1, [&](int r) PFSIM_TILE_COMPUTE {
         return std::pair<int, int>{detail::concat_count<T>(src0_idx, r), detail::concat_count<T>(src1_idx, r)};
     });
 }
@@ -362,7 +362,7 @@ template <typename D, typename A, typename B, typename DI, typename AI, typename
 PFSIM_TILE_COMPUTE void TCONCAT(D& dst, A& src0, B& src1, DI& dst_idx, AI& src0_idx, BI& src1_idx) {
     using T = typename D::DType;
     static_assert(std::is_same_v<typename DI::DType, typename AI::DType>, "TCONCAT: dstIdx and src0Idx differ in type");
-    detail::concat(dst, src0, src1, [&](int r) {
+    detail::concat(dst, src0, src1, [&](int r) PFSIM_TILE_COMPUTE {
         dst_idx.at(r, 0) = static_cast<typename DI::DType>(src0_idx.at(r, 0) + src1_idx.at(r, 0));
         return std::pair<int, int>{detail::concat_count<T>(src0_idx, r), detail::concat_count<T>(src1_idx, r)};
     });
@@ -373,14 +373,14 @@ template <typename D, typename S, typename... Events>
 PFSIM_TILE_COMPUTE void TROWEXPAND(D& dst, S& src, Events&...) {
     static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TROWEXPAND: the tiles' element types differ");
     if (src.GetValidRow() < dst.GetValidRow()) detail::fail("TROWEXPAND", "the source has fewer rows than the destination");
-    detail::for_valid(dst, [&](int r, int) { return src.at(r, 0); });
+    detail::for_valid(dst, [&](int r, int) PFSIM_TILE_COMPUTE { return src.at(r, 0); });
     pfsim::current_core().vector(D::kBytes + S::kBytes);
 }
 template <typename D, typename S, typename... Events>
 PFSIM_TILE_COMPUTE void TCOLEXPAND(D& dst, S& src, Events&...) {
     static_assert(std::is_same_v<typename D::DType, typename S::DType>, "TCOLEXPAND: the tiles' element types differ");
     if (src.GetValidCol() < dst.GetValidCol()) detail::fail("TCOLEXPAND", "the source has fewer columns than the destination");
-    detail::for_valid(dst, [&](int, int c) { return src.at(0, c); });
+    detail::for_valid(dst, [&](int, int c) PFSIM_TILE_COMPUTE { return src.at(0, c); });
     pfsim::current_core().vector(D::kBytes + S::kBytes);
 }
 
@@ -447,7 +447,7 @@ PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sa
     static_assert(tcvt_supported<D, S>(), "TCVT: a2a3 has no conversion between these element types");
     same_valid("TCVT", dst, src);
     const bool wrap = sat == SaturationMode::OFF;
-    for_valid(dst, [&](int r, int c) { return convert<D>(src.at(r, c), mode, wrap); });
+    for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return convert<D>(src.at(r, c), mode, wrap); });
     pfsim::current_core().vector(Dt::kBytes + St::kBytes);
 }
 }  // namespace detail
@@ -484,7 +484,7 @@ template <typename D, typename T, int descending, typename... Events>
 PFSIM_TILE_COMPUTE void TCI(D& dst, T start, Events&...) {
     static_assert(detail::is_int_v<typename D::DType>, "TCI: an integer tile");
     const int cols = dst.GetValidCol();
-    detail::for_valid(dst, [&](int r, int c) {
+    detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {
         const int64_t k = int64_t{r} * cols + c;
         return detail::narrow<typename D::DType>(descending ? int64_t{start} - k : int64_t{start} + k);
     });
@@ -555,7 +555,7 @@ PFSIM_TILE_COMPUTE void TTRANS(D& dst, S& src, Tmp&, Events&...) {
     if (dst.GetValidRow() != src.GetValidCol() || dst.GetValidCol() != src.GetValidRow()) {
         detail::fail("TTRANS", "the destination's valid region is not the source's transposed");
     }
-    detail::for_valid(dst, [&](int r, int c) { return src.at(c, r); });
+    detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return src.at(c, r); });
     pfsim::current_core().vector(D::kBytes + S::kBytes);
 }
 
@@ -570,7 +570,7 @@ PFSIM_TILE_COMPUTE void TGATHER(D& dst, S& src, I& idx, Tmp&, Events&...) {
         detail::fail("TGATHER", "the index tile is smaller than the destination's valid region");
     }
     constexpr int64_t kElements = int64_t{S::rows} * S::cols;
-    detail::for_valid(dst, [&](int r, int c) {
+    detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {
         const int64_t k = static_cast<int64_t>(idx.at(r, c));
         if (k < 0 || k >= kElements) detail::fail("TGATHER", "an index lies outside the source tile");
         return src.at(static_cast<int>(k / S::cols), static_cast<int>(k % S::cols));

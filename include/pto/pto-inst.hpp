@@ -442,10 +442,23 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     const int m_valid = a.GetValidRow(), k_valid = a.GetValidCol(), n_valid = b.GetValidCol();
     if (b.GetValidRow() != k_valid) fail(instruction, "the left operand's valid columns differ from the right's valid rows");
     using Acc = std::conditional_t<kInt, int64_t, float>;
+    // Each operand element widened once (exactly), rows of the left and
+    // columns of the right contiguous; then the same products summed in k order.
+    std::vector<Acc> widened(static_cast<size_t>(m_valid + n_valid) * static_cast<size_t>(k_valid));
+    Acc* const left = widened.data();
+    Acc* const right = left + static_cast<size_t>(m_valid) * k_valid;
+    for (int m = 0; m < m_valid; ++m) {
+        for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(a.at(m, k)));
+    }
+    for (int n = 0; n < n_valid; ++n) {
+        for (int k = 0; k < k_valid; ++k) right[n * k_valid + k] = static_cast<Acc>(widen(b.at(k, n)));
+    }
     for (int m = 0; m < m_valid; ++m) {
         for (int n = 0; n < n_valid; ++n) {
             Acc acc = c_in ? static_cast<Acc>(c_in->at(m, n)) : Acc{0};
-            for (int k = 0; k < k_valid; ++k) acc += static_cast<Acc>(widen(a.at(m, k))) * static_cast<Acc>(widen(b.at(k, n)));
+            const Acc* const row = left + m * k_valid;
+            const Acc* const col = right + n * k_valid;
+            for (int k = 0; k < k_valid; ++k) acc += row[k] * col[k];
             if (bias) acc += static_cast<Acc>(widen(bias->at(0, n)));
             c.at(m, n) = narrow<typename C::DType>(acc);
         }

@@ -1,5 +1,6 @@
 // Sparse byte store over one reserved range of host address space: memory use
-// grows with the pages touched, never with the capacity, and unwritten bytes
+// grows with the pages touched (host huge pages, 2 MiB, where transparent huge
+// pages are enabled or advised), never with the capacity, and unwritten bytes
 // read as zero (the kernel's zero page until first written).
 //
 // The range is what simulated GM looks like to kernels: address `a` of the
