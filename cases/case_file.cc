@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "base/host_buffer.h"
 #include "base/toml_text.h"
 #include "cases/npy.h"
 #include "pto/pfsim_elements.hpp"
@@ -54,21 +55,30 @@ float from_bf16(uint16_t b) {
     return f;
 }
 
-void store_value(rt::DataType t, uint8_t* out, double v) {
-    auto put = [&](auto x) { std::memcpy(out, &x, sizeof x); };
+// out[i] = value(i) for i < n, each converted to the tensor's element type;
+// the type is chosen once, not per element.
+template <typename Value>
+void store_values(rt::DataType t, uint8_t* out, uint64_t n, Value value) {
+    auto each = [&](auto convert) {
+        using E = decltype(convert(0.0));
+        for (uint64_t i = 0; i < n; ++i) {
+            const E e = convert(value(i));
+            std::memcpy(out + i * sizeof(E), &e, sizeof(E));
+        }
+    };
     switch (t) {
-        case rt::DataType::FLOAT32: put(static_cast<float>(v)); break;
-        case rt::DataType::FLOAT16: put(pto::half(static_cast<float>(v)).bits); break;
-        case rt::DataType::BFLOAT16: put(to_bf16(static_cast<float>(v))); break;
-        case rt::DataType::INT8: put(static_cast<int8_t>(v)); break;
-        case rt::DataType::INT16: put(static_cast<int16_t>(v)); break;
-        case rt::DataType::INT32: put(static_cast<int32_t>(v)); break;
-        case rt::DataType::INT64: put(static_cast<int64_t>(v)); break;
-        case rt::DataType::UINT8: put(static_cast<uint8_t>(v)); break;
-        case rt::DataType::UINT16: put(static_cast<uint16_t>(v)); break;
-        case rt::DataType::UINT32: put(static_cast<uint32_t>(v)); break;
-        case rt::DataType::UINT64: put(static_cast<uint64_t>(v)); break;
-        case rt::DataType::BOOL: put(static_cast<uint8_t>(v != 0)); break;
+        case rt::DataType::FLOAT32: each([](double v) { return static_cast<float>(v); }); break;
+        case rt::DataType::FLOAT16: each([](double v) { return pto::half(static_cast<float>(v)).bits; }); break;
+        case rt::DataType::BFLOAT16: each([](double v) { return to_bf16(static_cast<float>(v)); }); break;
+        case rt::DataType::INT8: each([](double v) { return static_cast<int8_t>(v); }); break;
+        case rt::DataType::INT16: each([](double v) { return static_cast<int16_t>(v); }); break;
+        case rt::DataType::INT32: each([](double v) { return static_cast<int32_t>(v); }); break;
+        case rt::DataType::INT64: each([](double v) { return static_cast<int64_t>(v); }); break;
+        case rt::DataType::UINT8: each([](double v) { return static_cast<uint8_t>(v); }); break;
+        case rt::DataType::UINT16: each([](double v) { return static_cast<uint16_t>(v); }); break;
+        case rt::DataType::UINT32: each([](double v) { return static_cast<uint32_t>(v); }); break;
+        case rt::DataType::UINT64: each([](double v) { return static_cast<uint64_t>(v); }); break;
+        case rt::DataType::BOOL: each([](double v) { return static_cast<uint8_t>(v != 0); }); break;
     }
 }
 
@@ -283,20 +293,19 @@ double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i) {
 
 std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
     const uint64_t n = t.elements(), size = rt::element_size(t.dtype);
-    std::vector<uint8_t> out(n * size, 0);
+    std::vector<uint8_t> out = host_buffer(n * size);
     switch (v.kind) {
         case Values::Kind::Zeros: break;
         case Values::Kind::Fill:
-            for (uint64_t i = 0; i < n; ++i) store_value(t.dtype, out.data() + i * size, v.value);
+            store_values(t.dtype, out.data(), n, [&](uint64_t) { return v.value; });
             break;
         case Values::Kind::Arange:
-            for (uint64_t i = 0; i < n; ++i) {
-                store_value(t.dtype, out.data() + i * size, v.start + v.step * static_cast<double>(i));
-            }
+            store_values(t.dtype, out.data(), n, [&](uint64_t i) { return v.start + v.step * static_cast<double>(i); });
             break;
         case Values::Kind::Random: {
             uint64_t x = v.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-            for (uint64_t i = 0; i < n; ++i) {
+            const bool floor_to_int = !v.stepped && !is_float(t.dtype);
+            store_values(t.dtype, out.data(), n, [&](uint64_t) {  // called once per element, in order
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
@@ -304,11 +313,11 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
                 double r = v.low + (v.high - v.low) * u;
                 if (v.stepped) {
                     r = v.low + v.step * std::floor((r - v.low) / v.step);
-                } else if (!is_float(t.dtype)) {
+                } else if (floor_to_int) {
                     r = std::floor(r);
                 }
-                store_value(t.dtype, out.data() + i * size, r);
-            }
+                return r;
+            });
             break;
         }
         case Values::Kind::Npy: {

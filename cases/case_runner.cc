@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/host_buffer.h"
 #include "loader/shared_object.h"
 #include "pfsim_golden.h"
 
@@ -15,7 +16,7 @@ namespace {
 std::vector<std::vector<uint8_t>> computed_goldens(const CaseSpec& spec, golden::ComputeGolden compute,
                                                    const std::vector<CallTensor>& initial) {
     std::vector<std::vector<uint8_t>> data;
-    for (const CallTensor& t : initial) data.push_back(t.data);
+    for (const CallTensor& t : initial) data.push_back(host_buffer_copy(t.data));
     std::vector<golden::Tensor> tensors;
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
         const TensorSpec& t = spec.tensors[i];

@@ -1,0 +1,20 @@
+// Large host byte buffers (a tensor's values, its golden) that the host backs
+// with huge pages where it allows them per range (THP "madvise"): filling one
+// then faults once per 2 MiB instead of once per 4 KiB, which on virtual
+// machines is most of the cost of making a large input.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace pfsim {
+
+// `bytes` zero bytes; the storage is advised for huge pages before it is first
+// touched. Advice only: where the host refuses it, an ordinary buffer.
+std::vector<uint8_t> host_buffer(size_t bytes);
+
+// A copy of `data` made the same way.
+std::vector<uint8_t> host_buffer_copy(const std::vector<uint8_t>& data);
+
+}  // namespace pfsim
