@@ -134,6 +134,32 @@ PFSIM_TILE_COMPUTE inline float float_of_bits(uint32_t bits, int mant, int exp) 
     return sign ? -v : v;
 }
 
+// binary16's conversions on their common path, normal halves, with the bits
+// computed directly; zeros, subnormals, infinities and NaNs take the generic
+// routines above. Both give exactly the generic routines' bits.
+PFSIM_TILE_COMPUTE inline float half_to_float(uint16_t h) {
+    const uint32_t e = (h >> 10) & 0x1Fu;
+    if (e == 0 || e == 0x1Fu) return float_of_bits(h, 10, 5);
+    const uint32_t x = (uint32_t{h} & 0x8000u) << 16 | (e + 127 - 15) << 23 | (uint32_t{h} & 0x3FFu) << 13;
+    float f;
+    std::memcpy(&f, &x, 4);
+    return f;
+}
+
+// To nearest, ties to even.
+PFSIM_TILE_COMPUTE inline uint16_t half_bits_of(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t sign = x & 0x80000000u, a = x ^ sign;
+    if (a < 0x38800000u || a >= 0x47800000u) {  // below 2^-14, or from 2^16 up (and inf, NaN)
+        return static_cast<uint16_t>(round_float(f, 10, 5, RoundMode::CAST_RINT));
+    }
+    // Rebias the exponent, add just under half an ulp plus the lowest kept bit:
+    // a carry rounds up (from 65520 on, into the infinity's bits).
+    const uint32_t r = a - ((127u - 15u) << 23) + 0xFFFu + ((a >> 13) & 1u);
+    return static_cast<uint16_t>(sign >> 16 | r >> 13);
+}
+
 }  // namespace detail
 
 // IEEE binary16.
@@ -141,11 +167,12 @@ struct half {
     uint16_t bits = 0;
     half() = default;
     PFSIM_TILE_COMPUTE half(float f)  // NOLINT: implicit like the device type
-        : bits(static_cast<uint16_t>(detail::round_float(f, 10, 5, RoundMode::CAST_RINT))) {}
-    PFSIM_TILE_COMPUTE operator float() const { return detail::float_of_bits(bits, 10, 5); }  // NOLINT
+        : bits(detail::half_bits_of(f)) {}
+    PFSIM_TILE_COMPUTE operator float() const { return detail::half_to_float(bits); }  // NOLINT
     static PFSIM_TILE_COMPUTE half from(float f, RoundMode mode) {
         half h;
-        h.bits = static_cast<uint16_t>(detail::round_float(f, 10, 5, mode));
+        const bool to_even = mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_NONE;
+        h.bits = to_even ? detail::half_bits_of(f) : static_cast<uint16_t>(detail::round_float(f, 10, 5, mode));
         return h;
     }
 };

@@ -39,6 +39,24 @@ TEST(Elements, EveryHalfWidensToItsValue) {
     }
 }
 
+// half(float) and half::from to nearest even take a shortcut for normal results; the generic rounding is the
+// reference. Rounding reads the 13 dropped bits and the lowest kept one: every
+// sign, exponent and high mantissa bits, with the low 14 bits at each boundary.
+TEST(Elements, NarrowingToHalfMatchesTheGenericRounding) {
+    const uint32_t lows[] = {0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF, 0x2000, 0x2001, 0x2FFF, 0x3000, 0x3001, 0x3FFF};
+    for (uint32_t high = 0; high < (1u << 18); ++high) {
+        for (uint32_t low : lows) {
+            const uint32_t x = high << 14 | low;
+            float f;
+            std::memcpy(&f, &x, 4);
+            const uint32_t want = pto::detail::round_float(f, 10, 5, pto::RoundMode::CAST_RINT);
+            ASSERT_EQ(pto::half(f).bits, want) << std::hex << x;
+            ASSERT_EQ(pto::half::from(f, pto::RoundMode::CAST_RINT).bits, want) << std::hex << x;
+            ASSERT_EQ(pto::half::from(f, pto::RoundMode::CAST_NONE).bits, want) << std::hex << x;
+        }
+    }
+}
+
 TEST(Elements, EveryNarrowFormatWidensToItsValue) {
     // bf16's layout, and the fp8 ones, through the generic path (bf16 itself widens by a shift).
     for (auto [mant, exp] : {std::pair{7, 8}, std::pair{3, 4}, std::pair{2, 5}}) {
