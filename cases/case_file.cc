@@ -1,5 +1,8 @@
 #include "cases/case_file.h"
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <toml++/toml.h>
 
@@ -55,13 +59,13 @@ float from_bf16(uint16_t b) {
     return f;
 }
 
-// out[i] = value(i) for i < n, each converted to the tensor's element type;
-// the type is chosen once, not per element.
+// out[i] = value(i) for begin <= i < end, in order, each converted to the
+// tensor's element type; the type is chosen once, not per element.
 template <typename Value>
-void store_values(rt::DataType t, uint8_t* out, uint64_t n, Value value) {
+void store_values(rt::DataType t, uint8_t* out, uint64_t begin, uint64_t end, Value value) {
     auto each = [&](auto convert) {
         using E = decltype(convert(0.0));
-        for (uint64_t i = 0; i < n; ++i) {
+        for (uint64_t i = begin; i < end; ++i) {
             const E e = convert(value(i));
             std::memcpy(out + i * sizeof(E), &e, sizeof(E));
         }
@@ -81,6 +85,67 @@ void store_values(rt::DataType t, uint8_t* out, uint64_t n, Value value) {
         case rt::DataType::BOOL: each([](double v) { return static_cast<uint8_t>(v != 0); }); break;
     }
 }
+
+// make_values fills a tensor in chunks of this many elements, on every host
+// thread; each chunk computes what one pass over the tensor would.
+constexpr uint64_t kChunk = uint64_t{1} << 20;
+
+// fill(begin, end) over [0, n), one chunk of kChunk elements at a time.
+template <typename Fill>
+void in_chunks(uint64_t n, Fill fill) {
+    const uint64_t chunks = (n + kChunk - 1) / kChunk;
+    const uint64_t threads = std::min<uint64_t>(chunks, std::clamp(std::thread::hardware_concurrency(), 1u, 16u));
+    std::atomic<uint64_t> next{0};
+    auto work = [&] {
+        for (uint64_t k; (k = next.fetch_add(1)) < chunks;) fill(k * kChunk, std::min(n, (k + 1) * kChunk));
+    };
+    std::vector<std::thread> pool;
+    for (uint64_t i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+}
+
+// init = "random"'s generator: xorshift64 (13, 7, 17), one step per element.
+// A step is linear over GF(2), so kChunk steps are one 64 x 64 bit matrix:
+// each chunk's first state comes without stepping through the ones before.
+struct Xorshift64 {
+    static uint64_t step(uint64_t x) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    }
+    // The state before element 0, kChunk, 2 kChunk, ... below n.
+    static std::vector<uint64_t> chunk_starts(uint64_t x, uint64_t n) {
+        Matrix power{}, jump{};
+        for (int j = 0; j < 64; ++j) {
+            power[j] = step(uint64_t{1} << j);
+            jump[j] = uint64_t{1} << j;
+        }
+        for (uint64_t steps = kChunk; steps; steps >>= 1) {
+            if (steps & 1) jump = times(power, jump);
+            power = times(power, power);
+        }
+        std::vector<uint64_t> starts;
+        for (uint64_t i = 0; i < n; i += kChunk, x = apply(jump, x)) starts.push_back(x);
+        return starts;
+    }
+
+private:
+    using Matrix = std::array<uint64_t, 64>;  // column j: the image of bit j
+    static uint64_t apply(const Matrix& m, uint64_t x) {
+        uint64_t y = 0;
+        for (int j = 0; j < 64; ++j) {
+            if (x >> j & 1) y ^= m[j];
+        }
+        return y;
+    }
+    static Matrix times(const Matrix& a, const Matrix& b) {
+        Matrix c;
+        for (int j = 0; j < 64; ++j) c[j] = apply(a, b[j]);
+        return c;
+    }
+};
 
 // The case's [params] while it is read: a number may be given as a
 // parameter's name.
@@ -297,26 +362,33 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
     switch (v.kind) {
         case Values::Kind::Zeros: break;
         case Values::Kind::Fill:
-            store_values(t.dtype, out.data(), n, [&](uint64_t) { return v.value; });
+            in_chunks(n, [&](uint64_t begin, uint64_t end) {
+                store_values(t.dtype, out.data(), begin, end, [&](uint64_t) { return v.value; });
+            });
             break;
         case Values::Kind::Arange:
-            store_values(t.dtype, out.data(), n, [&](uint64_t i) { return v.start + v.step * static_cast<double>(i); });
+            in_chunks(n, [&](uint64_t begin, uint64_t end) {
+                store_values(t.dtype, out.data(), begin, end,
+                             [&](uint64_t i) { return v.start + v.step * static_cast<double>(i); });
+            });
             break;
         case Values::Kind::Random: {
-            uint64_t x = v.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+            const std::vector<uint64_t> starts =
+                Xorshift64::chunk_starts(v.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull, n);
             const bool floor_to_int = !v.stepped && !is_float(t.dtype);
-            store_values(t.dtype, out.data(), n, [&](uint64_t) {  // called once per element, in order
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                const double u = static_cast<double>(x >> 11) * 0x1.0p-53;  // [0, 1)
-                double r = v.low + (v.high - v.low) * u;
-                if (v.stepped) {
-                    r = v.low + v.step * std::floor((r - v.low) / v.step);
-                } else if (floor_to_int) {
-                    r = std::floor(r);
-                }
-                return r;
+            in_chunks(n, [&](uint64_t begin, uint64_t end) {
+                uint64_t x = starts[begin / kChunk];
+                store_values(t.dtype, out.data(), begin, end, [&](uint64_t) {  // called once per element, in order
+                    x = Xorshift64::step(x);
+                    const double u = static_cast<double>(x >> 11) * 0x1.0p-53;  // [0, 1)
+                    double r = v.low + (v.high - v.low) * u;
+                    if (v.stepped) {
+                        r = v.low + v.step * std::floor((r - v.low) / v.step);
+                    } else if (floor_to_int) {
+                        r = std::floor(r);
+                    }
+                    return r;
+                });
             });
             break;
         }
