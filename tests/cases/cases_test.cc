@@ -293,6 +293,16 @@ TEST(UserCase, AComputedGoldenIsCompiledFromHostCppAndCompared) {
     const Result w = pfsim("run " + wrong + " --json");
     EXPECT_EQ(w.status, 1) << w.err;
     EXPECT_EQ(json_of(w)["outputs"][0]["mismatches"], 1);
+    // A golden that writes over its input after reading it: the kernel still
+    // gets the case's values (the golden's writes to inputs are ignored).
+    const std::string scribbling = computed_golden_case(
+        tmp("computed_scribbling"),
+        replaced(replaced(kGatherGolden, "OFFSET", "0"), "\n}\n",
+                 "\n    float* in_again = args.tensor(\"in\").as<float>();\n"
+                 "    for (uint64_t i = 0; i < args.tensor(\"in\").elements; ++i) in_again[i] = -1;\n}\n"));
+    const Result s = pfsim("run " + scribbling + " --json");
+    ASSERT_EQ(s.status, 0) << s.err;
+    EXPECT_TRUE(json_of(s)["outputs"][0]["equal_reference"].get<bool>());
     // A golden that refuses the case's values, or lacks its symbol: exit 2, named.
     const std::string refusing = computed_golden_case(tmp("computed_refusing"), replaced(replaced(kGatherGolden, "OFFSET", "0"), "> 64", "> 8"));
     const Result f = pfsim("run " + refusing);
