@@ -7,10 +7,10 @@
 //     extern "C" void compute_golden(pfsim::golden::Args& args);
 //
 // once, on the host, with every tensor holding its initial values (inputs and
-// outputs alike: the function works on copies, as simpler's compute_golden
-// works on a clone of the arguments) and the case's [params] and scalars. It
-// overwrites the outputs with the values they must have after the run; its
-// writes to inputs are ignored. It may throw std::invalid_argument for
+// outputs alike, as simpler's compute_golden sees a clone of the arguments) and
+// the case's [params] and scalars. It overwrites the outputs (copies) with the
+// values they must have after the run; its writes to inputs are ignored (pfsim
+// sees them and makes those inputs again for the run). It may throw std::invalid_argument for
 // parameters it cannot serve: the run then stops (exit 2) with the message,
 // named by the source. Elements are little-endian, row-major; float16 and
 // bfloat16 elements are pto::half / pto::bfloat16_t of <pto/pfsim_elements.hpp>.
