@@ -34,7 +34,7 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
       request_bytes_(cfg.bytes("prefetch.request_bytes")),
       ring_base_(ring_base(cfg)),
       depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
-      reference_(cfg.bytes("gm.size")),
+      reference_(cfg.bytes("gm.size"), cfg.choice("gm.host_pages") == "huge"),
       sampler_("sampler", soc, options.sample_interval) {
     if (options_.trace) {
         soc.sdma.attach_trace(options_.trace);

@@ -1,7 +1,8 @@
 // Sparse byte store over one reserved range of host address space: memory use
-// grows with the pages touched (host huge pages, 2 MiB, where transparent huge
-// pages are enabled or advised), never with the capacity, and unwritten bytes
-// read as zero (the kernel's zero page until first written).
+// grows with the pages touched (host huge pages, 2 MiB, when asked for and the
+// host's transparent huge pages allow them; else the base pages, 4 KiB), never
+// with the capacity, and unwritten bytes read as zero (the kernel's zero page
+// until first written).
 //
 // The range is what simulated GM looks like to kernels: address `a` of the
 // store is the host byte at host_base() + a, so a `__gm__` pointer a kernel
@@ -22,9 +23,10 @@ class BackingStore {
 public:
     static constexpr uint64_t kPageBytes = 64 * 1024;
 
-    // Reserves `capacity` bytes of address space (no memory). Throws
+    // Reserves `capacity` bytes of address space (no memory), advised for huge
+    // pages when `huge_pages` (gm.host_pages = "huge"). Throws
     // std::runtime_error when the host cannot reserve it.
-    explicit BackingStore(uint64_t capacity);
+    explicit BackingStore(uint64_t capacity, bool huge_pages = true);
     ~BackingStore();
     BackingStore(const BackingStore&) = delete;
     BackingStore& operator=(const BackingStore&) = delete;

@@ -1,3 +1,6 @@
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -104,6 +107,27 @@ TEST(BackingStore, GrowsWithTouchedPagesOnly) {
     EXPECT_EQ(std::vector<uint8_t>(back, back + 4), std::vector<uint8_t>(data, data + 4));
     EXPECT_FALSE(store.contains(64ull << 30, 1));
     EXPECT_TRUE(store.contains((64ull << 30) - 1, 1));
+}
+
+// Host pages resident in [at, at + bytes) of the store.
+size_t resident_pages(const BackingStore& store, uint64_t at, uint64_t bytes) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in_core(bytes / page);
+    if (mincore(store.host_base() + at, bytes, in_core.data()) != 0) return SIZE_MAX;
+    size_t n = 0;
+    for (unsigned char c : in_core) n += c & 1;
+    return n;
+}
+
+// gm.host_pages = "small": one byte written every 256 KiB makes one base page
+// resident each, not the 2 MiB around it (the default, "huge", does that where
+// the host's transparent huge pages allow: 4 writes per 2 MiB back all of it).
+TEST(BackingStore, SmallHostPagesKeepSparseWritesSmall) {
+    constexpr uint64_t kRegion = 64ull << 20, kStride = 256 << 10;
+    BackingStore store(1ull << 30, /*huge_pages=*/false);
+    const uint8_t one = 1;
+    for (uint64_t a = 0; a < kRegion; a += kStride) store.write(a, &one, 1);
+    EXPECT_EQ(resident_pages(store, 0, kRegion), kRegion / kStride);
 }
 
 class GmModule : public ::testing::Test {
