@@ -42,6 +42,7 @@ compare() {  # NAME ARGS...
     ow=$(cut -d' ' -f1 "$work/old.t" | median); or=$(cut -d' ' -f2 "$work/old.t" | median)
     nw=$(cut -d' ' -f1 "$work/new.t" | median); nr=$(cut -d' ' -f2 "$work/new.t" | median)
     # What the model computes must not change: the summaries, but for host-memory accounting.
+    # (Between builds whose model or cases changed on purpose they differ: say why in the record.)
     same=$(python3 -c '
 import json, sys
 def strip(d):
