@@ -68,7 +68,7 @@ PFSIM_TILE_COMPUTE inline uint32_t round_float(float f, int mant, int exp, Round
         rem = 1;
         half_ulp = uint64_t{1} << 39;
     } else {
-        kept = m >> shift;
+        kept = uint64_t{m} >> shift;  // shift may reach 39: in 64 bits
         rem = m & ((uint64_t{1} << shift) - 1);
         half_ulp = shift ? uint64_t{1} << (shift - 1) : 0;
     }

@@ -57,6 +57,22 @@ TEST(Elements, NarrowingToHalfMatchesTheGenericRounding) {
     }
 }
 
+// Floats between 2^-40 and 2^-33 drop 32 to 39 bits on the way to a half or
+// a bf16 subnormal: they round to zero, or to the smallest subnormal away from
+// it (ubsan found the shift done in 32 bits: 1e-11 became infinity).
+TEST(Elements, FarBelowTheSmallestSubnormalRoundsToZeroOrTheSmallest) {
+    for (float f : {1e-11f, 3e-12f, 1e-10f, 0x1.8p-40f}) {
+        EXPECT_EQ(pto::half(f).bits, 0u) << f;
+        EXPECT_EQ(pto::half(-f).bits, 0x8000u) << f;
+        EXPECT_EQ(pto::half::from(f, pto::RoundMode::CAST_CEIL).bits, 1u) << f;
+        EXPECT_EQ(pto::half::from(-f, pto::RoundMode::CAST_FLOOR).bits, 0x8001u) << f;
+        EXPECT_EQ(pto::half::from(f, pto::RoundMode::CAST_TRUNC).bits, 0u) << f;
+    }
+    const float tiny = 0x1.8p-145f;  // a float subnormal 12 binades below bf16's smallest (2^-133): 35 bits dropped
+    EXPECT_EQ(pto::bfloat16_t(tiny).bits, 0u);
+    EXPECT_EQ(pto::bfloat16_t::from(tiny, pto::RoundMode::CAST_CEIL).bits, 1u);
+}
+
 TEST(Elements, EveryNarrowFormatWidensToItsValue) {
     // bf16's layout, and the fp8 ones, through the generic path (bf16 itself widens by a shift).
     for (auto [mant, exp] : {std::pair{7, 8}, std::pair{3, 4}, std::pair{2, 5}}) {
