@@ -34,7 +34,7 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
       request_bytes_(cfg.bytes("prefetch.request_bytes")),
       ring_base_(ring_base(cfg)),
       depth_(static_cast<uint32_t>(cfg.count("sdma.queue_depth"))),
-      reference_(cfg.bytes("gm.size"), cfg.choice("gm.host_pages") == "huge"),
+      reference_(cfg.bytes("gm.size"), BackingStore::host_pages(cfg.choice("gm.host_pages"))),
       sampler_("sampler", soc, options.sample_interval) {
     if (options_.trace) {
         soc.sdma.attach_trace(options_.trace);
@@ -42,6 +42,10 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
         trace_pid_ = options_.trace->process("replay", 2);
         trace_lane_ = options_.trace->lane(trace_pid_, "accesses", 0);
     }
+    // Every writer of GM here goes through the model (no kernel runs): never-written
+    // GM reads as zeros without host memory behind it.
+    soc.gm.store().read_unwritten_as_zero();
+    reference_.read_unwritten_as_zero();
     cached.bind(soc.l2.cached);
     uncached.bind(soc.l2.uncached);
     mmio.bind(soc.sdma.mmio);

@@ -40,7 +40,7 @@ const std::vector<ParamSpec>& param_specs() {
 
         power_of_two(param("gm.size", Kind::Size, "global memory (HBM) capacity per die")),
         param("gm.channels", Kind::Count, "independent GM channels, address-interleaved"),
-        choice("gm.host_pages", "SIMULATION: host pages behind simulated GM: huge = 2 MiB transparent huge pages where the host allows (a fault per 2 MiB; a region written, even sparsely, takes all its 2 MiB of host memory); small = the host's base pages (host memory follows the bytes written at 4 KiB)", {"huge", "small"}),
+        choice("gm.host_pages", "SIMULATION: host pages behind simulated GM: auto = 2 MiB huge pages (where the host's transparent huge pages allow) for the whole 2 MiB regions of each copy of 2 MiB or more (tensors written in), the host's base pages elsewhere, so host memory follows the bytes written; huge = huge pages everywhere (a fault per 2 MiB, but a region written even sparsely takes all its 2 MiB); small = base pages everywhere", {"auto", "huge", "small"}),
         power_of_two(param("gm.interleave", Kind::Size,
                            "bytes mapped to one channel before the next channel")),
         choice("gm.channel_map", "piece to channel: modulo = piece mod channels; xor = piece xor its upper bits, mod channels",

@@ -5,7 +5,11 @@
 namespace pfsim {
 
 GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const Config& cfg)
-    : sc_module(name), data("data"), uncached("uncached"), store_(cfg.bytes("gm.size"), cfg.choice("gm.host_pages") == "huge"), timing_(cfg) {
+    : sc_module(name),
+      data("data"),
+      uncached("uncached"),
+      store_(cfg.bytes("gm.size"), BackingStore::host_pages(cfg.choice("gm.host_pages"))),
+      timing_(cfg) {
     data.register_b_transport(this, &GlobalMemory::transport_data);
     uncached.register_b_transport(this, &GlobalMemory::transport_uncached);
     uncached.register_transport_dbg(this, &GlobalMemory::debug);

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -10,8 +11,14 @@
 
 namespace pfsim {
 
-BackingStore::BackingStore(uint64_t capacity, bool huge_pages)
-    : capacity_(capacity), touched_((capacity / kPageBytes + 64) / 64, 0) {
+BackingStore::HostPages BackingStore::host_pages(const std::string& name) {
+    if (name == "huge") return HostPages::Huge;
+    if (name == "small") return HostPages::Small;
+    return HostPages::Auto;
+}
+
+BackingStore::BackingStore(uint64_t capacity, HostPages pages)
+    : capacity_(capacity), touched_((capacity / kPageBytes + 64) / 64, 0), pages_(pages) {
     void* p = mmap(nullptr, capacity ? capacity : 1, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
@@ -19,12 +26,9 @@ BackingStore::BackingStore(uint64_t capacity, bool huge_pages)
                                  " bytes of address space for simulated memory: " + std::strerror(errno));
     }
     base_ = static_cast<uint8_t*>(p);
-    // Huge pages where the host allows them per range (THP "madvise"): a first
-    // write faults once per 2 MiB instead of once per 4 KiB (replay of random
-    // writes over 512 MiB: 163k faults -> 32k), but a sparse write backs all of
-    // its 2 MiB. Advice only; a refusal changes nothing. Small pages are refused
-    // huge ones even where THP is "always".
-    madvise(p, capacity ? capacity : 1, huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    // Advice only (a host without transparent huge pages ignores it); "small"
+    // and "auto" refuse huge pages even where THP is "always".
+    madvise(p, capacity ? capacity : 1, pages == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
 BackingStore::~BackingStore() { munmap(base_, capacity_ ? capacity_ : 1); }
@@ -33,7 +37,12 @@ void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     assert(contains(addr, len));
     if (len == 0) return;
     // A kernel's raw store wrote the bytes in place; the model writes them "again" from there.
-    if (src != base_ + addr) std::memcpy(base_ + addr, src, len);
+    if (src != base_ + addr) {
+        constexpr uint64_t kHuge = uint64_t{2} << 20;
+        const uint64_t begin = (addr + kHuge - 1) / kHuge * kHuge, end = (addr + len) / kHuge * kHuge;
+        if (pages_ == HostPages::Auto && end > begin) madvise(base_ + begin, end - begin, MADV_HUGEPAGE);
+        std::memcpy(base_ + addr, src, len);
+    }
     for (uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
         uint64_t& word = touched_[page / 64];
         const uint64_t bit = uint64_t{1} << (page % 64);
@@ -41,6 +50,21 @@ void BackingStore::write(uint64_t addr, const void* src, size_t len) {
             word |= bit;
             ++touched_pages_;
         }
+    }
+}
+
+void BackingStore::read_written(uint64_t addr, uint8_t* dst, size_t len) const {
+    while (len) {
+        const uint64_t page = addr / kPageBytes;
+        const size_t n = std::min<uint64_t>(len, (page + 1) * kPageBytes - addr);
+        if (written(page)) {
+            std::memcpy(dst, base_ + addr, n);
+        } else {
+            std::memset(dst, 0, n);
+        }
+        addr += n;
+        dst += n;
+        len -= n;
     }
 }
 

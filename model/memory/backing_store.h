@@ -1,8 +1,6 @@
 // Sparse byte store over one reserved range of host address space: memory use
-// grows with the pages touched (host huge pages, 2 MiB, when asked for and the
-// host's transparent huge pages allow them; else the base pages, 4 KiB), never
-// with the capacity, and unwritten bytes read as zero (the kernel's zero page
-// until first written).
+// grows with the host pages touched (see HostPages), never with the capacity,
+// and unwritten bytes read as zero.
 //
 // The range is what simulated GM looks like to kernels: address `a` of the
 // store is the host byte at host_base() + a, so a `__gm__` pointer a kernel
@@ -15,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace pfsim {
@@ -23,10 +22,17 @@ class BackingStore {
 public:
     static constexpr uint64_t kPageBytes = 64 * 1024;
 
-    // Reserves `capacity` bytes of address space (no memory), advised for huge
-    // pages when `huge_pages` (gm.host_pages = "huge"). Throws
+    // The host pages behind the range (gm.host_pages). Huge: 2 MiB pages where
+    // the host's transparent huge pages allow (a fault per 2 MiB; a sparse write
+    // backs all of its 2 MiB). Small: base pages (4 KiB). Auto: huge pages for
+    // the whole 2 MiB regions a write() of 2 MiB or more covers (tensors copied
+    // in), base pages elsewhere.
+    enum class HostPages { Huge, Small, Auto };
+    static HostPages host_pages(const std::string& name);  // "huge", "small", else auto (the configuration checked it)
+
+    // Reserves `capacity` bytes of address space (no memory). Throws
     // std::runtime_error when the host cannot reserve it.
-    explicit BackingStore(uint64_t capacity, bool huge_pages = true);
+    explicit BackingStore(uint64_t capacity, HostPages pages = HostPages::Auto);
     ~BackingStore();
     BackingStore(const BackingStore&) = delete;
     BackingStore& operator=(const BackingStore&) = delete;
@@ -36,18 +42,34 @@ public:
         return addr <= capacity_ && len <= capacity_ - addr;
     }
     // Callers check contains() first; out-of-range access is a programming error.
-    void read(uint64_t addr, void* dst, size_t len) const { std::memcpy(dst, base_ + addr, len); }
+    void read(uint64_t addr, void* dst, size_t len) const {
+        if (unwritten_reads_zero_) {
+            read_written(addr, static_cast<uint8_t*>(dst), len);
+        } else {
+            std::memcpy(dst, base_ + addr, len);
+        }
+    }
     void write(uint64_t addr, const void* src, size_t len);
+    // From now on read() answers the pages no write() has reached with zeros,
+    // without touching their host memory (which some hosts back with real
+    // pages on a read). Only for a store that every writer reaches through
+    // write(): not one whose host range kernels store into (pfsim replay has none).
+    void read_unwritten_as_zero() { unwritten_reads_zero_ = true; }
     // Where store address 0 is in host memory.
     uint8_t* host_base() const { return base_; }
     size_t touched_pages() const { return touched_pages_; }
     uint64_t touched_bytes() const { return touched_pages_ * kPageBytes; }
 
 private:
+    bool written(uint64_t page) const { return touched_[page / 64] >> (page % 64) & 1; }
+    void read_written(uint64_t addr, uint8_t* dst, size_t len) const;
+
     uint64_t capacity_;
     uint8_t* base_;
     std::vector<uint64_t> touched_;  // one bit per page
     size_t touched_pages_ = 0;
+    HostPages pages_;
+    bool unwritten_reads_zero_ = false;
 };
 
 }  // namespace pfsim

@@ -1,7 +1,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -119,15 +121,44 @@ size_t resident_pages(const BackingStore& store, uint64_t at, uint64_t bytes) {
     return n;
 }
 
-// gm.host_pages = "small": one byte written every 256 KiB makes one base page
-// resident each, not the 2 MiB around it (the default, "huge", does that where
-// the host's transparent huge pages allow: 4 writes per 2 MiB back all of it).
-TEST(BackingStore, SmallHostPagesKeepSparseWritesSmall) {
+// gm.host_pages = "small" and "auto" (the default): one byte written every
+// 256 KiB makes one base page resident each, not the 2 MiB around it ("huge"
+// does that where the host's transparent huge pages allow: 4 writes per 2 MiB
+// back all of it). A write of whole 2 MiB regions (auto: advised huge) holds.
+TEST(BackingStore, SparseWritesTakeBasePagesUnlessHugeIsAsked) {
     constexpr uint64_t kRegion = 64ull << 20, kStride = 256 << 10;
-    BackingStore store(1ull << 30, /*huge_pages=*/false);
-    const uint8_t one = 1;
-    for (uint64_t a = 0; a < kRegion; a += kStride) store.write(a, &one, 1);
-    EXPECT_EQ(resident_pages(store, 0, kRegion), kRegion / kStride);
+    for (BackingStore::HostPages pages : {BackingStore::HostPages::Small, BackingStore::HostPages::Auto}) {
+        BackingStore store(1ull << 30, pages);
+        const uint8_t one = 1;
+        for (uint64_t a = 0; a < kRegion; a += kStride) store.write(a, &one, 1);
+        EXPECT_EQ(resident_pages(store, 0, kRegion), kRegion / kStride);
+        std::vector<uint8_t> tensor((8 << 20) + 123, 7);
+        store.write(kRegion + (1 << 20), tensor.data(), tensor.size());
+        std::vector<uint8_t> back(tensor.size());
+        store.read(kRegion + (1 << 20), back.data(), back.size());
+        EXPECT_EQ(back, tensor);
+    }
+}
+
+// A store told that every writer goes through write() answers never-written
+// pages with zeros and leaves their host memory alone; written bytes read back,
+// also in a read that straddles a written and an unwritten page.
+TEST(BackingStore, UnwrittenPagesReadAsZeroWithoutHostMemory) {
+    constexpr uint64_t kRegion = 64ull << 20;
+    BackingStore store(1ull << 30);
+    store.read_unwritten_as_zero();
+    std::vector<uint8_t> buf(1 << 20, 0xAA);
+    for (uint64_t a = 0; a < kRegion; a += buf.size()) {
+        store.read(a, buf.data(), buf.size());
+        ASSERT_EQ(std::count(buf.begin(), buf.end(), 0), static_cast<long>(buf.size())) << a;
+    }
+    EXPECT_EQ(resident_pages(store, 0, kRegion), 0u);
+    const uint8_t data[4] = {1, 2, 3, 4};
+    store.write(3 * BackingStore::kPageBytes - 4, data, 4);  // the last bytes of page 2
+    uint8_t back[8];
+    std::memset(back, 0xAA, sizeof back);
+    store.read(3 * BackingStore::kPageBytes - 4, back, 8);  // and the first of page 3, unwritten
+    EXPECT_EQ(std::vector<uint8_t>(back, back + 8), (std::vector<uint8_t>{1, 2, 3, 4, 0, 0, 0, 0}));
 }
 
 class GmModule : public ::testing::Test {
