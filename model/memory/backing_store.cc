@@ -38,16 +38,17 @@ void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     if (len == 0) return;
     // A kernel's raw store wrote the bytes in place; the model writes them "again" from there.
     if (src != base_ + addr) {
-        constexpr uint64_t kHuge = uint64_t{2} << 20;
-        const uint64_t begin = (addr + kHuge - 1) / kHuge * kHuge, end = (addr + len) / kHuge * kHuge;
-        if (pages_ == HostPages::Auto && end > begin) madvise(base_ + begin, end - begin, MADV_HUGEPAGE);
+        if (pages_ == HostPages::Auto) {  // the whole host huge pages (2 MiB-aligned host addresses) it covers
+            constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+            const uintptr_t at = reinterpret_cast<uintptr_t>(base_ + addr);
+            const uintptr_t begin = (at + kHuge - 1) / kHuge * kHuge, end = (at + len) / kHuge * kHuge;
+            if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+        }
         std::memcpy(base_ + addr, src, len);
     }
     for (uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
-        uint64_t& word = touched_[page / 64];
-        const uint64_t bit = uint64_t{1} << (page % 64);
-        if (!(word & bit)) {
-            word |= bit;
+        if (!written(page)) {
+            touched_[page / 64] |= uint64_t{1} << (page % 64);
             ++touched_pages_;
         }
     }

@@ -2,7 +2,6 @@
 // their definitions in docs/cases.md, element by element, at sizes that make
 // make_values fill them in several chunks on several threads.
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -43,6 +42,14 @@ TensorSpec tensor(pfsim::rt::DataType dtype, uint32_t elements) {
 
 constexpr uint32_t kElements = (3u << 20) + 12345;  // three whole chunks of a million and a part
 
+// Every element of `bytes` (tensor t), as a double, equals want(i).
+template <typename Want>
+void expect_elements(const TensorSpec& t, const std::vector<uint8_t>& bytes, Want want) {
+    for (uint64_t i = 0; i < t.elements(); ++i) {
+        ASSERT_EQ(pfsim::element_value(t.dtype, bytes.data(), i), want(i)) << "element " << i;
+    }
+}
+
 TEST(CaseValues, RandomFloatsAreTheDocumentedSequenceInEveryChunk) {
     Values v;
     v.kind = Values::Kind::Random;
@@ -52,11 +59,7 @@ TEST(CaseValues, RandomFloatsAreTheDocumentedSequenceInEveryChunk) {
     const TensorSpec t = tensor(pfsim::rt::DataType::FLOAT32, kElements);
     const std::vector<uint8_t> bytes = pfsim::make_values(t, v);
     const std::vector<double> want = documented_random(v, kElements, false);
-    for (uint32_t i = 0; i < kElements; ++i) {
-        float got;
-        std::memcpy(&got, bytes.data() + 4 * i, 4);
-        ASSERT_EQ(got, static_cast<float>(want[i])) << "element " << i;
-    }
+    expect_elements(t, bytes, [&](uint64_t i) { return static_cast<float>(want[i]); });
 }
 
 TEST(CaseValues, SteppedRandomHalvesAndFlooredIntegersAreTheDocumentedSequence) {
@@ -70,9 +73,7 @@ TEST(CaseValues, SteppedRandomHalvesAndFlooredIntegersAreTheDocumentedSequence) 
     const TensorSpec h = tensor(pfsim::rt::DataType::FLOAT16, kElements);
     const std::vector<uint8_t> halves = pfsim::make_values(h, v);
     const std::vector<double> stepped = documented_random(v, kElements, false);
-    for (uint32_t i = 0; i < kElements; ++i) {
-        ASSERT_EQ(pfsim::element_value(h.dtype, halves.data(), i), stepped[i]) << "element " << i;  // 1/64s: exact
-    }
+    expect_elements(h, halves, [&](uint64_t i) { return stepped[i]; });  // 1/64s: exact in fp16
     Values w;
     w.kind = Values::Kind::Random;
     w.low = -100;
@@ -81,9 +82,7 @@ TEST(CaseValues, SteppedRandomHalvesAndFlooredIntegersAreTheDocumentedSequence) 
     const TensorSpec n = tensor(pfsim::rt::DataType::INT32, kElements);
     const std::vector<uint8_t> ints = pfsim::make_values(n, w);
     const std::vector<double> floored = documented_random(w, kElements, true);
-    for (uint32_t i = 0; i < kElements; ++i) {
-        ASSERT_EQ(pfsim::element_value(n.dtype, ints.data(), i), floored[i]) << "element " << i;
-    }
+    expect_elements(n, ints, [&](uint64_t i) { return floored[i]; });
 }
 
 TEST(CaseValues, ArangeAndFillHoldTheirValueAtEveryIndex) {
@@ -93,15 +92,13 @@ TEST(CaseValues, ArangeAndFillHoldTheirValueAtEveryIndex) {
     a.step = 0.25;
     const TensorSpec t = tensor(pfsim::rt::DataType::FLOAT32, kElements);
     const std::vector<uint8_t> arange = pfsim::make_values(t, a);
-    for (uint32_t i = 0; i < kElements; ++i) {
-        ASSERT_EQ(pfsim::element_value(t.dtype, arange.data(), i), static_cast<float>(5 + 0.25 * i)) << i;
-    }
+    expect_elements(t, arange, [](uint64_t i) { return static_cast<float>(5 + 0.25 * static_cast<double>(i)); });
     Values f;
     f.kind = Values::Kind::Fill;
     f.value = -7;
     const TensorSpec n = tensor(pfsim::rt::DataType::INT16, kElements);
     const std::vector<uint8_t> fill = pfsim::make_values(n, f);
-    for (uint32_t i = 0; i < kElements; ++i) ASSERT_EQ(pfsim::element_value(n.dtype, fill.data(), i), -7) << i;
+    expect_elements(n, fill, [](uint64_t) { return -7.0; });
 }
 
 }  // namespace
