@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/run.h"
+#include "base/json_integer.h"
 #include "runtime/platform/device.h"
 #include "runtime/platform/sim/sim_platform.h"
 
@@ -186,27 +187,27 @@ std::vector<std::string> FaultReport::text(const nlohmann::json& faults) {
                                 : "core-fault: no kernel started on " + f.value("core", std::string()) + ": nothing trapped");
             continue;
         }
-        std::string line = kind + ": SDMA channel " + std::to_string(f.value("channel", 0u));
+        std::string line = kind + ": SDMA channel " + std::to_string(json_integer_or<unsigned>(f, "channel", 0));
         if (kind == "sdma-error") {
             line += " stopped with " + f.value("error", std::string()) + " (code " +
-                    std::to_string(f.value("error_code", 0u)) + ") taking up request " +
-                    std::to_string(f.value("request", uint64_t{0})) + " (opcode " +
-                    std::to_string(f.value("opcode", 0u)) + ", " + std::to_string(f.value("length", 0u)) + " B from " +
+                    std::to_string(json_integer_or<unsigned>(f, "error_code", 0)) + ") taking up request " +
+                    std::to_string(json_integer_or<uint64_t>(f, "request", 0)) + " (opcode " +
+                    std::to_string(json_integer_or<unsigned>(f, "opcode", 0)) + ", " + std::to_string(json_integer_or<unsigned>(f, "length", 0)) + " B from " +
                     f.value("src", std::string()) + ")";
         } else if (kind == "doorbell-lost") {
-            line += " lost doorbell " + std::to_string(f.value("doorbell", uint64_t{0})) + " (tail " +
-                    std::to_string(f.value("tail", 0u)) + ")";
+            line += " lost doorbell " + std::to_string(json_integer_or<uint64_t>(f, "doorbell", 0)) + " (tail " +
+                    std::to_string(json_integer_or<unsigned>(f, "tail", 0)) + ")";
         } else {
-            line += " fetched nothing: " + std::to_string(f.value("unfetched", 0u)) + " requests left in its ring";
+            line += " fetched nothing: " + std::to_string(json_integer_or<unsigned>(f, "unfetched", 0)) + " requests left in its ring";
         }
         char at[48];
         std::snprintf(at, sizeof at, " at %.3f us", f.value("at_ns", 0.0) / 1e3);
         line += at;
         if (f.contains("post")) {
             const nlohmann::json& p = f["post"];
-            line += "; post " + std::to_string(p.value("id", uint64_t{0})) + " of core " +
-                    std::to_string(p.value("core", 0u)) + " (channel group " + std::to_string(p.value("group", 0u)) +
-                    ", " + std::to_string(p.value("bytes", uint64_t{0})) + " B at " + p.value("gm", std::string()) + ")";
+            line += "; post " + std::to_string(json_integer_or<uint64_t>(p, "id", 0)) + " of core " +
+                    std::to_string(json_integer_or<unsigned>(p, "core", 0)) + " (channel group " + std::to_string(json_integer_or<unsigned>(p, "group", 0)) +
+                    ", " + std::to_string(json_integer_or<uint64_t>(p, "bytes", 0)) + " B at " + p.value("gm", std::string()) + ")";
         }
         lines.push_back(line);
     }

@@ -13,6 +13,7 @@
 #include "api/faults.h"
 #include "api/graph_result.h"
 #include "api/summary.h"
+#include "base/json_integer.h"
 #include "base/sha256.h"
 #include "cases/case_file.h"
 #include "cases/case_runner.h"
@@ -344,20 +345,20 @@ RunResult from_json(const nlohmann::json& j) {
         r.ran = j.contains("kernel_time_ns");
         if (!r.ran) return r;
         r.kernel_time_ns = j.at("kernel_time_ns").get<double>();
-        r.cycles = j.at("cycles").get<uint64_t>();
+        r.cycles = json_integer<uint64_t>(j.at("cycles"));
         for (const std::string& block : counter_blocks()) {
             if (j.contains(block)) r.counters[block] = j[block];
         }
         for (const nlohmann::json& o : j.at("outputs")) {
             OutputResult out;
             out.name = o.at("name").get<std::string>();
-            out.bytes = o.at("bytes").get<uint64_t>();
+            out.bytes = json_integer<uint64_t>(o.at("bytes"));
             out.sha256 = o.at("sha256").get<std::string>();
             out.equal_reference = o.at("equal_reference").get<bool>();
             out.compared = o.contains("mismatches");
             out.max_abs_diff = o.value("max_abs_diff", 0.0);
-            out.mismatches = o.value("mismatches", uint64_t{0});
-            out.first_mismatch = o.value("first_mismatch", uint64_t{0});
+            out.mismatches = json_integer_or<uint64_t>(o, "mismatches", 0);
+            out.first_mismatch = json_integer_or<uint64_t>(o, "first_mismatch", 0);
             r.outputs.push_back(out);
         }
         r.reference_equal = j.at("reference_equal").get<bool>();
@@ -370,8 +371,8 @@ RunResult from_json(const nlohmann::json& j) {
             task.name = t.at("name").get<std::string>();
             task.kernels = t.at("kernels").get<std::vector<std::string>>();
             task.cores = t.at("cores").get<std::vector<std::string>>();
-            task.blocks = t.at("blocks").get<uint32_t>();
-            task.deps = t.at("deps").get<std::vector<uint32_t>>();
+            task.blocks = json_integer<uint32_t>(t.at("blocks"));
+            task.deps = json_integers<uint32_t>(t.at("deps"));
             task.start_ns = t.at("start_ns").get<double>();
             task.end_ns = t.at("end_ns").get<double>();
             r.tasks.push_back(task);

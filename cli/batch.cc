@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/atomic_file.h"
+#include "base/json_integer.h"
 #include "cli/options.h"
 
 namespace pfsim {
@@ -28,7 +29,7 @@ nlohmann::json plan_json(const BatchPlan& plan) {
 
 BatchPlan plan_from_json(const nlohmann::json& j, const std::string& path) {
     try {
-        if (j.at("pfsim_batch").get<int>() != kPlanFormat) {
+        if (json_integer<int>(j.at("pfsim_batch")) != kPlanFormat) {
             throw UsageError(path + ": written by another pfsim version (batch format " +
                              j.at("pfsim_batch").dump() + ")");
         }
@@ -132,7 +133,7 @@ std::optional<PointResults> BatchStore::read(size_t point) const {
     try {
         for (const nlohmann::json& c : j) {
             ChildRun r;
-            r.status = c.at("status").get<int>();
+            r.status = json_integer<int>(c.at("status"));
             r.summary = c.at("printed_json").get<bool>() ? c.at("summary") : nlohmann::json(nlohmann::json::value_t::discarded);
             r.error_output = c.at("stderr").get<std::string>();
             out.push_back(std::move(r));

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/device.h"
+#include "base/json_integer.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "loader/compiler.h"
@@ -39,7 +40,7 @@ CallableSpec callable_of(const json& request) {
     spec.config_function = orch.value("config", spec.config_function);
     for (const json& k : request.at("incores")) {
         IncoreSpec in;
-        in.func_id = k.at("func_id").get<int32_t>();
+        in.func_id = json_integer<int32_t>(k.at("func_id"));
         in.source = k.at("source").get<std::string>();
         const std::string core = k.at("core_type").get<std::string>();
         if (core != "aiv" && core != "aic") {
@@ -62,7 +63,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
     }
     if (op == "run") {
         api::DeviceCall call;
-        call.handle = request.at("handle").get<int>();
+        call.handle = json_integer<int>(request.at("handle"));
         call.prefetch = request.value("prefetch", true);
         call.trace = request.value("trace", "");
         call.sanitize = request.value("sanitize", false);
@@ -75,9 +76,9 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         for (const json& t : request.at("tensors")) {
             CallTensor ct;
             ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), "tensor " + std::to_string(offsets.size()));
-            ct.shape = t.at("shape").get<std::vector<uint32_t>>();
-            ct.data.resize(t.at("bytes").get<uint64_t>());
-            offsets.push_back(t.at("offset").get<uint64_t>());
+            ct.shape = json_integers<uint32_t>(t.at("shape"));
+            ct.data.resize(json_integer<uint64_t>(t.at("bytes")));
+            offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             data.seekg(static_cast<std::streamoff>(offsets.back()));
             data.read(reinterpret_cast<char*>(ct.data.data()), static_cast<std::streamsize>(ct.data.size()));
             if (!data) throw api::BadInput("cannot read tensor " + std::to_string(offsets.size() - 1) + " from " + data_path);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/json_integer.h"
 #include "cli/options.h"
 #include "api/schema.h"
 
@@ -84,22 +85,22 @@ void each_event(const nlohmann::json& events, const std::string& path, Read read
 
 // A pfsim trace: kernel time spans the core and replay slices; lanes sum them.
 KernelFigures from_trace(const nlohmann::json& j, const std::string& path) {
-    std::map<int, std::string> process;
-    std::map<std::pair<int, int>, std::string> thread;
+    std::map<int64_t, std::string> process;
+    std::map<std::pair<int64_t, int64_t>, std::string> thread;
     each_event(j["traceEvents"], path, [&](const nlohmann::json& e) {
         if (e.value("ph", "") != "M") return;
         // value(), not operator[]: a const json's operator[] on a missing key is undefined (fuzz/regressions/document_fuzz).
         const std::string name = e.value("args", nlohmann::json::object()).value("name", "");
-        if (e.value("name", "") == "process_name") process[e.value("pid", 0)] = name;
-        if (e.value("name", "") == "thread_name") thread[{e.value("pid", 0), e.value("tid", 0)}] = name;
+        if (e.value("name", "") == "process_name") process[json_integer_or<int64_t>(e, "pid", 0)] = name;
+        if (e.value("name", "") == "thread_name") thread[{json_integer_or<int64_t>(e, "pid", 0), json_integer_or<int64_t>(e, "tid", 0)}] = name;
     });
     KernelFigures k;
     k.name = "trace " + path.substr(path.find_last_of('/') + 1);
     double first = -1, last = 0;
     each_event(j["traceEvents"], path, [&](const nlohmann::json& e) {
         if (e.value("ph", "") != "X") return;
-        const std::string proc = process[e.value("pid", 0)];
-        const std::string lane = thread[{e.value("pid", 0), e.value("tid", 0)}];
+        const std::string proc = process[json_integer_or<int64_t>(e, "pid", 0)];
+        const std::string lane = thread[{json_integer_or<int64_t>(e, "pid", 0), json_integer_or<int64_t>(e, "tid", 0)}];
         const double ts = e.value("ts", 0.0) * 1e3, dur = e.value("dur", 0.0) * 1e3;
         if (proc.rfind("SDMA", 0) == 0) {
             k.counters[std::string("sdma.") + e.value("name", "") + "_requests"] += 1;

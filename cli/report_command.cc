@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_integer.h"
 #include "cli/commands.h"
 #include "cli/documents.h"
 #include "cli/options.h"
@@ -39,14 +40,14 @@ std::string insight_section(const std::string& name, const nlohmann::json& run, 
     const std::string id = std::to_string(*plots);
     if (run.contains("sanitizer")) {
         const nlohmann::json& s = run["sanitizer"];
-        os << "<h2>Sanitizer: " << markup_escape(name) << "</h2><p>" << s.value("errors", 0) << " errors, "
-           << s.value("warnings", 0) << " warnings, " << s.value("infos", 0) << " infos</p>";
+        os << "<h2>Sanitizer: " << markup_escape(name) << "</h2><p>" << json_integer_or<int64_t>(s, "errors", 0) << " errors, "
+           << json_integer_or<int64_t>(s, "warnings", 0) << " warnings, " << json_integer_or<int64_t>(s, "infos", 0) << " infos</p>";
         if (!s.value("findings", nlohmann::json::array()).empty()) {
             os << "<table><tr><th>severity</th><th>kind</th><th>site</th><th>core</th><th>times</th><th>what</th></tr>";
             for (const nlohmann::json& f : s["findings"]) {
                 os << "<tr><td>" << markup_escape(f.value("severity", "")) << "</td><td>" << markup_escape(f.value("kind", ""))
                    << "</td><td>" << markup_escape(f["site"].value("where", "")) << "</td><td>"
-                   << markup_escape(f["site"].value("core", "")) << "</td><td>" << f.value("count", 1) << "</td><td>"
+                   << markup_escape(f["site"].value("core", "")) << "</td><td>" << json_integer_or<int64_t>(f, "count", 1) << "</td><td>"
                    << markup_escape(f.value("what", "")) << "</td></tr>";
             }
             os << "</table>\n";

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/json_integer.h"
 #include "cli/commands.h"
 
 namespace pfsim {
@@ -256,8 +257,8 @@ int cmd_batch_task(const std::vector<std::string>& args) {
     const char* task_env = std::getenv("SLURM_ARRAY_TASK_ID");
     if (!task_env) throw UsageError("batch-task runs inside a Slurm array task (no SLURM_ARRAY_TASK_ID)");
     const size_t task = std::strtoull(task_env, nullptr, 10);
-    const std::vector<size_t> all = submission.at("points").get<std::vector<size_t>>();
-    const size_t chunk = submission.at("chunk").get<size_t>();
+    const std::vector<size_t> all = json_integers<size_t>(submission.at("points"));
+    const size_t chunk = json_integer<size_t>(submission.at("chunk"));
     std::vector<size_t> mine;
     for (size_t i = task * chunk; i < all.size() && i < (task + 1) * chunk; ++i) {
         if (all[i] >= store.plan().points.size()) throw UsageError("submission " + args[1] + " names no point " + std::to_string(all[i]));

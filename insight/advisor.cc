@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "base/json_integer.h"
 #include "model/core/core.h"
 #include "runtime/platform/sim/sim_platform.h"
 
@@ -456,7 +457,7 @@ nlohmann::json AdvisorReport::to_json() const {
 
 AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
     AdvisorReport r;
-    r.demand_misses = j.at("demand_misses").get<uint64_t>();
+    r.demand_misses = json_integer<uint64_t>(j.at("demand_misses"));
     if (const nlohmann::json& w = j.at("what_if"); !w.is_null()) {
         r.what_if = {true, w.at("prefetch_off_ns").get<double>(), w.at("this_run_ns").get<double>(),
                      w.at("ideal_ns").get<double>()};
@@ -470,10 +471,10 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         st.where = l.at("where").get<std::string>();
         st.cores = l.at("cores").get<std::vector<std::string>>();
         st.tasks = l.at("tasks").get<std::vector<std::string>>();
-        st.loads = l.at("loads").get<uint64_t>();
-        st.bytes = l.at("bytes").get<uint64_t>();
-        st.lines = l.at("lines").get<uint64_t>();
-        st.misses = l.at("misses").get<uint64_t>();
+        st.loads = json_integer<uint64_t>(l.at("loads"));
+        st.bytes = json_integer<uint64_t>(l.at("bytes"));
+        st.lines = json_integer<uint64_t>(l.at("lines"));
+        st.misses = json_integer<uint64_t>(l.at("misses"));
         st.stall_ns = l.at("stall_ns").get<double>();
         st.covered_by = l.at("covered_by").get<std::map<std::string, uint64_t>>();
         r.load_sites.push_back(std::move(st));
@@ -484,15 +485,15 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         st.cores = s.at("cores").get<std::vector<std::string>>();
         st.tasks = s.value("tasks", std::vector<std::string>{});
         st.first_post_ns = s.at("first_post_ns").get<double>();
-        st.posts = s.at("posts").get<uint64_t>();
-        st.bytes = s.at("bytes").get<uint64_t>();
-        st.lines_requested = s.at("lines_requested").get<uint64_t>();
-        st.lines_filled = s.at("lines_filled").get<uint64_t>();
-        st.lines_resident = s.at("lines_resident").get<uint64_t>();
-        st.useful = s.at("useful").get<uint64_t>();
-        st.late = s.at("late").get<uint64_t>();
-        st.evicted_unused = s.at("evicted_unused").get<uint64_t>();
-        st.pollution_misses = s.at("pollution_misses").get<uint64_t>();
+        st.posts = json_integer<uint64_t>(s.at("posts"));
+        st.bytes = json_integer<uint64_t>(s.at("bytes"));
+        st.lines_requested = json_integer<uint64_t>(s.at("lines_requested"));
+        st.lines_filled = json_integer<uint64_t>(s.at("lines_filled"));
+        st.lines_resident = json_integer<uint64_t>(s.at("lines_resident"));
+        st.useful = json_integer<uint64_t>(s.at("useful"));
+        st.late = json_integer<uint64_t>(s.at("late"));
+        st.evicted_unused = json_integer<uint64_t>(s.at("evicted_unused"));
+        st.pollution_misses = json_integer<uint64_t>(s.at("pollution_misses"));
         st.post_ns = s.at("post_ns").get<double>();
         st.wait_ns = s.at("wait_ns").get<double>();
         st.fill_ns = s.at("fill_ns_quantiles").get<std::vector<double>>();  // the distribution's outline

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "base/hex.h"
+#include "base/json_integer.h"
 #include "model/core/core.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/sdma_workspace.h"
@@ -604,7 +605,7 @@ nlohmann::json SanitizerReport::to_json() const {
 
 SanitizerReport SanitizerReport::from_json(const nlohmann::json& j) {
     SanitizerReport r;
-    r.suppressed = j.at("suppressed").get<uint64_t>();
+    r.suppressed = json_integer<uint64_t>(j.at("suppressed"));
     for (const nlohmann::json& e : j.at("findings")) {
         Finding f;
         f.kind = e.at("kind").get<std::string>();
@@ -612,14 +613,14 @@ SanitizerReport SanitizerReport::from_json(const nlohmann::json& j) {
         f.severity = sev == "error" ? Severity::Error : sev == "warning" ? Severity::Warning : Severity::Info;
         f.what = e.at("what").get<std::string>();
         f.site = site_from(e.at("site"));
-        f.count = e.at("count").get<uint64_t>();
+        f.count = json_integer<uint64_t>(e.at("count"));
         f.notes = e.at("notes").get<std::vector<std::string>>();
         f.session = e.value("session", "");
-        f.event = e.value("event", uint64_t{0});
+        f.event = json_integer_or<uint64_t>(e, "event", 0);
         if (e.contains("region")) {
             f.region_space = e["region"].at("space").get<std::string>();
-            f.region = e["region"].at("addr").get<uint64_t>();
-            f.region_bytes = e["region"].at("bytes").get<uint64_t>();
+            f.region = json_integer<uint64_t>(e["region"].at("addr"));
+            f.region_bytes = json_integer<uint64_t>(e["region"].at("bytes"));
         }
         if (e.contains("other")) {
             f.other_role = e["other"].at("role").get<std::string>();

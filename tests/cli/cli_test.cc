@@ -447,11 +447,15 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
     const std::string ts_string = write_trace(
         "ts_string.json", R"({"traceEvents": [{"ph": "X", "pid": 1, "tid": 1, "ts": 0, "dur": 1, "name": "a"},
                                               {"ph": "X", "pid": 1, "tid": 1, "ts": "abc", "dur": 1, "name": "b"}]})");
+    // An integer field beyond its type: a cast would be undefined (fuzz/regressions/document_fuzz).
+    const std::string pid_huge = write_trace(
+        "pid_huge.json", R"({"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1e300, "args": {"name": "x"}}]})");
     const std::pair<std::string, std::string> cases[] = {
         {a_string, a_string + ": field kernel_time_ns: expected a number, got string"},
         {a_null, a_null + ": field kernel_time_ns: expected a number, got null"},
         {huge, huge + ": not valid JSON"},
         {ts_string, ts_string + ": traceEvents[1]: a field has the wrong type"},
+        {pid_huge, pid_huge + ": traceEvents[0]: a field has the wrong type"},
         {truncated, truncated + ": byte "},
         {garbage, garbage + ": byte "},
         {schema, schema + ": field schema: 'pfsim.summary/9' is not supported"},
@@ -479,10 +483,15 @@ TEST(Diff, BadInputNamesTheFileAndPosition) {
     nlohmann::json series = nlohmann::json::parse(text);
     series["series"] = {{"t_ns", "abc"}};
     const std::string bad_series = write_trace("series.json", series.dump());
-    const Result r = pfsim("report " + bad_series + " --html " + page);
-    EXPECT_EQ(r.status, 2);
-    EXPECT_NE(r.err.find(bad_series + ": a field has the wrong type"), std::string::npos) << r.err;
-    EXPECT_EQ(r.out, "");
+    nlohmann::json sanitizer = nlohmann::json::parse(text);
+    sanitizer["sanitizer"] = {{"errors", 1e300}};
+    const std::string bad_count = write_trace("sanitizer_count.json", sanitizer.dump());
+    for (const std::string& file : {bad_series, bad_count}) {
+        const Result r = pfsim("report " + file + " --html " + page);
+        EXPECT_EQ(r.status, 2) << file;
+        EXPECT_NE(r.err.find(file + ": a field has the wrong type"), std::string::npos) << r.err;
+        EXPECT_EQ(r.out, "") << file;
+    }
 }
 
 TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
