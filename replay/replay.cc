@@ -49,19 +49,21 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
     cached.bind(soc.l2.cached);
     uncached.bind(soc.l2.uncached);
     mmio.bind(soc.sdma.mmio);
-    uint64_t largest = 0;
-    for (const TraceAccess& a : trace_) {
-        if (a.op != TraceAccess::Prefetch) largest = std::max(largest, a.bytes);
+    if (options_.verify) {
+        uint64_t largest = 0;
+        for (const TraceAccess& a : trace_) {
+            if (a.op != TraceAccess::Prefetch) largest = std::max(largest, a.bytes);
+        }
+        // Deterministic write data: access k writes the pattern from offset k mod period.
+        pattern_.resize(largest + kPatternPeriod);
+        uint64_t x = 0x9E3779B97F4A7C15ull;
+        for (uint8_t& b : pattern_) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            b = static_cast<uint8_t>(x >> 56);
+        }
+        scratch_.resize(largest);
+        expected_.resize(largest);
     }
-    // Deterministic write data: access k writes the pattern from offset k mod period.
-    pattern_.resize(largest + kPatternPeriod);
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (uint8_t& b : pattern_) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        b = static_cast<uint8_t>(x >> 56);
-    }
-    scratch_.resize(largest);
-    if (options_.verify) expected_.resize(largest);
     SC_HAS_PROCESS(Replay);
     SC_THREAD(run);
 }
@@ -135,14 +137,17 @@ void Replay::perform(const TraceAccess& a, uint64_t index) {
         return;
     }
     result_.line_accesses += (a.addr + a.bytes - 1) / line_bytes_ - a.addr / line_bytes_ + 1;
+    if (!options_.verify) {  // nothing observes the bytes: timed and counted without moving them
+        transport(cached, a.op == TraceAccess::Write, a.addr, nullptr, a.bytes);
+        return;
+    }
     if (a.op == TraceAccess::Write) {
         uint8_t* data = pattern_.data() + index % kPatternPeriod;
         transport(cached, true, a.addr, data, a.bytes);
-        if (options_.verify) reference_.write(a.addr, data, a.bytes);
+        reference_.write(a.addr, data, a.bytes);
         return;
     }
     transport(cached, false, a.addr, scratch_.data(), a.bytes);
-    if (!options_.verify) return;
     reference_.read(a.addr, expected_.data(), a.bytes);
     if (std::memcmp(expected_.data(), scratch_.data(), a.bytes) != 0) {
         if (result_.mismatches++ == 0) {

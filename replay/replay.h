@@ -27,7 +27,10 @@
 namespace pfsim {
 
 struct ReplayOptions {
-    bool verify = false;    // compare every read with a flat reference memory
+    // Carry bytes: writes store a pattern, every read is compared with a flat
+    // reference memory. Without it no bytes move (nothing would observe them);
+    // the timing and every counter are the same either way.
+    bool verify = false;
     bool progress = false;  // progress lines on stderr
     TraceRecorder* trace = nullptr;  // each access as a slice, plus the SDMA engine and counters
     Tick sample_interval = 1000000;

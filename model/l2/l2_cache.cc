@@ -151,6 +151,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
         ready_[slot] = done;
     }
     const uint64_t addr = line * line_bytes_ + offset;
+    if (!buf) return done;
     if (write && atomic) {
         std::vector<uint8_t> sum(len);
         values(false, addr, sum.data(), len);
@@ -187,13 +188,17 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     }
     AtomicAddExtension* atomic = nullptr;
     p.get_extension(atomic);
+    if (atomic && !buf) {  // an add needs its addends
+        p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        return;
+    }
     for (uint64_t a = addr; a < addr + len;) {
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
         const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
         done = std::max(done, access_line(id, line, write, buf, offset, n, issue, atomic));
         ++(write ? stats_.write_lines : stats_.read_lines);
-        buf += n;
+        if (buf) buf += n;
         a += n;
     }
     (write ? stats_.write_bytes : stats_.read_bytes) += len;

@@ -4,6 +4,7 @@
 // TLM-2.0 sockets (LT: the delay argument is the issue time relative to
 // sc_time_stamp() on entry and the completion time on return):
 //   cached    - core reads and writes; each line touched counts one hit or miss
+//               (a null data pointer: timed and counted alike, no bytes moved)
 //   uncached  - reads and writes straight to GM, coherent with resident lines,
 //               allocating nothing and counting no hit or miss; its debug
 //               transport (transport_dbg) does the same taking no time
@@ -122,7 +123,7 @@ private:
 
     // One core access to part of one line. Returns its completion time. With
     // `atomic`, a write adds its elements to the line's (so it needs the line's
-    // data even when it covers the whole line).
+    // data even when it covers the whole line). A null `buf` moves no bytes.
     Tick access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue,
                      const AtomicAddExtension* atomic);
     // The slot that `t` (an access of a line of `set`) names, after writing back
