@@ -8,6 +8,8 @@
 #include <memory>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "base/hex.h"
 
 namespace pfsim {
@@ -30,6 +32,21 @@ bool number(const char*& p, int base, uint64_t* out) {
     return true;
 }
 
+// The lines of `file` (a last one without '\n' included), leaving it at its
+// start; 0 when it cannot be read twice (a pipe).
+size_t count_lines(FILE* file) {
+    struct stat st {};
+    if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    size_t lines = 1;
+    char block[1 << 16];
+    size_t n = 0;
+    while ((n = std::fread(block, 1, sizeof block, file)) > 0) {
+        for (const char* p = block; (p = static_cast<const char*>(std::memchr(p, '\n', block + n - p))); ++p) ++lines;
+    }
+    std::rewind(file);
+    return lines;
+}
+
 }  // namespace
 
 std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
@@ -37,6 +54,7 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
     std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!file) throw TraceError(path + ": cannot open the trace file");
     std::vector<TraceAccess> out;
+    out.reserve(count_lines(file.get()));
     char* buf = nullptr;
     size_t cap = 0;
     uint64_t line_no = 0;
@@ -57,6 +75,7 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
         while (blank(*p)) ++p;
         if (*p == '\0' || *p == '\n' || *p == '#') continue;
         TraceAccess a{};
+        uint64_t bytes = 0;
         switch (*p) {
             case 'R': a.op = TraceAccess::Read; break;
             case 'W': a.op = TraceAccess::Write; break;
@@ -66,14 +85,15 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
         ++p;
         if (!blank(*p)) fail("expected a space after the operation");
         if (!number(p, 16, &a.addr)) fail("expected a hexadecimal address");
-        if (!number(p, 10, &a.bytes)) fail("expected a decimal byte count");
+        if (!number(p, 10, &bytes)) fail("expected a decimal byte count");
         while (blank(*p) || *p == '\n') ++p;
         if (*p != '\0' && *p != '#') fail("unexpected text after the byte count");
-        if (a.bytes == 0) fail("byte count must be greater than zero");
-        if (a.addr >= limit || a.bytes > limit - a.addr) {
-            fail("range " + hex(a.addr) + " + " + std::to_string(a.bytes) + " lies outside " +
+        if (bytes == 0) fail("byte count must be greater than zero");
+        if (a.addr >= limit || bytes > limit - a.addr || bytes > TraceAccess::kMaxBytes) {
+            fail("range " + hex(a.addr) + " + " + std::to_string(bytes) + " lies outside " +
                  limit_what + " [0, " + hex(limit) + ")");
         }
+        a.bytes = bytes;
         out.push_back(a);
     }
     if (std::ferror(file.get())) throw TraceError(path + ": read error");

@@ -4,7 +4,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -64,6 +67,56 @@ TEST(Replay, VerifyComparesEveryReadWithAFlatMemory) {
     const Result r = pfsim("replay " + t + " --verify --json --set l2.size=64KiB --set l2.ways=4");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["verify"]["mismatches"], 0);
+}
+
+// Without --verify no bytes move; the L2 and GM must time and count every
+// access exactly as when they carry the pattern (a path that skipped more than
+// the copy would change the counters or the time).
+TEST(Replay, BytesMoveOnlyWhenVerifiedAndTimingIsTheSame) {
+    const std::string evicting = write_trace(
+        "evicting.trace", "W 0x0 1048576\nP 0x100000 262144\nR 0x0 1048576\nW 0x80 100\nR 0x40 512\nR 0x120000 4096\n");
+    for (const std::string& path : {std::string("traces/examples/pointer_chase.trace"),
+                                    std::string("traces/examples/stream_prefetch.trace"), evicting}) {
+        const std::string small_l2 = " --set l2.size=64KiB --set l2.ways=4";
+        const Result plain = pfsim("replay " + path + " --json" + small_l2);
+        const Result verified = pfsim("replay " + path + " --json --verify" + small_l2);
+        ASSERT_EQ(plain.status, 0) << plain.err;
+        ASSERT_EQ(verified.status, 0) << verified.err;
+        nlohmann::json a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(verified.out);
+        EXPECT_EQ(b["verify"]["mismatches"], 0) << path;
+        // Only the replay's ring (one 4 KiB-rounded ring in a 64 KiB page) is written without --verify.
+        EXPECT_LE(a["gm"]["touched_bytes"].get<uint64_t>(), 64u << 10) << path;
+        if (a["gm"]["write_bytes"].get<uint64_t>() > 0) {
+            EXPECT_GT(b["gm"]["touched_bytes"].get<uint64_t>(), a["gm"]["touched_bytes"].get<uint64_t>()) << path;
+        }
+        for (nlohmann::json* j : {&a, &b}) {
+            j->erase("verify");
+            j->erase("wall_time_s");
+            (*j)["gm"].erase("touched_bytes");
+        }
+        EXPECT_EQ(a, b) << path;
+    }
+}
+
+// read_trace sizes its table by a first pass over a regular file; a pipe is
+// read once, whole.
+TEST(Replay, ATraceFromAPipeIsReadWhole) {
+    const std::string text = "W 0x0 1024\nP 0x10000 65536\nR 0x0 4096\nR 0x10000 512";  // no final newline
+    const std::string file = write_trace("piped.trace", text);
+    const std::string fifo = tmp("trace.fifo");
+    std::remove(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] { std::ofstream(fifo) << text; });
+    const Result piped = pfsim("replay " + fifo + " --json");
+    writer.join();
+    const Result whole = pfsim("replay " + file + " --json");
+    ASSERT_EQ(piped.status, 0) << piped.err;
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    nlohmann::json a = nlohmann::json::parse(piped.out), b = nlohmann::json::parse(whole.out);
+    EXPECT_EQ(a["accesses"], 4);
+    a.erase("trace");
+    b.erase("trace");
+    EXPECT_EQ(a, b);
 }
 
 TEST(Replay, MalformedLinesNameFileAndLine) {
