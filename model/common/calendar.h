@@ -21,7 +21,7 @@ public:
     // `servers` units of work can proceed at once (1 for a channel or port, N for
     // a pool of N miss-status registers). 2^window_log2 buckets are remembered.
     explicit Calendar(uint64_t servers = 1, unsigned window_log2 = 12)
-        : servers_(servers), capacity_(kBucket * servers), used_(size_t{1} << window_log2, 0),
+        : servers_(servers), capacity_(kBucket * servers), buckets_(size_t{1} << window_log2),
           mask_((uint64_t{1} << window_log2) - 1) {}
 
     // Reserves `work` (resource-picoseconds, run on one server) from time `t`;
@@ -52,18 +52,26 @@ public:
     }
 
 private:
+    // The work reserved in bucket b. The window [base_, base_ + mask_] moves
+    // forward to hold b; each entry remembers which bucket it holds, so one that
+    // last held a bucket now before the window reads as empty and nothing is
+    // cleared as the window moves (time jumps far between reservations).
     Tick& slot(uint64_t b) {
-        while (b > base_ + mask_) {  // slide the window forward
-            used_[base_ & mask_] = 0;
-            ++base_;
-        }
+        if (b > base_ + mask_) base_ = b - mask_;
         first_free_ = std::max(first_free_, base_);
-        return used_[b & mask_];
+        Bucket& e = buckets_[b & mask_];
+        if (e.index != b) e = {b, 0};
+        return e.used;
     }
+
+    struct Bucket {
+        uint64_t index = ~uint64_t{0};  // the bucket whose work `used` is
+        Tick used = 0;
+    };
 
     uint64_t servers_;
     Tick capacity_;
-    std::vector<Tick> used_;
+    std::vector<Bucket> buckets_;
     uint64_t mask_;
     uint64_t base_ = 0;
     uint64_t first_free_ = 0;  // buckets [base_, first_free_) are full

@@ -1,0 +1,44 @@
+// Calendar: work queues within a bucket's capacity, reservations out of time
+// order do not queue behind later ones, and a window that moves forward
+// forgets what it left behind.
+#include "model/common/calendar.h"
+
+#include <gtest/gtest.h>
+
+namespace pfsim {
+namespace {
+
+constexpr Tick kB = Calendar::kBucket;
+
+TEST(Calendar, WorkQueuesOnOneServerAndRunsSideBySideOnTwo) {
+    Calendar one;
+    EXPECT_EQ(one.reserve(0, 1000), 1000u);
+    EXPECT_EQ(one.reserve(0, 1000), 2000u);
+    Calendar two(2);
+    EXPECT_EQ(two.reserve(0, kB), kB);
+    EXPECT_EQ(two.reserve(0, kB), kB);
+    EXPECT_EQ(two.reserve(0, kB), 2 * kB);  // bucket 0 is full: the third starts in bucket 1
+}
+
+TEST(Calendar, AnEarlierReservationDoesNotWaitForALaterOne) {
+    Calendar c;
+    EXPECT_EQ(c.reserve(10 * kB, 1000), 10 * kB + 1000);
+    EXPECT_EQ(c.reserve(0, 1000), 1000u);
+}
+
+TEST(Calendar, TheWindowForgetsTheBucketsItMovesPast) {
+    Calendar c(1, 4);  // 16 buckets remembered
+    EXPECT_EQ(c.reserve(0, kB), kB);  // bucket 0 full
+    // Bucket 16 shares bucket 0's entry: it starts empty.
+    EXPECT_EQ(c.reserve(16 * kB, 1000), 16 * kB + 1000);
+    // Far ahead, then back before the window: as early as the window allows.
+    EXPECT_EQ(c.reserve(100 * kB, 1000), 100 * kB + 1000);
+    EXPECT_EQ(c.reserve(0, 1000), 85 * kB + 1000);
+    // A full bucket inside the window is still full.
+    Calendar d(1, 4);
+    EXPECT_EQ(d.reserve(20 * kB, kB), 21 * kB);
+    EXPECT_EQ(d.reserve(20 * kB, 1000), 21 * kB + 1000);
+}
+
+}  // namespace
+}  // namespace pfsim
