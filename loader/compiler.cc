@@ -218,6 +218,8 @@ std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vect
     // See docs/kernels.md ("How sources are compiled") for why each flag is there.
     std::vector<std::string> cmd = {cxx_, "-fPIC", "-O2", "-g", "-fno-optimize-sibling-calls", "-fno-gnu-unique",
                                     "-D__PFSIM__=1"};
+    // half's conversions by instruction where the host has them (the same bits: pto/pfsim_elements.hpp).
+    if (__builtin_cpu_supports("f16c")) cmd.push_back("-mf16c");
     if (kind == BuildKind::Orchestration) {
         cmd.insert(cmd.end(), {"-std=c++17"});
     } else {

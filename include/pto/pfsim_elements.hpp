@@ -16,6 +16,12 @@
 #define PFSIM_TILE_COMPUTE __attribute__((no_sanitize_thread))
 #endif
 
+// pfsim compiles kernels with -mf16c on hosts that have F16C: the conversions
+// below then use it, giving the same bits (tests/static:elements_f16c_test).
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 namespace pto {
 
 enum class RoundMode : uint8_t {
@@ -139,6 +145,9 @@ PFSIM_TILE_COMPUTE inline float float_of_bits(uint32_t bits, int mant, int exp) 
 // routines above. Both give exactly the generic routines' bits.
 PFSIM_TILE_COMPUTE inline float half_to_float(uint16_t h) {
     const uint32_t e = (h >> 10) & 0x1Fu;
+#if defined(__F16C__)
+    if (e != 0x1Fu) return _cvtsh_ss(h);  // exact for every finite half; NaNs keep the generic quiet NaN
+#endif
     if (e == 0 || e == 0x1Fu) return float_of_bits(h, 10, 5);
     const uint32_t x = (uint32_t{h} & 0x8000u) << 16 | (e + 127 - 15) << 23 | (uint32_t{h} & 0x3FFu) << 13;
     float f;
@@ -151,6 +160,10 @@ PFSIM_TILE_COMPUTE inline uint16_t half_bits_of(float f) {
     uint32_t x;
     std::memcpy(&x, &f, 4);
     const uint32_t sign = x & 0x80000000u, a = x ^ sign;
+#if defined(__F16C__)
+    // IEEE's rounding to nearest even for every non-NaN (NaNs: the generic quiet NaN, without payload).
+    if (a <= 0x7F800000u) return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+#endif
     if (a < 0x38800000u || a >= 0x47800000u) {  // below 2^-14, or from 2^16 up (and inf, NaN)
         return static_cast<uint16_t>(round_float(f, 10, 5, RoundMode::CAST_RINT));
     }
