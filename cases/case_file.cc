@@ -376,13 +376,19 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
             const std::vector<uint64_t> starts =
                 Xorshift64::chunk_starts(v.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull, n);
             const bool floor_to_int = !v.stepped && !is_float(t.dtype);
+            // Dividing by a power of two is multiplying by its reciprocal, exactly (both are x * 2^-k rounded once).
+            int exponent = 0;
+            const bool step_is_power_of_two = v.stepped && std::frexp(v.step, &exponent) == 0.5 && std::isnormal(1 / v.step);
+            const double per_step = 1 / v.step;
             in_chunks(n, [&](uint64_t begin, uint64_t end) {
                 uint64_t x = starts[begin / kChunk];
                 store_values(t.dtype, out.data(), begin, end, [&](uint64_t) {  // called once per element, in order
                     x = Xorshift64::step(x);
                     const double u = static_cast<double>(x >> 11) * 0x1.0p-53;  // [0, 1)
                     double r = v.low + (v.high - v.low) * u;
-                    if (v.stepped) {
+                    if (step_is_power_of_two) {
+                        r = v.low + v.step * std::floor((r - v.low) * per_step);
+                    } else if (v.stepped) {
                         r = v.low + v.step * std::floor((r - v.low) / v.step);
                     } else if (floor_to_int) {
                         r = std::floor(r);

@@ -74,6 +74,13 @@ TEST(CaseValues, SteppedRandomHalvesAndFlooredIntegersAreTheDocumentedSequence) 
     const std::vector<uint8_t> halves = pfsim::make_values(h, v);
     const std::vector<double> stepped = documented_random(v, kElements, false);
     expect_elements(h, halves, [&](uint64_t i) { return stepped[i]; });  // 1/64s: exact in fp16
+    // A step that is no power of two divides (a power of two multiplies by its reciprocal).
+    Values tenth = v;
+    tenth.step = 0.1;
+    const TensorSpec f = tensor(pfsim::rt::DataType::FLOAT32, kElements);
+    const std::vector<uint8_t> floats = pfsim::make_values(f, tenth);
+    const std::vector<double> tenths = documented_random(tenth, kElements, false);
+    expect_elements(f, floats, [&](uint64_t i) { return static_cast<float>(tenths[i]); });
     Values w;
     w.kind = Values::Kind::Random;
     w.low = -100;
