@@ -294,6 +294,54 @@ Values read_values(const Reader& r, bool float_type, const std::string& dir) {
     return v;
 }
 
+// [lowest, past) holds every integer an element of integer type `t` can be.
+bool integer_range(rt::DataType t, double* lowest, double* past) {
+    int bits = 0;
+    bool is_signed = true;
+    switch (t) {
+        case rt::DataType::INT8: bits = 8; break;
+        case rt::DataType::INT16: bits = 16; break;
+        case rt::DataType::INT32: bits = 32; break;
+        case rt::DataType::INT64: bits = 64; break;
+        case rt::DataType::UINT8: bits = 8, is_signed = false; break;
+        case rt::DataType::UINT16: bits = 16, is_signed = false; break;
+        case rt::DataType::UINT32: bits = 32, is_signed = false; break;
+        case rt::DataType::UINT64: bits = 64, is_signed = false; break;
+        default: return false;  // floats round; bool is v != 0
+    }
+    *lowest = is_signed ? -std::ldexp(1.0, bits - 1) : 0;
+    *past = std::ldexp(1.0, is_signed ? bits - 1 : bits);
+    return true;
+}
+
+// Refuses values an integer tensor of `n` elements cannot hold (converting
+// them toward zero would be undefined): fill's value, arange's first and last,
+// random's extremes.
+void check_values_fit(const Reader& r, const Values& v, rt::DataType t, uint64_t n) {
+    double lowest = 0, past = 0;
+    if (!integer_range(t, &lowest, &past)) return;
+    auto check = [&](const char* key, const char* what, double x) {
+        const double whole = std::trunc(x);
+        if (!(whole >= lowest && whole < past)) {
+            std::ostringstream os;
+            os << what << ", " << x << ", is beyond " << dtype_name(t) << " (" << lowest << " to " << past - 1 << ")";
+            r.fail(key, os.str());
+        }
+    };
+    switch (v.kind) {
+        case Values::Kind::Fill: check("value", "the value", v.value); break;
+        case Values::Kind::Arange:
+            check("start", "the first element", v.start);
+            check("step", "the last element", v.start + v.step * static_cast<double>(n - 1));
+            break;
+        case Values::Kind::Random:  // low + (high - low) * u for u up to 1 - 2^-53, rounded as make_values does
+            check("low", "the lowest value", std::floor(v.low));  // floored, unless stepped (then at least low)
+            check("high", "the highest value", v.low + (v.high - v.low) * (1 - 0x1.0p-53));
+            break;
+        default: break;
+    }
+}
+
 }  // namespace
 
 bool is_case_file(const std::string& path) {
@@ -553,6 +601,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
             s.shape.push_back(static_cast<uint32_t>(v));
         }
         s.init = read_values(r, is_float(s.dtype), dir);
+        check_values_fit(r, s.init, s.dtype, s.elements());
         s.output = r.boolean("output", false);
         if (const toml::node* g = t->get("golden")) {
             if (!s.output) r.fail("golden", "only outputs (output = true) have a golden");
@@ -563,6 +612,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
                 gr.allow({"init", "value", "start", "step", "low", "high", "seed", "npy"});
                 s.has_golden_values = true;
                 s.golden_values = read_values(gr, is_float(s.dtype), dir);
+                check_values_fit(gr, s.golden_values, s.dtype, s.elements());
             } else {
                 r.fail("golden", "must be a tensor's name or a table of values ({ init = ... })");
             }

@@ -379,6 +379,25 @@ TEST(UserCase, BadCaseFilesAreRefusedWithFileLineAndKey) {
     put(dir + "/dtype.toml", std::string("[orchestration]\nsource = \"o.cpp\"\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\n") +
                                  "core_type = \"aiv\"\n[[tensors]]\nname = \"x\"\ndtype = \"float8\"\nshape = [4]\n");
     expect_bad("run " + dir + "/dtype.toml", "dtype.toml:9: tensors.dtype: unknown dtype 'float8'");
+    // Values an integer tensor cannot hold: converting them would be undefined, so the case is refused.
+    const std::string head = "[orchestration]\nsource = \"o.cpp\"\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\n"
+                             "core_type = \"aiv\"\n[[tensors]]\nname = \"x\"\nshape = [4]\n";
+    const std::pair<std::string, std::string> unfit[] = {
+        {"dtype = \"int8\"\ninit = \"fill\"\nvalue = 1e10\n", ":12: tensors.value: the value, 1e+10, is beyond int8 (-128 to 127)"},
+        {"dtype = \"uint8\"\ninit = \"arange\"\nstart = 250\nstep = 2\n",
+         ":13: tensors.step: the last element, 256, is beyond uint8 (0 to 255)"},
+        {"dtype = \"int32\"\ninit = \"random\"\nlow = -1e12\n", ":12: tensors.low: the lowest value"},
+        {"dtype = \"int8\"\ninit = \"random\"\nlow = -128.5\nhigh = 0\n", ":12: tensors.low: the lowest value, -129,"},
+        {"dtype = \"uint16\"\ninit = \"random\"\nhigh = 70000\n", ":12: tensors.high: the highest value"},
+        {"dtype = \"int64\"\ninit = \"fill\"\nvalue = nan\n", ":12: tensors.value: the value, nan,"},
+    };
+    for (const auto& [values, message] : unfit) {
+        put(dir + "/unfit.toml", head + values);
+        expect_bad("run " + dir + "/unfit.toml", "unfit.toml" + message);
+    }
+    // The limits themselves are fine (parsed as far as the missing sources).
+    put(dir + "/fit.toml", head + "dtype = \"int8\"\ninit = \"random\"\nlow = -128\nhigh = 128\n");
+    expect_bad("run " + dir + "/fit.toml", "k.cpp: cannot read the source file");
     expect_bad("run " + dir + "/missing.toml", "missing.toml: cannot read the case file");
     expect_bad("run " + dir, "unknown kernel");
     put(dir + "/syntax.toml", "[orchestration\n");
