@@ -11,10 +11,16 @@
 namespace pfsim {
 
 // `bytes` zero bytes; the storage is advised for huge pages before it is first
-// touched. Advice only: where the host refuses it, an ordinary buffer.
+// touched, and a large one is first touched on every host thread. Advice only:
+// where the host refuses it, an ordinary buffer.
 std::vector<uint8_t> host_buffer(size_t bytes);
 
 // A copy of `data` made the same way.
 std::vector<uint8_t> host_buffer_copy(const std::vector<uint8_t>& data);
+
+// memcpy(dst, src, bytes), on every host thread for a large copy (the
+// destination's first touch is then faulted in parallel too). The ranges must
+// not overlap.
+void parallel_copy(void* dst, const void* src, size_t bytes);
 
 }  // namespace pfsim

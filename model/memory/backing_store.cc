@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/host_buffer.h"
+
 namespace pfsim {
 
 BackingStore::HostPages BackingStore::host_pages(const std::string& name) {
@@ -44,7 +46,7 @@ void BackingStore::write(uint64_t addr, const void* src, size_t len) {
             const uintptr_t begin = (at + kHuge - 1) / kHuge * kHuge, end = (at + len) / kHuge * kHuge;
             if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
         }
-        std::memcpy(base_ + addr, src, len);
+        parallel_copy(base_ + addr, src, len);
     }
     for (uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
         if (!written(page)) {
