@@ -86,6 +86,27 @@ void store_values(rt::DataType t, uint8_t* out, uint64_t begin, uint64_t end, Va
     }
 }
 
+// out's elements [begin, end) = table's element index(), called once per element
+// in order; elements of `size` bytes.
+template <typename Index>
+void copy_from_table(uint64_t size, const uint8_t* table, uint8_t* out, uint64_t begin, uint64_t end, Index index) {
+    auto each = [&](auto element) {
+        using E = decltype(element);
+        const E* from = reinterpret_cast<const E*>(table);
+        for (uint64_t i = begin; i < end; ++i) std::memcpy(out + i * sizeof(E), from + index(), sizeof(E));
+    };
+    switch (size) {
+        case 1: each(uint8_t{}); break;
+        case 2: each(uint16_t{}); break;
+        case 4: each(uint32_t{}); break;
+        default: each(uint64_t{}); break;
+    }
+}
+
+// A stepped random tensor whose range holds fewer steps than this converts
+// each possible value once (copy_from_table).
+constexpr double kStepTableSize = 65536;
+
 // make_values fills a tensor in chunks of this many elements, on every host
 // thread; each chunk computes what one pass over the tensor would.
 constexpr uint64_t kChunk = uint64_t{1} << 20;
@@ -428,16 +449,36 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
             int exponent = 0;
             const bool step_is_power_of_two = v.stepped && std::frexp(v.step, &exponent) == 0.5 && std::isnormal(1 / v.step);
             const double per_step = 1 / v.step;
+            const double span = v.high - v.low;
+            // The number of whole steps element u's value lies above low.
+            auto steps_of = [&](double u) {
+                const double above = v.low + span * u - v.low;
+                return std::floor(step_is_power_of_two ? above * per_step : above / v.step);
+            };
+            const double most_steps = v.stepped ? steps_of(1 - 0x1.0p-53) : 0;  // the largest u gives the most
+            if (v.stepped && most_steps >= 0 && most_steps < kStepTableSize) {
+                // Few values: each converted once, into a table indexed by its steps.
+                const uint64_t size = rt::element_size(t.dtype), values = static_cast<uint64_t>(most_steps) + 1;
+                std::vector<uint8_t> table(values * size);
+                store_values(t.dtype, table.data(), 0, values,
+                             [&](uint64_t k) { return v.low + v.step * static_cast<double>(k); });
+                in_chunks(n, [&](uint64_t begin, uint64_t end) {
+                    uint64_t x = starts[begin / kChunk];
+                    copy_from_table(size, table.data(), out.data(), begin, end, [&] {
+                        x = Xorshift64::step(x);
+                        return static_cast<uint64_t>(steps_of(static_cast<double>(x >> 11) * 0x1.0p-53));
+                    });
+                });
+                break;
+            }
             in_chunks(n, [&](uint64_t begin, uint64_t end) {
                 uint64_t x = starts[begin / kChunk];
                 store_values(t.dtype, out.data(), begin, end, [&](uint64_t) {  // called once per element, in order
                     x = Xorshift64::step(x);
                     const double u = static_cast<double>(x >> 11) * 0x1.0p-53;  // [0, 1)
-                    double r = v.low + (v.high - v.low) * u;
-                    if (step_is_power_of_two) {
-                        r = v.low + v.step * std::floor((r - v.low) * per_step);
-                    } else if (v.stepped) {
-                        r = v.low + v.step * std::floor((r - v.low) / v.step);
+                    double r = v.low + span * u;
+                    if (v.stepped) {
+                        r = v.low + v.step * steps_of(u);
                     } else if (floor_to_int) {
                         r = std::floor(r);
                     }

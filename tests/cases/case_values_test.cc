@@ -74,7 +74,14 @@ TEST(CaseValues, SteppedRandomHalvesAndFlooredIntegersAreTheDocumentedSequence) 
     const std::vector<uint8_t> halves = pfsim::make_values(h, v);
     const std::vector<double> stepped = documented_random(v, kElements, false);
     expect_elements(h, halves, [&](uint64_t i) { return stepped[i]; });  // 1/64s: exact in fp16
-    // A step that is no power of two divides (a power of two multiplies by its reciprocal).
+    // A step that is no power of two divides (a power of two multiplies by its reciprocal);
+    // with 2^20 steps in the range each value is converted as drawn, not from a table.
+    Values fine = v;
+    fine.step = 0x1.0p-20;
+    const TensorSpec f32 = tensor(pfsim::rt::DataType::FLOAT32, kElements);
+    const std::vector<uint8_t> fines = pfsim::make_values(f32, fine);
+    const std::vector<double> fine_values = documented_random(fine, kElements, false);
+    expect_elements(f32, fines, [&](uint64_t i) { return static_cast<float>(fine_values[i]); });
     Values tenth = v;
     tenth.step = 0.1;
     const TensorSpec f = tensor(pfsim::rt::DataType::FLOAT32, kElements);
