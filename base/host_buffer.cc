@@ -35,12 +35,9 @@ void in_parallel_pieces(size_t bytes, F f) {
 // buffer faults its pages in on every host thread.
 void reserve_advised(std::vector<uint8_t>& v, size_t bytes) {
     v.reserve(bytes);
-    if (bytes < kHugePage) return;
-    const auto begin = reinterpret_cast<uintptr_t>(v.data());
-    const uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
-    const uintptr_t last = (begin + bytes) & ~(kHugePage - 1);
-    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+    advise_huge_pages(v.data(), bytes);
     if (bytes < kParallelBytes) return;
+    const auto begin = reinterpret_cast<uintptr_t>(v.data());
     in_parallel_pieces(bytes, [begin](size_t from, size_t to) {
         const uintptr_t a = (begin + from + kPageBytes - 1) & ~(kPageBytes - 1), b = (begin + to) & ~(kPageBytes - 1);
         // Advice: a kernel without MADV_POPULATE_WRITE (before 5.14) leaves the faults to the first writes.
@@ -49,6 +46,13 @@ void reserve_advised(std::vector<uint8_t>& v, size_t bytes) {
 }
 
 }  // namespace
+
+void advise_huge_pages(void* p, size_t bytes) {
+    const auto begin = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t first = (begin + kHugePage - 1) & ~(kHugePage - 1);
+    const uintptr_t last = (begin + bytes) & ~(kHugePage - 1);
+    if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+}
 
 std::vector<uint8_t> host_buffer(size_t bytes) {
     std::vector<uint8_t> v;

@@ -18,6 +18,11 @@ std::vector<uint8_t> host_buffer(size_t bytes);
 // A copy of `data` made the same way.
 std::vector<uint8_t> host_buffer_copy(const std::vector<uint8_t>& data);
 
+// Advises the whole host huge pages (2 MiB, 2 MiB-aligned) inside
+// [p, p + bytes) for transparent huge pages; nothing when none fits. Advice
+// only: a host that refuses it keeps its base pages.
+void advise_huge_pages(void* p, size_t bytes);
+
 // memcpy(dst, src, bytes), on every host thread for a large copy (the
 // destination's first touch is then faulted in parallel too). The ranges must
 // not overlap.

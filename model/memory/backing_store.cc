@@ -40,12 +40,7 @@ void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     if (len == 0) return;
     // A kernel's raw store wrote the bytes in place; the model writes them "again" from there.
     if (src != base_ + addr) {
-        if (pages_ == HostPages::Auto) {  // the whole host huge pages (2 MiB-aligned host addresses) it covers
-            constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-            const uintptr_t at = reinterpret_cast<uintptr_t>(base_ + addr);
-            const uintptr_t begin = (at + kHuge - 1) / kHuge * kHuge, end = (at + len) / kHuge * kHuge;
-            if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-        }
+        if (pages_ == HostPages::Auto) advise_huge_pages(base_ + addr, len);
         parallel_copy(base_ + addr, src, len);
     }
     for (uint64_t page = addr / kPageBytes; page <= (addr + len - 1) / kPageBytes; ++page) {
