@@ -1,7 +1,6 @@
 #include "replay/trace.h"
 
-#include <cctype>
-#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,17 +17,29 @@ namespace {
 
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-// Parses one unsigned number of `base` at p, advancing p. False when none.
-bool number(const char*& p, int base, uint64_t* out) {
+// The value of digit c in `base` (10 or 16), or `base` when c is none.
+unsigned digit(char c, unsigned base) {
+    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
+    if (base == 16 && c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
+    if (base == 16 && c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
+    return base;
+}
+
+// Parses one unsigned number of `base` (10 or 16; "0x" may lead a hexadecimal
+// one) at p, advancing p. False when there is none, it does not fit 64 bits, or
+// other text follows it without a blank.
+bool number(const char*& p, unsigned base, uint64_t* out) {
     while (blank(*p)) ++p;
     if (base == 16 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
-    if (!std::isxdigit(static_cast<unsigned char>(*p))) return false;
-    char* end = nullptr;
-    errno = 0;
-    *out = std::strtoull(p, &end, base);
-    if (errno == ERANGE || end == p) return false;
-    if (!(*end == '\0' || *end == '\n' || *end == '#' || blank(*end))) return false;
-    p = end;
+    const char* start = p;
+    uint64_t v = 0;
+    for (unsigned d; (d = digit(*p, base)) < base; ++p) {
+        if (v > (UINT64_MAX - d) / base) return false;
+        v = v * base + d;
+    }
+    if (p == start) return false;
+    if (!(*p == '\0' || *p == '\n' || *p == '#' || blank(*p))) return false;
+    *out = v;
     return true;
 }
 

@@ -119,6 +119,21 @@ TEST(Replay, ATraceFromAPipeIsReadWhole) {
     EXPECT_EQ(a, b);
 }
 
+// Addresses are hexadecimal with or without 0x (either case), byte counts decimal.
+TEST(Replay, NumbersAreReadInEitherForm) {
+    const std::string a = write_trace("forms_a.trace", "R 0xAB00 64\nW\t0Xab00   100 # comment\nR ffffe00 512\n");
+    const std::string b = write_trace("forms_b.trace", "R ab00 64\nW AB00 100\nR 0xFFFFE00 512");
+    const Result ra = pfsim("replay " + a + " --json"), rb = pfsim("replay " + b + " --json");
+    ASSERT_EQ(ra.status, 0) << ra.err;
+    ASSERT_EQ(rb.status, 0) << rb.err;
+    nlohmann::json ja = nlohmann::json::parse(ra.out), jb = nlohmann::json::parse(rb.out);
+    EXPECT_EQ(ja["accesses"], 3);
+    EXPECT_EQ(ja["l2"]["hits"], 1);  // the write finds the line the first read brought
+    ja.erase("trace");
+    jb.erase("trace");
+    EXPECT_EQ(ja, jb);
+}
+
 TEST(Replay, MalformedLinesNameFileAndLine) {
     const std::pair<std::string, std::string> cases[] = {
         {"R 0x0 64\nX 0x0 64\n", ":2: expected R, W or P"},
@@ -129,6 +144,12 @@ TEST(Replay, MalformedLinesNameFileAndLine) {
         {"R 0x0 64\n\nR 0xffffffffffff 64\n", ":3: range 0xffffffffffff + 64 lies outside"},
         {"R 0x0 -5\n", ":1: expected a decimal byte count"},
         {"R0x0 64\n", ":1: expected a space"},
+        {"R 0x10000000000000000 64\n", ":1: expected a hexadecimal address"},  // 2^64
+        {"R 0x0x40 64\n", ":1: expected a hexadecimal address"},
+        {"R 0xffffffffffffffff 64\n", ":1: range 0xffffffffffffffff + 64 lies outside"},
+        {"R 0x0 18446744073709551616\n", ":1: expected a decimal byte count"},  // 2^64
+        {"R 0x0 64k\n", ":1: expected a decimal byte count"},
+        {"R 0x0 0x40\n", ":1: expected a decimal byte count"},
         {std::string("R 0x0 64\n") + '\0' + "garbage\n", ":2: a NUL byte at column 1"},
         {std::string("R 0x0 64") + '\0' + "garbage\n", ":1: a NUL byte at column 9"},
     };
