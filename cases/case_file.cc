@@ -353,7 +353,13 @@ void check_values_fit(const Reader& r, const Values& v, rt::DataType t, uint64_t
         case Values::Kind::Fill: check("value", "the value", v.value); break;
         case Values::Kind::Arange:
             check("start", "the first element", v.start);
-            check("step", "the last element", v.start + v.step * static_cast<double>(n - 1));
+            {  // named by the key that sets it: step, or else init (its default step 1 with the shape's length)
+                const double last = v.start + v.step * static_cast<double>(n - 1);
+                std::ostringstream what;
+                what << "the last element (start + step x " << n - 1 << " = " << v.start << " + " << v.step << " x "
+                     << n - 1 << ")";
+                check(r.has("step") ? "step" : "init", what.str().c_str(), last);
+            }
             break;
         case Values::Kind::Random:  // low + (high - low) * u for u up to 1 - 2^-53, rounded as make_values does
             check("low", "the lowest value", std::floor(v.low));  // floored, unless stepped (then at least low)

@@ -385,7 +385,9 @@ TEST(UserCase, BadCaseFilesAreRefusedWithFileLineAndKey) {
     const std::pair<std::string, std::string> unfit[] = {
         {"dtype = \"int8\"\ninit = \"fill\"\nvalue = 1e10\n", ":12: tensors.value: the value, 1e+10, is beyond int8 (-128 to 127)"},
         {"dtype = \"uint8\"\ninit = \"arange\"\nstart = 250\nstep = 2\n",
-         ":13: tensors.step: the last element, 256, is beyond uint8 (0 to 255)"},
+         ":13: tensors.step: the last element (start + step x 3 = 250 + 2 x 3), 256, is beyond uint8 (0 to 255)"},
+        {"dtype = \"int8\"\ninit = \"arange\"\nstart = 126\n",  // no step: init names it
+         ":11: tensors.init: the last element (start + step x 3 = 126 + 1 x 3), 129, is beyond int8 (-128 to 127)"},
         {"dtype = \"int32\"\ninit = \"random\"\nlow = -1e12\n", ":12: tensors.low: the lowest value"},
         {"dtype = \"int8\"\ninit = \"random\"\nlow = -128.5\nhigh = 0\n", ":12: tensors.low: the lowest value, -129,"},
         {"dtype = \"uint16\"\ninit = \"random\"\nhigh = 70000\n", ":12: tensors.high: the highest value"},
