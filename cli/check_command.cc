@@ -72,8 +72,8 @@ struct CheckPlan {
 };
 
 const std::vector<std::string> kCheckDefiningFlags = {"--advise", "--sanitize"};
-const std::vector<std::string> kCheckDefiningValues = {"--inject", "--trace", "--error-exitcode", "--print-limit",
-                                                       "--suppressions"};
+const std::vector<std::string> kCheckDefiningValues = {"--arg", "--inject", "--trace", "--error-exitcode",
+                                                       "--print-limit", "--suppressions"};
 
 CheckPlan plan_check(const std::vector<std::string>& arguments) {
     CheckPlan p;
@@ -81,9 +81,11 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
     const CommonOptions& o = p.options;
     resolve_config(o);  // bad configuration: exit 2 before running anything
     p.sanitize = sanitize_options(o);
+    // --arg NAME=VALUE sets a [params] value of every case checked: each must have NAME.
+    const std::vector<std::string> params = o.values.count("--arg") ? o.values.at("--arg") : std::vector<std::string>{};
     auto add_case = [&](const std::string& path) {
         try {
-            const CaseSpec c = read_case(path);
+            const CaseSpec c = read_case(path, params);
             p.items.push_back({c.name, path, c.expected_min_pct, c.expected_max_pct});
         } catch (const CaseError& e) {
             throw UsageError(e.what());
@@ -101,6 +103,7 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
     p.batch.arguments = arguments;
     for (const CheckItem& k : p.items) {
         std::vector<std::string> base = {"run", k.target, "--json"};
+        for (const std::string& a : params) base.insert(base.end(), {"--arg", a});
         base.insert(base.end(), common.begin(), common.end());
         std::vector<std::string> off_args = base, on_args = base;
         off_args.insert(off_args.end(), {"--prefetch", "off"});
@@ -203,6 +206,7 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
         }
         nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()},
                               {"expected_gain_pct", {k->expected_min_pct, k->expected_max_pct}}};
+        if (!on.params.empty()) row["params"] = on.params;  // a case's [params], after --arg
         double gain = 0;
         bool gain_met = false;
         if (failure.empty()) {

@@ -19,14 +19,15 @@ const char* kUsage = R"(pfsim - a cycle-approximate simulator of the Ascend a2a3
 usage: pfsim COMMAND [options]
 
 commands:
-  check [KERNEL | CASE.toml ...] [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
+  check [KERNEL | CASE.toml ...] [--arg NAME=VALUE]... [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise]
       [--out DIR] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
       [--progress SECONDS]
   check --collect DIR [--json] [--junit FILE] [--strict-gain]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
-                    shipped kernel and case); --sanitize and --advise look at the
+                    shipped kernel and case); --arg sets a [params] value of every case
+                    named (each must have it); --sanitize and --advise look at the
                     prefetch-on run; --out DIR, --slurm and --collect DIR as for sweep
                     (each kernel or case a point; not with --advise on Slurm); a
                     run still going after --progress seconds (10; 0: never) says so

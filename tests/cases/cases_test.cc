@@ -153,6 +153,15 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     expect_bad("run kernels/cases/weight_warm/case.toml --arg size=3",
                "--arg size=3: kernels/cases/weight_warm/case.toml has no parameter 'size' (params: blocks, iters, rows)");
     expect_bad("run kernels/cases/weight_warm/case.toml --arg rows=many", "--arg rows=many: the value is not a number");
+    // check takes them too, for every case it is given: each must have the parameter.
+    const Result check = pfsim("check kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
+    ASSERT_EQ(check.status, 0) << check.err;
+    const auto c = json_of(check)["kernels"][0];
+    EXPECT_EQ(c["params"]["iters"], 20.0);
+    EXPECT_EQ(c["params"]["rows"], 1024.0);
+    EXPECT_EQ(c["verdict"], "pass");  // C = 20 x 128 is the golden, and both runs give it
+    expect_bad("check kernels/cases/weight_warm/case.toml kernels/cases/prefetch_demo/case.toml --arg iters=20",
+               "prefetch_demo/case.toml has no parameter 'iters' (params: none)");
     const std::string csv = tmp("iters.csv");
     const Result sweep = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.iters=10,150 --csv " + csv);
     ASSERT_EQ(sweep.status, 0) << sweep.err;
