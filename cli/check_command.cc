@@ -75,6 +75,18 @@ const std::vector<std::string> kCheckDefiningFlags = {"--advise", "--sanitize"};
 const std::vector<std::string> kCheckDefiningValues = {"--arg", "--inject", "--trace", "--error-exitcode",
                                                        "--print-limit", "--suppressions"};
 
+// The `pfsim run` of `target` that every run of a check starts from: its
+// --arg values and the configuration options.
+std::vector<std::string> item_run(const CommonOptions& o, const std::string& target) {
+    std::vector<std::string> run = {"run", target, "--json"};
+    if (o.values.count("--arg")) {
+        for (const std::string& a : o.values.at("--arg")) run.insert(run.end(), {"--arg", a});
+    }
+    const std::vector<std::string> common = config_args(o);
+    run.insert(run.end(), common.begin(), common.end());
+    return run;
+}
+
 CheckPlan plan_check(const std::vector<std::string>& arguments) {
     CheckPlan p;
     p.options = parse_options(arguments, kCheckDefiningFlags, kCheckDefiningValues);
@@ -98,14 +110,10 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
     } else {
         for (const std::string& name : o.positional) add_case(is_case_file(name) ? user_path(name) : api::resolve_target(name));
     }
-    const std::vector<std::string> common = config_args(o);
     p.batch.command = "check";
     p.batch.arguments = arguments;
     for (const CheckItem& k : p.items) {
-        std::vector<std::string> base = {"run", k.target, "--json"};
-        for (const std::string& a : params) base.insert(base.end(), {"--arg", a});
-        base.insert(base.end(), common.begin(), common.end());
-        std::vector<std::string> off_args = base, on_args = base;
+        std::vector<std::string> off_args = item_run(o, k.target), on_args = off_args;
         off_args.insert(off_args.end(), {"--prefetch", "off"});
         on_args.insert(on_args.end(), {"--prefetch", "on"});
         const std::string prefix = value_of(o, "--trace", "");
@@ -159,9 +167,7 @@ void measure_site_what_ifs(const CheckPlan& p, const CheckItem& k, api::RunResul
     const std::vector<SiteWhatIf> what_ifs = site_what_ifs(on.advisor);
     std::vector<std::vector<std::string>> runs;
     for (const SiteWhatIf& w : what_ifs) {
-        runs.push_back({"run", k.target, "--json"});
-        const std::vector<std::string> common = config_args(p.options);
-        runs.back().insert(runs.back().end(), common.begin(), common.end());
+        runs.push_back(item_run(p.options, k.target));
         runs.back().insert(runs.back().end(), {"--prefetch", "on"});
         const std::vector<std::string> extra = w.args();
         runs.back().insert(runs.back().end(), extra.begin(), extra.end());

@@ -160,6 +160,15 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     EXPECT_EQ(c["params"]["iters"], 20.0);
     EXPECT_EQ(c["params"]["rows"], 1024.0);
     EXPECT_EQ(c["verdict"], "pass");  // C = 20 x 128 is the golden, and both runs give it
+    // ... and so do the advisor's measured what-ifs: the load site warmed at no cost is the same run by hand.
+    const std::string args = "kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json";
+    const Result advised = pfsim("check " + args + " --advise");
+    ASSERT_EQ(advised.status, 0) << advised.err;
+    const auto advice = json_of(advised)["kernels"][0]["advisor"]["advice"][0];
+    ASSERT_EQ(advice["where"], "kernel_rowsum.cpp:39");
+    const Result warmed = pfsim("run " + args + " --prefetch on --warm-loads kernel_rowsum.cpp:39");
+    ASSERT_EQ(warmed.status, 0) << warmed.err;
+    EXPECT_EQ(advice["resident_ns"], json_of(warmed)["kernel_time_ns"]);
     expect_bad("check kernels/cases/weight_warm/case.toml kernels/cases/prefetch_demo/case.toml --arg iters=20",
                "prefetch_demo/case.toml has no parameter 'iters' (params: none)");
     const std::string csv = tmp("iters.csv");
