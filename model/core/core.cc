@@ -268,7 +268,9 @@ Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool writ
                      uint64_t len, Tick issue) {
     prepare_payload(payload_, write, addr, data, len);
     const Tick now = sc_core::sc_time_stamp().value();
-    sc_core::sc_time delay = to_sc(issue - now);
+    // Held to a later operation's start, SystemC time can be past the issue
+    // time of a scalar access made after it: issued now, the earliest it can be.
+    sc_core::sc_time delay = to_sc(issue > now ? issue - now : 0);
     socket->b_transport(payload_, delay);
     if (payload_.is_response_error()) {
         throw KernelError(std::string(write ? "write to " : "read from ") + hex(addr) + " + " +
@@ -298,8 +300,14 @@ Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t byt
 void Core::hold_within_quantum(Tick start) {
     // Values move when an operation is called; keep the call within a quantum of
     // the time the operation really starts, so that other processes (the SDMA
-    // engine) see its effects in a consistent order.
-    if (start > sc_core::sc_time_stamp().value() + quantum_) catch_up(start - quantum_);
+    // engine) see its effects in a consistent order. The scalar unit's own time
+    // stays where it is: it issued the operation and went on, so how long the
+    // simulation holds it here (a setting) changes no time it computes.
+    const Tick now = sc_core::sc_time_stamp().value();
+    if (start > now + quantum_) {
+        sc_core::wait(to_sc(start - quantum_ - now));
+        g_current = this;
+    }
 }
 
 void Core::occupy(Pipe pipe, Tick duration) {
