@@ -267,16 +267,12 @@ uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
 Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr, void* data,
                      uint64_t len, Tick issue) {
     prepare_payload(payload_, write, addr, data, len);
-    const Tick now = sc_core::sc_time_stamp().value();
-    // Held to a later operation's start, SystemC time can be past the issue
-    // time of a scalar access made after it: issued now, the earliest it can be.
-    sc_core::sc_time delay = to_sc(issue > now ? issue - now : 0);
-    socket->b_transport(payload_, delay);
+    const Tick done = transport_at(socket, payload_, issue);
     if (payload_.is_response_error()) {
         throw KernelError(std::string(write ? "write to " : "read from ") + hex(addr) + " + " +
                           std::to_string(len) + " bytes: outside GM");
     }
-    return sc_core::sc_time_stamp().value() + delay.value();  // a target may have waited
+    return done;
 }
 
 Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start) {

@@ -1,6 +1,6 @@
 #include "model/gm/gm.h"
 
-#include "model/common/time.h"
+#include "model/common/payload.h"
 
 namespace pfsim {
 
@@ -41,8 +41,7 @@ void GlobalMemory::transport(tlm::tlm_generic_payload& p, sc_core::sc_time& dela
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    const Tick done = access(cached, p.is_write(), addr, p.get_data_ptr(), len, now_plus(delay));
-    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    set_done(p, delay, access(cached, p.is_write(), addr, p.get_data_ptr(), len, issue_time(p, delay)));
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -110,13 +110,11 @@ Tick L2Cache::gm_access(bool cached_path, bool write, uint64_t addr, uint8_t* bu
                         Tick issue) {
     if (direct_) return direct_->access(cached_path, write, addr, buf, len, issue);
     prepare_payload(gm_payload_, write, addr, buf, len);
-    const Tick now = sc_core::sc_time_stamp().value();
-    sc_core::sc_time delay = to_sc(issue - now);
-    (cached_path ? gm_data : gm_uncached)->b_transport(gm_payload_, delay);
+    const Tick done = transport_at(cached_path ? gm_data : gm_uncached, gm_payload_, issue);
     if (gm_payload_.is_response_error()) {
         throw std::logic_error("pfsim: L2 passed GM an address outside GM");  // checked before
     }
-    return now + delay.value();
+    return done;
 }
 
 Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len,
@@ -178,7 +176,7 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
         return;
     }
     const bool write = p.is_write();
-    const Tick issue = now_plus(delay);
+    const Tick issue = issue_time(p, delay);
     Tick done = issue;
     uint8_t* buf = p.get_data_ptr();
     if (p.get_extension<ResidentExtension>()) {
@@ -202,7 +200,7 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
         a += n;
     }
     (write ? stats_.write_bytes : stats_.read_bytes) += len;
-    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    set_done(p, delay, done);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -214,9 +212,9 @@ void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_t
         return;
     }
     const bool write = p.is_write();
-    const Tick done = gm_access(false, write, addr, p.get_data_ptr(), len, now_plus(delay));
+    const Tick done = gm_access(false, write, addr, p.get_data_ptr(), len, issue_time(p, delay));
     (write ? stats_.uncached_write_bytes : stats_.uncached_read_bytes) += len;
-    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    set_done(p, delay, done);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
@@ -247,7 +245,7 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    const Tick issue = now_plus(delay);
+    const Tick issue = issue_time(p, delay);
     PrefetchPacing* pacing = nullptr;
     p.get_extension(pacing);
     const Tick engine_done = pacing ? std::max(pacing->engine_done, issue) : issue;
@@ -284,7 +282,7 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
             done = std::max(done, written);
         }
     }
-    delay = to_sc(done - sc_core::sc_time_stamp().value());
+    set_done(p, delay, done);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

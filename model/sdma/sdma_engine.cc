@@ -318,11 +318,9 @@ SdmaError SdmaEngine::validate(const SdmaRequest& r) const {
 std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len,
                                               Tick issue) {
     prepare_payload(payload_, write, addr, buf, len);
-    const Tick now = sc_core::sc_time_stamp().value();
-    sc_time delay = to_sc(issue - now);
-    memory->b_transport(payload_, delay);
+    const Tick done = transport_at(memory, payload_, issue);
     if (payload_.is_response_error()) return std::nullopt;
-    return now + delay.value();
+    return done;
 }
 
 Tick SdmaEngine::reserve_bandwidth(unsigned c, uint64_t bytes, Tick start) {

@@ -20,10 +20,7 @@ Harness::Harness(sc_core::sc_module_name name, const Config& cfg)
 Tick Harness::transport(tlm_utils::simple_initiator_socket<Harness>& s, bool write, uint64_t addr,
                         void* data, uint64_t len, Tick issue) {
     prepare_payload(payload_, write, addr, data, len);
-    const Tick base = now();
-    sc_core::sc_time delay = to_sc(issue > base ? issue - base : 0);
-    s->b_transport(payload_, delay);
-    return now() + delay.value();
+    return transport_at(s, payload_, issue);
 }
 
 Tick Harness::read(uint64_t addr, void* data, uint64_t len, Tick issue) {
