@@ -44,10 +44,13 @@ public:
             if (first) avail = std::min<Tick>(avail, (((b + 1) << kBucketShift) - t) * servers_);
             const Tick take = std::min(avail, remaining);
             used += take;
+            if (used >= capacity_) latest_full_ = std::max(latest_full_, b);
             remaining -= take;
             if (remaining == 0) done = std::max(done, (b << kBucketShift) + used / servers_);
         }
-        while (first_free_ < base_ + mask_ && slot(first_free_) >= capacity_) ++first_free_;
+        while (first_free_ <= latest_full_ && first_free_ < base_ + mask_ && slot(first_free_) >= capacity_) {
+            ++first_free_;
+        }
         return done;
     }
 
@@ -56,11 +59,18 @@ private:
     // forward to hold b; each entry remembers which bucket it holds, so one that
     // last held a bucket now before the window reads as empty and nothing is
     // cleared as the window moves (time jumps far between reservations).
+    // A bucket later than any handed out before holds nothing yet: it is
+    // written without being read first (a host cache miss that need not stall).
     Tick& slot(uint64_t b) {
         if (b > base_ + mask_) base_ = b - mask_;
         first_free_ = std::max(first_free_, base_);
         Bucket& e = buckets_[b & mask_];
-        if (e.index != b) e = {b, 0};
+        if (b > latest_) {
+            latest_ = b;
+            e = {b, 0};
+        } else if (e.index != b) {
+            e = {b, 0};
+        }
         return e.used;
     }
 
@@ -75,6 +85,8 @@ private:
     uint64_t mask_;
     uint64_t base_ = 0;
     uint64_t first_free_ = 0;  // buckets [base_, first_free_) are full
+    uint64_t latest_ = 0;      // the latest bucket slot() handed out (no entry holds a later one)
+    uint64_t latest_full_ = 0;  // the latest bucket filled to capacity (no later one is full)
 };
 
 }  // namespace pfsim

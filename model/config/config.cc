@@ -253,6 +253,10 @@ void Config::validate() const {
     const uint64_t gm_size = bytes("gm.size");
     if (gm_size % bytes("gm.interleave") != 0) fail("gm.interleave", "does not divide gm.size");
     if (line > gm_size) fail("l2.line_bytes", "larger than gm.size");
+    if (gm_size / line > kMaxTaggedLines) {
+        fail("gm.size", "has " + std::to_string(gm_size / line) + " lines of l2.line_bytes; the L2's tags number at most " +
+                            std::to_string(kMaxTaggedLines) + " (a larger l2.line_bytes or a smaller gm.size)");
+    }
     if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
     // Below this a cycle lasts over a microsecond: the simulated times of a
     // kernel (and the run's time) grow beyond what any a2a3 part shows.

@@ -20,6 +20,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The most lines of GM (gm.size / l2.line_bytes) a configuration may have: the
+// L2's tag store holds a line number + 1 in 32 bits (model/l2/tag_store.h).
+constexpr uint64_t kMaxTaggedLines = 0xFFFFFFFEu;
+
 class Config {
 public:
     static const std::string kDefaultPreset;

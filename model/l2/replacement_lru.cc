@@ -3,6 +3,11 @@
 // prefetch fill, which enters as the least recent way of its set (the
 // insertion Feedback-Directed Prefetching switches to when prefetches pollute):
 // a prefetched line that no core touches is the next one replaced.
+//
+// Each way holds its place in its set's order, 0 the most recent; a set's
+// places sit together (16 ways: 16 bytes), so an access reads one host cache
+// line of them. Untouched ways start in way order, way 0 the least recent.
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -12,43 +17,64 @@ namespace pfsim {
 
 namespace {
 
+template <class Place>
 class Lru final : public ReplacementPolicy {
 public:
     Lru(uint64_t sets, uint64_t ways, bool prefetch_at_lru_end)
-        : ways_(ways), stamp_(sets * ways, 0), prefetch_at_lru_end_(prefetch_at_lru_end) {}
+        : ways_(ways), place_(sets * ways), prefetch_at_lru_end_(prefetch_at_lru_end) {
+        for (uint64_t i = 0; i < place_.size(); ++i) place_[i] = static_cast<Place>(ways - 1 - i % ways);
+    }
 
-    void touch(uint64_t set, unsigned way, Fill) override { stamp_[set * ways_ + way] = kMid + ++recent_; }
+    void touch(uint64_t set, unsigned way, Fill) override { make_most_recent(set, way); }
 
     void insert(uint64_t set, unsigned way, Fill by) override {
-        // Below kMid, each later one lower: older than every way of the set, the earlier such ones included.
-        stamp_[set * ways_ + way] = by == Fill::Prefetch && prefetch_at_lru_end_ ? kMid - ++oldest_ : kMid + ++recent_;
+        if (by == Fill::Prefetch && prefetch_at_lru_end_) {
+            make_least_recent(set, way);
+        } else {
+            make_most_recent(set, way);
+        }
     }
 
     unsigned victim(uint64_t set) override {
-        const uint64_t base = set * ways_;
-        uint64_t best = 0;
-        for (uint64_t w = 1; w < ways_; ++w) {
-            if (stamp_[base + w] < stamp_[base + best]) best = w;
+        const Place* p = &place_[set * ways_];
+        for (uint64_t w = 0; w < ways_; ++w) {
+            if (p[w] == ways_ - 1) return static_cast<unsigned>(w);
         }
-        return static_cast<unsigned>(best);
+        return 0;  // unreachable: the places are a permutation
     }
 
 private:
-    static constexpr uint64_t kMid = uint64_t{1} << 63;
+    void make_most_recent(uint64_t set, unsigned way) {
+        Place* p = &place_[set * ways_];
+        const Place old = p[way];
+        for (uint64_t w = 0; w < ways_; ++w) p[w] = static_cast<Place>(p[w] + (p[w] < old));
+        p[way] = 0;
+    }
+
+    void make_least_recent(uint64_t set, unsigned way) {
+        Place* p = &place_[set * ways_];
+        const Place old = p[way];
+        for (uint64_t w = 0; w < ways_; ++w) p[w] = static_cast<Place>(p[w] - (p[w] > old));
+        p[way] = static_cast<Place>(ways_ - 1);
+    }
+
     uint64_t ways_;
-    std::vector<uint64_t> stamp_;  // per slot: its place in the set's order (the least is least recent)
-    uint64_t recent_ = 0, oldest_ = 0;
+    std::vector<Place> place_;  // per slot: its place in the set's order
     bool prefetch_at_lru_end_;
 };
 
-}  // namespace
-
-std::unique_ptr<ReplacementPolicy> make_lru(uint64_t sets, uint64_t ways) {
-    return std::make_unique<Lru>(sets, ways, false);
+std::unique_ptr<ReplacementPolicy> make(uint64_t sets, uint64_t ways, bool prefetch_at_lru_end) {
+    if (ways <= 256) return std::make_unique<Lru<uint8_t>>(sets, ways, prefetch_at_lru_end);
+    if (ways <= 65536) return std::make_unique<Lru<uint16_t>>(sets, ways, prefetch_at_lru_end);
+    return std::make_unique<Lru<uint32_t>>(sets, ways, prefetch_at_lru_end);
 }
 
+}  // namespace
+
+std::unique_ptr<ReplacementPolicy> make_lru(uint64_t sets, uint64_t ways) { return make(sets, ways, false); }
+
 std::unique_ptr<ReplacementPolicy> make_lru_prefetch_lru(uint64_t sets, uint64_t ways) {
-    return std::make_unique<Lru>(sets, ways, true);
+    return make(sets, ways, true);
 }
 
 }  // namespace pfsim

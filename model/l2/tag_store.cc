@@ -1,5 +1,10 @@
 #include "model/l2/tag_store.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
 #include "model/l2/rtl_tags.h"
 #include "rtl_stubs/clocked_model.h"
 #include "Vl2_tags.h"
@@ -7,15 +12,25 @@
 
 namespace pfsim {
 
+void TlmTags::Free::operator()(uint32_t* p) const { std::free(p); }
+
 TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
-    : ways_(g.ways), tag_(g.sets * g.ways, 0), dirty_(g.sets * g.ways, 0),
-      policy_(make_replacement(replacement, g.sets, g.ways)) {}
+    : ways_(g.ways), dirty_(g.sets * g.ways, 0), policy_(make_replacement(replacement, g.sets, g.ways)) {
+    if (g.lines > kMaxTaggedLines) {
+        throw std::invalid_argument("the L2's tags hold at most " + std::to_string(kMaxTaggedLines) + " lines of GM");
+    }
+    const size_t bytes = (g.sets * g.ways * sizeof(uint32_t) + 63) / 64 * 64;
+    tag_.reset(static_cast<uint32_t*>(std::aligned_alloc(64, bytes)));
+    if (!tag_) throw std::bad_alloc();
+    std::memset(tag_.get(), 0, bytes);
+}
 
 TagResult TlmTags::lookup(uint64_t set, uint64_t line, Tick) {
     TagResult r;
     const uint64_t base = set * ways_;
+    const auto tag = static_cast<uint32_t>(line + 1);
     for (uint64_t w = 0; w < ways_; ++w) {
-        if (tag_[base + w] == line + 1) {
+        if (tag_[base + w] == tag) {
             r.hit = true;
             r.way = static_cast<unsigned>(w);
             r.dirty = dirty_[base + w];
@@ -41,7 +56,7 @@ TagResult TlmTags::access(uint64_t set, uint64_t line, bool write, Tick when, Fi
             r.victim_line = tag_[victim] - 1;
             r.victim_dirty = dirty_[victim];
         }
-        tag_[victim] = line + 1;
+        tag_[victim] = static_cast<uint32_t>(line + 1);
         dirty_[victim] = 0;
         policy_->insert(set, r.way, by);
     }

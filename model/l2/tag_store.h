@@ -48,15 +48,20 @@ public:
 
 class TlmTags final : public TagStore {
 public:
-    // `replacement`: a name of replacement_policies(); std::invalid_argument otherwise.
+    // `replacement`: a name of replacement_policies(); std::invalid_argument
+    // otherwise, and when g.lines exceeds kMaxTaggedLines.
     explicit TlmTags(const TagGeometry& g, const std::string& replacement = "lru");
     TagResult lookup(uint64_t set, uint64_t line, Tick when) override;
     TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) override;
 
 private:
+    struct Free {
+        void operator()(uint32_t* p) const;
+    };
     uint64_t ways_;
-    // Per slot: line number + 1 (0 = invalid), dirty bit.
-    std::vector<uint64_t> tag_;
+    // Per slot: line number + 1 (0 = invalid), at most kMaxTaggedLines; a set's
+    // tags start on a 64-byte boundary (16 ways: one host cache line per set).
+    std::unique_ptr<uint32_t[], Free> tag_;
     std::vector<uint8_t> dirty_;
     std::unique_ptr<ReplacementPolicy> policy_;
 };

@@ -40,5 +40,18 @@ TEST(Calendar, TheWindowForgetsTheBucketsItMovesPast) {
     EXPECT_EQ(d.reserve(20 * kB, 1000), 21 * kB + 1000);
 }
 
+// Work that finds its buckets full starts where the first free one begins, on
+// a pool as on one server: the calendar remembers which buckets are full.
+TEST(Calendar, WorkAfterFullBucketsStartsAtTheFirstFreeOne) {
+    Calendar pool(4);
+    for (int i = 0; i < 4; ++i) pool.reserve(0, 3 * kB);  // buckets 0, 1 and 2 full
+    EXPECT_EQ(pool.reserve(0, 100), 3 * kB + 100);
+    EXPECT_EQ(pool.reserve(kB, 100), 3 * kB + 100);
+    Calendar one;
+    EXPECT_EQ(one.reserve(5 * kB, 2 * kB), 7 * kB);  // buckets 5 and 6
+    EXPECT_EQ(one.reserve(0, 100), 100u);            // bucket 0 is free
+    EXPECT_EQ(one.reserve(5 * kB + 10, 100), 7 * kB + 100);
+}
+
 }  // namespace
 }  // namespace pfsim

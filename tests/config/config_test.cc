@@ -246,6 +246,7 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"sdma.bandwidth=0 B/s", "sdma.bandwidth"},
         {"gm.channels=0", "gm.channels"},
         {"gm.size=3GiB", "gm.size"},
+        {"gm.size=4TiB", "the L2's tags number at most"},  // 2^33 lines of 512 B
         {"sdma.queue_depth=1", "sdma.queue_depth"},
         {"sdma.doorbell_tail_offset=6", "sdma.doorbell_tail_offset"},
         {"prefetch.request_bytes=512MiB", "prefetch.request_bytes"},

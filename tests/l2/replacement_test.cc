@@ -52,6 +52,39 @@ TEST(LruPrefetchLru, APrefetchFillEntersAsTheLeastRecent) {
     EXPECT_EQ(p->victim(0), 3u);
 }
 
+// Against a list of the ways, most recent first, over random uses and fills:
+// sets of 16 ways (places in bytes), 300 (in 16 bits) and 70,000 (in 32 bits).
+TEST(Lru, EveryWidthMatchesARecencyListOverRandomOperations) {
+    for (const std::string name : {"lru", "lru_prefetch_lru"}) {
+        for (const unsigned ways : {16u, 300u, 70000u}) {
+            auto p = make_replacement(name, 2, ways);
+            std::vector<unsigned> order;  // most recent first
+            for (unsigned w = 0; w < ways; ++w) {
+                p->insert(1, w, Fill::Demand);
+                order.insert(order.begin(), w);
+            }
+            std::mt19937 rng(ways);
+            const int ops = ways > 1000 ? 300 : 3000;
+            for (int op = 0; op < ops; ++op) {
+                const unsigned victim = p->victim(1);
+                ASSERT_EQ(victim, order.back()) << name << ", " << ways << " ways, operation " << op;
+                const bool fill = rng() % 2;
+                const unsigned way = fill ? victim : static_cast<unsigned>(rng() % ways);
+                const Fill by = rng() % 3 == 0 ? Fill::Prefetch : Fill::Demand;
+                order.erase(std::find(order.begin(), order.end(), way));
+                if (fill && by == Fill::Prefetch && name == "lru_prefetch_lru") {
+                    p->insert(1, way, by);
+                    order.push_back(way);
+                } else {
+                    fill ? p->insert(1, way, by) : p->touch(1, way, by);
+                    order.insert(order.begin(), way);
+                }
+            }
+            EXPECT_EQ(p->victim(0), 0u) << name << ": the untouched set is untouched";
+        }
+    }
+}
+
 TEST(Srrip, AgesTheSetAndReplacesTheFirstDistantWay) {
     auto p = make_replacement("srrip", 1, 4);
     fill(*p, 4);                   // RRPV 2 2 2 2
