@@ -1,11 +1,13 @@
 #!/bin/bash
-# Usage: bench/field_warm.sh — the field's use of prefetch as a case: the
+# Usage: bench/field_warm.sh [work] — the field's use of prefetch as a case: the
 # cross-task weight warm (kernels/cases/weight_warm) scaled to the published
 # workload shape, a ~150 MB fire-and-forget warm beside ~0.55 ms of compute
 # (pypto-lib #963), and the 256 MiB warm of case_oversize (more than the L2).
 # Prints, per case, the graph's time and the consumer task's time with
-# prefetch off and on. About 7 minutes on 2 cores (four runs); docs/calibration.md
-# records its output.
+# prefetch off and on. About 7 minutes on 2 cores (four runs).
+# `work`: instead, the 8 MiB case with the consumer doing 1 to 64 vector passes
+# over each tile it loads (--arg work=N), from bandwidth-bound to compute-bound
+# (about 20 s). docs/calibration.md records both outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //:pfsim >/dev/null 2>&1
@@ -36,5 +38,11 @@ PY
 }
 echo "| case | graph off, us | graph on, us | gain | consumer off, us | consumer on, us | consumer gain | warm task, us | L2 hit rate on |"
 echo "|---|---|---|---|---|---|---|---|---|"
+if [ "${1:-}" = work ]; then
+    for work in 1 2 4 8 16 32 64; do
+        report "8 MiB warm, work=$work" "$dir/case.toml" --arg work="$work"
+    done
+    exit 0
+fi
 report "150 MB warm (rows=9152, iters=2000)" "$dir/case.toml" --arg rows=9152 --arg iters=2000
 report "256 MiB warm, larger than L2 (case_oversize)" "$dir/case_oversize.toml"

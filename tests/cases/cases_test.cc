@@ -152,7 +152,7 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     EXPECT_EQ(j["params"]["rows"], 1024.0);
     EXPECT_TRUE(j["reference_equal"].get<bool>());  // the goldens follow: C = iters x 128
     expect_bad("run kernels/cases/weight_warm/case.toml --arg size=3",
-               "--arg size=3: kernels/cases/weight_warm/case.toml has no parameter 'size' (params: blocks, iters, rows)");
+               "--arg size=3: kernels/cases/weight_warm/case.toml has no parameter 'size' (params: blocks, iters, rows, work)");
     expect_bad("run kernels/cases/weight_warm/case.toml --arg rows=many", "--arg rows=many: the value is not a number");
     // check takes them too, for every case it is given: each must have the parameter.
     const Result check = pfsim("check kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
@@ -166,8 +166,8 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     const Result advised = pfsim("check " + args + " --advise");
     ASSERT_EQ(advised.status, 0) << advised.err;
     const auto advice = json_of(advised)["kernels"][0]["advisor"]["advice"][0];
-    ASSERT_EQ(advice["where"], "kernel_rowsum.cpp:39");
-    const Result warmed = pfsim("run " + args + " --prefetch on --warm-loads kernel_rowsum.cpp:39");
+    ASSERT_EQ(advice["where"], "kernel_rowsum.cpp:41");
+    const Result warmed = pfsim("run " + args + " --prefetch on --warm-loads kernel_rowsum.cpp:41");
     ASSERT_EQ(warmed.status, 0) << warmed.err;
     EXPECT_EQ(advice["resident_ns"], json_of(warmed)["kernel_time_ns"]);
     expect_bad("check kernels/cases/weight_warm/case.toml kernels/cases/prefetch_demo/case.toml --arg iters=20",

@@ -30,11 +30,11 @@ class TestWeightWarm(SceneTestCase):
     }
 
     CASES = [
-        {"name": "fire_and_forget", "platforms": ["a2a3"], "params": {"rows": 512, "iters": 150, "blocks": 8, "mode": 0}},
-        {"name": "waited", "platforms": ["a2a3"], "params": {"rows": 512, "iters": 150, "blocks": 8, "mode": 1}},
-        {"name": "deferred", "platforms": ["a2a3"], "params": {"rows": 512, "iters": 150, "blocks": 8, "mode": 2}},
+        {"name": "fire_and_forget", "platforms": ["a2a3"], "params": {"rows": 512, "iters": 150, "blocks": 8, "mode": 0, "work": 1}},
+        {"name": "waited", "platforms": ["a2a3"], "params": {"rows": 512, "iters": 150, "blocks": 8, "mode": 1, "work": 1}},
+        {"name": "deferred", "platforms": ["a2a3"], "params": {"rows": 512, "iters": 150, "blocks": 8, "mode": 2, "work": 1}},
         {"name": "oversize", "platforms": ["a2a3"],
-         "params": {"rows": 16384, "iters": 150, "blocks": 32, "mode": 0}},
+         "params": {"rows": 16384, "iters": 150, "blocks": 32, "mode": 0, "work": 1}},
     ]
 
     def generate_args(self, params):
@@ -48,6 +48,7 @@ class TestWeightWarm(SceneTestCase):
             Scalar("iters", params["iters"]),
             Scalar("mode", params["mode"]),
             Scalar("blocks", params["blocks"]),
+            Scalar("work", params["work"]),
         )
 
     def compute_golden(self, args, params):

@@ -1,6 +1,7 @@
-// y[r] = sum of row r of W (float32, 4096 columns): the bandwidth-bound
-// consumer of the warmed weights. Block b of n sums the b-th slice of rows,
-// 4 rows (64 KiB) per tile, double-buffered.
+// y[r] = sum of row r of W (float32, 4096 columns): the consumer of the warmed
+// weights. Block b of n sums the b-th slice of rows, 4 rows (64 KiB) per tile,
+// double-buffered. args[3], work: vector passes over each tile (1: one row-sum,
+// bandwidth-bound; more stand for a layer's compute on its weights, the same y).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -17,6 +18,7 @@ constexpr int kRows = 4;
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ ChipTensor* w = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
     __gm__ ChipTensor* y = reinterpret_cast<__gm__ ChipTensor*>(args[2]);  // args[1]: the matmul's result, only waited for
+    const int64_t work = args[3];
     const int64_t rows = static_cast<int64_t>(w->shapes[0]);
     const int64_t per = rows / get_block_num(args);
     const int64_t first = get_block_idx(args) * per;
@@ -40,7 +42,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
         wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
         if (b >= 1) wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID3);  // the previous sums are stored
-        TROWSUM(yt, t);
+        for (int64_t pass = 0; pass < work; ++pass) TROWSUM(yt, t);
         set_flag(PIPE_V, PIPE_MTE2, static_cast<int>(b % 2) + 1);
         set_flag(PIPE_V, PIPE_MTE3, EVENT_ID4);
         wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID4);

@@ -16,10 +16,11 @@ extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs& args) {
     (void)args;
-    return PTO2OrchestrationConfig{.expected_arg_count = 8};
+    return PTO2OrchestrationConfig{.expected_arg_count = 9};
 }
 
-// args: tensors A, B, C, W, Y; scalars iters, mode (kernel_warm.cpp), blocks.
+// args: tensors A, B, C, W, Y; scalars iters, mode (kernel_warm.cpp), blocks,
+// work (kernel_rowsum.cpp).
 __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& args) {
     const ChipTensor& a = args.tensor(0).ref();
     const ChipTensor& b = args.tensor(1).ref();
@@ -28,6 +29,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     const ChipTensor& y = args.tensor(4).ref();
     const uint64_t iters = args.scalar(0), mode = args.scalar(1);
     const int blocks = static_cast<int>(args.scalar(2));
+    const uint64_t work = args.scalar(3);
 
     CoreTaskArgs matmul;
     matmul.add_input(a, b);
@@ -43,6 +45,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     CoreTaskArgs rowsum;
     rowsum.add_input(w, c);
     rowsum.add_output(y);
+    rowsum.add_scalar(work);
     rowsum.set_dependencies(&warmed, 1);
     rowsum.launch_spec.set_block_num(blocks);
     rt_submit_aiv_task(kRowsum, rowsum);
