@@ -8,6 +8,7 @@
 
 #include "base/hex.h"
 #include "base/json_integer.h"
+#include "base/zero_buffer.h"
 #include "model/core/core.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/sdma_workspace.h"
@@ -97,9 +98,9 @@ void Sanitizer::add(Finding f, size_t site_call, size_t other_call) {
 void Sanitizer::carry(const std::vector<CarriedPost>& posts) { carried_ = posts; }
 
 void Sanitizer::check_scratch(Core& core, Context& ctx, size_t noticed_by, bool placed) {
-    const std::vector<uint8_t>& ub = core.ub();
+    const ZeroBuffer& ub = core.ub();
     if (ub.size() < kScratchBytes) return;
-    std::vector<uint8_t> now(ub.begin(), ub.begin() + kScratchBytes);
+    std::vector<uint8_t> now(ub.data(), ub.data() + kScratchBytes);
     const Post* in_flight = nullptr;
     for (size_t p : ctx.posts) {
         if (!posts_[p].done && !posts_[p].deferred) in_flight = &posts_[p];

@@ -48,6 +48,54 @@ bool read_file(const std::string& path, std::string* out) {
     return !in.bad();
 }
 
+// A file's size and modification time (ns), or false when it cannot be read.
+bool file_stamp(const std::string& path, uint64_t* size, int64_t* mtime_ns) {
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) return false;
+    *size = static_cast<uint64_t>(st.st_size);
+    *mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+    return true;
+}
+
+// A header as a build's manifest records it, one line "HASH SIZE MTIME_NS
+// PATH": the hash of its bytes, and its size and modification time taken
+// before they were hashed.
+struct Dependency {
+    std::string hash, path;
+    uint64_t size = 0;
+    int64_t mtime_ns = 0;
+
+    std::string line() const {
+        return hash + " " + std::to_string(size) + " " + std::to_string(mtime_ns) + " " + path + "\n";
+    }
+    // What names the build's object: the hashes and paths.
+    std::string name() const { return hash + " " + path + "\n"; }
+};
+
+bool hash_dependency(const std::string& path, Dependency* d) {
+    std::string content;
+    d->path = path;
+    if (!file_stamp(path, &d->size, &d->mtime_ns) || !read_file(path, &content)) return false;
+    d->hash = sha256_of(content);
+    return true;
+}
+
+bool parse_dependency(const std::string& line, Dependency* d) {
+    std::istringstream fields(line);
+    return fields >> d->hash >> d->size >> d->mtime_ns && std::getline(fields >> std::ws, d->path) && !d->path.empty();
+}
+
+// Whether the header still has the bytes it had. Its size and modification
+// time vouch for them when that time is older than `trusted_before` (two
+// seconds before the manifest was written: a file changed within the time
+// stamps' granularity of being hashed is not vouched for); else it is hashed.
+bool unchanged(const Dependency& d, int64_t trusted_before) {
+    Dependency now;
+    if (!file_stamp(d.path, &now.size, &now.mtime_ns)) return false;
+    if (now.size == d.size && now.mtime_ns == d.mtime_ns && d.mtime_ns < trusted_before) return true;
+    return hash_dependency(d.path, &now) && now.hash == d.hash;
+}
+
 // Runs argv, returns its exit status; stdout and stderr go to `output`.
 int run(const std::vector<std::string>& argv, std::string* output) {
     char tmpl[] = "/tmp/pfsim-cc-XXXXXX";
@@ -256,18 +304,22 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     if (ec) throw std::runtime_error("cannot create the compile cache '" + obj_dir + "': " + ec.message());
 
     // The manifest of the last build of this key lists every header with its
-    // hash; the object is named by key and manifest together.
+    // hash (and its stamp, which spares reading an unchanged header); the object
+    // is named by the key and the headers' hashes and paths together.
     const std::string manifest_path = obj_dir + "/" + key + ".deps";
     std::string manifest;
-    if (read_file(manifest_path, &manifest)) {
+    uint64_t manifest_size = 0;
+    int64_t manifest_mtime = 0;
+    if (file_stamp(manifest_path, &manifest_size, &manifest_mtime) && read_file(manifest_path, &manifest)) {
         bool current = true;
+        std::string names, line;
         std::istringstream lines(manifest);
-        std::string hash, path;
-        while (current && lines >> hash && std::getline(lines >> std::ws, path)) {
-            std::string content;
-            current = read_file(path, &content) && sha256_of(content) == hash;
+        while (current && std::getline(lines, line)) {
+            Dependency d;
+            current = parse_dependency(line, &d) && unchanged(d, manifest_mtime - 2000000000);
+            names += d.name();
         }
-        const std::string so = obj_dir + "/" + sha256_of(key + manifest) + ".so";
+        const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
         if (current && fs::exists(so)) {
             ++cached_;
             return so;
@@ -297,12 +349,15 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
                                           : output);
     }
     manifest.clear();
+    std::string names;
     for (const std::string& dep : dependencies(tmp + ".d")) {
-        std::string content;
-        if (dep != abs && dep != compiled && read_file(dep, &content)) manifest += sha256_of(content) + " " + dep + "\n";
+        Dependency d;
+        if (dep == abs || dep == compiled || !hash_dependency(dep, &d)) continue;
+        manifest += d.line();
+        names += d.name();
     }
     fs::remove(tmp + ".d", ec);
-    const std::string so = obj_dir + "/" + sha256_of(key + manifest) + ".so";
+    const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
     fs::rename(tmp + ".so", so);
     write_atomically(manifest_path, manifest);
     return so;

@@ -171,12 +171,12 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
     align_ = {cfg.bytes("core.ub_align"), cfg.bytes("core.l1_align"), cfg.bytes("core.l0a_align"),
               cfg.bytes("core.l0b_align"), cfg.bytes("core.l0c_align")};
     if (kind_ == CoreKind::Aiv) {
-        buffers_[static_cast<size_t>(Buffer::Ub)].resize(cfg.bytes("core.ub_bytes"));
+        buffers_[static_cast<size_t>(Buffer::Ub)] = ZeroBuffer(cfg.bytes("core.ub_bytes"));
     } else {
-        buffers_[static_cast<size_t>(Buffer::L1)].resize(cfg.bytes("core.l1_bytes"));
-        buffers_[static_cast<size_t>(Buffer::L0a)].resize(cfg.bytes("core.l0a_bytes"));
-        buffers_[static_cast<size_t>(Buffer::L0b)].resize(cfg.bytes("core.l0b_bytes"));
-        buffers_[static_cast<size_t>(Buffer::L0c)].resize(cfg.bytes("core.l0c_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L1)] = ZeroBuffer(cfg.bytes("core.l1_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L0a)] = ZeroBuffer(cfg.bytes("core.l0a_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L0b)] = ZeroBuffer(cfg.bytes("core.l0b_bytes"));
+        buffers_[static_cast<size_t>(Buffer::L0c)] = ZeroBuffer(cfg.bytes("core.l0c_bytes"));
     }
     SC_HAS_PROCESS(Core);
     SC_THREAD(thread);
@@ -245,7 +245,7 @@ void Core::maybe_sync() {
 Tick Core::drained() const { return std::max(issue_, *std::max_element(pipe_.begin(), pipe_.end())); }
 
 uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
-    std::vector<uint8_t>& buf = buffers_[static_cast<size_t>(b)];
+    ZeroBuffer& buf = buffers_[static_cast<size_t>(b)];
     if (buf.empty()) {
         throw KernelError(std::string(kind_ == CoreKind::Aiv ? "a vector" : "a cube") + " core has no " +
                           buffer_name(b) + " buffer");

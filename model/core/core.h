@@ -21,6 +21,7 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "base/zero_buffer.h"
 #include "model/common/atomic_add.h"
 #include "model/common/what_if.h"
 #include "model/config/config.h"
@@ -128,7 +129,7 @@ public:
     void set_task_label(std::string label) { task_label_ = std::move(label); }
     const std::string& task_label() const { return task_label_; }
     // UB as the kernel left it (empty on a core without one).
-    const std::vector<uint8_t>& ub() const { return buffers_[static_cast<size_t>(Buffer::Ub)]; }
+    const ZeroBuffer& ub() const { return buffers_[static_cast<size_t>(Buffer::Ub)]; }
     // The die's cross-core flags (unset: a kernel that uses them fails).
     void set_cross_core_flags(CrossCoreFlags* flags) { cross_flags_ = flags; }
     // A kernel's load or store of [addr, addr + len) through a raw pointer, as
@@ -216,7 +217,7 @@ private:
     const uint64_t cube_macs_per_cycle_, cube_macs_int8_, cube_macs_fp32_, line_bytes_;
     const double l1_l0a_bw_, l1_l0b_bw_, l1_ub_bw_, l0c_bw_;
     const double clock_hz_;
-    std::array<std::vector<uint8_t>, 5> buffers_;  // indexed by Buffer; empty = absent
+    std::array<ZeroBuffer, 5> buffers_;  // indexed by Buffer; empty = absent
     std::array<uint64_t, 5> align_{};              // a tile's offset alignment in each buffer
     std::array<std::vector<Tick>, 5> inflight_;    // per pipe: completion times, one per line in flight
     Tick issue_ = 0;                               // scalar unit: next issue time
