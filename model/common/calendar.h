@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/zero_buffer.h"
 #include "model/config/units.h"
 
 namespace pfsim {
@@ -75,13 +76,13 @@ private:
     }
 
     struct Bucket {
-        uint64_t index = ~uint64_t{0};  // the bucket whose work `used` is
-        Tick used = 0;
+        uint64_t index;  // the bucket whose work `used` is (all start as bucket 0, empty)
+        Tick used;
     };
 
     uint64_t servers_;
     Tick capacity_;
-    std::vector<Bucket> buckets_;
+    ZeroArray<Bucket> buckets_;
     uint64_t mask_;
     uint64_t base_ = 0;
     uint64_t first_free_ = 0;  // buckets [base_, first_free_) are full

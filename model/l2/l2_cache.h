@@ -31,6 +31,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "base/zero_buffer.h"
 #include "model/common/atomic_add.h"
 #include "model/common/calendar.h"
 #include "model/common/memory_target.h"
@@ -147,8 +148,8 @@ private:
     std::unique_ptr<TagStore> tags_;  // which line each slot holds, dirty bits, LRU
     bool tags_used_ = false;
     // Per slot (set * ways + way): ready time, "filled by prefetch and untouched" bit.
-    std::vector<Tick> ready_;
-    std::vector<uint8_t> prefetched_;
+    ZeroArray<Tick> ready_;
+    ZeroArray<uint8_t> prefetched_;
     L2Observer* observer_ = nullptr;
     SameLinePorts same_line_;  // per slot: hits from different initiators one at a time
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/zero_buffer.h"
 #include "model/config/units.h"
 
 namespace pfsim {
@@ -34,7 +35,7 @@ public:
         if (!interval_) return t;
         Line& l = lines_[line];
         uint64_t k = t / interval_;
-        if (l.holder == who && k <= l.held + 1) return t;
+        if (l.holder == who + 1 && k <= l.held + 1) return t;
         if (l.used == 0) l.base = k >= kWindow ? k - (kWindow - 1) : 0;
         if (k < l.base) return t;  // older than anything remembered
         for (;; ++k) {
@@ -45,7 +46,7 @@ public:
                 break;
             }
         }
-        l.holder = who;
+        l.holder = who + 1;
         l.held = k;
         return std::max(t, k * interval_);
     }
@@ -60,7 +61,7 @@ private:
         uint64_t base = 0;   // the slot of the mask's bit 0
         uint64_t used = 0;   // bit i: slot base + i is taken
         uint64_t held = 0;   // the holder's latest slot
-        int holder = -1;
+        int holder = 0;      // the holder's initiator + 1; 0: none (a Line of zero bytes is empty)
     };
 
     static void slide(Line& l, uint64_t base) {
@@ -70,7 +71,7 @@ private:
     }
 
     Tick interval_;
-    std::vector<Line> lines_;
+    ZeroArray<Line> lines_;
 };
 
 }  // namespace pfsim

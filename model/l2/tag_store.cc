@@ -15,7 +15,7 @@ namespace pfsim {
 void TlmTags::Free::operator()(uint32_t* p) const { std::free(p); }
 
 TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
-    : ways_(g.ways), dirty_(g.sets * g.ways, 0), policy_(make_replacement(replacement, g.sets, g.ways)) {
+    : ways_(g.ways), dirty_(g.sets * g.ways), policy_(make_replacement(replacement, g.sets, g.ways)) {
     if (g.lines > kMaxTaggedLines) {
         throw std::invalid_argument("the L2's tags hold at most " + std::to_string(kMaxTaggedLines) + " lines of GM");
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/zero_buffer.h"
 #include "model/config/config.h"
 #include "model/l2/replacement.h"
 
@@ -62,7 +63,7 @@ private:
     // Per slot: line number + 1 (0 = invalid), at most kMaxTaggedLines; a set's
     // tags start on a 64-byte boundary (16 ways: one host cache line per set).
     std::unique_ptr<uint32_t[], Free> tag_;
-    std::vector<uint8_t> dirty_;
+    ZeroArray<uint8_t> dirty_;
     std::unique_ptr<ReplacementPolicy> policy_;
 };
 
