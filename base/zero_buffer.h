@@ -14,30 +14,35 @@
 
 namespace pfsim {
 
-// `T`: an element whose all-zero bytes are its initial state.
+// `T`: an element whose all-zero bytes are its initial state. The first
+// element starts on a 64-byte boundary (a host cache line).
 template <class T>
 class ZeroArray {
     static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
                   "a ZeroArray's elements start as zero bytes and are never destroyed");
+    static constexpr size_t kAlign = 64;
 
 public:
     ZeroArray() = default;
-    explicit ZeroArray(size_t n) : items_(static_cast<T*>(std::calloc(n ? n : 1, sizeof(T)))), size_(n) {
-        if (!items_) throw std::bad_alloc();
+    explicit ZeroArray(size_t n) : memory_(static_cast<uint8_t*>(std::calloc(n * sizeof(T) + kAlign, 1))), size_(n) {
+        if (!memory_) throw std::bad_alloc();
+        const auto at = reinterpret_cast<uintptr_t>(memory_.get());
+        items_ = reinterpret_cast<T*>(memory_.get() + (kAlign - at % kAlign) % kAlign);
     }
 
-    T* data() { return items_.get(); }
-    const T* data() const { return items_.get(); }
-    T& operator[](size_t i) { return items_.get()[i]; }
-    const T& operator[](size_t i) const { return items_.get()[i]; }
+    T* data() { return items_; }
+    const T* data() const { return items_; }
+    T& operator[](size_t i) { return items_[i]; }
+    const T& operator[](size_t i) const { return items_[i]; }
     size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
 
 private:
     struct Free {
-        void operator()(T* p) const { std::free(p); }
+        void operator()(uint8_t* p) const { std::free(p); }
     };
-    std::unique_ptr<T[], Free> items_;
+    std::unique_ptr<uint8_t[], Free> memory_;
+    T* items_ = nullptr;
     size_t size_ = 0;
 };
 

@@ -66,12 +66,8 @@ private:
         if (b > base_ + mask_) base_ = b - mask_;
         first_free_ = std::max(first_free_, base_);
         Bucket& e = buckets_[b & mask_];
-        if (b > latest_) {
-            latest_ = b;
-            e = {b, 0};
-        } else if (e.index != b) {
-            e = {b, 0};
-        }
+        if (b > latest_ || e.index != b) e = {b, 0};
+        latest_ = std::max(latest_, b);
         return e.used;
     }
 

@@ -1,8 +1,5 @@
 #include "model/l2/tag_store.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <stdexcept>
 
 #include "model/l2/rtl_tags.h"
@@ -12,17 +9,12 @@
 
 namespace pfsim {
 
-void TlmTags::Free::operator()(uint32_t* p) const { std::free(p); }
-
 TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
-    : ways_(g.ways), dirty_(g.sets * g.ways), policy_(make_replacement(replacement, g.sets, g.ways)) {
+    : ways_(g.ways), tag_(g.sets * g.ways), dirty_(g.sets * g.ways),
+      policy_(make_replacement(replacement, g.sets, g.ways)) {
     if (g.lines > kMaxTaggedLines) {
         throw std::invalid_argument("the L2's tags hold at most " + std::to_string(kMaxTaggedLines) + " lines of GM");
     }
-    const size_t bytes = (g.sets * g.ways * sizeof(uint32_t) + 63) / 64 * 64;
-    tag_.reset(static_cast<uint32_t*>(std::aligned_alloc(64, bytes)));
-    if (!tag_) throw std::bad_alloc();
-    std::memset(tag_.get(), 0, bytes);
 }
 
 TagResult TlmTags::lookup(uint64_t set, uint64_t line, Tick) {

@@ -56,13 +56,10 @@ public:
     TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) override;
 
 private:
-    struct Free {
-        void operator()(uint32_t* p) const;
-    };
     uint64_t ways_;
-    // Per slot: line number + 1 (0 = invalid), at most kMaxTaggedLines; a set's
-    // tags start on a 64-byte boundary (16 ways: one host cache line per set).
-    std::unique_ptr<uint32_t[], Free> tag_;
+    // Per slot: line number + 1 (0 = invalid), at most kMaxTaggedLines; the
+    // array starts on a 64-byte boundary (16 ways: one host cache line per set).
+    ZeroArray<uint32_t> tag_;
     ZeroArray<uint8_t> dirty_;
     std::unique_ptr<ReplacementPolicy> policy_;
 };
