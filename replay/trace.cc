@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -18,24 +17,26 @@ namespace {
 bool blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 // The value of digit c in `base` (10 or 16), or `base` when c is none.
-unsigned digit(char c, unsigned base) {
-    if (c >= '0' && c <= '9') return static_cast<unsigned>(c - '0');
-    if (base == 16 && c >= 'a' && c <= 'f') return static_cast<unsigned>(c - 'a' + 10);
-    if (base == 16 && c >= 'A' && c <= 'F') return static_cast<unsigned>(c - 'A' + 10);
-    return base;
+template <unsigned base>
+unsigned digit(char c) {
+    const unsigned decimal = static_cast<unsigned>(c - '0');
+    if (decimal < 10) return decimal;
+    if (base == 10) return base;
+    const unsigned letter = static_cast<unsigned>((c | 0x20) - 'a');  // either case
+    return letter < 6 ? letter + 10 : base;
 }
 
 // Parses one unsigned number of `base` (10 or 16; "0x" may lead a hexadecimal
 // one) at p, advancing p. False when there is none, it does not fit 64 bits, or
 // other text follows it without a blank.
-bool number(const char*& p, unsigned base, uint64_t* out) {
+template <unsigned base>
+bool number(const char*& p, uint64_t* out) {
     while (blank(*p)) ++p;
     if (base == 16 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) p += 2;
     const char* start = p;
     uint64_t v = 0;
-    for (unsigned d; (d = digit(*p, base)) < base; ++p) {
-        if (v > (UINT64_MAX - d) / base) return false;
-        v = v * base + d;
+    for (unsigned d; (d = digit<base>(*p)) < base; ++p) {
+        if (__builtin_mul_overflow(v, base, &v) || __builtin_add_overflow(v, d, &v)) return false;
     }
     if (p == start) return false;
     if (!(*p == '\0' || *p == '\n' || *p == '#' || blank(*p))) return false;
@@ -58,6 +59,38 @@ size_t count_lines(FILE* file) {
     return lines;
 }
 
+// Calls each(line, length) for every line of `file` in order, read in large
+// blocks: `line` holds `length` bytes (its '\n' included, if it has one) and a
+// '\0' after them, and may be written.
+template <typename Each>
+void for_each_line(FILE* file, Each each) {
+    std::vector<char> block(size_t{1} << 20);
+    size_t held = 0;  // bytes of a line not yet ended, at the block's start
+    for (;;) {
+        if (held + 1 >= block.size()) block.resize(block.size() * 2);  // a line longer than the block
+        const size_t n = std::fread(block.data() + held, 1, block.size() - 1 - held, file);
+        const size_t end = held + n;
+        size_t begin = 0;
+        for (char* nl; (nl = static_cast<char*>(std::memchr(block.data() + begin, '\n', end - begin)));) {
+            const size_t next = static_cast<size_t>(nl - block.data()) + 1;
+            const char saved = block[next];
+            block[next] = '\0';
+            each(block.data() + begin, next - begin);
+            block[next] = saved;
+            begin = next;
+        }
+        held = end - begin;
+        std::memmove(block.data(), block.data() + begin, held);
+        if (n == 0) {
+            if (held > 0) {  // a last line without '\n'
+                block[held] = '\0';
+                each(block.data(), held);
+            }
+            return;
+        }
+    }
+}
+
 }  // namespace
 
 std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
@@ -66,15 +99,8 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
     if (!file) throw TraceError(path + ": cannot open the trace file");
     std::vector<TraceAccess> out;
     out.reserve(count_lines(file.get()));
-    char* buf = nullptr;
-    size_t cap = 0;
     uint64_t line_no = 0;
-    struct Free {
-        char** p;
-        ~Free() { std::free(*p); }
-    } release{&buf};
-    ssize_t length = 0;
-    while ((length = getline(&buf, &cap, file.get())) >= 0) {
+    for_each_line(file.get(), [&](char* buf, size_t length) {
         ++line_no;
         auto fail = [&](const std::string& why) {
             throw TraceError(path + ":" + std::to_string(line_no) + ": " + why);
@@ -84,7 +110,7 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
         if (nul) fail("a NUL byte at column " + std::to_string(static_cast<const char*>(nul) - buf + 1));
         const char* p = buf;
         while (blank(*p)) ++p;
-        if (*p == '\0' || *p == '\n' || *p == '#') continue;
+        if (*p == '\0' || *p == '\n' || *p == '#') return;
         TraceAccess a{};
         uint64_t bytes = 0;
         switch (*p) {
@@ -95,8 +121,8 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
         }
         ++p;
         if (!blank(*p)) fail("expected a space after the operation");
-        if (!number(p, 16, &a.addr)) fail("expected a hexadecimal address");
-        if (!number(p, 10, &bytes)) fail("expected a decimal byte count");
+        if (!number<16>(p, &a.addr)) fail("expected a hexadecimal address");
+        if (!number<10>(p, &bytes)) fail("expected a decimal byte count");
         while (blank(*p) || *p == '\n') ++p;
         if (*p != '\0' && *p != '#') fail("unexpected text after the byte count");
         if (bytes == 0) fail("byte count must be greater than zero");
@@ -106,7 +132,7 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
         }
         a.bytes = bytes;
         out.push_back(a);
-    }
+    });
     if (std::ferror(file.get())) throw TraceError(path + ": read error");
     return out;
 }

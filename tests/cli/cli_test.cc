@@ -1,4 +1,5 @@
 // End-to-end tests of the pfsim binary: exit codes, messages, JSON, determinism.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -132,6 +133,22 @@ TEST(Replay, NumbersAreReadInEitherForm) {
     ja.erase("trace");
     jb.erase("trace");
     EXPECT_EQ(ja, jb);
+}
+
+// The trace is read in blocks of 1 MiB: lines that straddle blocks, and a
+// line longer than a block, read as they do in a short file.
+TEST(Replay, LinesAcrossAndLongerThanTheReadBlockAreReadWhole) {
+    std::string lines;
+    for (int i = 0; lines.size() < (3u << 20); ++i) lines += "R " + std::to_string(i % 4096) + "00 64\n";
+    const std::string big = write_trace("blocks.trace", "# " + std::string(3u << 20, 'c') + "\n" + lines + "W 0x40 64");
+    const Result r = pfsim("replay " + big + " --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const size_t accesses = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n')) + 1;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["accesses"], accesses);
+    const Result bad = pfsim("replay " + write_trace("blocks_bad.trace", lines + "R 0x0 zz\n") + " --json");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find(":" + std::to_string(accesses) + ": expected a decimal byte count"), std::string::npos)
+        << bad.err;
 }
 
 TEST(Replay, MalformedLinesNameFileAndLine) {
