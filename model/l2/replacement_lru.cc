@@ -5,12 +5,14 @@
 // a prefetched line that no core touches is the next one replaced.
 //
 // Each way holds its place in its set's order, 0 the most recent; a set's
-// places sit together (16 ways: 16 bytes), so an access reads one host cache
-// line of them. Untouched ways start in way order, way 0 the least recent.
+// places sit together (up to 16 ways: 16 bytes, updated at once), so an access
+// reads one host cache line of them. Untouched ways start in way order, way 0
+// the least recent.
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "model/l2/lanes16.h"
 #include "model/l2/replacement.h"
 
 namespace pfsim {
@@ -21,8 +23,12 @@ template <class Place>
 class Lru final : public ReplacementPolicy {
 public:
     Lru(uint64_t sets, uint64_t ways, bool prefetch_at_lru_end)
-        : ways_(ways), place_(sets * ways), prefetch_at_lru_end_(prefetch_at_lru_end) {
-        for (uint64_t i = 0; i < place_.size(); ++i) place_[i] = static_cast<Place>(ways - 1 - i % ways);
+        : ways_(ways), stride_(in_lanes(ways) ? lanes16::kLanes : ways), place_(sets * stride_),
+          prefetch_at_lru_end_(prefetch_at_lru_end) {
+        for (uint64_t set = 0; set < sets; ++set) {
+            for (uint64_t w = 0; w < ways; ++w) place_[set * stride_ + w] = static_cast<Place>(ways - 1 - w);
+        }
+        for (uint64_t w = 0; w < lanes16::kLanes; ++w) way_mask_[w] = w < ways ? 0xff : 0;
     }
 
     void touch(uint64_t set, unsigned way, Fill) override { make_most_recent(set, way); }
@@ -36,7 +42,13 @@ public:
     }
 
     unsigned victim(uint64_t set) override {
-        const Place* p = &place_[set * ways_];
+        const Place* p = &place_[set * stride_];
+        if constexpr (sizeof(Place) == 1) {
+            if (in_lanes(ways_)) {
+                const uint32_t m = lanes16::equal(p, static_cast<uint8_t>(ways_ - 1)) & ((uint32_t{1} << ways_) - 1);
+                if (m != 0) return static_cast<unsigned>(__builtin_ctz(m));
+            }
+        }
         for (uint64_t w = 0; w < ways_; ++w) {
             if (p[w] == ways_ - 1) return static_cast<unsigned>(w);
         }
@@ -44,22 +56,41 @@ public:
     }
 
 private:
+    // Sets of at most 16 ways take 16 places (one SSE2 register), the rest padding.
+    static bool in_lanes(uint64_t ways) { return sizeof(Place) == 1 && ways <= lanes16::kLanes; }
+
     void make_most_recent(uint64_t set, unsigned way) {
-        Place* p = &place_[set * ways_];
+        Place* p = &place_[set * stride_];
         const Place old = p[way];
+        if constexpr (sizeof(Place) == 1) {
+            if (in_lanes(ways_)) {
+                lanes16::increment_below(p, old, way_mask_);
+                p[way] = 0;
+                return;
+            }
+        }
         for (uint64_t w = 0; w < ways_; ++w) p[w] = static_cast<Place>(p[w] + (p[w] < old));
         p[way] = 0;
     }
 
     void make_least_recent(uint64_t set, unsigned way) {
-        Place* p = &place_[set * ways_];
+        Place* p = &place_[set * stride_];
         const Place old = p[way];
+        if constexpr (sizeof(Place) == 1) {
+            if (in_lanes(ways_)) {
+                lanes16::decrement_above(p, old, way_mask_);
+                p[way] = static_cast<Place>(ways_ - 1);
+                return;
+            }
+        }
         for (uint64_t w = 0; w < ways_; ++w) p[w] = static_cast<Place>(p[w] - (p[w] > old));
         p[way] = static_cast<Place>(ways_ - 1);
     }
 
     uint64_t ways_;
-    std::vector<Place> place_;  // per slot: its place in the set's order
+    uint64_t stride_;
+    std::vector<Place> place_;  // per way: its place in its set's order; set s's at s * stride_
+    uint8_t way_mask_[lanes16::kLanes];  // 0xff for a way, 0 for padding
     bool prefetch_at_lru_end_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "model/l2/lanes16.h"
 #include "model/l2/rtl_tags.h"
 #include "rtl_stubs/clocked_model.h"
 #include "Vl2_tags.h"
@@ -10,49 +11,56 @@
 namespace pfsim {
 
 TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
-    : ways_(g.ways), tag_(g.sets * g.ways), dirty_(g.sets * g.ways),
-      policy_(make_replacement(replacement, g.sets, g.ways)) {
+    : ways_(g.ways), stride_(g.ways <= lanes16::kLanes ? lanes16::kLanes : g.ways),
+      lanes_(g.ways <= lanes16::kLanes ? (uint32_t{1} << g.ways) - 1 : 0), tag_(g.sets * stride_),
+      dirty_(g.sets * g.ways), policy_(make_replacement(replacement, g.sets, g.ways)) {
     if (g.lines > kMaxTaggedLines) {
         throw std::invalid_argument("the L2's tags hold at most " + std::to_string(kMaxTaggedLines) + " lines of GM");
     }
 }
 
+int64_t TlmTags::find(uint64_t set, uint32_t tag) const {
+    const uint32_t* t = &tag_[set * stride_];
+    if (lanes_ != 0) {
+        const uint32_t m = lanes16::equal(t, tag) & lanes_;
+        return m != 0 ? __builtin_ctz(m) : -1;
+    }
+    for (uint64_t w = 0; w < ways_; ++w) {
+        if (t[w] == tag) return static_cast<int64_t>(w);
+    }
+    return -1;
+}
+
 TagResult TlmTags::lookup(uint64_t set, uint64_t line, Tick) {
     TagResult r;
-    const uint64_t base = set * ways_;
-    const auto tag = static_cast<uint32_t>(line + 1);
-    for (uint64_t w = 0; w < ways_; ++w) {
-        if (tag_[base + w] == tag) {
-            r.hit = true;
-            r.way = static_cast<unsigned>(w);
-            r.dirty = dirty_[base + w];
-            break;
-        }
+    const int64_t way = find(set, static_cast<uint32_t>(line + 1));
+    if (way >= 0) {
+        r.hit = true;
+        r.way = static_cast<unsigned>(way);
+        r.dirty = dirty_[set * ways_ + r.way];
     }
     return r;
 }
 
 TagResult TlmTags::access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) {
     TagResult r = lookup(set, line, when);
-    const uint64_t base = set * ways_;
     if (r.hit) {
         policy_->touch(set, r.way, by);
     } else {
-        uint64_t way = 0;
-        while (way < ways_ && tag_[base + way] != 0) ++way;  // an invalid way first
-        if (way == ways_) way = policy_->victim(set);
-        const uint64_t victim = base + way;
-        r.way = static_cast<unsigned>(way);
-        if (tag_[victim] != 0) {
+        const int64_t invalid = find(set, 0);  // an invalid way first
+        r.way = invalid >= 0 ? static_cast<unsigned>(invalid) : policy_->victim(set);
+        uint32_t& tag = tag_[set * stride_ + r.way];
+        const uint64_t victim = set * ways_ + r.way;
+        if (tag != 0) {
             r.victim_valid = true;
-            r.victim_line = tag_[victim] - 1;
+            r.victim_line = tag - 1;
             r.victim_dirty = dirty_[victim];
         }
-        tag_[victim] = static_cast<uint32_t>(line + 1);
+        tag = static_cast<uint32_t>(line + 1);
         dirty_[victim] = 0;
         policy_->insert(set, r.way, by);
     }
-    const uint64_t slot = base + r.way;
+    const uint64_t slot = set * ways_ + r.way;
     if (write) dirty_[slot] = 1;
     r.dirty = dirty_[slot];
     return r;

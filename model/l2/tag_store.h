@@ -56,11 +56,17 @@ public:
     TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) override;
 
 private:
+    // The way of `set` whose tag is `tag`, or -1.
+    int64_t find(uint64_t set, uint32_t tag) const;
+
     uint64_t ways_;
-    // Per slot: line number + 1 (0 = invalid), at most kMaxTaggedLines; the
-    // array starts on a 64-byte boundary (16 ways: one host cache line per set).
+    uint64_t stride_;  // tags a set takes: 16 (padding included) for at most 16 ways
+    uint32_t lanes_;   // with at most 16 ways, bit w for way w; else 0
+    // Per way: line number + 1 (0 = invalid), at most kMaxTaggedLines; set s's
+    // at s * stride_. The array starts on a 64-byte boundary: with at most 16
+    // ways a set is one host cache line.
     ZeroArray<uint32_t> tag_;
-    ZeroArray<uint8_t> dirty_;
+    ZeroArray<uint8_t> dirty_;  // per slot
     std::unique_ptr<ReplacementPolicy> policy_;
 };
 

@@ -12,6 +12,7 @@
 
 #include "hw/sdma_request.h"
 #include "model/config/params.h"
+#include "model/l2/lanes16.h"
 #include "model/l2/replacement.h"
 #include "model/l2/tag_store.h"
 #include "tests/support/harness.h"
@@ -53,11 +54,13 @@ TEST(LruPrefetchLru, APrefetchFillEntersAsTheLeastRecent) {
 }
 
 // Against a list of the ways, most recent first, over random uses and fills:
-// sets of 16 ways (places in bytes), 300 (in 16 bits) and 70,000 (in 32 bits).
+// sets of 1, 5, 12 and 16 ways (places in bytes, updated 16 at once), 17 (in
+// bytes, one by one), 300 (in 16 bits) and 70,000 (in 32 bits). The middle of
+// three sets is used; its neighbours stay untouched.
 TEST(Lru, EveryWidthMatchesARecencyListOverRandomOperations) {
     for (const std::string name : {"lru", "lru_prefetch_lru"}) {
-        for (const unsigned ways : {16u, 300u, 70000u}) {
-            auto p = make_replacement(name, 2, ways);
+        for (const unsigned ways : {1u, 5u, 12u, 16u, 17u, 300u, 70000u}) {
+            auto p = make_replacement(name, 3, ways);
             std::vector<unsigned> order;  // most recent first
             for (unsigned w = 0; w < ways; ++w) {
                 p->insert(1, w, Fill::Demand);
@@ -80,7 +83,8 @@ TEST(Lru, EveryWidthMatchesARecencyListOverRandomOperations) {
                     order.insert(order.begin(), way);
                 }
             }
-            EXPECT_EQ(p->victim(0), 0u) << name << ": the untouched set is untouched";
+            EXPECT_EQ(p->victim(0), 0u) << name << ", " << ways << " ways: the set before is untouched";
+            EXPECT_EQ(p->victim(2), 0u) << name << ", " << ways << " ways: the set after is untouched";
         }
     }
 }
@@ -227,5 +231,34 @@ TEST_F(L2Replacement, EveryPolicyKeepsTheValuesUnderHeavyEviction) {
     }
 }
 
+// The 16-lane operations the tags and LRU use for sets of up to 16 ways give
+// what the one-lane-at-a-time reference gives, over random lanes and masks.
+TEST(Lanes16, AgreeWithTheReferenceLoops) {
+    std::mt19937 rng(16);
+    for (int round = 0; round < 20000; ++round) {
+        alignas(64) uint32_t tags[lanes16::kLanes];
+        alignas(16) uint8_t places[lanes16::kLanes], mask[lanes16::kLanes];
+        for (unsigned w = 0; w < lanes16::kLanes; ++w) {
+            tags[w] = rng() % 4;  // small values, so lanes often match
+            places[w] = static_cast<uint8_t>(rng() % 16);
+            mask[w] = rng() % 4 ? 0xff : 0;
+        }
+        const uint32_t tag = rng() % 4;
+        const auto place = static_cast<uint8_t>(rng() % 16);
+        ASSERT_EQ(lanes16::equal(tags, tag), lanes16::portable::equal(tags, tag)) << round;
+        ASSERT_EQ(lanes16::equal(places, place), lanes16::portable::equal(places, place)) << round;
+        uint8_t a[lanes16::kLanes], b[lanes16::kLanes];
+        std::copy(places, places + lanes16::kLanes, a);
+        std::copy(places, places + lanes16::kLanes, b);
+        lanes16::increment_below(a, place, mask);
+        lanes16::portable::increment_below(b, place, mask);
+        ASSERT_TRUE(std::equal(a, a + lanes16::kLanes, b)) << round;
+        lanes16::decrement_above(a, place, mask);
+        lanes16::portable::decrement_above(b, place, mask);
+        ASSERT_TRUE(std::equal(a, a + lanes16::kLanes, b)) << round;
+    }
+}
+
 }  // namespace
 }  // namespace pfsim
+
