@@ -29,6 +29,13 @@ public:
     // returns when it is done.
     Tick reserve(Tick t, Tick work) {
         uint64_t b = t >> kBucketShift;
+        if (b > latest_ && work > 0 && work < std::min(capacity_, (((b + 1) << kBucketShift) - t) * servers_)) {
+            // The common case, the loop below in short: a bucket later than any
+            // handed out (empty, as are all after it) takes the whole work.
+            slot(b) = work;
+            advance_first_free();
+            return t + work;
+        }
         if (b < base_) {
             b = base_;  // older than anything remembered: as early as possible
             t = b << kBucketShift;
@@ -49,13 +56,17 @@ public:
             remaining -= take;
             if (remaining == 0) done = std::max(done, (b << kBucketShift) + used / servers_);
         }
-        while (first_free_ <= latest_full_ && first_free_ < base_ + mask_ && slot(first_free_) >= capacity_) {
-            ++first_free_;
-        }
+        advance_first_free();
         return done;
     }
 
 private:
+    void advance_first_free() {
+        while (first_free_ <= latest_full_ && first_free_ < base_ + mask_ && slot(first_free_) >= capacity_) {
+            ++first_free_;
+        }
+    }
+
     // The work reserved in bucket b. The window [base_, base_ + mask_] moves
     // forward to hold b; each entry remembers which bucket it holds, so one that
     // last held a bucket now before the window reads as empty and nothing is
