@@ -4,10 +4,11 @@
 # workload shape, a ~150 MB fire-and-forget warm beside ~0.55 ms of compute
 # (pypto-lib #963), and the 256 MiB warm of case_oversize (more than the L2).
 # Prints, per case, the graph's time and the consumer task's time with
-# prefetch off and on. About 7 minutes on 2 cores (four runs).
+# prefetch off and on. About 10 s on 2 cores (four runs).
 # `work`: instead, the 8 MiB case with the consumer doing 1 to 64 vector passes
-# over each tile it loads (--arg work=N), from bandwidth-bound to compute-bound
-# (about 20 s). docs/calibration.md records both outputs.
+# over each tile it loads (--arg work=N), from bandwidth-bound to compute-bound,
+# then the 150 MB warm at work=6 and 8 (about 30 s). docs/calibration.md
+# records both outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //:pfsim >/dev/null 2>&1
@@ -41,6 +42,9 @@ echo "|---|---|---|---|---|---|---|---|---|"
 if [ "${1:-}" = work ]; then
     for work in 1 2 4 8 16 32 64; do
         report "8 MiB warm, work=$work" "$dir/case.toml" --arg work="$work"
+    done
+    for work in 6 8; do
+        report "150 MB warm, work=$work" "$dir/case.toml" --arg rows=9152 --arg iters=2000 --arg work="$work"
     done
     exit 0
 fi
