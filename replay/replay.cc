@@ -14,6 +14,7 @@ namespace pfsim {
 namespace {
 constexpr unsigned kChannel = 0;
 constexpr uint64_t kPatternPeriod = 4096;
+constexpr uint64_t kHintAhead = 8;
 }  // namespace
 
 uint64_t Replay::ring_base(const Config& cfg) {
@@ -104,6 +105,10 @@ void Replay::run() {
     sampler_.start([this] { return running_; });
     const uint64_t step = std::max<uint64_t>(1, trace_.size() / 20);
     for (uint64_t i = 0; i < trace_.size(); ++i) {
+        // The trace is known ahead: the host loads the L2 state of the access
+        // kHintAhead later while this one runs (a random trace misses the host's
+        // caches on nearly every set).
+        if (i + kHintAhead < trace_.size()) soc_.l2.prefetch_host(trace_[i + kHintAhead].addr);
         access(trace_[i], i);
         if (!result_.error.empty()) break;
         if (options_.progress && (i + 1) % step == 0) {

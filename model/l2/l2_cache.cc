@@ -71,6 +71,12 @@ void L2Cache::attach_waves(const std::string& path) {
     tags_ = make_tag_store(cfg_, path);
 }
 
+void L2Cache::prefetch_host(uint64_t addr) const {
+    const uint64_t set = set_of(addr);
+    tags_->prefetch(set);
+    __builtin_prefetch(&ready_[set * ways_], 1);
+}
+
 int64_t L2Cache::find(uint64_t line) const {
     const uint64_t set = set_of(line * line_bytes_);
     const TagResult t = tags_->lookup(set, line, sc_core::sc_time_stamp().value());

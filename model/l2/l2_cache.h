@@ -84,6 +84,9 @@ public:
     uint64_t set_of(uint64_t addr) const;
     bool resident(uint64_t addr) const { return find(addr / line_bytes_) >= 0; }
     bool dirty(uint64_t addr) const;
+    // A hint: the line holding `addr` is accessed soon; the host may start
+    // loading its set's state into its cache. Changes nothing the model computes.
+    void prefetch_host(uint64_t addr) const;
     // Lines currently resident that a prefetch brought in and no core has touched yet.
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 

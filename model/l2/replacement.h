@@ -28,6 +28,9 @@ public:
     virtual void touch(uint64_t set, unsigned way, Fill by) = 0;
     virtual void insert(uint64_t set, unsigned way, Fill by) = 0;
     virtual unsigned victim(uint64_t set) = 0;
+    // A hint: `set` is accessed soon; the host may start loading its state into
+    // its cache. Changes nothing.
+    virtual void prefetch(uint64_t) const {}
 };
 
 // The policies pfsim has, by their l2.replacement name, in the order the

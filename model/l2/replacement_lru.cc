@@ -55,6 +55,8 @@ public:
         return 0;  // unreachable: the places are a permutation
     }
 
+    void prefetch(uint64_t set) const override { __builtin_prefetch(&place_[set * stride_], 1); }
+
 private:
     // Sets of at most 16 ways take 16 places (one SSE2 register), the rest padding.
     static bool in_lanes(uint64_t ways) { return sizeof(Place) == 1 && ways <= lanes16::kLanes; }

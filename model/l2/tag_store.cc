@@ -19,6 +19,12 @@ TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
     }
 }
 
+void TlmTags::prefetch(uint64_t set) const {
+    __builtin_prefetch(&tag_[set * stride_], 1);
+    __builtin_prefetch(&dirty_[set * ways_], 1);
+    policy_->prefetch(set);
+}
+
 int64_t TlmTags::find(uint64_t set, uint32_t tag) const {
     const uint32_t* t = &tag_[set * stride_];
     if (lanes_ != 0) {
