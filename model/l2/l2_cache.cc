@@ -102,7 +102,6 @@ int64_t L2Cache::take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick
         if (observer_) observer_->evicted(t.victim_line, prefetched_[slot] != 0, by_prefetch, line);
     }
     prefetched_[slot] = 0;
-    same_line_.reset(static_cast<uint64_t>(slot));
     return slot;
 }
 
@@ -134,7 +133,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0);
     if (t.hit) {
         ++stats_.hits;
-        start = same_line_.serve(static_cast<uint64_t>(slot), initiator, start);
+        start = same_line_.serve(static_cast<uint64_t>(slot), line, initiator, start);
         done = std::max(start + hit_latency_, ready_[slot]);
         if (prefetched_[slot]) {
             prefetched_[slot] = 0;

@@ -14,6 +14,10 @@
 // the cores' quanta run. A line remembers the last kWindow slots before its
 // latest one; a hit older than that is served at its own time (no contention is
 // remembered for it). interval 0: no limit.
+// A line slot's port belongs to the line last hit there: another line's first
+// hit finds it empty (nothing of the line before is kept). A fill touches none
+// of it, so a line refilled into the slot it left, before another line was hit
+// there, finds its own recent slots still taken.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +32,16 @@ class SameLinePorts {
 public:
     static constexpr uint64_t kWindow = 64;  // slots remembered per line
 
-    SameLinePorts(uint64_t lines, Tick interval) : interval_(interval), lines_(interval ? lines : 0) {}
+    // `line_slots`: the L2's sets x ways.
+    SameLinePorts(uint64_t line_slots, Tick interval) : interval_(interval), ports_(interval ? line_slots : 0) {}
 
-    // Initiator `who` hits line slot `line` at `t`: when it is served.
-    Tick serve(uint64_t line, int who, Tick t) {
+    // Initiator `who` hits `line` (a GM line number below 2^32 - 1), held in
+    // `line_slot`, at `t`: when it is served.
+    Tick serve(uint64_t line_slot, uint64_t line, int who, Tick t) {
         if (!interval_) return t;
-        Line& l = lines_[line];
+        Port& l = ports_[line_slot];
+        const auto owner = static_cast<uint32_t>(line + 1);
+        if (l.owner != owner) l = Port{0, 0, 0, 0, owner};
         uint64_t k = t / interval_;
         if (l.holder == who + 1 && k <= l.held + 1) return t;
         if (l.used == 0) l.base = k >= kWindow ? k - (kWindow - 1) : 0;
@@ -51,27 +59,23 @@ public:
         return std::max(t, k * interval_);
     }
 
-    // The line slot holds another line now: nothing of the old one is kept.
-    void reset(uint64_t line) {
-        if (interval_) lines_[line] = Line{};
-    }
-
 private:
-    struct Line {
-        uint64_t base = 0;   // the slot of the mask's bit 0
-        uint64_t used = 0;   // bit i: slot base + i is taken
-        uint64_t held = 0;   // the holder's latest slot
-        int holder = 0;      // the holder's initiator + 1; 0: none (a Line of zero bytes is empty)
+    struct Port {  // all zero bytes: no line's, empty
+        uint64_t base;    // the slot of the mask's bit 0
+        uint64_t used;    // bit i: slot base + i is taken
+        uint64_t held;    // the holder's latest slot
+        int32_t holder;   // the holder's initiator + 1; 0: none
+        uint32_t owner;   // the line whose port this is, + 1; 0: none
     };
 
-    static void slide(Line& l, uint64_t base) {
+    static void slide(Port& l, uint64_t base) {
         const uint64_t shift = base - l.base;
         l.used = shift >= kWindow ? 0 : l.used >> shift;
         l.base = base;
     }
 
     Tick interval_;
-    ZeroArray<Line> lines_;
+    ZeroArray<Port> ports_;
 };
 
 }  // namespace pfsim

@@ -22,30 +22,30 @@ struct Hit {
 std::vector<Tick> served(const std::vector<Hit>& hits) {
     SameLinePorts ports(1, kI);
     std::vector<Tick> out;
-    for (const Hit& h : hits) out.push_back(ports.serve(0, h.who, h.t));
+    for (const Hit& h : hits) out.push_back(ports.serve(0, 0, h.who, h.t));
     std::sort(out.begin(), out.end());
     return out;
 }
 
 TEST(SameLine, OneInitiatorIsNeverHeldUp) {
     SameLinePorts ports(1, kI);
-    for (Tick t = 0; t < 10 * kI; t += kI / 4) EXPECT_EQ(ports.serve(0, 3, t), t);
+    for (Tick t = 0; t < 10 * kI; t += kI / 4) EXPECT_EQ(ports.serve(0, 0, 3, t), t);
 }
 
 TEST(SameLine, SecondInitiatorWaitsForTheNextSlot) {
     SameLinePorts ports(2, kI);
-    EXPECT_EQ(ports.serve(0, 0, 10), 10);
-    EXPECT_EQ(ports.serve(0, 1, 20), kI);
-    EXPECT_EQ(ports.serve(0, 2, 30), 2 * kI);
-    EXPECT_EQ(ports.serve(1, 2, 30), 30);  // another line is another port
+    EXPECT_EQ(ports.serve(0, 0, 0, 10), 10);
+    EXPECT_EQ(ports.serve(0, 0, 1, 20), kI);
+    EXPECT_EQ(ports.serve(0, 0, 2, 30), 2 * kI);
+    EXPECT_EQ(ports.serve(1, 1, 2, 30), 30);  // another line is another port
 }
 
 TEST(SameLine, TheHolderPaysOnceAnotherInitiatorTookTheLine) {
     SameLinePorts ports(1, kI);
-    EXPECT_EQ(ports.serve(0, 0, 0), 0);
-    EXPECT_EQ(ports.serve(0, 0, kI + 5), kI + 5);  // the next slot: still held, no slot taken
-    EXPECT_EQ(ports.serve(0, 1, kI + 10), kI + 10);  // slot 1 is free
-    EXPECT_EQ(ports.serve(0, 0, kI + 20), 2 * kI);   // initiator 1 holds it now
+    EXPECT_EQ(ports.serve(0, 0, 0, 0), 0);
+    EXPECT_EQ(ports.serve(0, 0, 0, kI + 5), kI + 5);  // the next slot: still held, no slot taken
+    EXPECT_EQ(ports.serve(0, 0, 1, kI + 10), kI + 10);  // slot 1 is free
+    EXPECT_EQ(ports.serve(0, 0, 0, kI + 20), 2 * kI);   // initiator 1 holds it now
 }
 
 // A hit made late in simulation for an early time takes the free slot at its
@@ -53,9 +53,9 @@ TEST(SameLine, TheHolderPaysOnceAnotherInitiatorTookTheLine) {
 // apart). The old "next free time" rule served it at 11 * kI.
 TEST(SameLine, AHitFromTheSimulatedPastDoesNotQueueBehindLaterOnes) {
     SameLinePorts ports(1, kI);
-    EXPECT_EQ(ports.serve(0, 0, 10 * kI), 10 * kI);
-    EXPECT_EQ(ports.serve(0, 1, 0), 0);
-    EXPECT_EQ(ports.serve(0, 2, 5), kI);  // but it does queue behind its own time's hits
+    EXPECT_EQ(ports.serve(0, 0, 0, 10 * kI), 10 * kI);
+    EXPECT_EQ(ports.serve(0, 0, 1, 0), 0);
+    EXPECT_EQ(ports.serve(0, 0, 2, 5), kI);  // but it does queue behind its own time's hits
 }
 
 // 48 initiators at once: served one slot apart, in any arrival order.
@@ -103,24 +103,25 @@ TEST(SameLine, TheResultDoesNotDependOnHowTheCoresQuantaInterleave) {
 TEST(SameLine, AHitOlderThanTheWindowIsServedAtItsOwnTime) {
     static_assert(SameLinePorts::kWindow == 64, "the slots below assume a 64-slot window");
     SameLinePorts ports(1, kI);
-    EXPECT_EQ(ports.serve(0, 0, 936 * kI), 936 * kI);
-    EXPECT_EQ(ports.serve(0, 1, 936 * kI), 937 * kI);
-    EXPECT_EQ(ports.serve(0, 2, 1000 * kI), 1000 * kI);  // the window is now slots 937..1000
-    EXPECT_EQ(ports.serve(0, 3, 936 * kI), 936 * kI);    // slot 936 is forgotten
-    EXPECT_EQ(ports.serve(0, 4, 937 * kI), 938 * kI);    // slot 937 is not
+    EXPECT_EQ(ports.serve(0, 0, 0, 936 * kI), 936 * kI);
+    EXPECT_EQ(ports.serve(0, 0, 1, 936 * kI), 937 * kI);
+    EXPECT_EQ(ports.serve(0, 0, 2, 1000 * kI), 1000 * kI);  // the window is now slots 937..1000
+    EXPECT_EQ(ports.serve(0, 0, 3, 936 * kI), 936 * kI);    // slot 936 is forgotten
+    EXPECT_EQ(ports.serve(0, 0, 4, 937 * kI), 938 * kI);    // slot 937 is not
 }
 
-TEST(SameLine, AResetLineForgetsItsSlots) {
+TEST(SameLine, AnotherLineInTheSlotFindsThePortEmpty) {
     SameLinePorts ports(1, kI);
-    ports.serve(0, 0, 0);
-    ports.reset(0);
-    EXPECT_EQ(ports.serve(0, 1, 0), 0);
+    ports.serve(0, 7, 0, 0);
+    EXPECT_EQ(ports.serve(0, 7, 1, 0), kI);  // line 7's slot 0 is taken
+    EXPECT_EQ(ports.serve(0, 8, 2, 0), 0);   // line 8 replaced it: its own port
+    EXPECT_EQ(ports.serve(0, 8, 3, 0), kI);
 }
 
 TEST(SameLine, ZeroIntervalIsNoLimit) {
     SameLinePorts ports(1, 0);
-    EXPECT_EQ(ports.serve(0, 0, 5), 5);
-    EXPECT_EQ(ports.serve(0, 1, 5), 5);
+    EXPECT_EQ(ports.serve(0, 0, 0, 5), 5);
+    EXPECT_EQ(ports.serve(0, 0, 1, 5), 5);
 }
 
 }  // namespace
