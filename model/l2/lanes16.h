@@ -16,6 +16,12 @@ namespace pfsim::lanes16 {
 
 constexpr unsigned kLanes = 16;
 
+// How a set of `ways` lies in an array: the elements it takes (16, padding
+// included, for at most 16 ways; else `ways`, and no lane operation applies),
+// and the lanes of its ways as bits (0 when it is not in lanes).
+constexpr uint64_t stride(uint64_t ways) { return ways <= kLanes ? kLanes : ways; }
+constexpr uint32_t way_bits(uint64_t ways) { return ways <= kLanes ? (uint32_t{1} << ways) - 1 : 0; }
+
 // The same operations one lane at a time: the fallback, and the reference the
 // tests hold the SSE2 ones to.
 namespace portable {

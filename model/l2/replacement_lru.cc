@@ -23,8 +23,8 @@ template <class Place>
 class Lru final : public ReplacementPolicy {
 public:
     Lru(uint64_t sets, uint64_t ways, bool prefetch_at_lru_end)
-        : ways_(ways), stride_(in_lanes(ways) ? lanes16::kLanes : ways), place_(sets * stride_),
-          prefetch_at_lru_end_(prefetch_at_lru_end) {
+        : ways_(ways), stride_(lanes16::stride(ways)), way_bits_(lanes16::way_bits(ways)),
+          place_(sets * stride_), prefetch_at_lru_end_(prefetch_at_lru_end) {
         for (uint64_t set = 0; set < sets; ++set) {
             for (uint64_t w = 0; w < ways; ++w) place_[set * stride_ + w] = static_cast<Place>(ways - 1 - w);
         }
@@ -44,8 +44,8 @@ public:
     unsigned victim(uint64_t set) override {
         const Place* p = &place_[set * stride_];
         if constexpr (sizeof(Place) == 1) {
-            if (in_lanes(ways_)) {
-                const uint32_t m = lanes16::equal(p, static_cast<uint8_t>(ways_ - 1)) & ((uint32_t{1} << ways_) - 1);
+            if (way_bits_ != 0) {
+                const uint32_t m = lanes16::equal(p, static_cast<uint8_t>(ways_ - 1)) & way_bits_;
                 if (m != 0) return static_cast<unsigned>(__builtin_ctz(m));
             }
         }
@@ -58,14 +58,11 @@ public:
     void prefetch(uint64_t set) const override { __builtin_prefetch(&place_[set * stride_], 1); }
 
 private:
-    // Sets of at most 16 ways take 16 places (one SSE2 register), the rest padding.
-    static bool in_lanes(uint64_t ways) { return sizeof(Place) == 1 && ways <= lanes16::kLanes; }
-
     void make_most_recent(uint64_t set, unsigned way) {
         Place* p = &place_[set * stride_];
         const Place old = p[way];
         if constexpr (sizeof(Place) == 1) {
-            if (in_lanes(ways_)) {
+            if (way_bits_ != 0) {
                 lanes16::increment_below(p, old, way_mask_);
                 p[way] = 0;
                 return;
@@ -79,7 +76,7 @@ private:
         Place* p = &place_[set * stride_];
         const Place old = p[way];
         if constexpr (sizeof(Place) == 1) {
-            if (in_lanes(ways_)) {
+            if (way_bits_ != 0) {
                 lanes16::decrement_above(p, old, way_mask_);
                 p[way] = static_cast<Place>(ways_ - 1);
                 return;
@@ -91,6 +88,7 @@ private:
 
     uint64_t ways_;
     uint64_t stride_;
+    uint32_t way_bits_;  // sets of at most 16 ways (bytes: Place is 1 byte) are in lanes: bit w for way w; else 0
     std::vector<Place> place_;  // per way: its place in its set's order; set s's at s * stride_
     uint8_t way_mask_[lanes16::kLanes];  // 0xff for a way, 0 for padding
     bool prefetch_at_lru_end_;

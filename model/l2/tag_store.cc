@@ -11,8 +11,7 @@
 namespace pfsim {
 
 TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
-    : ways_(g.ways), stride_(g.ways <= lanes16::kLanes ? lanes16::kLanes : g.ways),
-      lanes_(g.ways <= lanes16::kLanes ? (uint32_t{1} << g.ways) - 1 : 0), tag_(g.sets * stride_),
+    : ways_(g.ways), stride_(lanes16::stride(g.ways)), lanes_(lanes16::way_bits(g.ways)), tag_(g.sets * stride_),
       dirty_(g.sets * g.ways), policy_(make_replacement(replacement, g.sets, g.ways)) {
     if (g.lines > kMaxTaggedLines) {
         throw std::invalid_argument("the L2's tags hold at most " + std::to_string(kMaxTaggedLines) + " lines of GM");
