@@ -108,7 +108,7 @@ void Replay::run() {
         // The trace is known ahead: the host loads the L2 state of the access
         // kHintAhead later while this one runs (a random trace misses the host's
         // caches on nearly every set).
-        if (i + kHintAhead < trace_.size()) soc_.l2.prefetch_host(trace_[i + kHintAhead].addr);
+        if (i + kHintAhead < trace_.size()) soc_.l2.warm_host_cache(trace_[i + kHintAhead].addr);
         access(trace_[i], i);
         if (!result_.error.empty()) break;
         if (options_.progress && (i + 1) % step == 0) {

@@ -71,9 +71,9 @@ void L2Cache::attach_waves(const std::string& path) {
     tags_ = make_tag_store(cfg_, path);
 }
 
-void L2Cache::prefetch_host(uint64_t addr) const {
+void L2Cache::warm_host_cache(uint64_t addr) const {
     const uint64_t set = set_of(addr);
-    tags_->prefetch(set);
+    tags_->warm_host_cache(set);
     __builtin_prefetch(&ready_[set * ways_], 1);
 }
 

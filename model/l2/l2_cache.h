@@ -86,7 +86,7 @@ public:
     bool dirty(uint64_t addr) const;
     // A hint: the line holding `addr` is accessed soon; the host may start
     // loading its set's state into its cache. Changes nothing the model computes.
-    void prefetch_host(uint64_t addr) const;
+    void warm_host_cache(uint64_t addr) const;
     // Lines currently resident that a prefetch brought in and no core has touched yet.
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 

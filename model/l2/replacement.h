@@ -30,7 +30,7 @@ public:
     virtual unsigned victim(uint64_t set) = 0;
     // A hint: `set` is accessed soon; the host may start loading its state into
     // its cache. Changes nothing.
-    virtual void prefetch(uint64_t) const {}
+    virtual void warm_host_cache(uint64_t) const {}
 };
 
 // The policies pfsim has, by their l2.replacement name, in the order the

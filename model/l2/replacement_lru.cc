@@ -55,7 +55,7 @@ public:
         return 0;  // unreachable: the places are a permutation
     }
 
-    void prefetch(uint64_t set) const override { __builtin_prefetch(&place_[set * stride_], 1); }
+    void warm_host_cache(uint64_t set) const override { __builtin_prefetch(&place_[set * stride_], 1); }
 
 private:
     void make_most_recent(uint64_t set, unsigned way) {

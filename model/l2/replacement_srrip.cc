@@ -33,7 +33,7 @@ public:
         return static_cast<unsigned>(std::find(r, r + ways_, kDistant) - r);
     }
 
-    void prefetch(uint64_t set) const override { __builtin_prefetch(&rrpv_[set * ways_], 1); }
+    void warm_host_cache(uint64_t set) const override { __builtin_prefetch(&rrpv_[set * ways_], 1); }
 
 private:
     static constexpr uint8_t kLong = 2, kDistant = 3;

@@ -18,10 +18,10 @@ TlmTags::TlmTags(const TagGeometry& g, const std::string& replacement)
     }
 }
 
-void TlmTags::prefetch(uint64_t set) const {
+void TlmTags::warm_host_cache(uint64_t set) const {
     __builtin_prefetch(&tag_[set * stride_], 1);
     __builtin_prefetch(&dirty_[set * ways_], 1);
-    policy_->prefetch(set);
+    policy_->warm_host_cache(set);
 }
 
 int64_t TlmTags::find(uint64_t set, uint32_t tag) const {

@@ -47,7 +47,7 @@ public:
     virtual TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) = 0;
     // A hint: `set` is accessed soon; the host may start loading its tags into
     // its cache. Changes nothing.
-    virtual void prefetch(uint64_t) const {}
+    virtual void warm_host_cache(uint64_t) const {}
 };
 
 class TlmTags final : public TagStore {
@@ -57,7 +57,7 @@ public:
     explicit TlmTags(const TagGeometry& g, const std::string& replacement = "lru");
     TagResult lookup(uint64_t set, uint64_t line, Tick when) override;
     TagResult access(uint64_t set, uint64_t line, bool write, Tick when, Fill by) override;
-    void prefetch(uint64_t set) const override;
+    void warm_host_cache(uint64_t set) const override;
 
 private:
     // The way of `set` whose tag is `tag`, or -1.

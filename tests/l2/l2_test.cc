@@ -109,7 +109,7 @@ void prefetch(test::Harness& h, uint64_t addr, uint32_t len) {
 
 // Long random read / write / uncached / prefetch sequence against a flat memory
 // (values) and the textbook LRU cache (counts). Each operation is preceded by a
-// host-cache hint (L2Cache::prefetch_host) for an unrelated address, which must
+// host-cache hint (L2Cache::warm_host_cache) for an unrelated address, which must
 // change nothing.
 void random_against_reference(Bench& bench, uint64_t seed, int operations) {
     test::Harness& h = *bench.harness;
@@ -123,7 +123,7 @@ void random_against_reference(Bench& bench, uint64_t seed, int operations) {
     std::mt19937_64 hints(seed + 1);
     std::vector<uint8_t> buf(4096), data(4096);
     for (int op = 0; op < operations; ++op) {
-        l2.prefetch_host(hints() % region);
+        l2.warm_host_cache(hints() % region);
         const uint64_t len = 1 + rng() % 2048;
         const uint64_t addr = rng() % (region - len);
         const int kind = static_cast<int>(rng() % 100);
