@@ -32,14 +32,17 @@ public:
         if (b > latest_ && work > 0 && work < std::min(capacity_, (((b + 1) << kBucketShift) - t) * servers_)) {
             // The common case, the loop below in short: a bucket later than any
             // handed out (empty, as are all after it) takes the whole work.
+            // No bucket becomes full, so first_free_ is advanced by the next
+            // reservation that needs it (reading the window's oldest bucket here
+            // would be a host cache miss on nearly every call).
             slot(b) = work;
-            advance_first_free();
             return t + work;
         }
         if (b < base_) {
             b = base_;  // older than anything remembered: as early as possible
             t = b << kBucketShift;
         }
+        advance_first_free();
         if (b < first_free_) {  // every bucket before first_free_ is full
             b = first_free_;
             t = b << kBucketShift;

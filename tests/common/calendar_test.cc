@@ -53,5 +53,15 @@ TEST(Calendar, WorkAfterFullBucketsStartsAtTheFirstFreeOne) {
     EXPECT_EQ(one.reserve(5 * kB + 10, 100), 7 * kB + 100);
 }
 
+// The same when the window has since moved onto the full buckets (a
+// reservation far ahead): older work starts where the first free one begins.
+TEST(Calendar, WorkAfterFullBucketsTheWindowMovedOntoStartsAtTheFirstFreeOne) {
+    Calendar pool(2, 4);  // 16 buckets remembered
+    pool.reserve(0, 100);  // bucket 0 not full
+    pool.reserve(kB, 6 * kB);  // buckets 1 to 3 full
+    EXPECT_EQ(pool.reserve(17 * kB, 100), 17 * kB + 100);  // the window is now 2 to 17
+    EXPECT_EQ(pool.reserve(0, 100), 4 * kB + 100);
+}
+
 }  // namespace
 }  // namespace pfsim
