@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "base/hex.h"
+#include "base/host_buffer.h"
 
 namespace pfsim {
 
@@ -59,28 +60,17 @@ size_t count_lines(FILE* file) {
     return lines;
 }
 
-// Calls each(line, length) for every line of `file` in order, read in large
-// blocks: `line` holds `length` bytes (its '\n' included, if it has one) and a
-// '\0' after them, and may be written.
+// Calls each(text, length) for the whole lines of `file` in order, read in
+// large blocks: `text` holds `length` bytes, ending just after a '\n' (or at the
+// end of the file, for a last line without one), and a '\0' after them.
 template <typename Each>
-void for_each_line(FILE* file, Each each) {
+void for_each_lines(FILE* file, Each each) {
     std::vector<char> block(size_t{1} << 20);
     size_t held = 0;  // bytes of a line not yet ended, at the block's start
     for (;;) {
         if (held + 1 >= block.size()) block.resize(block.size() * 2);  // a line longer than the block
         const size_t n = std::fread(block.data() + held, 1, block.size() - 1 - held, file);
         const size_t end = held + n;
-        size_t begin = 0;
-        for (char* nl; (nl = static_cast<char*>(std::memchr(block.data() + begin, '\n', end - begin)));) {
-            const size_t next = static_cast<size_t>(nl - block.data()) + 1;
-            const char saved = block[next];
-            block[next] = '\0';
-            each(block.data() + begin, next - begin);
-            block[next] = saved;
-            begin = next;
-        }
-        held = end - begin;
-        std::memmove(block.data(), block.data() + begin, held);
         if (n == 0) {
             if (held > 0) {  // a last line without '\n'
                 block[held] = '\0';
@@ -88,6 +78,16 @@ void for_each_line(FILE* file, Each each) {
             }
             return;
         }
+        const void* last = memrchr(block.data(), '\n', end);
+        const size_t whole = last ? static_cast<size_t>(static_cast<const char*>(last) - block.data()) + 1 : 0;
+        if (whole > 0) {
+            const char saved = block[whole];
+            block[whole] = '\0';
+            each(block.data(), whole);
+            block[whole] = saved;
+        }
+        held = end - whole;
+        std::memmove(block.data(), block.data() + whole, held);
     }
 }
 
@@ -98,40 +98,65 @@ std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
     std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!file) throw TraceError(path + ": cannot open the trace file");
     std::vector<TraceAccess> out;
-    out.reserve(count_lines(file.get()));
+    const size_t lines = count_lines(file.get());
+    out.reserve(lines);
+    advise_huge_pages(out.data(), lines * sizeof(TraceAccess));
     uint64_t line_no = 0;
-    for_each_line(file.get(), [&](char* buf, size_t length) {
-        ++line_no;
+    // One pass over each block: the parser walks the lines itself. A NUL byte
+    // (which would end a line's parse early and hide what follows it) stops
+    // the parse where it stands, so it is looked for only on the way to an
+    // error, and in comments, which the parser skips.
+    for_each_lines(file.get(), [&](char* text, size_t length) {
+        const char* const end = text + length;
+        const char* line = text;
         auto fail = [&](const std::string& why) {
-            throw TraceError(path + ":" + std::to_string(line_no) + ": " + why);
+            const char* stop = static_cast<const char*>(std::memchr(line, '\n', static_cast<size_t>(end - line)));
+            const size_t span = static_cast<size_t>((stop ? stop : end) - line);
+            const void* nul = std::memchr(line, '\0', span);
+            const std::string at = path + ":" + std::to_string(line_no) + ": ";
+            if (nul) throw TraceError(at + "a NUL byte at column " + std::to_string(static_cast<const char*>(nul) - line + 1));
+            throw TraceError(at + why);
         };
-        // A NUL byte would end the parse early and hide what follows it.
-        const void* nul = std::memchr(buf, '\0', static_cast<size_t>(length));
-        if (nul) fail("a NUL byte at column " + std::to_string(static_cast<const char*>(nul) - buf + 1));
-        const char* p = buf;
-        while (blank(*p)) ++p;
-        if (*p == '\0' || *p == '\n' || *p == '#') return;
-        TraceAccess a{};
-        uint64_t bytes = 0;
-        switch (*p) {
-            case 'R': a.op = TraceAccess::Read; break;
-            case 'W': a.op = TraceAccess::Write; break;
-            case 'P': a.op = TraceAccess::Prefetch; break;
-            default: fail(std::string("expected R, W or P, found '") + *p + "'");
+        // Past the '\n' that ends a line whose text ended at p (or a comment
+        // starting at p); false at a byte that ends no line.
+        auto line_end = [&](const char*& p) {
+            while (blank(*p)) ++p;
+            if (*p == '#') {
+                const char* stop = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+                if (std::memchr(p, '\0', static_cast<size_t>((stop ? stop : end) - p))) return false;
+                p = stop ? stop + 1 : end;
+                return true;
+            }
+            if (*p == '\n') {
+                ++p;
+                return true;
+            }
+            return p == end;
+        };
+        for (const char* p = text; p < end; line = p) {
+            ++line_no;
+            if (line_end(p)) continue;  // blank or comment
+            TraceAccess a{};
+            uint64_t bytes = 0;
+            switch (*p) {
+                case 'R': a.op = TraceAccess::Read; break;
+                case 'W': a.op = TraceAccess::Write; break;
+                case 'P': a.op = TraceAccess::Prefetch; break;
+                default: fail(std::string("expected R, W or P, found '") + *p + "'");
+            }
+            ++p;
+            if (!blank(*p)) fail("expected a space after the operation");
+            if (!number<16>(p, &a.addr)) fail("expected a hexadecimal address");
+            if (!number<10>(p, &bytes)) fail("expected a decimal byte count");
+            if (!line_end(p)) fail("unexpected text after the byte count");
+            if (bytes == 0) fail("byte count must be greater than zero");
+            if (a.addr >= limit || bytes > limit - a.addr || bytes > TraceAccess::kMaxBytes) {
+                fail("range " + hex(a.addr) + " + " + std::to_string(bytes) + " lies outside " +
+                     limit_what + " [0, " + hex(limit) + ")");
+            }
+            a.bytes = bytes;
+            out.push_back(a);
         }
-        ++p;
-        if (!blank(*p)) fail("expected a space after the operation");
-        if (!number<16>(p, &a.addr)) fail("expected a hexadecimal address");
-        if (!number<10>(p, &bytes)) fail("expected a decimal byte count");
-        while (blank(*p) || *p == '\n') ++p;
-        if (*p != '\0' && *p != '#') fail("unexpected text after the byte count");
-        if (bytes == 0) fail("byte count must be greater than zero");
-        if (a.addr >= limit || bytes > limit - a.addr || bytes > TraceAccess::kMaxBytes) {
-            fail("range " + hex(a.addr) + " + " + std::to_string(bytes) + " lies outside " +
-                 limit_what + " [0, " + hex(limit) + ")");
-        }
-        a.bytes = bytes;
-        out.push_back(a);
     });
     if (std::ferror(file.get())) throw TraceError(path + ": read error");
     return out;

@@ -169,6 +169,10 @@ TEST(Replay, MalformedLinesNameFileAndLine) {
         {"R 0x0 0x40\n", ":1: expected a decimal byte count"},
         {std::string("R 0x0 64\n") + '\0' + "garbage\n", ":2: a NUL byte at column 1"},
         {std::string("R 0x0 64") + '\0' + "garbage\n", ":1: a NUL byte at column 9"},
+        {std::string("# ok\n# a") + '\0' + "b\n", ":2: a NUL byte at column 4"},
+        {std::string("R 0x0 64 # a") + '\0' + "\n", ":1: a NUL byte at column 13"},
+        {std::string("R 0x0 64\n  ") + '\0' + "\nR 0x0 64\n", ":2: a NUL byte at column 3"},
+        {std::string("R 0x0 64\n# last line") + '\0', ":2: a NUL byte at column 12"},
     };
     int n = 0;
     for (const auto& [text, message] : cases) {
