@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "base/zero_buffer.h"
@@ -19,15 +21,27 @@ public:
     static constexpr unsigned kBucketShift = 16;  // 65.536 ns buckets
     static constexpr Tick kBucket = Tick{1} << kBucketShift;
 
+    // A bucket's work is counted in 32 bits (8-byte buckets: the calendars of a
+    // random replay are its largest host-cache footprint after the L2's arrays).
+    static constexpr uint64_t kMaxServers = (uint64_t{1} << (32 - kBucketShift)) - 1;
+    // Reservations are exact below this time (2^60 ps, about 13 days).
+    static constexpr Tick kTimeLimit = Tick{1} << 60;
+
     // `servers` units of work can proceed at once (1 for a channel or port, N for
-    // a pool of N miss-status registers). 2^window_log2 buckets are remembered.
+    // a pool of N miss-status registers), at most kMaxServers, else
+    // std::invalid_argument. 2^window_log2 buckets are remembered.
     explicit Calendar(uint64_t servers = 1, unsigned window_log2 = 12)
         : servers_(servers), capacity_(kBucket * servers), buckets_(size_t{1} << window_log2),
-          mask_((uint64_t{1} << window_log2) - 1) {}
+          mask_((uint64_t{1} << window_log2) - 1), window_log2_(window_log2) {
+        if (servers == 0 || servers > kMaxServers) {
+            throw std::invalid_argument("a calendar has 1 to " + std::to_string(kMaxServers) + " servers");
+        }
+    }
 
-    // Reserves `work` (resource-picoseconds, run on one server) from time `t`;
-    // returns when it is done.
+    // Reserves `work` (resource-picoseconds, run on one server) from time `t`,
+    // below kTimeLimit (else std::overflow_error); returns when it is done.
     Tick reserve(Tick t, Tick work) {
+        if (t >= kTimeLimit) throw std::overflow_error("pfsim: simulated time past 2^60 ps");
         uint64_t b = t >> kBucketShift;
         if (b > latest_ && work > 0 && work < std::min(capacity_, (((b + 1) << kBucketShift) - t) * servers_)) {
             // The common case, the loop below in short: a bucket later than any
@@ -35,7 +49,7 @@ public:
             // No bucket becomes full, so first_free_ is advanced by the next
             // reservation that needs it (reading the window's oldest bucket here
             // would be a host cache miss on nearly every call).
-            slot(b) = work;
+            slot(b) = static_cast<uint32_t>(work);
             return t + work;
         }
         if (b < base_) {
@@ -50,11 +64,11 @@ public:
         Tick remaining = work;
         Tick done = t + work;
         for (bool first = true; remaining > 0; first = false, ++b) {
-            Tick& used = slot(b);
-            Tick avail = capacity_ - std::min(used, capacity_);
+            uint32_t& used = slot(b);
+            Tick avail = capacity_ - std::min<Tick>(used, capacity_);
             if (first) avail = std::min<Tick>(avail, (((b + 1) << kBucketShift) - t) * servers_);
             const Tick take = std::min(avail, remaining);
-            used += take;
+            used += static_cast<uint32_t>(take);
             if (used >= capacity_) latest_full_ = std::max(latest_full_, b);
             remaining -= take;
             if (remaining == 0) done = std::max(done, (b << kBucketShift) + used / servers_);
@@ -76,24 +90,26 @@ private:
     // cleared as the window moves (time jumps far between reservations).
     // A bucket later than any handed out before holds nothing yet: it is
     // written without being read first (a host cache miss that need not stall).
-    Tick& slot(uint64_t b) {
+    uint32_t& slot(uint64_t b) {
         if (b > base_ + mask_) base_ = b - mask_;
         first_free_ = std::max(first_free_, base_);
         Bucket& e = buckets_[b & mask_];
-        if (b > latest_ || e.index != b) e = {b, 0};
+        const uint32_t round = static_cast<uint32_t>(b >> window_log2_);
+        if (b > latest_ || e.round != round) e = {round, 0};
         latest_ = std::max(latest_, b);
         return e.used;
     }
 
     struct Bucket {
-        uint64_t index;  // the bucket whose work `used` is (all start as bucket 0, empty)
-        Tick used;
+        uint32_t round;  // the bucket whose work `used` is, as b >> window_log2 (all start as bucket 0, empty)
+        uint32_t used;
     };
 
     uint64_t servers_;
     Tick capacity_;
     ZeroArray<Bucket> buckets_;
     uint64_t mask_;
+    unsigned window_log2_;
     uint64_t base_ = 0;
     uint64_t first_free_ = 0;  // buckets [base_, first_free_) are full
     uint64_t latest_ = 0;      // the latest bucket slot() handed out (no entry holds a later one)

@@ -70,7 +70,7 @@ const std::vector<ParamSpec>& param_specs() {
                            "a line serves hits from initiators other than its holder one per interval of simulated time (0: no limit)")),
         param("l2.slice_read_bandwidth", Kind::Bandwidth, "read bandwidth of one slice"),
         param("l2.slice_write_bandwidth", Kind::Bandwidth, "write bandwidth of one slice"),
-        param("l2.max_outstanding_misses", Kind::Count, "misses in flight at once (MSHRs)"),
+        param("l2.max_outstanding_misses", Kind::Count, "misses in flight at once (MSHRs); at most 65535"),
 
         choice("sdma.provider", "SDMA workspace provider: model = simulated engine; none = no SDMA",
                {"model", "none"}),

@@ -63,5 +63,23 @@ TEST(Calendar, WorkAfterFullBucketsTheWindowMovedOntoStartsAtTheFirstFreeOne) {
     EXPECT_EQ(pool.reserve(0, 100), 4 * kB + 100);
 }
 
+// The limits of a bucket's 32-bit work count: the most servers fill a bucket
+// exactly, and times up to kTimeLimit are exact.
+TEST(Calendar, LimitsOfTheServersAndOfTime) {
+    EXPECT_THROW(Calendar(0), std::invalid_argument);
+    EXPECT_THROW(Calendar(Calendar::kMaxServers + 1), std::invalid_argument);
+    Calendar most(Calendar::kMaxServers);
+    for (uint64_t i = 0; i < Calendar::kMaxServers; ++i) most.reserve(0, kB);  // bucket 0 full
+    EXPECT_EQ(most.reserve(0, 100), kB + 100);
+    Calendar late;
+    const Tick last = Calendar::kTimeLimit - kB;
+    EXPECT_EQ(late.reserve(last, kB / 2), last + kB / 2);
+    EXPECT_EQ(late.reserve(last, kB), last + 3 * kB / 2);  // queued behind the first: exact
+    // Far before the window (4096 buckets, the last one at kTimeLimit): as early
+    // as the window allows.
+    EXPECT_EQ(late.reserve(0, 100), Calendar::kTimeLimit - 4095 * kB + 100);
+    EXPECT_THROW(late.reserve(Calendar::kTimeLimit, 1), std::overflow_error);
+}
+
 }  // namespace
 }  // namespace pfsim

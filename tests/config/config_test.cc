@@ -248,6 +248,7 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"gm.size=3GiB", "gm.size"},
         {"gm.size=4TiB", "the L2's tags number at most"},  // 2^33 lines of 512 B
         {"sdma.queue_depth=1", "sdma.queue_depth"},
+        {"l2.max_outstanding_misses=65536", "l2.max_outstanding_misses"},  // one calendar's servers
         {"sdma.doorbell_tail_offset=6", "sdma.doorbell_tail_offset"},
         {"prefetch.request_bytes=512MiB", "prefetch.request_bytes"},
         {"chip.clock=-1MHz", "chip.clock"},
