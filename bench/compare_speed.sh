@@ -43,16 +43,7 @@ compare() {  # NAME ARGS...
     nw=$(cut -d' ' -f1 "$work/new.t" | median); nr=$(cut -d' ' -f2 "$work/new.t" | median)
     # What the model computes must not change: the summaries, but for host-memory accounting.
     # (Between builds whose model or cases changed on purpose they differ: say why in the record.)
-    same=$(python3 -c '
-import json, sys
-def strip(d):
-    if isinstance(d, dict):
-        return {k: strip(v) for k, v in d.items() if k not in ("touched_bytes", "wall_time_s", "config")}
-    if isinstance(d, list):
-        return [strip(v) for v in d]
-    return d
-a, b = (json.load(open(p)) for p in sys.argv[1:])
-print("same results" if strip(a) == strip(b) else "RESULTS DIFFER")' "$work/old.json" "$work/new.json")
+    same=$(python3 bench/same_results.py "$work/old.json" "$work/new.json")
     printf '%-28s old %6.2f s %5d MiB   new %6.2f s %5d MiB   speed-up %.2fx   %s\n' \
         "$name" "$ow" "$or" "$nw" "$nr" "$(python3 -c "print($ow / max($nw, 1e-3))")" "$same"
 }
