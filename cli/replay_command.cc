@@ -23,8 +23,9 @@ int cmd_replay(const std::vector<std::string>& args) {
     const Config cfg = resolve_config(o);
     const std::string path = user_path(o.positional[0]);
     const uint64_t limit = Replay::ring_base(cfg);
-    const std::vector<TraceAccess> trace =
-        read_trace(path, limit, "the replay's GM range (GM less the top pages, which hold its SDMA ring)");
+    // Read while the replay runs: a bad line stops the replay when it reaches
+    // it, and nothing is printed but the error.
+    TraceReader trace(path, limit, "the replay's GM range (GM less the top pages, which hold its SDMA ring)");
 
     ReplayOptions ro;
     ro.verify = has_flag(o, "--verify");
@@ -36,6 +37,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     Replay replay("replay", cfg, soc, trace, ro);
     sc_core::sc_start();
     const ReplayResult& r = replay.result();
+    if (!r.trace_error.empty()) throw TraceError(r.trace_error);
     if (recorder) {
         try {
             recorder->close();

@@ -22,8 +22,8 @@ uint64_t Replay::ring_base(const Config& cfg) {
     return (cfg.bytes("gm.size") - ring_bytes) / 4096 * 4096;
 }
 
-Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
-               const std::vector<TraceAccess>& trace, const ReplayOptions& options)
+Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc, TraceReader& trace,
+               const ReplayOptions& options)
     : sc_module(name),
       cached("cached"),
       uncached("uncached"),
@@ -50,21 +50,6 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
     cached.bind(soc.l2.cached);
     uncached.bind(soc.l2.uncached);
     mmio.bind(soc.sdma.mmio);
-    if (options_.verify) {
-        uint64_t largest = 0;
-        for (const TraceAccess& a : trace_) {
-            if (a.op != TraceAccess::Prefetch) largest = std::max(largest, a.bytes);
-        }
-        // Deterministic write data: access k writes the pattern from offset k mod period.
-        pattern_.resize(largest + kPatternPeriod);
-        uint64_t x = 0x9E3779B97F4A7C15ull;
-        for (uint8_t& b : pattern_) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            b = static_cast<uint8_t>(x >> 56);
-        }
-        scratch_.resize(largest);
-        expected_.resize(largest);
-    }
     SC_HAS_PROCESS(Replay);
     SC_THREAD(run);
 }
@@ -103,23 +88,60 @@ void Replay::run() {
     const Tick start = sc_core::sc_time_stamp().value();
     running_ = true;
     sampler_.start([this] { return running_; });
-    const uint64_t step = std::max<uint64_t>(1, trace_.size() / 20);
-    for (uint64_t i = 0; i < trace_.size(); ++i) {
-        // The trace is known ahead: the host loads the L2 state of the access
-        // kHintAhead later while this one runs (a random trace misses the host's
-        // caches on nearly every set).
-        if (i + kHintAhead < trace_.size()) soc_.l2.warm_host_cache(trace_[i + kHintAhead].addr);
-        access(trace_[i], i);
-        if (!result_.error.empty()) break;
-        if (options_.progress && (i + 1) % step == 0) {
-            std::fprintf(stderr, "replay: %3d%% (%llu of %zu accesses)\n",
-                         static_cast<int>((i + 1) * 100 / trace_.size()),
-                         static_cast<unsigned long long>(i + 1), trace_.size());
-        }
+    try {
+        replay_all();
+    } catch (const TraceError& e) {
+        result_.trace_error = e.what();
     }
     keeper_.sync();
     result_.sim_time = sc_core::sc_time_stamp().value() - start;
     running_ = false;
+}
+
+void Replay::replay_all() {
+    uint64_t index = 0;
+    uint64_t next_percent = 5;
+    for (;;) {
+        const std::vector<TraceAccess>& chunk = trace_.next();
+        if (chunk.empty()) return;
+        for (size_t i = 0; i < chunk.size(); ++i) {
+            // The trace is known ahead: the host loads the L2 state of the access
+            // kHintAhead later while this one runs (a random trace misses the
+            // host's caches on nearly every set).
+            if (i + kHintAhead < chunk.size()) soc_.l2.warm_host_cache(chunk[i + kHintAhead].addr);
+            access(chunk[i], index++);
+            if (!result_.error.empty()) return;
+        }
+        if (options_.progress) progress(index, &next_percent);
+    }
+}
+
+// A line each 5 % of the trace file, or each 2^20 accesses when its size is unknown (a pipe).
+void Replay::progress(uint64_t accesses, uint64_t* next_percent) const {
+    if (trace_.file_bytes() == 0) {
+        if (accesses % (uint64_t{1} << 20) == 0) {
+            std::fprintf(stderr, "replay: %llu accesses\n", static_cast<unsigned long long>(accesses));
+        }
+        return;
+    }
+    const uint64_t percent = trace_.bytes_handed_out() * 100 / trace_.file_bytes();
+    if (percent < *next_percent) return;
+    std::fprintf(stderr, "replay: %3llu%% of the trace read (%llu accesses)\n", static_cast<unsigned long long>(percent),
+                 static_cast<unsigned long long>(accesses));
+    *next_percent = percent / 5 * 5 + 5;
+}
+
+// Deterministic write data: access k writes the pattern from offset k mod period;
+// grown (the same bytes, continued) when a longer access comes.
+void Replay::grow_pattern(uint64_t bytes) {
+    const size_t old = pattern_.size();
+    pattern_.resize(bytes + kPatternPeriod);
+    for (size_t i = old; i < pattern_.size(); ++i) {
+        pattern_state_ = pattern_state_ * 6364136223846793005ull + 1442695040888963407ull;
+        pattern_[i] = static_cast<uint8_t>(pattern_state_ >> 56);
+    }
+    scratch_.resize(bytes);
+    expected_.resize(bytes);
 }
 
 void Replay::access(const TraceAccess& a, uint64_t index) {
@@ -146,6 +168,7 @@ void Replay::perform(const TraceAccess& a, uint64_t index) {
         transport(cached, a.op == TraceAccess::Write, a.addr, nullptr, a.bytes);
         return;
     }
+    if (a.bytes > scratch_.size()) grow_pattern(a.bytes);
     if (a.op == TraceAccess::Write) {
         uint8_t* data = pattern_.data() + index % kPatternPeriod;
         transport(cached, true, a.addr, data, a.bytes);

@@ -43,6 +43,7 @@ struct ReplayResult {
     uint64_t mismatches = 0;     // reads that differed from the reference (verify)
     std::string first_mismatch;
     std::string error;           // an SDMA channel error, if one stopped a prefetch
+    std::string trace_error;     // a bad trace line reached: the replay stopped before it
 };
 
 class Replay : public sc_core::sc_module {
@@ -54,14 +55,16 @@ public:
     // The first GM address the replay keeps for its SDMA ring.
     static uint64_t ring_base(const Config& cfg);
 
-    Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc,
-           const std::vector<TraceAccess>& trace, const ReplayOptions& options);
+    // Takes the accesses from `trace` as it replays them.
+    Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc, TraceReader& trace,
+           const ReplayOptions& options);
 
     const ReplayResult& result() const { return result_; }
     const Sampler& sampler() const { return sampler_; }
 
 private:
     void run();
+    void replay_all();
     void access(const TraceAccess& a, uint64_t index);
     void perform(const TraceAccess& a, uint64_t index);
     void prefetch(const TraceAccess& a);
@@ -69,14 +72,17 @@ private:
                    void* data, uint64_t len);
     void mmio_write(uint64_t addr, uint64_t value, unsigned bytes);
     void wait_channel_idle();
+    void progress(uint64_t accesses, uint64_t* next_percent) const;
+    void grow_pattern(uint64_t bytes);
 
     Soc& soc_;
-    const std::vector<TraceAccess>& trace_;
+    TraceReader& trace_;
     ReplayOptions options_;
     uint64_t line_bytes_, request_bytes_, ring_base_;
     uint32_t depth_;
     uint32_t tail_ = 0;
     std::vector<uint8_t> pattern_, scratch_, expected_;
+    uint64_t pattern_state_ = 0x9E3779B97F4A7C15ull;
     BackingStore reference_;
     tlm::tlm_generic_payload payload_;
     tlm_utils::tlm_quantumkeeper keeper_;

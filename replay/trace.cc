@@ -3,13 +3,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <memory>
-#include <sstream>
+#include <utility>
 
 #include <sys/stat.h>
 
 #include "base/hex.h"
-#include "base/host_buffer.h"
 
 namespace pfsim {
 
@@ -45,21 +43,6 @@ bool number(const char*& p, uint64_t* out) {
     return true;
 }
 
-// The lines of `file` (a last one without '\n' included), leaving it at its
-// start; 0 when it cannot be read twice (a pipe).
-size_t count_lines(FILE* file) {
-    struct stat st {};
-    if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    size_t lines = 1;
-    char block[1 << 16];
-    size_t n = 0;
-    while ((n = std::fread(block, 1, sizeof block, file)) > 0) {
-        for (const char* p = block; (p = static_cast<const char*>(std::memchr(p, '\n', block + n - p))); ++p) ++lines;
-    }
-    std::rewind(file);
-    return lines;
-}
-
 // Calls each(text, length) for the whole lines of `file` in order, read in
 // large blocks: `text` holds `length` bytes, ending just after a '\n' (or at the
 // end of the file, for a last line without one), and a '\0' after them.
@@ -93,73 +76,164 @@ void for_each_lines(FILE* file, Each each) {
 
 }  // namespace
 
+TraceReader::TraceReader(const std::string& path, uint64_t limit, std::string limit_what)
+    : path_(path), limit_(limit), limit_what_(std::move(limit_what)), file_(std::fopen(path.c_str(), "rb")) {
+    if (!file_) throw TraceError(path + ": cannot open the trace file");
+    struct stat st {};
+    if (fstat(fileno(file_), &st) == 0 && S_ISREG(st.st_mode)) file_bytes_ = static_cast<uint64_t>(st.st_size);
+    thread_ = std::thread([this] { read(); });
+}
+
+TraceReader::~TraceReader() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    std::fclose(file_);
+}
+
+const std::vector<TraceAccess>& TraceReader::next() {
+    if (ended_) return handed_;
+    Chunk chunk;
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        spare_.push_back(std::move(handed_));
+        handed_.clear();
+        changed_.wait(lock, [&] { return !ready_.empty(); });
+        chunk = std::move(ready_.front());
+        ready_.pop_front();
+    }
+    changed_.notify_all();
+    if (chunk.error) {
+        ended_ = true;
+        std::rethrow_exception(chunk.error);
+    }
+    ended_ = chunk.last;
+    handed_ = std::move(chunk.accesses);
+    bytes_handed_out_ = chunk.end_offset;
+    return handed_;
+}
+
+void TraceReader::publish(Chunk&& chunk) {
+    {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || ready_.size() < kChunksAhead; });
+        if (stop_) throw Stopped{};
+        ready_.push_back(std::move(chunk));
+    }
+    changed_.notify_all();
+}
+
+void TraceReader::read() {
+    Chunk chunk;
+    auto fresh_storage = [&] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!spare_.empty()) {
+            chunk.accesses = std::move(spare_.back());
+            spare_.pop_back();
+        }
+        chunk.accesses.clear();
+        chunk.accesses.reserve(kChunkAccesses);
+    };
+    try {
+        fresh_storage();
+        uint64_t line_no = 0;
+        uint64_t offset = 0;  // of the region in the file
+        // One pass over each region: the parser walks the lines itself. A NUL
+        // byte (which would end a line's parse early and hide what follows it)
+        // stops the parse where it stands, so it is looked for only on the way
+        // to an error, and in comments, which the parser skips.
+        for_each_lines(file_, [&](char* text, size_t length) {
+            const char* const end = text + length;
+            const char* line = text;
+            auto fail = [&](const std::string& why) {
+                const char* stop = static_cast<const char*>(std::memchr(line, '\n', static_cast<size_t>(end - line)));
+                const size_t span = static_cast<size_t>((stop ? stop : end) - line);
+                const void* nul = std::memchr(line, '\0', span);
+                const std::string at = path_ + ":" + std::to_string(line_no) + ": ";
+                if (nul) throw TraceError(at + "a NUL byte at column " + std::to_string(static_cast<const char*>(nul) - line + 1));
+                throw TraceError(at + why);
+            };
+            // Past the '\n' that ends a line whose text ended at p (or a comment
+            // starting at p); false at a byte that ends no line.
+            auto line_end = [&](const char*& p) {
+                while (blank(*p)) ++p;
+                if (*p == '#') {
+                    const char* stop = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+                    if (std::memchr(p, '\0', static_cast<size_t>((stop ? stop : end) - p))) return false;
+                    p = stop ? stop + 1 : end;
+                    return true;
+                }
+                if (*p == '\n') {
+                    ++p;
+                    return true;
+                }
+                return p == end;
+            };
+            for (const char* p = text; p < end; line = p) {
+                ++line_no;
+                if (line_end(p)) continue;  // blank or comment
+                TraceAccess a{};
+                uint64_t bytes = 0;
+                switch (*p) {
+                    case 'R': a.op = TraceAccess::Read; break;
+                    case 'W': a.op = TraceAccess::Write; break;
+                    case 'P': a.op = TraceAccess::Prefetch; break;
+                    default: fail(std::string("expected R, W or P, found '") + *p + "'");
+                }
+                ++p;
+                if (!blank(*p)) fail("expected a space after the operation");
+                if (!number<16>(p, &a.addr)) fail("expected a hexadecimal address");
+                if (!number<10>(p, &bytes)) fail("expected a decimal byte count");
+                if (!line_end(p)) fail("unexpected text after the byte count");
+                if (bytes == 0) fail("byte count must be greater than zero");
+                if (a.addr >= limit_ || bytes > limit_ - a.addr || bytes > TraceAccess::kMaxBytes) {
+                    fail("range " + hex(a.addr) + " + " + std::to_string(bytes) + " lies outside " +
+                         limit_what_ + " [0, " + hex(limit_) + ")");
+                }
+                a.bytes = bytes;
+                chunk.accesses.push_back(a);
+                if (chunk.accesses.size() == kChunkAccesses) {
+                    chunk.end_offset = offset + static_cast<uint64_t>(p - text);
+                    publish(std::move(chunk));
+                    fresh_storage();
+                }
+            }
+            offset += length;
+        });
+        if (std::ferror(file_)) throw TraceError(path_ + ": read error");
+        chunk.end_offset = offset;
+        if (!chunk.accesses.empty()) publish(std::move(chunk));
+        Chunk last;
+        last.last = true;
+        last.end_offset = offset;
+        publish(std::move(last));
+    } catch (const Stopped&) {
+    } catch (...) {
+        // A bad line (or the host refusing memory): every access before it is
+        // handed out first.
+        const std::exception_ptr error = std::current_exception();
+        try {
+            if (!chunk.accesses.empty()) publish(std::move(chunk));
+            Chunk failed;
+            failed.error = error;
+            publish(std::move(failed));
+        } catch (const Stopped&) {
+        }
+    }
+}
+
 std::vector<TraceAccess> read_trace(const std::string& path, uint64_t limit,
                                     const std::string& limit_what) {
-    std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-    if (!file) throw TraceError(path + ": cannot open the trace file");
+    TraceReader reader(path, limit, limit_what);
     std::vector<TraceAccess> out;
-    const size_t lines = count_lines(file.get());
-    out.reserve(lines);
-    advise_huge_pages(out.data(), lines * sizeof(TraceAccess));
-    uint64_t line_no = 0;
-    // One pass over each block: the parser walks the lines itself. A NUL byte
-    // (which would end a line's parse early and hide what follows it) stops
-    // the parse where it stands, so it is looked for only on the way to an
-    // error, and in comments, which the parser skips.
-    for_each_lines(file.get(), [&](char* text, size_t length) {
-        const char* const end = text + length;
-        const char* line = text;
-        auto fail = [&](const std::string& why) {
-            const char* stop = static_cast<const char*>(std::memchr(line, '\n', static_cast<size_t>(end - line)));
-            const size_t span = static_cast<size_t>((stop ? stop : end) - line);
-            const void* nul = std::memchr(line, '\0', span);
-            const std::string at = path + ":" + std::to_string(line_no) + ": ";
-            if (nul) throw TraceError(at + "a NUL byte at column " + std::to_string(static_cast<const char*>(nul) - line + 1));
-            throw TraceError(at + why);
-        };
-        // Past the '\n' that ends a line whose text ended at p (or a comment
-        // starting at p); false at a byte that ends no line.
-        auto line_end = [&](const char*& p) {
-            while (blank(*p)) ++p;
-            if (*p == '#') {
-                const char* stop = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-                if (std::memchr(p, '\0', static_cast<size_t>((stop ? stop : end) - p))) return false;
-                p = stop ? stop + 1 : end;
-                return true;
-            }
-            if (*p == '\n') {
-                ++p;
-                return true;
-            }
-            return p == end;
-        };
-        for (const char* p = text; p < end; line = p) {
-            ++line_no;
-            if (line_end(p)) continue;  // blank or comment
-            TraceAccess a{};
-            uint64_t bytes = 0;
-            switch (*p) {
-                case 'R': a.op = TraceAccess::Read; break;
-                case 'W': a.op = TraceAccess::Write; break;
-                case 'P': a.op = TraceAccess::Prefetch; break;
-                default: fail(std::string("expected R, W or P, found '") + *p + "'");
-            }
-            ++p;
-            if (!blank(*p)) fail("expected a space after the operation");
-            if (!number<16>(p, &a.addr)) fail("expected a hexadecimal address");
-            if (!number<10>(p, &bytes)) fail("expected a decimal byte count");
-            if (!line_end(p)) fail("unexpected text after the byte count");
-            if (bytes == 0) fail("byte count must be greater than zero");
-            if (a.addr >= limit || bytes > limit - a.addr || bytes > TraceAccess::kMaxBytes) {
-                fail("range " + hex(a.addr) + " + " + std::to_string(bytes) + " lies outside " +
-                     limit_what + " [0, " + hex(limit) + ")");
-            }
-            a.bytes = bytes;
-            out.push_back(a);
-        }
-    });
-    if (std::ferror(file.get())) throw TraceError(path + ": read error");
-    return out;
+    for (;;) {
+        const std::vector<TraceAccess>& chunk = reader.next();
+        if (chunk.empty()) return out;
+        out.insert(out.end(), chunk.begin(), chunk.end());
+    }
 }
 
 }  // namespace pfsim

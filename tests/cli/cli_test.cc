@@ -99,8 +99,7 @@ TEST(Replay, BytesMoveOnlyWhenVerifiedAndTimingIsTheSame) {
     }
 }
 
-// read_trace sizes its table by a first pass over a regular file; a pipe is
-// read once, whole.
+// The trace is read while the replay runs; a pipe reads as the same file does.
 TEST(Replay, ATraceFromAPipeIsReadWhole) {
     const std::string text = "W 0x0 1024\nP 0x10000 65536\nR 0x0 4096\nR 0x10000 512";  // no final newline
     const std::string file = write_trace("piped.trace", text);
