@@ -261,8 +261,9 @@ void Config::validate() const {
     // Below this a cycle lasts over a microsecond: the simulated times of a
     // kernel (and the run's time) grow beyond what any a2a3 part shows.
     if (frequency("chip.clock") < 1e6) fail("chip.clock", "below 1 MHz");
-    // The L2's miss registers are one calendar's servers (model/common/calendar.h).
-    if (count("l2.max_outstanding_misses") > 65535) fail("l2.max_outstanding_misses", "must be at most 65535");
+    if (count("l2.max_outstanding_misses") > kMaxOutstandingMisses) {
+        fail("l2.max_outstanding_misses", "must be at most " + std::to_string(kMaxOutstandingMisses));
+    }
     if (count("sdma.queue_depth") < 2) fail("sdma.queue_depth", "must be at least 2");
     if (count("sdma.queue_depth") > 65535) fail("sdma.queue_depth", "must fit the 16-bit task id");
     // The engine's status registers start at 0x100 of each channel's block (sdma_engine.h).

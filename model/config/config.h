@@ -24,6 +24,10 @@ public:
 // L2's tag store holds a line number + 1 in 32 bits (model/l2/tag_store.h).
 constexpr uint64_t kMaxTaggedLines = 0xFFFFFFFEu;
 
+// The most misses in flight (l2.max_outstanding_misses): the L2's miss
+// registers are one calendar's servers (model/common/calendar.h; l2_cache.cc asserts the fit).
+constexpr uint64_t kMaxOutstandingMisses = 65535;
+
 class Config {
 public:
     static const std::string kDefaultPreset;

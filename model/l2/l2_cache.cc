@@ -10,6 +10,8 @@
 
 namespace pfsim {
 
+static_assert(kMaxOutstandingMisses <= Calendar::kMaxServers, "the miss registers are one calendar's servers");
+
 namespace {
 unsigned log2_exact(uint64_t v) {
     unsigned bits = 0;
