@@ -46,6 +46,8 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc, TraceR
     // Every writer of GM here goes through the model (no kernel runs): never-written
     // GM reads as zeros without host memory behind it.
     soc.gm.store().read_unwritten_as_zero();
+    // The replay is the L2's only cached initiator and waits for each access.
+    soc.l2.promise_one_sequential_initiator();
     reference_.read_unwritten_as_zero();
     cached.bind(soc.l2.cached);
     uncached.bind(soc.l2.uncached);

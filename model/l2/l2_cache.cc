@@ -135,7 +135,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0);
     if (t.hit) {
         ++stats_.hits;
-        start = same_line_.serve(static_cast<uint64_t>(slot), line, initiator, start);
+        if (!sequential_.promised) start = same_line_.serve(static_cast<uint64_t>(slot), line, initiator, start);
         done = std::max(start + hit_latency_, ready_[slot]);
         if (prefetched_[slot]) {
             prefetched_[slot] = 0;
@@ -184,6 +184,12 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     }
     const bool write = p.is_write();
     const Tick issue = issue_time(p, delay);
+    if (sequential_.promised) {
+        if ((sequential_.initiator >= 0 && id != sequential_.initiator) || issue < sequential_.last_done) {
+            throw std::logic_error("pfsim: a cached access broke the L2's one-sequential-initiator promise");
+        }
+        sequential_.initiator = id;
+    }
     Tick done = issue;
     uint8_t* buf = p.get_data_ptr();
     if (p.get_extension<ResidentExtension>()) {
@@ -207,6 +213,7 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
         a += n;
     }
     (write ? stats_.write_bytes : stats_.read_bytes) += len;
+    sequential_.last_done = done;
     set_done(p, delay, done);
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }

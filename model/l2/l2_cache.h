@@ -87,6 +87,13 @@ public:
     // A hint: the line holding `addr` is accessed soon; the host may start
     // loading its set's state into its cache. Changes nothing the model computes.
     void warm_host_cache(uint64_t addr) const;
+    // The caller's promise: every cached-path access comes from one initiator,
+    // each issued no earlier than the previous one completed (as the replay
+    // runs a trace). Its hits then never wait on a same-line port (a port would
+    // hold only that initiator's earlier slots, all before the hit's own), so
+    // the ports are not kept: the same times, without the port a hit would load.
+    // An access breaking the promise is an internal error (std::logic_error).
+    void promise_one_sequential_initiator() { sequential_.promised = true; }
     // Lines currently resident that a prefetch brought in and no core has touched yet.
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 
@@ -155,6 +162,11 @@ private:
     ZeroArray<uint8_t> prefetched_;
     L2Observer* observer_ = nullptr;
     SameLinePorts same_line_;  // per slot: hits from different initiators one at a time
+    struct {
+        bool promised = false;
+        int initiator = -1;  // the one seen, once one was
+        Tick last_done = 0;
+    } sequential_;  // promise_one_sequential_initiator()
 
     std::vector<Calendar> slice_read_, slice_write_;
     Calendar mshrs_;      // l2.max_outstanding_misses misses in flight at once

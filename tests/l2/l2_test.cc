@@ -90,6 +90,9 @@ protected:
         one_mshr_ = make({"l2.max_outstanding_misses=1"});
         many_mshr_ = make({"l2.max_outstanding_misses=512"});
         timing_ = make({});
+        ports_kept_ = make({});
+        sequential_ = make({});
+        sequential_.harness->soc.l2.promise_one_sequential_initiator();
         test::elaborate();
         for (Bench* b : {&modulo_, &xor_, &timing_}) {
             b->harness->setup_ring(0, kRing, 2048);
@@ -97,9 +100,9 @@ protected:
         }
         test::run_until_idle();
     }
-    static Bench modulo_, xor_, one_mshr_, many_mshr_, timing_;
+    static Bench modulo_, xor_, one_mshr_, many_mshr_, timing_, ports_kept_, sequential_;
 };
-Bench L2::modulo_, L2::xor_, L2::one_mshr_, L2::many_mshr_, L2::timing_;
+Bench L2::modulo_, L2::xor_, L2::one_mshr_, L2::many_mshr_, L2::timing_, L2::ports_kept_, L2::sequential_;
 
 void prefetch(test::Harness& h, uint64_t addr, uint32_t len) {
     h.push_request(0, SdmaRequest::cache_prefetch(addr, len));
@@ -254,6 +257,43 @@ TEST_F(L2, HitIsFasterThanMissByTheConfiguredLatencies) {
     EXPECT_GE(hit, cfg.time("l2.hit_latency"));
     EXPECT_LT(hit, cfg.time("l2.hit_latency") + 1000);  // plus the slice transfer
     EXPECT_GE(miss, cfg.time("l2.hit_latency") + cfg.time("l2.miss_latency") + cfg.time("gm.read_latency"));
+}
+
+// One initiator issuing each access when the previous one completed (the
+// replay): the L2 that keeps no same-line ports under that promise times every
+// access as the one that keeps them. Lines are hit again at gaps around the
+// port's interval (held, the next slot, later), written, evicted and refilled.
+TEST_F(L2, APromisedSequentialInitiatorIsTimedAsThePortsWouldTimeIt) {
+    const Tick interval = ports_kept_.cfg.time("l2.same_line_interval");
+    ASSERT_GT(interval, 0u);
+    test::Harness& kept = *ports_kept_.harness;
+    test::Harness& promised = *sequential_.harness;
+    std::mt19937_64 rng(7);
+    std::vector<uint8_t> b(2048);
+    const uint64_t base = 20ull << 30;
+    const L2Stats before_kept = kept.soc.l2.stats(), before_promised = promised.soc.l2.stats();
+    Tick a = test::now(), c = test::now();
+    for (int i = 0; i < 20000; ++i) {
+        const uint64_t addr = base + (rng() % 4096) * 512 + (rng() % 4) * 64;  // 2 MiB: hits and misses
+        const uint64_t len = 64 << (rng() % 5);
+        const bool write = rng() % 3 == 0;
+        const Tick gap = std::vector<Tick>{0, interval / 2, interval, 2 * interval, 100 * interval}[rng() % 5];
+        a = (write ? kept.write(addr, b.data(), len, a + gap) : kept.read(addr, b.data(), len, a + gap));
+        c = (write ? promised.write(addr, b.data(), len, c + gap) : promised.read(addr, b.data(), len, c + gap));
+        ASSERT_EQ(a, c) << "access " << i;
+    }
+    EXPECT_EQ(kept.soc.l2.stats().hits - before_kept.hits, promised.soc.l2.stats().hits - before_promised.hits);
+    EXPECT_GT(promised.soc.l2.stats().hits - before_promised.hits, 10000u);
+}
+
+// The promise broken: an access issued before the previous one completed.
+TEST_F(L2, AnAccessBreakingThePromiseIsAnInternalError) {
+    test::Harness& h = *sequential_.harness;
+    uint8_t b[64];
+    const Tick issue = test::now() + (1ull << 40);
+    const Tick done = h.read(30ull << 30, b, 64, issue);
+    EXPECT_THROW(h.read(31ull << 30, b, 64, done - 1), std::logic_error);
+    EXPECT_NO_THROW(h.read(31ull << 30, b, 64, done));
 }
 
 TEST_F(L2, AReadIssuedBeforeSystemCTimeIsServedAtItsOwnTime) {
