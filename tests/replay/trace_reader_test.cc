@@ -5,21 +5,16 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "tests/support/pfsim_cli.h"
 
 namespace pfsim {
 namespace {
 
 constexpr uint64_t kLimit = uint64_t{1} << 40;
-
-std::string tmp(const std::string& name) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    return std::string(dir ? dir : "/tmp") + "/" + name;
-}
 
 // `count` accesses, the i-th at address i * 64 of i % 7 + 1 bytes, its op cycling R, W, P.
 std::string trace_text(uint64_t count) {
@@ -34,12 +29,6 @@ std::string trace_text(uint64_t count) {
     return text;
 }
 
-std::string write(const std::string& name, const std::string& text) {
-    const std::string path = tmp(name);
-    std::ofstream(path, std::ios::binary) << text;
-    return path;
-}
-
 bool is_access(const TraceAccess& a, uint64_t i) {
     return a.addr == i * 64 && a.bytes == i % 7 + 1 && a.op == static_cast<TraceAccess::Op>(i % 3);
 }
@@ -49,7 +38,7 @@ constexpr uint64_t kMany = TraceReader::kChunkAccesses * (TraceReader::kChunksAh
 
 TEST(TraceReader, HandsOutEveryAccessInOrderAcrossChunks) {
     const std::string text = trace_text(kMany);
-    TraceReader reader(write("many.trace", text), kLimit, "GM");
+    TraceReader reader(test::write_file("many.trace", text), kLimit, "GM");
     EXPECT_EQ(reader.file_bytes(), text.size());
     uint64_t seen = 0, handed = 0;
     for (;;) {
@@ -73,7 +62,7 @@ TEST(TraceReader, ABadLineComesAfterEveryAccessBeforeIt) {
     const uint64_t good = TraceReader::kChunkAccesses * 2 + 5;
     const std::string text = trace_text(good);
     const uint64_t bad_line = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n')) + 1;
-    TraceReader reader(write("bad.trace", text + "R 0x0 zz\n" + trace_text(10)), kLimit, "GM");
+    TraceReader reader(test::write_file("bad.trace", text + "R 0x0 zz\n" + trace_text(10)), kLimit, "GM");
     uint64_t seen = 0;
     try {
         for (;;) {
@@ -91,7 +80,7 @@ TEST(TraceReader, ABadLineComesAfterEveryAccessBeforeIt) {
 }
 
 TEST(TraceReader, AnAccessOutsideTheLimitIsABadLine) {
-    TraceReader reader(write("outside.trace", "R 0x0 64\nW 0xfc0 65\n"), 0x1000, "the test's range");
+    TraceReader reader(test::write_file("outside.trace", "R 0x0 64\nW 0xfc0 65\n"), 0x1000, "the test's range");
     EXPECT_EQ(reader.next().size(), 1u);
     try {
         reader.next();
@@ -107,7 +96,7 @@ TEST(TraceReader, AnAccessOutsideTheLimitIsABadLine) {
 // reader there (or before anything was taken) stops it; a hang fails the test
 // by its timeout.
 TEST(TraceReader, DestroyedWhileReadingAheadStops) {
-    const std::string path = write("ahead.trace", trace_text(kMany));
+    const std::string path = test::write_file("ahead.trace", trace_text(kMany));
     { TraceReader untouched(path, kLimit, "GM"); }
     TraceReader reader(path, kLimit, "GM");
     EXPECT_EQ(reader.next().size(), TraceReader::kChunkAccesses);
@@ -115,7 +104,7 @@ TEST(TraceReader, DestroyedWhileReadingAheadStops) {
 
 TEST(TraceReader, AFileThatCannotBeOpenedIsNamed) {
     try {
-        TraceReader reader(tmp("no/such.trace"), kLimit, "GM");
+        TraceReader reader(test::tmp("no/such.trace"), kLimit, "GM");
         FAIL() << "opened";
     } catch (const TraceError& e) {
         EXPECT_NE(std::string(e.what()).find("such.trace: cannot open the trace file"), std::string::npos) << e.what();
@@ -123,7 +112,7 @@ TEST(TraceReader, AFileThatCannotBeOpenedIsNamed) {
 }
 
 TEST(TraceReader, ReadTraceHoldsTheWholeTrace) {
-    const std::vector<TraceAccess> all = read_trace(write("whole.trace", trace_text(kMany)), kLimit, "GM");
+    const std::vector<TraceAccess> all = read_trace(test::write_file("whole.trace", trace_text(kMany)), kLimit, "GM");
     ASSERT_EQ(all.size(), kMany);
     for (uint64_t i = 0; i < kMany; ++i) ASSERT_TRUE(is_access(all[i], i)) << i;
 }
