@@ -18,6 +18,7 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
     wo.kernel.poll_limit = cfg.count("prefetch.poll_limit");
     wo.kernel.max_posts = cfg.count("prefetch.max_posts");
     wo.kernel.warmup_channel_ps = cfg.time("prefetch.warmup_channel_cost");
+    wo.kernel.cold_doorbell_ps = cfg.time("sdma.cold_channel_cost");
     wo.kernel.prefetch_enabled = prefetch;
     wo.kernel.skip_wait = skip_wait;
     wo.scheduler.submit_ps = cfg.time("orch.submit_cost");

@@ -50,7 +50,8 @@ namespace {
 // The timed pass of calibration instruments (include/pfsim_timed_pass.h): the
 // time covered by the union of every core's marked intervals (concurrent cores:
 // earliest start to latest end; one core's disjoint passes: their sum), the
-// bytes they moved. Null when no core marked one.
+// bytes they moved, and the mean length of one marked interval (concurrent
+// cores: what one core's pass took). Null when no core marked one.
 nlohmann::json timed_pass_of(SimPlatform& platform) {
     std::vector<std::pair<uint64_t, uint64_t>> intervals;
     uint64_t moved = 0;
@@ -62,6 +63,9 @@ nlohmann::json timed_pass_of(SimPlatform& platform) {
         }
     }
     if (intervals.empty()) return nullptr;
+    uint64_t marked = 0;
+    for (const auto& [b, e] : intervals) marked += e - b;
+    const double mean_ns = static_cast<double>(marked) / static_cast<double>(intervals.size()) / 1e3;
     std::sort(intervals.begin(), intervals.end());
     uint64_t covered = 0, end = 0;
     for (const auto& [b, e] : intervals) {
@@ -70,7 +74,10 @@ nlohmann::json timed_pass_of(SimPlatform& platform) {
         end = e;
     }
     const double ns = static_cast<double>(covered) / 1e3;
-    return {{"ns", ns}, {"bytes", moved}, {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0}};
+    return {{"ns", ns},
+            {"bytes", moved},
+            {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0},
+            {"mean_interval_ns", mean_ns}};
 }
 
 }  // namespace

@@ -82,8 +82,10 @@ size_t Advisor::owner_of(uint64_t line, Tick at) const {
     return kNoPost;
 }
 
-void Advisor::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
-                     uint64_t since_ps) {
+// Registered before the doorbells, so that the lines the engine fills while
+// they hold the core find their post.
+void Advisor::publishing(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                         uint64_t since_ps) {
     Core& core = calling_core();
     Post p;
     p.call = calls_.record(core);
@@ -91,11 +93,16 @@ void Advisor::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint
     p.last_line = (gm + bytes - 1) / line_bytes_;
     p.bytes = bytes;
     p.posted = since_ps;
-    p.post_ps = core.now_ps() - std::min<Tick>(core.now_ps(), since_ps);
     p.id = post_id;
     posts_.push_back(std::move(p));
     by_first_line_[posts_.back().first_line].push_back(posts_.size() - 1);
     session_posts_[{core.core_id(), &ctx.session}].push_back(posts_.size() - 1);
+}
+
+void Advisor::posted(const rt::PrefetchAsyncContext& ctx, uint64_t, uint64_t, uint64_t, uint64_t since_ps) {
+    Core& core = calling_core();
+    Post& p = posts_[session_posts_.at({core.core_id(), &ctx.session}).back()];
+    p.post_ps = core.now_ps() - std::min<Tick>(core.now_ps(), since_ps);
 }
 
 void Advisor::waited(const rt::AsyncEvent& evt, const rt::AsyncSession&, bool, bool, uint64_t since_ps) {

@@ -144,7 +144,8 @@ void Sanitizer::session_built(const rt::PrefetchAsyncContext& ctx) {
     builds_.push_back({key, c.workspace, c.group, record_call(core)});
 }
 
-void Sanitizer::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes, uint64_t) {
+void Sanitizer::publishing(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                           uint64_t) {
     Core& core = calling_core();
     ContextKey key;
     Context& c = context_of(ctx, &key);

@@ -30,16 +30,16 @@ uint64_t flow_id(Device& dev, const AsyncSession& s, uint64_t post_id) {
     return (uint64_t{dev.core_id() & 0x7f} << 44) | (uint64_t{s.group & 0xff} << 36) | (post_id & 0xfffffffffull);
 }
 
-// A doorbell is a posted register write: a couple of core cycles. One that
-// holds the core this long waited for its cold channel's publication.
-constexpr uint64_t kHeldDoorbellPs = 1000000;
 
 // Rings the session's doorbell with its tail; tells the observers when the
 // write held the core (a cold channel).
 void ring_doorbell(Device& dev, PrefetchAsyncContext& ctx) {
     const uint64_t since = dev.now_ps();
     dev.mmio_write32(ctx.session.doorbell, ctx.session.tail);
-    if (dev.now_ps() - since < kHeldDoorbellPs) return;
+    // A doorbell write completes with its publication (sdma.doorbell_write):
+    // one held at least as long as a cold channel's publication was one.
+    const uint64_t cold = kernel_runtime_options().cold_doorbell_ps;
+    if (cold == 0 || dev.now_ps() - since < cold) return;
     for (PrefetchObserver* o : prefetch_observers()) o->doorbell_held(ctx, since);
 }
 
@@ -230,6 +230,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
         push_request(dev, s, SdmaRequest::cache_prefetch(gm + offset, static_cast<uint32_t>(std::min(opt.request_bytes, bytes - offset))));
     }
     dev.flush();  // dcci(sq_base, ENTIRE_DATA_CACHE) + dsb: the data requests
+    for (PrefetchObserver* o : observers) o->publishing(ctx, post_id, gm, bytes, posting);
     ring_doorbell(dev, ctx);
     const uint64_t flag_request = s.sq_base + uint64_t{s.tail} * kSdmaRequestBytes;
     push_request(dev, s, SdmaRequest::copy(slot, WorkspaceLayout::post_done(s.workspace, s.group, 0), 8));

@@ -27,6 +27,7 @@ struct KernelRuntimeOptions {
     uint32_t channels = 48;
     uint32_t doorbell_tail_offset = 8;
     uint64_t warmup_channel_ps = 0;   // core time per channel of the warm-up pass beyond its accesses
+    uint64_t cold_doorbell_ps = 92000000;  // a doorbell held this long found its channel cold (sdma.cold_channel_cost)
     bool prefetch_enabled = true;     // off: every prefetch is a no-op (handle 0)
     bool skip_wait = false;           // fault injection: wait returns true without polling
     // What-if (pfsim run --drop-prefetch): prefetches posted from these
@@ -124,6 +125,14 @@ public:
     virtual ~PrefetchObserver() = default;
     // ctx's session was built (valid) on its channel group.
     virtual void session_built(const PrefetchAsyncContext& ctx) = 0;
+    // Post post_id of ctx's session, of [gm, gm + bytes), begun at since_ps, has
+    // its data requests in the ring and its first doorbell is about to be
+    // written: from here on the engine may fill its lines, while the core is
+    // held by its doorbells. posted() follows when the post returns.
+    virtual void publishing(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
+                            uint64_t since_ps) {
+        (void)ctx, (void)post_id, (void)gm, (void)bytes, (void)since_ps;
+    }
     // [gm, gm + bytes) posted as post post_id of ctx's session; the post began at since_ps.
     virtual void posted(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                         uint64_t since_ps) = 0;
@@ -131,8 +140,9 @@ public:
     virtual void dropped(const PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, DropReason why) = 0;
     // A post waited from since_ps to now for its flag slot to retire.
     virtual void post_blocked(const PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) = 0;
-    // A doorbell write of a post held the core from since_ps to now: the
-    // channel was cold and the write completed with its publication.
+    // A doorbell write of a post held the core from since_ps to now, at least
+    // sdma.cold_channel_cost: the channel was cold and the write completed
+    // with its publication.
     virtual void doorbell_held(const PrefetchAsyncContext& ctx, uint64_t since_ps) = 0;
     // evt.Wait(session) (test: evt.Test(session)), called at since_ps, returned done.
     virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test, uint64_t since_ps) = 0;

@@ -84,7 +84,12 @@ const std::vector<ParamSpec>& param_specs() {
         zero_allowed(param("sdma.doorbell_tail_offset", Kind::Size,
                            "tail doorbell offset in a channel's register block")),
         zero_allowed(param("sdma.doorbell_latency", Kind::Time,
-                           "from a doorbell write to the engine seeing the new tail (the core does not wait)")),
+                           "the engine's publication of one doorbell: from the write to the engine seeing the new tail")),
+        choice("sdma.doorbell_write",
+               "published = one publication at a time engine-wide, the doorbell write completes when its own ends; "
+               "posted = a warm channel's doorbell write completes at once and the publications overlap (a cold "
+               "channel's is published, and waited for, either way)",
+               {"published", "posted"}),
         param("sdma.request_startup", Kind::Time,
               "engine start-up per request, not hidden between requests of one channel"),
         param("sdma.channel_bandwidth", Kind::Bandwidth, "data rate of one channel"),

@@ -32,6 +32,7 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       doorbell_latency_(cfg.time("sdma.doorbell_latency")),
       cold_cost_(cfg.time("sdma.cold_channel_cost")),
       switch_cost_(cfg.time("sdma.channel_switch_cost")),
+      posted_doorbells_(cfg.choice("sdma.doorbell_write") == "posted"),
       channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
       aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
       state_(cfg.count("sdma.channels")),
@@ -204,15 +205,21 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
 
 Tick SdmaEngine::accept_doorbell(unsigned c, Tick when) {
     SdmaChannelState& ch = state_[c];
-    ch.doorbell_arrival = when + doorbell_latency_;
-    if (ch.warm) return when;  // a posted write
-    // Submission-queue publication: one channel at a time, engine-wide; the
-    // doorbell write completes when it ends.
-    cold_busy_until_ = std::max(cold_busy_until_, ch.doorbell_arrival) + cold_cost_;
-    ch.warm_at = cold_busy_until_;
-    ch.warm = true;
-    ++stats_.cold_starts;
-    return ch.warm_at;
+    if (ch.warm && posted_doorbells_) {
+        ch.doorbell_arrival = when + doorbell_latency_;
+        return when;
+    }
+    // Submission-queue publication: one doorbell at a time, engine-wide, a cold
+    // channel's first paying the cold cost on top; the engine sees the tail, and
+    // the doorbell write completes, when it ends.
+    publish_busy_until_ = std::max(publish_busy_until_, when) + doorbell_latency_ + (ch.warm ? 0 : cold_cost_);
+    ch.doorbell_arrival = publish_busy_until_;
+    if (!ch.warm) {
+        ch.warm = true;
+        ch.warm_at = publish_busy_until_;
+        ++stats_.cold_starts;
+    }
+    return publish_busy_until_;
 }
 
 Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {

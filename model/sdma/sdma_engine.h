@@ -193,24 +193,26 @@ private:
     Tick reserve_bandwidth(unsigned c, uint64_t bytes, Tick start);
     // Prefetches [addr, addr + len) into L2 now, the engine finishing at engine_done.
     Tick fill_l2(uint64_t addr, uint64_t len, Tick engine_done);
-    // Returns when the doorbell write completes: at once on a warm channel; on a
-    // cold one, when its publication (serialised in the engine) ends.
+    // Returns when the doorbell write completes (accept_doorbell).
     Tick ring_doorbell(unsigned c, uint32_t tail, Tick when);
-    // A valid doorbell written at `when`: it reaches the engine sdma.doorbell_latency
-    // later (doorbell_arrival); a cold channel is published first, one at a time
-    // engine-wide (warm_at). Returns when the write completes: at once when warm,
-    // at the end of the publication when cold.
+    // A valid doorbell written at `when` is published: one publication at a time
+    // engine-wide, sdma.doorbell_latency each, plus sdma.cold_channel_cost for a
+    // cold channel's first (warm_at). The engine sees the tail at its end
+    // (doorbell_arrival), and the write completes then. With
+    // sdma.doorbell_write=posted a warm channel's doorbell skips the queue: it
+    // arrives doorbell_latency after `when` and the write completes at once.
     Tick accept_doorbell(unsigned c, Tick when);
 
     Config cfg_;  // to build the RTL front-end again with waves
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
     Tick startup_, doorbell_latency_, cold_cost_, switch_cost_;
+    bool posted_doorbells_;
     double channel_bw_, aggregate_bw_;
     std::vector<SdmaChannelState> state_;
     std::vector<std::vector<uint8_t>> copy_buffer_;  // per channel: one piece of a copy
     std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;
-    Tick cold_busy_until_ = 0;
+    Tick publish_busy_until_ = 0;  // the end of the latest publication
     Calendar aggregate_;  // sdma.bandwidth shared by all channels
     unsigned last_channel_ = ~0u;  // the channel of the latest piece reserved
     Tick last_piece_done_ = 0;     // until then (plus a switch) another channel's piece switches

@@ -416,7 +416,7 @@ TEST(Kernels, ListsEveryKernelAndCaseWithItsExpectedGain) {
     ASSERT_EQ(r.status, 0) << r.err;
     // Both bounds, the lower one too (#14 item 9); a microbenchmark's unbounded loss stays open.
     EXPECT_NE(r.out.find("expected gain -5000..0 %"), std::string::npos) << r.out;  // gemv_stream
-    EXPECT_NE(r.out.find("expected gain -15..15 %"), std::string::npos) << r.out;   // gather_rows
+    EXPECT_NE(r.out.find("expected gain -30..5 %"), std::string::npos) << r.out;    // gather_rows
     EXPECT_NE(r.out.find("expected gain 5..40 %"), std::string::npos) << r.out;     // weight_warm, a case
     EXPECT_NE(r.out.find("expected gain ..0 %"), std::string::npos) << r.out;       // prefetch_wait
     const auto j = nlohmann::json::parse(pfsim("kernels --json").out);
@@ -434,7 +434,7 @@ TEST(Run, BadKernelInputExitsTwo) {
     EXPECT_NE(unknown.err.find("calib_stream"), std::string::npos) << unknown.err;  // the instruments too
     const Result param = pfsim("run prefetch_wait --arg bogus=1");  // a shipped case's params
     EXPECT_EQ(param.status, 2);
-    EXPECT_NE(param.err.find("prefetch_wait/case.toml has no parameter 'bogus' (params: bytes, cores, part, rounds, wait)"),
+    EXPECT_NE(param.err.find("prefetch_wait/case.toml has no parameter 'bogus' (params: bytes, cores, part, rounds, scopes, wait)"),
               std::string::npos)
         << param.err;
     const Result size = pfsim("run prefetch_wait --arg bytes=4KiBs");
@@ -700,17 +700,21 @@ TEST(Calibrate, EveryFigureInToleranceAndAFigureThatIsNot) {
     EXPECT_EQ(j["figures"].size(), 25u);
     // Every figure in tolerance but the known gaps (docs/calibration.md), which
     // are reported as such and do not fail the run.
-    const std::set<std::string> gaps = {"warm_issue_cost", "warm_issue_64m_32m"};
+    const std::set<std::string> gaps = {"warm_issue_cost"};
     for (const auto& f : j["figures"]) {
         const bool gap = gaps.count(f["id"].get<std::string>()) > 0;
         EXPECT_EQ(f["pass"].get<bool>(), !gap) << f.dump();
         EXPECT_EQ(f["known_gap"].get<std::string>().empty(), !gap) << f.dump();
     }
-    EXPECT_EQ(j["known_gaps"], 2);
+    EXPECT_EQ(j["known_gaps"], 1);
     // Negative control for the two-stream figure: without the channel switch, a
     // second stream adds its bandwidth instead of halving the total.
     const Result unswitched = pfsim("calibrate --only sdma_two_streams,sdma_second_stream --set sdma.channel_switch_cost=0ns");
     EXPECT_EQ(unswitched.status, 1) << unswitched.out;
+    // Negative control for the 16-scope issue figure: with posted doorbells the
+    // publications overlap and each core's two posts take about 2.6 us, not 24.
+    const Result posted = pfsim("calibrate --only warm_issue_64m_32m --set sdma.doorbell_write=posted");
+    EXPECT_EQ(posted.status, 1) << posted.out;
     // Negative control for the 16 KiB figure: with the old 64-cycle transfer set-up
     // a cold read is about 5 x slower, not 2.26 x.
     const Result quick = pfsim("calibrate --only l2_benefit_16k --set core.transfer_setup=64cycles");

@@ -60,6 +60,7 @@ protected:
                                                              "prefetch.request_bytes=4KiB"}));
         fast_aggregate_ = &test::make_harness(test::config_with({"sdma.bandwidth=1120GB/s", "sdma.channel_switch_cost=0ns"}));
         no_switch_ = &test::make_harness(test::config_with({"sdma.channel_switch_cost=0ns"}));
+        posted_ = &test::make_harness(test::config_with({"sdma.doorbell_write=posted"}));
         test::elaborate();
     }
     // A fresh engine for each test.
@@ -71,7 +72,7 @@ protected:
         test::run_until_idle();
     }
     static std::vector<test::Harness*> benches_;
-    static test::Harness *depth4_, *small_max_, *fast_aggregate_, *no_switch_;
+    static test::Harness *depth4_, *small_max_, *fast_aggregate_, *no_switch_, *posted_;
     static size_t next_;
 };
 std::vector<test::Harness*> Sdma::benches_;
@@ -79,6 +80,7 @@ test::Harness* Sdma::depth4_ = nullptr;
 test::Harness* Sdma::small_max_ = nullptr;
 test::Harness* Sdma::fast_aggregate_ = nullptr;
 test::Harness* Sdma::no_switch_ = nullptr;
+test::Harness* Sdma::posted_ = nullptr;
 size_t Sdma::next_ = 0;
 
 TEST_F(Sdma, CopyMovesBytesAndPrefetchFillsL2) {
@@ -234,6 +236,29 @@ TEST_F(Sdma, ColdChannelsPayOnceSerialisedInTheEngine) {
     test::run_until_idle();
     EXPECT_LT(h.soc.sdma.channel(0).last_done - again, 5 * kUs);
     EXPECT_EQ(h.soc.sdma.stats().cold_starts, 2u);
+}
+
+// The engine publishes one doorbell at a time: four warm channels rung at the
+// same moment see their writes complete sdma.doorbell_latency apart, and each
+// request starts only after its own publication. Posted doorbells (the
+// negative control) all complete at once and are seen together.
+TEST_F(Sdma, DoorbellsArePublishedOneAtATime) {
+    for (test::Harness* h : {&fresh(), posted_}) {
+        const bool posted = h == posted_;
+        for (unsigned c = 0; c < 4; ++c) warm(*h, c, kRing0 + c * (1 << 20));
+        const Tick latency = 500000;  // the preset's sdma.doorbell_latency, 0.5 us
+        const Tick start = test::now();
+        std::vector<Tick> done;
+        for (unsigned c = 0; c < 4; ++c) {
+            h->push_request(c, SdmaRequest::copy(1ull << 30, (2ull << 30) + c * 64, 8));
+            done.push_back(h->ring(c) - start);
+        }
+        test::run_until_idle();
+        for (unsigned c = 0; c < 4; ++c) {
+            EXPECT_EQ(done[c], posted ? 0 : (c + 1) * latency) << "channel " << c << (posted ? " posted" : "");
+            EXPECT_GE(h->soc.sdma.channel(c).last_done - start, (posted ? 1 : c + 1) * latency) << c;
+        }
+    }
 }
 
 TEST_F(Sdma, LargePrefetchShowsThePerRequestStartUp) {

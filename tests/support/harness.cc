@@ -44,8 +44,8 @@ Tick Harness::uncached_write(uint64_t addr, const void* data, uint64_t len, Tick
     return transport(uncached, true, addr, const_cast<void*>(data), len, issue);
 }
 
-void Harness::mmio_write(uint64_t addr, uint64_t value, unsigned bytes) {
-    transport(mmio, true, addr, &value, bytes, now());
+Tick Harness::mmio_write(uint64_t addr, uint64_t value, unsigned bytes) {
+    return transport(mmio, true, addr, &value, bytes, now());
 }
 
 uint64_t Harness::mmio_read(uint64_t addr, unsigned bytes) {
@@ -72,7 +72,7 @@ void Harness::push_request(unsigned c, const SdmaRequest& req) {
     push_raw(c, raw);
 }
 
-void Harness::ring(unsigned c) { mmio_write(soc.sdma.doorbell_address(c), rings_.at(c).tail, 4); }
+Tick Harness::ring(unsigned c) { return mmio_write(soc.sdma.doorbell_address(c), rings_.at(c).tail, 4); }
 
 namespace {
 // "a=1;b=2" -> {"a=1", "b=2"}

@@ -40,12 +40,13 @@ public:
     Tick atomic_add(uint64_t addr, const void* data, uint64_t len, AtomicElement element, Tick issue = 0);
     tlm::tlm_response_status status() const { return payload_.get_response_status(); }
 
-    // SDMA helpers: program channel c's ring, append raw requests, ring the doorbell.
+    // SDMA helpers: program channel c's ring, append raw requests, ring the
+    // doorbell; a register write returns when it completes.
     void setup_ring(unsigned c, uint64_t ring_base, uint32_t depth);
     void push_request(unsigned c, const SdmaRequest& r);
     void push_raw(unsigned c, const uint8_t raw[kSdmaRequestBytes]);
-    void ring(unsigned c);
-    void mmio_write(uint64_t addr, uint64_t value, unsigned bytes);
+    Tick ring(unsigned c);
+    Tick mmio_write(uint64_t addr, uint64_t value, unsigned bytes);
     uint64_t mmio_read(uint64_t addr, unsigned bytes);
 
 private:

@@ -5,7 +5,8 @@
 // production warms are). The rounds are its timed pass
 // (include/pfsim_timed_pass.h); it writes whether every wait returned true (1)
 // into its status slot. The second vector core of the cluster returns at once.
-// args: 0 region, 1 status (32 B per block), 2 rounds, 3 part, 4 wait
+// args: 0 region, 1 status (32 B per block), 2 rounds, 3 part, 4 wait, 5 the
+// task's first slice, 6 the slice count (the region's and the status's)
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -21,8 +22,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     __gm__ ChipTensor* status = reinterpret_cast<__gm__ ChipTensor*>(args[1]);
     const int64_t rounds = args[2];
     const bool wait = args[4] != 0;
-    const uint64_t core = static_cast<uint64_t>(get_block_idx(args));
-    const uint64_t slice = region->buffer.size / static_cast<uint64_t>(get_block_num(args));
+    const uint64_t core = static_cast<uint64_t>(args[5] + get_block_idx(args));
+    const uint64_t slice = region->buffer.size / static_cast<uint64_t>(args[6]);
     const uint64_t part = args[3] > 0 ? static_cast<uint64_t>(args[3]) : slice;
     __gm__ uint8_t* base = reinterpret_cast<__gm__ uint8_t*>(region->buffer.addr) + core * slice;
     __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
