@@ -345,6 +345,14 @@ AdvisorReport Advisor::finish() {
                                     " waiting for it per core)",
                                 st.wait_ns / cores});
         }
+        if (st.post_ns / cores >= thresholds_.post_ns) {
+            r.advice.push_back({st.where, "costly",
+                                "its " + std::to_string(st.posts) + " posts held its cores " + us(st.post_ns / cores) +
+                                    " each (" + us(st.post_ns / static_cast<double>(st.posts)) +
+                                    " a post: requests written and flushed, two doorbells, which the engine publishes "
+                                    "one at a time engine-wide): post fewer, larger prefetches, or from fewer cores",
+                                st.post_ns / cores});
+        }
         if (r.pollution(st) > thresholds_.pollution) {
             r.advice.push_back({st.where, "pollutes",
                                 "it evicts lines the loads need: " + std::to_string(st.pollution_misses) + " demand misses (" +
@@ -458,7 +466,8 @@ nlohmann::json AdvisorReport::to_json() const {
             {"thresholds",
              {{"accuracy_high", thresholds.accuracy_high}, {"accuracy_low", thresholds.accuracy_low},
               {"lateness", thresholds.lateness}, {"pollution", thresholds.pollution},
-              {"load_miss_rate", thresholds.load_miss_rate}, {"load_stall_ns", thresholds.load_stall_ns}}},
+              {"load_miss_rate", thresholds.load_miss_rate}, {"load_stall_ns", thresholds.load_stall_ns},
+              {"post_ns", thresholds.post_ns}}},
             {"advice", adv}};
 }
 
@@ -472,7 +481,8 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
     const nlohmann::json& t = j.at("thresholds");
     r.thresholds = {t.at("accuracy_high").get<double>(), t.at("accuracy_low").get<double>(), t.at("lateness").get<double>(),
                     t.at("pollution").get<double>(), t.value("load_miss_rate", AdvisorThresholds{}.load_miss_rate),
-                    t.value("load_stall_ns", AdvisorThresholds{}.load_stall_ns)};
+                    t.value("load_stall_ns", AdvisorThresholds{}.load_stall_ns),
+                    t.value("post_ns", AdvisorThresholds{}.post_ns)};
     for (const nlohmann::json& l : j.value("load_sites", nlohmann::json::array())) {
         LoadSiteStats st;
         st.where = l.at("where").get<std::string>();

@@ -35,6 +35,8 @@ struct AdvisorThresholds {
     double load_miss_rate = 0.5;
     // ...and its loads' data came this much later than the rate alone, per core.
     double load_stall_ns = 1000;
+    // A prefetch site is called costly when its posts held each of its cores this long.
+    double post_ns = 10000;
 };
 
 struct PrefetchSiteStats {
@@ -73,7 +75,7 @@ struct LoadSiteStats {
 
 struct Advice {
     std::string where;  // the site
-    std::string verdict;  // drop, earlier, pollutes, redundant; for a load site: prefetch
+    std::string verdict;  // drop, earlier, pollutes, redundant, costly; for a load site: prefetch
     std::string message;
     double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
     // Measured: the same run with this site's prefetches removed (run --advise).

@@ -108,6 +108,29 @@ def test_a_prefetch_waited_at_once_has_lateness_1():
     assert x["estimated_gain_ns"] == pytest.approx(s["wait_ns"])
 
 
+def gather_rows_advice(*args):
+    p = subprocess.run([pfsim._device.find_binary(), "run", "gather_rows", *args, "--advise", "--no-what-if", "--json"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["advisor"]
+
+
+def test_a_site_whose_posts_hold_its_cores_long_is_costly():
+    """gather_rows: 4 cores post a 128 KiB row each ~6 us; each post's two doorbells wait their
+    turn in the engine's one-at-a-time publication, so posting takes most of the run."""
+    a = gather_rows_advice()
+    sites = {s["where"].split(":")[1]: s for s in a["sites"]}
+    [x] = [x for x in a["advice"] if x["verdict"] == "costly"]
+    assert x["where"].endswith(":49") and x["message"].startswith("its 120 posts held its cores ")
+    assert x["estimated_gain_ns"] == pytest.approx(sites["49"]["post_ns"] / 4)
+    assert sites["49"]["post_ns"] / 4 >= a["thresholds"]["post_ns"]
+    # The negative control: 8 rows, 2 posts a core, under 10 us of posting each: not costly.
+    few = gather_rows_advice("--arg", "indices=8")
+    [s] = few["sites"]
+    assert 0 < s["post_ns"] / 4 < few["thresholds"]["post_ns"]
+    assert not [x for x in few["advice"] if x["verdict"] == "costly"]
+
+
 def test_a_late_prefetch_off_the_critical_path_is_estimated_to_gain_nothing():
     """weight_warm_waited: the warm task waits for its whole warm at once (100 %
     late), but beside a longer matmul: had it ended later the graph would not
