@@ -63,6 +63,7 @@ public:
     static std::vector<std::string> text(const nlohmann::json& faults);
 
     void session_built(const rt::PrefetchAsyncContext&) override {}
+    void publishing(const rt::PrefetchAsyncContext&, uint64_t, uint64_t, uint64_t, uint64_t) override {}
     void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                 uint64_t since_ps) override;
     void dropped(const rt::PrefetchAsyncContext*, uint64_t, uint64_t, rt::DropReason) override {}

@@ -30,7 +30,6 @@ uint64_t flow_id(Device& dev, const AsyncSession& s, uint64_t post_id) {
     return (uint64_t{dev.core_id() & 0x7f} << 44) | (uint64_t{s.group & 0xff} << 36) | (post_id & 0xfffffffffull);
 }
 
-
 // Rings the session's doorbell with its tail; tells the observers when the
 // write held the core (a cold channel).
 void ring_doorbell(Device& dev, PrefetchAsyncContext& ctx) {

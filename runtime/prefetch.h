@@ -130,9 +130,7 @@ public:
     // written: from here on the engine may fill its lines, while the core is
     // held by its doorbells. posted() follows when the post returns.
     virtual void publishing(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
-                            uint64_t since_ps) {
-        (void)ctx, (void)post_id, (void)gm, (void)bytes, (void)since_ps;
-    }
+                            uint64_t since_ps) = 0;
     // [gm, gm + bytes) posted as post post_id of ctx's session; the post began at since_ps.
     virtual void posted(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                         uint64_t since_ps) = 0;
