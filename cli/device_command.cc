@@ -117,7 +117,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
 }  // namespace
 
 int cmd_device(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress"});
+    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress", "--workdir"});
     const int64_t progress_ms = progress_option_ms(o);
     if (!o.positional.empty()) throw UsageError("device takes no positional argument");
     auto fd_of = [&](const char* option, const char* fallback) {
@@ -132,8 +132,24 @@ int cmd_device(const std::vector<std::string>& args) {
     FILE* in = fdopen(in_fd, "r");
     FILE* out = fdopen(out_fd, "w");
     if (!in || !out) throw UsageError("device: --in-fd/--out-fd do not name open descriptors");
-    // The client's end of the pipes is the device's life: when the client dies, so does the device.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The client's end of the pipes is the device's life: when the client dies, so does the device,
+    // removing the client's tensor folder (--workdir) on its way out.
+    const std::string workdir = value_of(o, "--workdir", "");
+    static char args_file[4096], folder[4096];
+    std::snprintf(folder, sizeof folder, "%s", workdir.c_str());
+    std::snprintf(args_file, sizeof args_file, "%s/args.bin", workdir.c_str());
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {
+        if (folder[0]) {
+            unlink(args_file);
+            rmdir(folder);
+        }
+        _exit(128 + SIGTERM);
+    };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) return 1;  // the client died before the line above
     auto reply = [&](const json& j) {
         const std::string line = j.dump() + "\n";
         std::fwrite(line.data(), 1, line.size(), out);
