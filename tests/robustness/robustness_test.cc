@@ -298,3 +298,22 @@ TEST(Interrupts, NothingIsLeftBehind) {
 }
 
 }  // namespace
+
+namespace {
+
+// Item 18: on a usage error stdout stays empty.
+TEST(Messages, UsageErrorsKeepStdoutEmpty) {
+    const Result none = pfsim("");
+    EXPECT_EQ(none.status, 2);
+    EXPECT_EQ(none.out, "");
+    EXPECT_NE(none.err.find("usage: pfsim COMMAND"), std::string::npos) << none.err;
+    const Result json = pfsim("help --json");
+    EXPECT_EQ(json.status, 2);
+    EXPECT_EQ(json.out, "");
+    EXPECT_NE(json.err.find("help takes no argument"), std::string::npos) << json.err;
+    const Result help = pfsim("help");  // the control
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.out.find("usage: pfsim COMMAND"), std::string::npos);
+}
+
+}  // namespace
