@@ -4,7 +4,8 @@
 // [golden] source (golden_*) replaced. The guarantee (docs/testing.md): pfsim
 // ends with exit 1 and one JSON summary on stdout whose `error` names the source,
 // (for a kernel) the task, block and core, and what went wrong (the corpus
-// file's `// expect:` line); nothing the code prints reaches stdout. A file
+// file's `// expect:` line), and the trace so far is a whole document; nothing
+// the code prints reaches stdout. A file
 // expecting PASS is the negative control: it prints, yet passes with exit 0.
 #include <dirent.h>
 
@@ -70,7 +71,9 @@ TEST_P(KernelCorpus, EndsInANamedReportWithStdoutAJsonDocument) {
     const std::string file = GetParam();
     const std::string expect = expectation(slurp("fuzz/kernels/" + file));
     ASSERT_FALSE(expect.empty()) << file << " has no // expect: line";
-    const Result r = pfsim("run " + case_with(file) + " --json --timeout 1");
+    const std::string case_file = case_with(file);
+    const std::string trace = fs::path(case_file).parent_path().string() + "/trace.json";
+    const Result r = pfsim("run " + case_file + " --json --timeout 1 --trace " + trace);
     const auto j = nlohmann::json::parse(r.out, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
     if (expect == "PASS") {
@@ -92,6 +95,7 @@ TEST_P(KernelCorpus, EndsInANamedReportWithStdoutAJsonDocument) {
         EXPECT_NE(error.find("kernel_prefetch_copy.cpp"), std::string::npos) << error;
     }
     EXPECT_NE(r.err.find(error), std::string::npos) << "stderr does not name the failure:\n" << r.err;
+    EXPECT_FALSE(nlohmann::json::parse(slurp(trace), nullptr, false).is_discarded()) << "the trace so far: " << trace;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, KernelCorpus, testing::ValuesIn(corpus()),
