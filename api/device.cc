@@ -9,6 +9,7 @@
 #include "api/graph_result.h"
 #include "api/summary.h"
 #include "base/sha256.h"
+#include "base/user_code.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
 #include "runtime/platform/sim/sim_platform.h"
@@ -27,11 +28,14 @@ struct DeviceSession::State {
     std::string running;  // the callable of the run going on, for progress lines
     // Posts of the last sanitized run whose flags had not landed by its end.
     std::vector<insight::CarriedPost> carried;
+    bool ended = false;  // a run's kernel faulted (RunResult::user_fault): no more runs on this die
 };
 
 DeviceSession::DeviceSession(const Config& cfg, bool enable_sdma) : state_(std::make_unique<State>(cfg, enable_sdma)) {}
 
 DeviceSession::~DeviceSession() = default;
+
+bool DeviceSession::ended() const { return state_->ended; }
 
 void DeviceSession::report_progress(int64_t every_ms) {
     if (every_ms <= 0) {
@@ -62,6 +66,7 @@ int DeviceSession::register_callable(const CallableSpec& spec) {
 
 RunResult DeviceSession::run(DeviceCall& c) {
     State& s = *state_;
+    if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
     if (c.handle < 0 || c.handle >= static_cast<int>(s.callables.size())) {
         throw BadInput("no callable registered with handle " + std::to_string(c.handle));
     }
@@ -98,9 +103,12 @@ RunResult DeviceSession::run(DeviceCall& c) {
     if (c.advise) advisor = std::make_unique<insight::Advisor>(s.platform);
     try {
         FaultReport fault_report(s.platform, faults);
+        const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
+        user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"));
         add_graph(r, callable.spec, s.platform, result);
+        s.ended = result.user_fault;
         if (trace) trace_tasks(*trace, r, s.platform);
         for (const CallTensor& t : c.tensors) {
             OutputResult out;
@@ -112,6 +120,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
         }
         finish(result, s.platform, before, r.graph.graph_time_ps, s.cfg);
         result.faults = fault_report.finish();
+        for (const std::string& w : fault_report.unfired()) result.warnings.push_back(w);
         if (sanitizer) {
             result.sanitizer = sanitizer->finish({});
             result.sanitized = true;

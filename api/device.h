@@ -44,6 +44,9 @@ public:
     // count, a func_id no incore declares), rt::RuntimeError for an SDMA
     // callable on a worker without enable_sdma.
     RunResult run(DeviceCall& call);
+    // After a run whose kernel faulted, ran past the host-time limit or called
+    // exit (RunResult::user_fault): the die is not simulated on; run() refuses.
+    bool ended() const;
     // While a run goes on, a line on stderr about every `every_ms` of wall time
     // ("pfsim device: NAME: still running, 12.500 us simulated so far"); 0: never.
     void report_progress(int64_t every_ms);

@@ -175,6 +175,33 @@ nlohmann::json FaultReport::finish() const {
     return out;
 }
 
+std::vector<std::string> FaultReport::unfired() const {
+    std::vector<std::string> out;
+    auto fired = [&](const std::string& kind) {
+        for (const SdmaFaultEvent& e : platform_.soc().sdma.fault_events()) {
+            if (kind == e.kind) return true;
+        }
+        return false;
+    };
+    if (plan_.sdma.error_at_request && !fired("sdma-error")) {
+        out.push_back("--inject sdma-error:" + std::to_string(plan_.sdma.error_at_request) +
+                      ": did not fire (the run's SDMA engine took up fewer requests)");
+    }
+    if (plan_.sdma.lose_doorbell && !fired("doorbell-lost")) {
+        out.push_back("--inject doorbell-lost:" + std::to_string(plan_.sdma.lose_doorbell) +
+                      ": did not fire (the run rang fewer doorbells)");
+    }
+    if (plan_.sdma.stall && !fired("sdma-stall")) out.push_back("--inject sdma-stall: did not fire (no doorbell rang)");
+    if (plan_.prefetch_corrupt && platform_.soc().l2.corruption_pending()) {
+        out.push_back("--inject prefetch-corrupt: did not fire (no prefetch filled a line)");
+    }
+    if (trap_ && !trap_->fired) {
+        out.push_back("--inject core-fault: no kernel started on " +
+                      (plan_.core_fault_core.empty() ? std::string("any core") : plan_.core_fault_core) + ": nothing trapped");
+    }
+    return out;
+}
+
 std::vector<std::string> FaultReport::text(const nlohmann::json& faults) {
     std::vector<std::string> lines;
     for (const nlohmann::json& f : faults) {

@@ -59,6 +59,9 @@ public:
 
     // The faults that happened: [{kind, channel, ... , post: {core, group, id, gm, bytes}}].
     nlohmann::json finish() const;
+    // One warning per injected fault that never fired ("--inject sdma-error:99:
+    // did not fire: ..."): a run must not look as if it survived a fault it never met.
+    std::vector<std::string> unfired() const;
     // One line per fault, for the terminal.
     static std::vector<std::string> text(const nlohmann::json& faults);
 

@@ -74,6 +74,7 @@ void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatf
     result.violations = r.graph.violations;
     result.warnings = r.graph.warnings;
     result.error = r.graph.first_error();
+    result.user_fault = r.graph.user_fault;
 }
 
 void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& platform) {

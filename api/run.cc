@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "api/summary.h"
 #include "base/json_integer.h"
 #include "base/sha256.h"
+#include "base/user_code.h"
 #include "cases/case_file.h"
 #include "cases/case_runner.h"
 #include "cases/npy.h"
@@ -84,6 +86,13 @@ nlohmann::json timed_pass_of(SimPlatform& platform) {
 
 namespace {
 
+// Throws BadInput when `output` (given as `option`) is one of the run's inputs:
+// an output never overwrites what the run reads.
+void refuse_overwriting_an_input(const std::string& option, const std::string& output, const CaseSpec& spec) {
+    const std::string input = input_named_by(output, spec.inputs());
+    if (!input.empty()) throw BadInput(option + " " + output + ": is " + input + ", which the run reads; not overwritten");
+}
+
 // outputs_dir: each output tensor as DIR/NAME.npy (bfloat16 as raw uint16).
 void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResult& r) {
     std::error_code ec;
@@ -104,6 +113,12 @@ void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResul
 }
 
 std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
+
+std::string format_seconds(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g s", s);
+    return b;
+}
 
 // A marker in the trace at each sanitizer finding and at each advised site's
 // first post (site times count from `start`).
@@ -154,6 +169,12 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     result.params = spec.params;
     result.graph = true;
     const FaultPlan faults = parse_faults(request.faults);
+    refuse_overwriting_an_input("--trace", request.trace, spec);
+    for (const TensorSpec& t : spec.tensors) {
+        if (t.output && !request.outputs_dir.empty()) {
+            refuse_overwriting_an_input("--outputs", request.outputs_dir + "/" + t.name + ".npy", spec);
+        }
+    }
 
     std::vector<insight::Suppression> suppressions;
     if (!request.suppressions.empty()) {
@@ -217,7 +238,21 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         if (request.advise) advisor = std::make_unique<insight::Advisor>(platform);
         if (trace) platform.attach_trace(trace.get());
         const PlatformStats before = platform_stats(platform);
-        const CaseResult r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
+        CaseResult r;
+        {
+            // Users' code runs from here: its stdout kept apart, its host time bounded.
+            user_code::StdoutCapture capture;
+            const double limit_s = static_cast<double>(cfg.time("orch.host_time_limit")) / 1e12;
+            user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + format_seconds(limit_s) +
+                                                    ", or --timeout)");
+            try {
+                r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
+            } catch (...) {
+                result.user_stdout = capture.text();
+                throw;
+            }
+            result.user_stdout = capture.text();
+        }
         add_graph(r, spec, platform, result);
         if (trace) trace_tasks(*trace, r, platform);
         for (const CaseOutput& out : r.outputs) {
@@ -237,12 +272,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         result.timed_pass = timed_pass_of(platform);
         finish(result, platform, before, r.graph.graph_time_ps, cfg);
         result.faults = fault_report.finish();
-        for (const nlohmann::json& f : result.faults) {
-            if (f["kind"] == "core-fault" && !f["trapped"].get<bool>()) {
-                result.warnings.push_back("--inject core-fault: no kernel started on " + f["core"].get<std::string>() +
-                                          ": nothing trapped");
-            }
-        }
+        for (const std::string& w : fault_report.unfired()) result.warnings.push_back(w);
         if (!result.error.empty()) {  // the device is running down: the fatal close of protocol §3.6
             result.teardown = teardown_json(worker.close(true, teardown_options(cfg, faults.failing_resets)));
         }
@@ -323,6 +353,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
     if (!r.faults.empty()) j["faults"] = r.faults;
     if (!r.teardown.is_null()) j["teardown"] = r.teardown;
     if (!r.error.empty()) j["error"] = r.error;
+    if (!r.user_stdout.empty()) j["user_stdout"] = r.user_stdout;
     j["sim_time_total_ns"] = r.sim_time_total_ns;
     if (!r.waves.empty()) j["waves"] = r.waves;
     j["config"] = cfg.to_json();
@@ -341,6 +372,7 @@ RunResult from_json(const nlohmann::json& j) {
         r.prefetch = j.at("prefetch") == "on";
         r.warmup = j.value("warmup", "");
         r.error = j.value("error", "");
+        r.user_stdout = j.value("user_stdout", "");
         r.faults = j.value("faults", nlohmann::json::array());
         if (j.contains("teardown")) r.teardown = j["teardown"];
         r.sim_time_total_ns = j.at("sim_time_total_ns").get<double>();

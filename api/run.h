@@ -85,6 +85,7 @@ struct RunResult {
     bool reference_equal = true;
     std::vector<std::string> violations, warnings, log, waves;
     std::string error, warmup;
+    std::string user_stdout;  // what users' code printed to stdout (kept off pfsim's own stdout)
     bool graph = false;             // a task graph ran (a case, a device call): `tasks` is set
     std::vector<TaskResult> tasks;  // a graph's
     nlohmann::json lanes, series, timed_pass;
@@ -93,6 +94,7 @@ struct RunResult {
     double sim_time_total_ns = 0;
     bool sanitized = false;                // `sanitizer` holds the report
     insight::SanitizerReport sanitizer;
+    bool user_fault = false;               // GraphResult::user_fault: the die is not to be run on again
     bool advised = false;                  // `advisor` holds the report
     insight::AdvisorReport advisor;
     double l2_hit_rate() const;

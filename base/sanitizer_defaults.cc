@@ -4,8 +4,9 @@
 // gets them whatever its environment holds, and, under ASan, a mend for
 // SystemC's coroutine annotations. Without a sanitizer nothing calls any of it.
 //
-// handle_segv=0: tests check that a kernel's wild store kills the device
-// process with SIGSEGV; ASan would turn it into an abort.
+// handle_segv=0: a kernel's wild store is users' code faulting, which
+// pfsim's own handler turns into a named report (base/user_code.h); ASan's
+// handler would turn it into an abort of pfsim.
 //
 // The mend: Debian's libsystemc tells ASan of each coroutine switch
 // (__sanitizer_start_switch_fiber), but names the main coroutine's stack as

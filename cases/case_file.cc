@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -309,6 +310,9 @@ Values read_values(const Reader& r, bool float_type, const std::string& dir) {
     if (v.stepped && v.step <= 0 && v.kind == Values::Kind::Random) r.fail("step", "must be positive");
     v.low = r.number("low", float_type ? -1 : 0);
     v.high = r.number("high", float_type ? 1 : 100);
+    if (v.kind == Values::Kind::Random && v.low > v.high) {
+        r.fail("low", "is above high (" + std::to_string(v.low) + " > " + std::to_string(v.high) + ")");
+    }
     v.seed = static_cast<uint64_t>(r.integer("seed", 0));
     if (v.kind == Values::Kind::Fill && !r.has("value")) r.fail("value", "missing (init = \"fill\" needs it)");
     if (v.kind == Values::Kind::Npy) v.npy = resolve(dir, r.str("npy", "", true));
@@ -370,6 +374,33 @@ void check_values_fit(const Reader& r, const Values& v, rt::DataType t, uint64_t
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> CaseSpec::inputs() const {
+    std::vector<std::pair<std::string, std::string>> in = {{"the case file", path},
+                                                           {"the orchestration's source", orchestration}};
+    if (!golden_source.empty()) in.push_back({"the [golden] source", golden_source});
+    for (const IncoreSpec& k : incores) in.push_back({"the source of incore " + std::to_string(k.func_id), k.source});
+    for (const TensorSpec& t : tensors) {
+        if (t.init.kind == Values::Kind::Npy) in.push_back({"tensor " + t.name + "'s .npy", t.init.npy});
+        if (t.has_golden_values && t.golden_values.kind == Values::Kind::Npy) {
+            in.push_back({"tensor " + t.name + "'s golden .npy", t.golden_values.npy});
+        }
+    }
+    return in;
+}
+
+std::string input_named_by(const std::string& output, const std::vector<std::pair<std::string, std::string>>& inputs) {
+    for (const auto& [what, input] : inputs) {
+        std::error_code ec;
+        if (!output.empty() && !input.empty() && fs::equivalent(output, input, ec) && !ec) return what + " (" + input + ")";
+    }
+    return "";
+}
+
+bool is_tensor_name(const std::string& name) {
+    auto allowed = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+    return !name.empty() && name.size() <= 200 && name[0] != '.' && std::all_of(name.begin(), name.end(), allowed);
+}
 
 bool is_case_file(const std::string& path) {
     return path.size() > 5 && path.compare(path.size() - 5, 5, ".toml") == 0;
@@ -525,7 +556,8 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     ss << in.rdbuf();
     toml::table root;
     try {
-        const std::string text = ss.str();
+        std::string text = ss.str();
+        if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte order mark, as editors may write
         const std::string problem = toml_text_problem(text);
         if (!problem.empty()) throw CaseError(path + ":" + problem);
         root = toml::parse(text, path);
@@ -551,6 +583,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     for (const std::string& o : overrides) {
         const size_t eq = o.find('=');
         const std::string key = o.substr(0, eq);
+        if (eq == std::string::npos) throw CaseError("--arg " + o + ": takes NAME=VALUE (a [params] name of " + path + ")");
         if (!overridden.insert(key).second) throw CaseError("--arg " + key + " given twice");
         if (eq == std::string::npos || !c.params.count(key)) {
             std::string known;
@@ -638,6 +671,10 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
         TensorSpec s;
         s.where = r.where();
         s.name = r.str("name", "", true);
+        if (!is_tensor_name(s.name)) {
+            r.fail("name", "'" + s.name + "' is not a tensor name (letters, digits, '_', '-' and '.', not first; " +
+                               "it names the output's file under --outputs)");
+        }
         if (!names.insert(s.name).second) r.fail("name", "'" + s.name + "' is used twice");
         s.dtype = parse_dtype(r.str("dtype", "float32"), r.where(t->get("dtype")) + ": tensors.dtype");
         const toml::array* shape = r.array("shape");

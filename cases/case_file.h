@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/kernel_abi.h"
@@ -89,7 +90,20 @@ struct CaseSpec : CallableSpec {
     bool computes_golden(const TensorSpec& t) const {
         return t.output && t.golden_tensor.empty() && !t.has_golden_values && !golden_source.empty();
     }
+    // Every file the case reads, each with what it is ("the case file", "the
+    // source of incore 7", "tensor x's .npy"): what no output may overwrite.
+    std::vector<std::pair<std::string, std::string>> inputs() const;
 };
+
+// When `output` names the same file as one of `inputs` (what, path), what
+// that input is; else "". Files are compared by identity (device and inode),
+// so another spelling of the same path, or a link to it, is found too.
+std::string input_named_by(const std::string& output, const std::vector<std::pair<std::string, std::string>>& inputs);
+
+// Whether `name` may name a tensor: 1 to 200 of letters, digits, '_', '-' and
+// '.', not starting with '.' (an output is written as NAME.npy under --outputs,
+// so no name may reach outside that folder).
+bool is_tensor_name(const std::string& name);
 
 // Whether `path` names a case file (*.toml) rather than a built-in kernel.
 bool is_case_file(const std::string& path);

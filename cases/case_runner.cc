@@ -2,14 +2,54 @@
 
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <functional>
 
 #include "base/host_buffer.h"
+#include "base/user_code.h"
 #include "loader/shared_object.h"
+#include "model/core/core_ops.h"
 #include "pfsim_golden.h"
 
 namespace pfsim {
 
 namespace {
+
+// Runs `call`, the user's `function` of `source` (an orchestration or a golden),
+// under guard (base/user_code.h). A fault, the host-time limit, exit(), or an
+// exception escaping it is the user's fault: rt::RuntimeError naming the source
+// and the function. Bad input, named the same way: an OrchestrationError (pfsim
+// refused a call of the orchestration) and, with `refusal`, std::invalid_argument
+// (a golden refusing the case's values, include/pfsim_golden.h) as CaseError.
+void call_user_code(const std::string& source, const std::string& function, const std::function<void()>& call,
+                    bool refusal = false) {
+    const std::string label = source + ": " + function;
+    std::exception_ptr thrown;
+    const user_code::Escape escape = user_code::run(label.c_str(), [&] {
+        try {
+            call();
+        } catch (...) {
+            thrown = std::current_exception();
+        }
+    });
+    if (escape) {
+        const std::string line = kernel_source_line ? kernel_source_line(escape.frames) : "";
+        throw rt::RuntimeError(label + ": " + (line.empty() ? "" : line + ": ") + escape.what());
+    }
+    if (!thrown) return;
+    try {
+        std::rethrow_exception(thrown);
+    } catch (const rt::OrchestrationError& e) {
+        throw rt::OrchestrationError(label + ": " + e.what());
+    } catch (const std::invalid_argument& e) {
+        if (refusal) throw CaseError(label + ": " + e.what());
+        throw rt::RuntimeError(label + ": threw " + user_code::current_exception_type() + ": " + e.what());
+    } catch (const std::exception& e) {
+        throw rt::RuntimeError(label + ": threw " + user_code::current_exception_type() + ": " + e.what());
+    } catch (...) {
+        throw rt::RuntimeError(label + ": threw " + user_code::current_exception_type());
+    }
+}
 
 // A digest of `bytes`, to see whether a golden wrote an input it was lent: four
 // lanes of xor-multiply by an odd constant, each step a bijection of its lane,
@@ -58,11 +98,8 @@ std::vector<std::vector<uint8_t>> computed_goldens(const CaseSpec& spec, golden:
     for (const ScalarSpec& s : spec.scalars) scalars.push_back({s.name.c_str(), s.value});
     golden::Args args{tensors.data(), static_cast<uint32_t>(tensors.size()), params.data(),
                       static_cast<uint32_t>(params.size()), scalars.data(), static_cast<uint32_t>(scalars.size())};
-    try {
-        compute(args);
-    } catch (const std::exception& e) {
-        throw CaseError(spec.golden_source + ": " + spec.golden_function + ": " + e.what());
-    }
+    // std::invalid_argument: the golden refuses the case's values (include/pfsim_golden.h), bad input.
+    call_user_code(spec.golden_source, spec.golden_function, [&] { compute(args); }, true);
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
         if (!spec.tensors[i].output && digest(initial[i].data) != digests[i]) initial[i].data = initial_values(spec.tensors[i]);
     }
@@ -149,7 +186,8 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
     if (!release.at) release.at = platform.gm_alloc(1);
     args.scalars = scalars;
 
-    const PTO2OrchestrationConfig cfg = callable.config(args);
+    PTO2OrchestrationConfig cfg{};
+    call_user_code(spec.orchestration, spec.config_function, [&] { cfg = callable.config(args); });
     const int given = static_cast<int>(args.tensors.size() + args.scalars.size());
     if (given < cfg.expected_arg_count) {
         throw CaseError(spec.orchestration + ": " + spec.config_function + " expects " +
@@ -159,7 +197,7 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
     }
     {
         rt::TaskGraph::Recording recording(graph);
-        callable.entry(args);
+        call_user_code(spec.orchestration, spec.function, [&] { callable.entry(args); });
     }
     result.log = graph.log_lines();
     result.tasks = graph.tasks();

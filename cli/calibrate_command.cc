@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -127,8 +130,14 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     const Config cfg = resolve_config(o);
     const double clock = cfg.frequency("chip.clock");
     const double gm_bw = 1.6e12;  // published, for the L2 ratio
-    char dir_template[] = "/tmp/pfsim-calibrate.XXXXXX";
-    const std::string dir = mkdtemp(dir_template);
+    const std::string dir = make_temporary_folder("pfsim-calibrate");
+    struct RemoveDir {  // on every way out: a bad --only, an interrupted child run
+        const std::string& dir;
+        ~RemoveDir() {
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } remove_dir{dir};
     // Working-set traces: read W twice; the second pass hits iff W fits in L2.
     auto hex_trace = [&](uint64_t mib) {
         std::ostringstream t;

@@ -69,6 +69,7 @@ struct CheckPlan {
     SanitizeOptions sanitize;
     std::vector<CheckItem> items;
     BatchPlan batch;
+    std::vector<std::pair<std::string, std::string>> inputs;  // what every item reads (CaseSpec::inputs)
 };
 
 const std::vector<std::string> kCheckDefiningFlags = {"--advise", "--sanitize"};
@@ -98,7 +99,15 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
     auto add_case = [&](const std::string& path) {
         try {
             const CaseSpec c = read_case(path, params);
+            for (const CheckItem& k : p.items) {
+                if (k.name == c.name && o.values.count("--trace")) {
+                    throw UsageError("--trace: " + k.target + " and " + path + " are both named '" + c.name +
+                                     "': their traces would be the same files (give one another name = ...)");
+                }
+            }
             p.items.push_back({c.name, path, c.expected_min_pct, c.expected_max_pct});
+            const auto in = c.inputs();
+            p.inputs.insert(p.inputs.end(), in.begin(), in.end());
         } catch (const CaseError& e) {
             throw UsageError(e.what());
         }
@@ -118,6 +127,9 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
         on_args.insert(on_args.end(), {"--prefetch", "on"});
         const std::string prefix = value_of(o, "--trace", "");
         if (!prefix.empty()) {  // PREFIX.KERNEL.off.json and PREFIX.KERNEL.on.json
+            for (const char* run : {".off.json", ".on.json"}) {
+                refuse_overwriting_an_input(o, "--trace", prefix + "." + k.name + run, p.inputs);
+            }
             off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k.name + ".off.json"});
             on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k.name + ".on.json"});
         }
@@ -305,7 +317,7 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
 
 int cmd_check(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--strict-gain", "--slurm", "--wait"};
-    std::vector<std::string> valued = {"--junit", "--out", "--collect", "--progress"};
+    std::vector<std::string> valued = {"--junit", "--out", "--collect", "--progress", "--timeout"};
     flags.insert(flags.end(), kCheckDefiningFlags.begin(), kCheckDefiningFlags.end());
     valued.insert(valued.end(), kCheckDefiningValues.begin(), kCheckDefiningValues.end());
     valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
@@ -329,6 +341,7 @@ int cmd_check(const std::vector<std::string>& args) {
 
     const CheckPlan p = plan_check(defining_arguments(o));
     check_writable(value_of(o, "--junit", ""));
+    refuse_overwriting_an_input(o, "--junit", value_of(o, "--junit", ""), p.inputs);
     if (on_slurm) {
         if (has_flag(o, "--advise")) {
             throw UsageError("--advise measures re-runs chosen from each result: run check --advise here, not on --slurm");

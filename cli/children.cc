@@ -7,11 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -49,14 +53,18 @@ std::string take_file(const std::string& path) {
     return text.str();
 }
 
-std::string make_temporary_dir() {
-    char dir_template[] = "/tmp/pfsim.XXXXXX";
-    const char* dir = mkdtemp(dir_template);
-    if (!dir) throw std::runtime_error("cannot make a temporary directory");
-    return dir;
-}
+std::string make_temporary_dir() { return make_temporary_folder("pfsim"); }
 
 }  // namespace
+
+std::string make_temporary_folder(const std::string& name) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/" + name + ".XXXXXX";
+    if (!mkdtemp(path.data())) {
+        throw std::runtime_error("cannot make a folder " + path + ": " + std::strerror(errno));
+    }
+    return path;
+}
 
 std::string self_path() {
     char exe[PATH_MAX];
@@ -170,13 +178,69 @@ std::string describe(const std::vector<std::string>& args) {
 
 void set_still_running_every(int64_t ms) { g_still_running_every_ms = ms; }
 
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;  // the signal that interrupts run_children, 0: none
+
+// While it lives, SIGINT, SIGTERM and SIGHUP only set g_interrupted: run_children
+// then stops its children and removes its folder before the signal takes effect
+// (finish()).
+class Interruptible {
+public:
+    Interruptible() {
+        g_interrupted = 0;
+        struct sigaction sa {};
+        sa.sa_handler = [](int sig) { g_interrupted = sig; };
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &sa, &kept_[i]);
+    }
+    ~Interruptible() {
+        for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &kept_[i], nullptr);
+    }
+    // After cleaning up: the interrupting signal, with the action it had before.
+    void finish() {
+        const int sig = g_interrupted;
+        if (!sig) return;
+        for (size_t i = 0; i < kSignals.size(); ++i) sigaction(kSignals[i], &kept_[i], nullptr);
+        raise(sig);
+        throw std::runtime_error(std::string("interrupted by signal ") + std::to_string(sig));  // the signal is ignored
+    }
+
+private:
+    static constexpr std::array<int, 3> kSignals = {SIGINT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 3> kept_{};
+};
+
+// Stops every child in `running` (SIGTERM, then waits for it).
+void stop_children(const std::map<pid_t, size_t>& running) {
+    for (const auto& [pid, index] : running) kill(pid, SIGTERM);
+    for (const auto& [pid, index] : running) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+}  // namespace
+
 std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress,
                                    const std::function<void(size_t, const ChildRun&)>& finished) {
     const std::string exe = self_path();
+    Interruptible interruptible;
     const std::string dir = make_temporary_dir();
     std::vector<ChildRun> results(runs.size());
     std::map<pid_t, size_t> running;
+    // Interrupted, or a child that cannot be started: no child goes on, no file stays.
+    struct Cleanup {
+        const std::string& dir;
+        std::map<pid_t, size_t>& running;
+        ~Cleanup() {
+            stop_children(running);
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+        }
+    } cleanup{dir, running};
     std::map<pid_t, std::chrono::steady_clock::time_point> started;
     size_t next = 0, done = 0;
     const auto every = std::chrono::milliseconds(g_still_running_every_ms);
@@ -184,6 +248,13 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
     auto out_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".json"; };
     auto err_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
     while (done < runs.size()) {
+        if (g_interrupted) {
+            stop_children(running);
+            running.clear();
+            std::error_code ec;
+            std::filesystem::remove_all(dir, ec);
+            interruptible.finish();
+        }
         while (next < runs.size() && running.size() < std::max(1u, jobs)) {
             std::vector<std::string> argv = {exe};
             argv.insert(argv.end(), runs[next].begin(), runs[next].end());
@@ -194,8 +265,9 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
         }
         int status = 0;
         pid_t pid = 0;
-        while ((pid = waitpid(-1, &status, every.count() > 0 ? WNOHANG : 0)) == 0) {
+        while ((pid = waitpid(-1, &status, WNOHANG)) == 0 && !g_interrupted) {
             usleep(10000);
+            if (every.count() <= 0) continue;
             const auto now = std::chrono::steady_clock::now();
             if (now < next_report) continue;
             for (const auto& [p, k] : running) {

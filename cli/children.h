@@ -19,6 +19,9 @@ struct ChildRun {
 };
 
 // The path of this pfsim binary, which the children run.
+// A new folder NAME.XXXXXX in $TMPDIR (else /tmp); throws std::runtime_error naming it.
+std::string make_temporary_folder(const std::string& name);
+
 std::string self_path();
 
 // Runs a program (argv[0], looked up on PATH unless it names a path) to its

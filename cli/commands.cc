@@ -22,7 +22,7 @@ commands:
   check [KERNEL | CASE.toml ...] [--arg NAME=VALUE]... [--json] [--junit FILE] [--strict-gain] [--inject FAULT] [--trace PREFIX]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise]
       [--out DIR] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
-      [--progress SECONDS]
+      [--progress SECONDS] [--timeout SECONDS]
   check --collect DIR [--json] [--junit FILE] [--strict-gain]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
@@ -36,6 +36,7 @@ commands:
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
       [--drop-prefetch FILE:LINE]... [--free-prefetch FILE:LINE]... [--warm-loads FILE:LINE]...
+      [--timeout SECONDS]
                     run one kernel, or a case file (an orchestration and its incores
                     from source, docs/cases.md), on the simulated die; --outputs writes
                     a case's outputs as DIR/NAME.npy; --waves dumps the signals of
@@ -70,7 +71,7 @@ commands:
                     time per kernel, busy time per lane, counters; exit 1 when B is
                     more than PCT % slower than A
   sweep KERNEL|CASE.toml --grid KEY=V1,V2,... [--grid ...] [--jobs N] [--out DIR] [--csv FILE] [--html FILE]
-      [--progress SECONDS] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
+      [--progress SECONDS] [--timeout SECONDS] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
   sweep --collect DIR [--csv FILE] [--html FILE]
                     the cartesian product of the grids (configuration keys, or arg.NAME
                     for kernel arguments), each point with prefetch off and on, in N
@@ -100,6 +101,9 @@ options shared by every command:
   --config FILE     override parameters from a TOML file (repeatable)
   --set KEY=VALUE   override one parameter, e.g. --set l2.size=96MiB (repeatable)
   --json            machine-readable output
+  --timeout SECONDS (run, check, sweep) the host time users' code may take: a
+                    kernel, orchestration or golden still running then is stopped
+                    and named, exit 1 (orch.host_time_limit, 600 s; 0: no limit)
 
 exit status: 0 success, 1 a check failed, 2 bad input, 3 an internal error of pfsim
 )";
@@ -145,9 +149,13 @@ int cmd_stats(const std::vector<std::string>& args) {
 }
 
 int run_cli(const std::vector<std::string>& args) {
-    if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    if (args.empty()) {  // a usage error: the text to stderr, stdout stays empty
+        std::cerr << kUsage;
+        return 2;
+    }
+    if ((args[0] == "help" || args[0] == "--help" || args[0] == "-h") && args.size() == 1) {
         std::cout << kUsage;
-        return args.empty() ? 2 : 0;
+        return 0;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     return run_guarded([&] {
@@ -166,6 +174,9 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "test") return cmd_test(rest);
         if (args[0] == "python-path") return cmd_python_path(rest);
         if (args[0] == "batch-task") return cmd_batch_task(rest);
+        if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+            throw UsageError(args[0] + " takes no argument (not '" + args[1] + "'; there is no --json form)");
+        }
         throw UsageError("unknown command '" + args[0] + "' (see pfsim help)");
     }, std::cerr);
 }

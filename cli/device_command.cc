@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -72,12 +73,28 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.scalars = request.value("scalars", std::vector<uint64_t>{});
         const std::string data_path = request.value("data", "");
         std::fstream data(data_path, std::ios::in | std::ios::out | std::ios::binary);
+        std::error_code ec;
+        const uint64_t data_size = request.at("tensors").empty() ? 0 : std::filesystem::file_size(data_path, ec);
+        if (ec) throw api::BadInput("cannot read the tensors' file " + data_path + ": " + ec.message());
         std::vector<uint64_t> offsets;
         for (const json& t : request.at("tensors")) {
             CallTensor ct;
             ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), "tensor " + std::to_string(offsets.size()));
             ct.shape = json_integers<uint32_t>(t.at("shape"));
-            ct.data.resize(json_integer<uint64_t>(t.at("bytes")));
+            const uint64_t bytes = json_integer<uint64_t>(t.at("bytes"));
+            uint64_t expected = rt::element_size(ct.dtype);
+            for (uint32_t d : ct.shape) expected = d && expected > ~uint64_t{0} / d ? ~uint64_t{0} : expected * d;
+            if (bytes != expected) {
+                throw api::BadInput("tensor " + std::to_string(offsets.size()) + ": bytes = " + std::to_string(bytes) +
+                                    ", but its shape and dtype make " + std::to_string(expected));
+            }
+            const uint64_t offset = json_integer<uint64_t>(t.at("offset"));
+            if (offset > data_size || bytes > data_size - offset) {
+                throw api::BadInput("tensor " + std::to_string(offsets.size()) + ": " + std::to_string(bytes) +
+                                    " bytes at offset " + std::to_string(offset) + " lie beyond " + data_path + " (" +
+                                    std::to_string(data_size) + " bytes)");
+            }
+            ct.data.resize(bytes);
             offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             data.seekg(static_cast<std::streamoff>(offsets.back()));
             data.read(reinterpret_cast<char*>(ct.data.data()), static_cast<std::streamsize>(ct.data.size()));
@@ -100,7 +117,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
 }  // namespace
 
 int cmd_device(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress"});
+    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress", "--workdir"});
     const int64_t progress_ms = progress_option_ms(o);
     if (!o.positional.empty()) throw UsageError("device takes no positional argument");
     auto fd_of = [&](const char* option, const char* fallback) {
@@ -115,8 +132,24 @@ int cmd_device(const std::vector<std::string>& args) {
     FILE* in = fdopen(in_fd, "r");
     FILE* out = fdopen(out_fd, "w");
     if (!in || !out) throw UsageError("device: --in-fd/--out-fd do not name open descriptors");
-    // The client's end of the pipes is the device's life: when the client dies, so does the device.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The client's end of the pipes is the device's life: when the client dies, so does the device,
+    // removing the client's tensor folder (--workdir) on its way out.
+    const std::string workdir = value_of(o, "--workdir", "");
+    static char args_file[4096], folder[4096];
+    std::snprintf(folder, sizeof folder, "%s", workdir.c_str());
+    std::snprintf(args_file, sizeof args_file, "%s/args.bin", workdir.c_str());
+    struct sigaction sa {};
+    sa.sa_handler = [](int) {
+        if (folder[0]) {
+            unlink(args_file);
+            rmdir(folder);
+        }
+        _exit(128 + SIGTERM);
+    };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() == 1) return 1;  // the client died before the line above
     auto reply = [&](const json& j) {
         const std::string line = j.dump() + "\n";
         std::fwrite(line.data(), 1, line.size(), out);
@@ -152,12 +185,17 @@ int cmd_device(const std::vector<std::string>& args) {
             continue;
         }
         line.clear();
+        if (!request.is_object()) {
+            reply(failure("protocol", "a request that is not a JSON object: " + request.dump().substr(0, 80)));
+            continue;
+        }
         if (request.value("op", "") == "close") {
             reply({{"ok", true}});
             return 0;
         }
         try {
             reply(serve(*device, cfg, request));
+            if (device->ended()) return 1;  // the run's reply names the fault; the die is not run on
         } catch (const CompileError& e) {
             reply(failure("compile", e.what()));
         } catch (const LoadError& e) {

@@ -16,8 +16,9 @@ namespace {
 
 std::string base_name(const std::string& name) { return name.substr(0, name.find(" (")); }
 
-// Pairs kernels by name, then by name without the "(prefetch ...)" suffix; two
-// single-kernel documents pair whatever their names.
+// Pairs kernels by name, then by name without the "(prefetch ...)" suffix, each
+// with the first of B not yet paired (so repeated names pair in order: the k-th
+// of A with the k-th of B); two single-kernel documents pair whatever their names.
 std::vector<std::pair<const KernelFigures*, const KernelFigures*>> pair_up(const Document& a, const Document& b) {
     std::vector<std::pair<const KernelFigures*, const KernelFigures*>> out;
     if (a.kernels.size() == 1 && b.kernels.size() == 1) return {{&a.kernels[0], &b.kernels[0]}};
@@ -25,7 +26,7 @@ std::vector<std::pair<const KernelFigures*, const KernelFigures*>> pair_up(const
     for (const KernelFigures& ka : a.kernels) {
         const KernelFigures* match = nullptr;
         for (const KernelFigures& kb : b.kernels) {
-            if (!used.count(&kb) && kb.name == ka.name) match = &kb;
+            if (!match && !used.count(&kb) && kb.name == ka.name) match = &kb;
         }
         for (const KernelFigures& kb : b.kernels) {
             if (!match && !used.count(&kb) && base_name(kb.name) == base_name(ka.name)) match = &kb;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "base/json_integer.h"
 #include "cli/options.h"
@@ -243,10 +244,27 @@ Document read_json_document(const std::string& path, const nlohmann::json& j) {
 Document read_document(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw UsageError(path + ": cannot read");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
-    if (path.size() > 4 && path.substr(path.size() - 4) == ".csv") {
+    // Read in blocks, looking at the first: an endless or binary input (a
+    // device, a pipe of garbage) is refused at once instead of filling memory.
+    const bool csv = path.size() > 4 && path.substr(path.size() - 4) == ".csv";
+    constexpr uint64_t kMaxBytes = uint64_t{4} << 30;  // above the largest trace pfsim writes (trace.max_bytes)
+    std::string text;
+    std::vector<char> block(1 << 20);
+    while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+        const bool first = text.empty();
+        text.append(block.data(), static_cast<size_t>(in.gcount()));
+        if (first) {
+            const size_t at = text.find_first_not_of(" \t\r\n");
+            const bool binary = text.find('\0') != std::string::npos;
+            if (binary || (!csv && at != std::string::npos && text[at] != '{' && text[at] != '[')) {
+                throw UsageError(path + ": not a pfsim summary, check report, trace or profile (" +
+                                 (binary ? "binary data" : "not a JSON object or array") + ")");
+            }
+        }
+        if (text.size() > kMaxBytes) throw UsageError(path + ": larger than 4 GiB: not a document pfsim writes or reads");
+    }
+    if (in.bad()) throw UsageError(path + ": cannot read");
+    if (csv) {
         Document d;
         d.path = path;
         d.kind = "profile";

@@ -2,6 +2,7 @@
 // (e.g. --verify found a mismatch), 2 bad input (usage, configuration, trace),
 // 3 an internal error (cli/exit_status.h).
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,9 @@ int sc_main(int argc, char** argv) {
     // sc_stop() would print an info line on stdout, in the middle of --json output.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                             sc_core::SC_DO_NOTHING);
+    // A file growing past `ulimit -f` would kill pfsim by SIGXFSZ: ignored, the
+    // write fails with EFBIG instead, and the writer names its file (exit 2).
+    std::signal(SIGXFSZ, SIG_IGN);
     std::vector<std::string> args(argv + 1, argv + argc);
     const int status = pfsim::run_cli(args);
     std::cout.flush();

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "cases/case_file.h"
+
 namespace pfsim {
 
 CommonOptions parse_options(const std::vector<std::string>& args, const std::vector<std::string>& flags,
@@ -41,6 +43,19 @@ CommonOptions parse_options(const std::vector<std::string>& args, const std::vec
         } else {
             o.positional.push_back(a);
         }
+    }
+    // --timeout SECONDS (on the commands that take it) is orch.host_time_limit,
+    // so that it reaches child runs with the configuration.
+    if (auto t = o.values.find("--timeout"); t != o.values.end()) {
+        for (const std::string& v : t->second) {
+            char* end = nullptr;
+            const double s = std::strtod(v.c_str(), &end);
+            if (v.empty() || *end != '\0' || !(s >= 0) || s > 1e6) {
+                throw UsageError("--timeout takes the host seconds a run may take (0: no limit), not '" + v + "'");
+            }
+            o.sets.push_back("orch.host_time_limit=" + v + " s");
+        }
+        o.values.erase(t);
     }
     return o;
 }
@@ -109,6 +124,13 @@ std::vector<std::string> config_args(const CommonOptions& options) {
     for (const std::string& f : options.config_files) out.insert(out.end(), {"--config", f});
     for (const std::string& s : options.sets) out.insert(out.end(), {"--set", s});
     return out;
+}
+
+void refuse_overwriting_an_input(const CommonOptions& o, const std::string& option, const std::string& output,
+                                 std::vector<std::pair<std::string, std::string>> inputs) {
+    for (const std::string& f : o.config_files) inputs.push_back({"a --config file", f});
+    const std::string input = input_named_by(user_path(output), inputs);
+    if (!input.empty()) throw UsageError(option + " " + output + ": is " + input + ", which is read; not overwritten");
 }
 
 std::string user_path(const std::string& path) {

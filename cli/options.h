@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/config/config.h"
@@ -74,6 +75,11 @@ void check_writable(const std::string& path);
 void write_output(const std::string& path, const std::string& text);
 
 // A path as the user meant it: relative to their directory under `bazel run`.
+// Throws UsageError when `output` (the value of `option`) names the same file
+// as one of `inputs` (what, path) or one of o's --config files: an output never
+// overwrites an input (they are compared by identity, so any spelling is found).
+void refuse_overwriting_an_input(const CommonOptions& o, const std::string& option, const std::string& output,
+                                 std::vector<std::pair<std::string, std::string>> inputs = {});
 std::string user_path(const std::string& path);
 
 }  // namespace pfsim

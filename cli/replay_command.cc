@@ -22,6 +22,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     if (o.positional.size() != 1) throw UsageError("replay takes exactly one trace file");
     const Config cfg = resolve_config(o);
     const std::string path = user_path(o.positional[0]);
+    refuse_overwriting_an_input(o, "--trace", value_of(o, "--trace", ""), {{"the replayed trace", path}});
     const uint64_t limit = Replay::ring_base(cfg);
     // Read while the replay runs: a bad line stops the replay when it reaches
     // it, and nothing is printed but the error.

@@ -122,6 +122,9 @@ int cmd_report(const std::vector<std::string>& args) {
     const std::string out = value_of(o, "--html", "");
     if (out.empty()) throw UsageError("report needs --html FILE");
     check_writable(out);
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const std::string& p : o.positional) inputs.push_back({"a compared document", user_path(p)});
+    refuse_overwriting_an_input(o, "--html", out, inputs);
     std::vector<Document> docs;
     for (const std::string& p : o.positional) docs.push_back(read_document(user_path(p)));
 

@@ -17,7 +17,7 @@ namespace pfsim {
 int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
     std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
-                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--progress"};
+                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--progress", "--timeout"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
     CommonOptions o = parse_options(args, flags, valued);
@@ -37,6 +37,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.trace = user_path(value_of(o, "--trace", ""));
     request.waves = value_of(o, "--waves", "");
     request.outputs_dir = user_path(value_of(o, "--outputs", ""));
+    refuse_overwriting_an_input(o, "--trace", request.trace);  // the case's own inputs: api::run
     request.sanitize = sanitize.on;
     request.suppressions = sanitize.suppressions;
     request.advise = has_flag(o, "--advise");
@@ -121,6 +122,13 @@ int cmd_run(const std::vector<std::string>& args) {
             }
         }
         if (r.advised) std::printf("\n%s", r.advisor.text().c_str());
+    }
+    for (const std::string& line : r.log) {  // the orchestration's LOG_ERROR and LOG_WARN (--json: all of `log`)
+        if (line.rfind("ERROR ", 0) == 0 || line.rfind("WARN ", 0) == 0) std::cerr << "pfsim: " << r.name << ": orchestration: " << line << "\n";
+    }
+    if (!r.user_stdout.empty()) {
+        std::cerr << "pfsim: " << r.name << ": users' code printed to stdout (shown here, not on pfsim's stdout):\n"
+                  << r.user_stdout << (r.user_stdout.back() == '\n' ? "" : "\n");
     }
     for (size_t i = 0; i < r.warnings.size() && i < 5; ++i) std::cerr << "pfsim: warning: " << r.warnings[i] << "\n";
     if (r.warnings.size() > 5) std::cerr << "pfsim: (" << r.warnings.size() - 5 << " more warnings in --json)\n";

@@ -63,7 +63,7 @@ std::string csv_cell(const std::string& s) {
 
 // A sweep: its grids, each point's values, and the batch of child runs.
 struct Sweep {
-    std::string name;
+    std::string name, target;  // target: the case file
     std::vector<Grid> grids;
     std::vector<std::vector<std::string>> values;  // per point, one per grid
     BatchPlan plan;
@@ -77,6 +77,7 @@ Sweep plan_sweep(const std::vector<std::string>& arguments) {
     if (o.positional.size() != 1) throw UsageError("sweep takes one case name or case file");
     const std::string target = api::resolve_target(o.positional[0]);
     Sweep sweep;
+    sweep.target = target;
     try {
         sweep.name = read_case(target).name;
     } catch (const CaseError& e) {
@@ -228,7 +229,7 @@ std::vector<std::optional<PointResults>> stored_results(const BatchStore& store)
 }  // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
-    std::vector<std::string> valued = {"--grid", "--jobs", "--csv", "--html", "--out", "--collect", "--progress"};
+    std::vector<std::string> valued = {"--grid", "--jobs", "--csv", "--html", "--out", "--collect", "--progress", "--timeout"};
     valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
     const CommonOptions o = parse_options(args, {"--slurm", "--wait"}, valued);
     set_still_running_every(progress_option_ms(o));
@@ -253,6 +254,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
     const Sweep sweep = plan_sweep(defining_arguments(o));
     check_writable(csv);
     check_writable(html);
+    const auto inputs = read_case(sweep.target).inputs();
+    refuse_overwriting_an_input(o, "--csv", csv, inputs);
+    refuse_overwriting_an_input(o, "--html", html, inputs);
     const std::string what = "sweep " + sweep.name;
     if (on_slurm) {
         const std::optional<BatchStore> store = run_on_slurm(sweep.plan, o, what);

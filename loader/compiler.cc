@@ -3,6 +3,7 @@
 #include "base/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include <sstream>
 
 #include "base/sha256.h"
+#include "base/user_code.h"
 #include "loader/embedded_files.h"
 #include "model/core/core_ops.h"
 
@@ -96,15 +99,57 @@ bool unchanged(const Dependency& d, int64_t trusted_before) {
     return hash_dependency(d.path, &now) && now.hash == d.hash;
 }
 
-// Runs argv, returns its exit status; stdout and stderr go to `output`.
+// A build under way, for the signal handler: its temporary files' common prefix
+// and the compiler it waits for.
+char g_build_tmp[4096];
+volatile pid_t g_build_child = 0;
+constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction g_kept[3];
+
+// While it lives, SIGINT, SIGTERM and SIGHUP first stop the compiler and remove
+// the build's temporary files (`tmp`.o, .d, .so, .cc), then take effect as before.
+class CleanUpOnInterrupt {
+public:
+    explicit CleanUpOnInterrupt(const std::string& tmp) {
+        std::snprintf(g_build_tmp, sizeof g_build_tmp, "%s", tmp.c_str());
+        struct sigaction sa {};
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        for (int i = 0; i < 3; ++i) sigaction(kInterrupts[i], &sa, &g_kept[i]);
+    }
+    ~CleanUpOnInterrupt() {
+        for (int i = 0; i < 3; ++i) sigaction(kInterrupts[i], &g_kept[i], nullptr);
+        g_build_tmp[0] = '\0';
+    }
+
+private:
+    static void on_signal(int sig) {
+        if (g_build_child > 0) {
+            kill(g_build_child, SIGKILL);
+            waitpid(g_build_child, nullptr, 0);
+        }
+        char path[sizeof g_build_tmp + 8];
+        for (const char* suffix : {".o", ".d", ".so", ".cc"}) {
+            const size_t n = strlen(g_build_tmp);
+            if (n + strlen(suffix) + 1 > sizeof path) break;
+            memcpy(path, g_build_tmp, n);
+            memcpy(path + n, suffix, strlen(suffix) + 1);
+            unlink(path);
+        }
+        for (int i = 0; i < 3; ++i) sigaction(kInterrupts[i], &g_kept[i], nullptr);
+        raise(sig);
+    }
+};
+
+// Runs argv, returns its exit status; stdout and stderr go to `output`, through
+// a pipe: nothing is left on disk, and a full disk is told by the tool itself.
 int run(const std::vector<std::string>& argv, std::string* output) {
-    char tmpl[] = "/tmp/pfsim-cc-XXXXXX";
-    const int fd = mkstemp(tmpl);
-    if (fd < 0) throw std::runtime_error(std::string("cannot create a temporary file: ") + std::strerror(errno));
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, fd, STDERR_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -112,16 +157,49 @@ int run(const std::vector<std::string>& argv, std::string* output) {
     pid_t pid = 0;
     const int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    close(fd);
+    if (rc == 0) g_build_child = pid;
+    close(fds[1]);
+    output->clear();
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+        if (n > 0) {
+            output->append(buf, static_cast<size_t>(n));
+        } else if (errno != EINTR) {
+            break;
+        }
+    }
+    close(fds[0]);
     int status = 0;
     if (rc == 0) {
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+        g_build_child = 0;
     }
-    read_file(tmpl, output);
-    unlink(tmpl);
     if (rc != 0) throw std::runtime_error("cannot run the compiler '" + argv[0] + "': " + std::strerror(rc));
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A cached object's sum, OBJECT.sum: "SIZE MTIME_NS SHA256" of the object as
+// written. The object at `path` gets the sum of `built` (the same file before
+// its rename).
+void record_sum(const std::string& built, const std::string& path) {
+    Dependency d;
+    if (!hash_dependency(built, &d)) throw std::runtime_error("cannot read the object just built: " + built);
+    write_atomically(path + ".sum", std::to_string(d.size) + " " + std::to_string(d.mtime_ns) + " " + d.hash + "\n");
+}
+
+// Whether the cached object at `path` is what was written: its size, and its
+// hash unless its modification time is still the one recorded. A truncated or
+// overwritten object (or one without a sum) is built again.
+bool intact(const std::string& path) {
+    std::string sum;
+    Dependency recorded, now;
+    if (!read_file(path + ".sum", &sum)) return false;
+    std::istringstream fields(sum);
+    if (!(fields >> recorded.size >> recorded.mtime_ns >> recorded.hash)) return false;
+    if (!file_stamp(path, &now.size, &now.mtime_ns) || now.size != recorded.size) return false;
+    if (now.mtime_ns == recorded.mtime_ns) return true;
+    return hash_dependency(path, &now) && now.hash == recorded.hash;
 }
 
 // The prerequisites of a make rule as `gcc -MD` writes it.
@@ -204,12 +282,29 @@ const std::vector<EmbeddedFile>& embedded_files(const std::string& tree) {
 }
 
 std::string unpack_embedded(const std::string& root, const std::string& tree, const std::vector<EmbeddedFile>& extra) {
+    std::error_code made;
+    fs::create_directories(root, made);
+    if (!fs::is_directory(root)) {
+        throw std::runtime_error("the compile cache '" + root + "' is not a folder (PFSIM_CACHE_DIR names it)");
+    }
     std::vector<EmbeddedFile> files = embedded_files(tree);
     files.insert(files.end(), extra.begin(), extra.end());
     std::string digest;
     for (const EmbeddedFile& f : files) digest += std::string(f.path) + '\0' + std::string(f.content, f.size) + '\0';
     const std::string dir = root + "/" + tree + "-" + sha256_of(digest).substr(0, 16);
-    if (fs::exists(dir + "/.complete")) return dir;
+    if (fs::exists(dir + "/.complete")) {
+        // Unpacked before: a file damaged since (truncated, removed) is written again, whole.
+        for (const EmbeddedFile& f : files) {
+            const fs::path p = fs::path(dir) / f.path;
+            std::error_code ec;
+            if (fs::file_size(p, ec) == f.size && !ec) continue;
+            std::string content;
+            if (read_file(p.string(), &content) && content == std::string(f.content, f.size)) continue;
+            fs::create_directories(p.parent_path(), ec);
+            write_atomically(p.string(), std::string(f.content, f.size));
+        }
+        return dir;
+    }
     // Unpack beside it, then rename: a reader never sees half a tree.
     const std::string tmp = dir + ".tmp." + std::to_string(getpid());
     fs::remove_all(tmp);
@@ -297,6 +392,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     if (!rewritten.empty()) cmd.push_back("-iquote" + fs::path(abs).parent_path().string());
     std::string key_text = compiler_identity() + '\0' + abs + '\0' + sha256_of(text) + '\0';
     for (const std::string& a : cmd) key_text += a + '\0';
+    for (const std::string& a : user_code::kLinkFlags) key_text += a + '\0';
     const std::string key = sha256_of(key_text);
     const std::string obj_dir = cache_dir_ + "/obj";
     std::error_code ec;
@@ -320,7 +416,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
             names += d.name();
         }
         const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
-        if (current && fs::exists(so)) {
+        if (current && intact(so)) {
             ++cached_;
             return so;
         }
@@ -329,6 +425,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     // Compile, then link without the instrumentation's runtime library (pfsim
     // provides the hooks).
     const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
+    const CleanUpOnInterrupt clean_up(tmp);
     std::vector<std::string> argv = cmd;
     std::string compiled = abs;
     if (!rewritten.empty()) {  // compiled from a copy; #line keeps the file and lines the user's
@@ -338,7 +435,11 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     argv.insert(argv.end(), {"-c", "-MD", "-MF", tmp + ".d", "-o", tmp + ".o", compiled});
     std::string output;
     int status = run(argv, &output);
-    if (status == 0) status = run({cxx_, "-shared", "-o", tmp + ".so", tmp + ".o"}, &output);
+    if (status == 0) {
+        std::vector<std::string> link = {cxx_, "-shared", "-o", tmp + ".so", tmp + ".o"};
+        link.insert(link.end(), user_code::kLinkFlags.begin(), user_code::kLinkFlags.end());  // exit, fork: guarded
+        status = run(link, &output);
+    }
     fs::remove(tmp + ".o", ec);
     if (!rewritten.empty()) fs::remove(compiled, ec);
     ++compiled_;
@@ -358,6 +459,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     }
     fs::remove(tmp + ".d", ec);
     const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
+    record_sum(tmp + ".so", so);
     fs::rename(tmp + ".so", so);
     write_atomically(manifest_path, manifest);
     return so;

@@ -12,7 +12,9 @@
 #include <iterator>
 
 #include <dlfcn.h>
+#include <link.h>
 
+#include "base/user_code.h"
 #include "loader/compiler.h"
 #include "model/core/core_ops.h"
 
@@ -116,6 +118,24 @@ std::vector<std::string> source_lines_of(const std::vector<std::vector<void*>>& 
 
 std::string source_line_of(const std::vector<void*>& frames) { return source_lines_of({frames}).front(); }
 
+// Tells the guard of users' code (base/user_code.h) where the object's code lies.
+void add_user_code_ranges(void* handle) {
+    link_map* map = nullptr;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map) return;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* wanted) {
+            if (info->dlpi_addr != static_cast<link_map*>(wanted)->l_addr) return 0;
+            for (int i = 0; i < info->dlpi_phnum; ++i) {
+                const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+                if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+                    user_code::add_code_range(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+                }
+            }
+            return 1;
+        },
+        map);
+}
+
 }  // namespace
 
 std::shared_ptr<SharedObject> SharedObject::open(const std::string& path, const std::string& source) {
@@ -124,6 +144,7 @@ std::shared_ptr<SharedObject> SharedObject::open(const std::string& path, const 
         const char* why = dlerror();
         throw LoadError(source + ": the compiled object does not load: " + (why ? why : "unknown reason"));
     }
+    add_user_code_ranges(handle);
     Dl_info info{};
     if (void* entry = dlsym(handle, "kernel_entry"); entry && dladdr(entry, &info) && info.dli_fname) {
         kernel_objects().insert(info.dli_fname);

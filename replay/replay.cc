@@ -58,6 +58,12 @@ Replay::Replay(sc_core::sc_module_name name, const Config& cfg, Soc& soc, TraceR
 
 void Replay::transport(tlm_utils::simple_initiator_socket<Replay>& socket, bool write, uint64_t addr,
                        void* data, uint64_t len) {
+    // A payload's length is 32 bits: a longer access goes in pieces, one after the other.
+    constexpr uint64_t kPiece = uint64_t{1} << 31;
+    for (; len > kPiece; addr += kPiece, len -= kPiece) {
+        transport(socket, write, addr, data, kPiece);
+        if (data) data = static_cast<uint8_t*>(data) + kPiece;
+    }
     prepare_payload(payload_, write, addr, data, len);
     sc_core::sc_time delay = keeper_.get_local_time();
     socket->b_transport(payload_, delay);

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include <tlm>
 
@@ -12,7 +14,9 @@ namespace pfsim {
 
 // Readies `p` for a read or write of `len` bytes at `addr` to or from `data`
 // (null: timing only), with no byte enables and an incomplete response.
+// `len` must fit the payload's 32-bit length (a longer access is the caller's to split).
 inline void prepare_payload(tlm::tlm_generic_payload& p, bool write, uint64_t addr, void* data, uint64_t len) {
+    if (len > 0xffffffffu) throw std::logic_error("pfsim: a TLM payload of " + std::to_string(len) + " bytes (at most 2^32 - 1)");
     p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     p.set_address(addr);
     p.set_data_ptr(static_cast<unsigned char*>(data));

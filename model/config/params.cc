@@ -159,6 +159,10 @@ const std::vector<ParamSpec>& param_specs() {
                            "a core finishing a block to the scheduler counting it done")),
         param("orch.poll_interval", Kind::Time, "period of the scheduler's polls of deferred-completion conditions"),
         param("orch.time_limit", Kind::Time, "SIMULATION: a task graph still running after this stops, its stuck tasks named"),
+        zero_allowed(param("orch.host_time_limit", Kind::Time,
+                           "SIMULATION: host (wall-clock) time a run's users' code (golden, orchestration, kernels) "
+                           "may take; past it the running kernel is stopped and named (exit 1); 0: none; "
+                           "`--timeout SECONDS` sets it")),
         param("orch.heap_bytes", Kind::Size, "the runtime's heap ring for outputs it allocates (TensorCreateInfo)"),
 
         param("teardown.op_timeout", Kind::Time, "the op-execute timeout the run streams use; sets the fatal hand-off wait"),

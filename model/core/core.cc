@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/hex.h"
+#include "base/user_code.h"
 #include "model/common/payload.h"
 #include "model/common/time.h"
 
@@ -81,6 +82,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
 
 void Core::check_stop() {
     if (!stop_.empty()) throw KernelError("stopped: " + stop_);
+    if (user_code::time_limit_passed()) throw KernelError("kernel still running at " + user_code::time_limit_text());
 }
 
 void Core::apply_raw_store() {
@@ -212,13 +214,23 @@ void Core::thread() {
         run_.entered = now;
         running_ = true;
         pending_posts_.clear();
-        try {
-            fn_(args_);
-        } catch (const KernelError& e) {
-            const std::string line = kernel_source_line ? kernel_source_line(e.frames()) : "";
-            run_.error = (line.empty() ? "" : line + ": ") + e.what();
-        } catch (const std::exception& e) {
-            run_.error = std::string("kernel raised: ") + e.what();
+        const std::string label = name() + std::string(" running ") + task_label_;
+        const user_code::Escape escape = user_code::run(label.c_str(), [&] {
+            try {
+                fn_(args_);
+            } catch (const KernelError& e) {
+                const std::string line = kernel_source_line ? kernel_source_line(e.frames()) : "";
+                run_.error = (line.empty() ? "" : line + ": ") + e.what();
+            } catch (const std::exception& e) {
+                run_.error = std::string("kernel raised: ") + e.what();
+            } catch (...) {
+                run_.error = "kernel threw " + user_code::current_exception_type();
+            }
+        });
+        if (escape) {
+            const std::string line = kernel_source_line ? kernel_source_line(escape.frames) : "";
+            run_.error = (line.empty() ? "" : line + ": ") + "kernel " + escape.what();
+            run_.fatal = true;
         }
         apply_raw_store();
         for (CoreObserver* o : observers_) o->kernel_returned(*this);

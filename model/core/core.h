@@ -62,6 +62,7 @@ struct CoreRun {
     Tick entered = 0;   // first instruction of kernel_entry
     Tick returned = 0;  // every pipe drained after return
     std::string error;  // a KernelError or exception the kernel raised
+    bool fatal = false; // the kernel faulted, ran past the host-time limit, or called exit: the run ends
     std::vector<std::string> violations;  // what protocol checkers reported
 };
 

@@ -114,6 +114,7 @@ public:
     // Fault injection (negative control): flip one byte of the next line a
     // prefetch fills.
     void corrupt_next_prefetch_fill() { corrupt_next_fill_ = true; }
+    bool corruption_pending() const { return corrupt_next_fill_; }  // asked for, no prefetch fill since
 
 private:
     enum class Index { Modulo, Xor };

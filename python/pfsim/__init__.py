@@ -13,9 +13,11 @@ run to the next. docs/python.md is the reference.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -141,6 +143,15 @@ class RunResult:
                    faults=s.get("faults", []))
 
 
+def _serialized(method):
+    """A Worker method that holds the worker's lock: one run or register at a time."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class Worker:
     """One simulated a2a3 die in its own device process.
 
@@ -165,16 +176,23 @@ class Worker:
         self.timeout = timeout
         self._dir = None
         self._device = None
-        device = Device(args, binary, timeout)
+        self._lock = threading.Lock()  # one request at a time: calls from several threads take turns
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+        self._dir = tempfile.mkdtemp(prefix="pfsim-worker-", dir=shm)
+        args += ["--workdir", self._dir]  # the device removes it if this process is killed
+        try:
+            device = Device(args, binary, timeout)
+        except BaseException:
+            self.close()
+            raise
         if not device.hello.get("ok"):
             device.close()
+            self.close()
             _raise(device.hello)
         self._device = device
         self.enable_sdma = bool(device.hello.get("sdma"))
         self.warmup = device.hello.get("warmup", "")
         self.config = device.hello.get("config", {})
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-        self._dir = tempfile.mkdtemp(prefix="pfsim-worker-", dir=shm)
 
     def __enter__(self):
         return self
@@ -193,6 +211,14 @@ class Worker:
         """The device process's id (None once closed)."""
         return self._device.process.pid if self._device and self._device.alive else None
 
+    def _check_usable(self) -> None:
+        """Raises RuntimeError for a closed or stopped worker, DeviceDied for a
+        device that ended by itself or was killed from outside."""
+        if self._device is None or self._device.stopped:
+            raise RuntimeError("the worker is closed (by close(), or stopped after a timeout)")
+        if not self._device.alive:
+            raise DeviceDied(f"the pfsim device process died ({self._device._exit_text()}); make a new Worker")
+
     def close(self) -> None:
         """Stops the device process; the worker cannot run afterwards."""
         if self._device is not None:
@@ -201,6 +227,7 @@ class Worker:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
 
+    @_serialized
     def register(self, callable) -> Handle:
         """Compiles a callable's orchestration and incores (through the compile
         cache) and loads them on the die. Raises CompileError with the compiler's
@@ -216,6 +243,7 @@ class Worker:
                                "include_dirs": callable.include_dirs})
         return Handle(reply["handle"], callable)
 
+    @_serialized
     def run(self, handle: Handle, args, prefetch: bool = True, trace: str | None = None,
             timeout: float | None = None, sanitize: bool = False, advise: bool = False,
             inject: list | None = None) -> RunResult:
@@ -228,6 +256,7 @@ class Worker:
         prefetch advisor; its report is the result's `advisor`. inject: faults for
         this run only, as `pfsim run --inject` names them ("sdma-error:3",
         "sdma-stall", "doorbell-lost", ...): what each did is the result's `faults`."""
+        self._check_usable()
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
         values = [a.value if n else a for a, n in zip(specs, named)]
@@ -267,8 +296,7 @@ class Worker:
         return result
 
     def _request(self, message: dict, timeout: float | None = None) -> dict:
-        if self._device is None or not self._device.alive:
-            raise RuntimeError("the worker is closed")
+        self._check_usable()
         reply = self._device.request(message, timeout if timeout is not None else self.timeout)
         if not reply.get("ok"):
             _raise(reply)

@@ -46,6 +46,7 @@ class Device:
             os.close(req_r)
             os.close(rep_w)
         self._buffer = b""
+        self.stopped = False
         self.hello = self.receive(timeout)
 
     @property
@@ -100,6 +101,7 @@ class Device:
         self.kill()
 
     def kill(self) -> None:
+        self.stopped = True  # by this side: closed, or a timeout
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()

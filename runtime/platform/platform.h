@@ -96,6 +96,7 @@ struct GraphResult {
     std::string stuck;           // why the graph stopped before its end, naming the tasks
     int32_t error_code = 0;      // a latched scheduler error (101..103), 0 when none
     std::string error;           // its name and the task
+    bool user_fault = false;     // a kernel faulted, ran past the host-time limit or called exit (base/user_code.h)
     bool ok() const;
     std::string first_error() const;
 };

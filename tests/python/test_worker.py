@@ -3,6 +3,8 @@
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -152,12 +154,15 @@ def test_a_kernel_fault_is_a_run_error_naming_the_task_and_the_worker_goes_on(tm
         assert torch.equal(out, torch.ones(8))
 
 
-def test_a_kernel_that_crashes_the_device_is_an_error_and_leaves_no_process(tmp_path, byte_copy):
+def test_a_kernel_that_faults_the_host_is_a_named_error_and_leaves_no_process(tmp_path, byte_copy):
     crash = kernel_with(tmp_path, byte_copy, "*reinterpret_cast<volatile int*>(8) = 1;  // not GM: the host faults")
     worker = pfsim.Worker()
     pid = worker.pid
-    with pytest.raises(pfsim.DeviceDied, match="killed by signal 11"):
+    with pytest.raises(pfsim.RunError, match=r"block 0 on die\.aiv0 .*k\.cpp.*SIGSEGV \(invalid memory access at 0x8\)"):
         worker.run(worker.register(crash), [torch.zeros(4), torch.zeros(4), 0])
+    deadline = time.monotonic() + 10  # the device ends after its reply: its die is not run on
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not alive(pid)
     worker.close()
 
@@ -185,6 +190,61 @@ def test_a_device_killed_midway_is_an_error_not_a_hang(byte_copy):
         worker.run(handle, [torch.zeros(4), torch.zeros(4), 1 << 40])
     assert not alive(pid)
     worker.close()
+
+
+def test_a_closed_worker_or_a_device_killed_from_outside_is_named(byte_copy):
+    worker = pfsim.Worker()
+    handle = worker.register(byte_copy)
+    worker.close()
+    with pytest.raises(RuntimeError, match=r"the worker is closed \(by close\(\)"):
+        worker.run(handle, [torch.zeros(4), torch.zeros(4), 0])
+    killed = pfsim.Worker()
+    handle = killed.register(byte_copy)
+    os.kill(killed.pid, signal.SIGKILL)
+    time.sleep(0.2)
+    with pytest.raises(pfsim.DeviceDied, match=r"died \(killed by signal 9\)"):
+        killed.run(handle, [torch.zeros(4), torch.zeros(4), 0])
+    killed.close()
+
+
+def test_runs_from_two_threads_on_one_worker_take_turns(copy_worker, byte_copy):
+    handle = copy_worker.register(byte_copy)
+    failures = []
+
+    def runs(value):
+        for _ in range(10):
+            out = torch.zeros(8)
+            try:
+                copy_worker.run(handle, [torch.full((8,), float(value)), out, 0])
+            except Exception as e:  # noqa: BLE001 -- any failure is the finding
+                failures.append(repr(e))
+            if not torch.equal(out, torch.full((8,), float(value))):
+                failures.append(f"thread {value}: {out}")
+
+    threads = [threading.Thread(target=runs, args=(v,)) for v in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def test_a_client_killed_leaves_no_device_and_no_tensor_folder(tmp_path):
+    script = ("import pfsim, sys\n"
+              "w = pfsim.Worker()\n"
+              "print(w.pid, w._dir, flush=True)\n"
+              "sys.stdin.read()\n")
+    client = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(pfsim.__file__))})
+    pid, folder = client.stdout.readline().split()
+    assert alive(int(pid)) and os.path.isdir(folder)
+    client.kill()
+    client.wait()
+    deadline = time.monotonic() + 10
+    while (alive(int(pid)) or os.path.exists(folder)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(int(pid))
+    assert not os.path.exists(folder)
 
 
 def test_closing_stops_the_device_process(byte_copy):

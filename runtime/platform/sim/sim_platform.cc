@@ -147,6 +147,12 @@ void SimPlatform::elaborate() {
 void SimPlatform::host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write,
                                  uint64_t addr, void* data, uint64_t len) {
     elaborate();
+    // A payload's length is 32 bits: a longer copy goes in pieces.
+    constexpr uint64_t kPiece = uint64_t{1} << 31;
+    for (; len > kPiece; addr += kPiece, len -= kPiece) {
+        host_transport(socket, write, addr, data, kPiece);
+        data = static_cast<uint8_t*>(data) + kPiece;
+    }
     prepare_payload(payload_, write, addr, data, len);
     bool refused = false;
     if (&socket == &host_memory) {

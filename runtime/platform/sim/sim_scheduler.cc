@@ -342,6 +342,16 @@ void SimPlatform::scheduler() {
                         run.error = running_kernel(*core) + ": " + r.error;
                         failed = true;
                     }
+                    result.user_fault |= r.fatal;
+                    if (r.fatal) {  // what the user's code left behind is not simulated on
+                        for (auto* others : {&aic_, &aiv_}) {
+                            for (auto& other : *others) {
+                                if (core_task[other->core_id()] >= 0 && other.get() != core.get()) {
+                                    other->request_stop("the run ends: a kernel on " + std::string(core->name()) + " failed");
+                                }
+                            }
+                        }
+                    }
                     core_task[core->core_id()] = -1;
                     for (const std::string& v : r.violations) result.violations.push_back(v);
                     // A mixed block is done when all its cores are.

@@ -1,0 +1,106 @@
+// The kernel corpus (fuzz/kernels/): users' code that misbehaves -- faults,
+// loops, prints, exits, throws -- each run through `pfsim run --json` in a copy
+// of the shipped prefetch_demo case with its kernel, orchestration (orch_*) or
+// [golden] source (golden_*) replaced. The guarantee (docs/testing.md): pfsim
+// ends with exit 1 and one JSON summary on stdout whose `error` names the source,
+// (for a kernel) the task, block and core, and what went wrong (the corpus
+// file's `// expect:` line), and the trace so far is a whole document; nothing
+// the code prints reaches stdout. A file
+// expecting PASS is the negative control: it prints, yet passes with exit 0.
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/pfsim_cli.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pfsim::test::pfsim;
+using pfsim::test::Result;
+using pfsim::test::slurp;
+using pfsim::test::tmp;
+
+const bool kCache = [] {
+    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    return true;
+}();
+
+std::vector<std::string> corpus() {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator("fuzz/kernels")) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+std::string expectation(const std::string& text) {
+    const size_t at = text.find("// expect: ");
+    return at == std::string::npos ? "" : text.substr(at + 11, text.find('\n', at) - at - 11);
+}
+
+// A copy of prefetch_demo with `file` in the place its name says; the case file's path.
+std::string case_with(const std::string& file) {
+    const std::string dir = tmp("corpus/" + fs::path(file).stem().string());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy("kernels/cases/prefetch_demo", dir, fs::copy_options::recursive);
+    const std::string source = slurp("fuzz/kernels/" + file);
+    std::string replaced = "/kernels/aiv/kernel_prefetch_copy.cpp";
+    if (file.rfind("orch_", 0) == 0) replaced = "/kernels/orchestration/prefetch_demo_orch.cpp";
+    if (file.rfind("golden_", 0) == 0) {
+        replaced = "/golden.cpp";
+        std::string toml = slurp(dir + "/case.toml");
+        toml.replace(toml.find("golden = \"src\"\n"), 15, "");
+        std::ofstream(dir + "/case.toml") << toml << "\n[golden]\nsource = \"golden.cpp\"\n";
+    }
+    std::ofstream(dir + replaced) << source;
+    return dir + "/case.toml";
+}
+
+class KernelCorpus : public testing::TestWithParam<std::string> {};
+
+TEST_P(KernelCorpus, EndsInANamedReportWithStdoutAJsonDocument) {
+    const std::string file = GetParam();
+    const std::string expect = expectation(slurp("fuzz/kernels/" + file));
+    ASSERT_FALSE(expect.empty()) << file << " has no // expect: line";
+    const std::string case_file = case_with(file);
+    const std::string trace = fs::path(case_file).parent_path().string() + "/trace.json";
+    const Result r = pfsim("run " + case_file + " --json --timeout 1 --trace " + trace);
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << "stdout is not one JSON document:\n" << r.out << "\n" << r.err;
+    if (expect == "PASS") {
+        EXPECT_EQ(r.status, 0) << r.err;
+        EXPECT_FALSE(j.contains("error")) << j["error"];
+        EXPECT_NE(j.value("user_stdout", "").find("hello from the kernel\nwritten to fd 1\n"), std::string::npos) << r.out;
+        EXPECT_NE(r.err.find("hello from the kernel"), std::string::npos) << r.err;
+        return;
+    }
+    EXPECT_EQ(r.status, 1) << r.err;
+    const std::string error = j.value("error", "");
+    EXPECT_NE(error.find(expect), std::string::npos) << error;
+    if (file.rfind("orch_", 0) == 0) {
+        EXPECT_NE(error.find("prefetch_demo_orch.cpp: prefetch_demo_orchestration: "), std::string::npos) << error;
+    } else if (file.rfind("golden_", 0) == 0) {
+        EXPECT_NE(error.find("golden.cpp: compute_golden: "), std::string::npos) << error;
+    } else {
+        EXPECT_NE(error.find("task 0 (aiv, func 0) block 0 on die.aiv0 ("), std::string::npos) << error;
+        EXPECT_NE(error.find("kernel_prefetch_copy.cpp"), std::string::npos) << error;
+    }
+    EXPECT_NE(r.err.find(error), std::string::npos) << "stderr does not name the failure:\n" << r.err;
+    EXPECT_FALSE(nlohmann::json::parse(slurp(trace), nullptr, false).is_discarded()) << "the trace so far: " << trace;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, KernelCorpus, testing::ValuesIn(corpus()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                             return fs::path(info.param).stem().string();
+                         });
+
+}  // namespace

@@ -1,0 +1,18 @@
+// A misbehaving orchestration of pfsim's kernel corpus (docs/testing.md): a load through a null pointer
+// expect: SIGSEGV (invalid memory access at 0x0)
+
+#include <stdint.h>
+#include "pto_orchestration_api.h"
+extern "C" {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig prefetch_demo_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 2};
+}
+__attribute__((visibility("default"))) void prefetch_demo_orchestration(const ChipTaskArgs& args) {
+    volatile intptr_t null = 0;
+    if (*reinterpret_cast<volatile int*>(null) == 1) return;
+    CoreTaskArgs task;
+    task.add_input(args.tensor(0).ref());
+    task.add_output(args.tensor(1).ref());
+    rt_submit_aiv_task(0, task);
+}
+}

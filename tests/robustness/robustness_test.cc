@@ -1,0 +1,319 @@
+// Issue 47's probes, each made a regression test with its negative control:
+// outputs never clobber inputs, long accesses, onboard profiles with repeated
+// op names, the device's bad requests, a file size limit, faults that never
+// fire, and small gaps of case files and documents. (Users' code that
+// misbehaves: fuzz/kernel_corpus_test.cc.)
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/pfsim_cli.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pfsim::test::pfsim;
+using pfsim::test::Result;
+using pfsim::test::slurp;
+using pfsim::test::tmp;
+
+const bool kCache = [] {
+    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    return true;
+}();
+
+// A copy of the shipped prefetch_demo case in a folder of its own; its case file.
+std::string demo_copy(const std::string& name) {
+    const std::string dir = tmp(name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy("kernels/cases/prefetch_demo", dir, fs::copy_options::recursive);
+    return dir + "/case.toml";
+}
+
+void edit(const std::string& path, const std::string& from, const std::string& to) {
+    std::string text = slurp(path);
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    std::ofstream(path) << text.replace(at, from.size(), to);
+}
+
+// Item 1: a tensor's name is a file name under --outputs.
+TEST(Outputs, ATensorNameReachingOutsideTheFolderIsRefused) {
+    const std::string path = demo_copy("names");
+    const std::string victim = tmp("victim.npy");
+    std::ofstream(victim) << "precious";
+    edit(path, "name = \"out\"", "name = \"../victim\"");
+    const Result r = pfsim("run " + path + " --outputs " + tmp("names/outs"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("case.toml:27: tensors.name: '../victim' is not a tensor name"), std::string::npos) << r.err;
+    EXPECT_EQ(slurp(victim), "precious");
+    edit(path, "name = \"../victim\"", "name = \"\"");
+    EXPECT_EQ(pfsim("run " + path).status, 2);
+    // Negative control: a plain name is written into the folder.
+    edit(path, "name = \"\"", "name = \"victim\"");
+    const Result ok = pfsim("run " + path + " --outputs " + tmp("names/outs"));
+    EXPECT_EQ(ok.status, 0) << ok.err;
+    EXPECT_TRUE(fs::exists(tmp("names/outs/victim.npy")));
+}
+
+// Item 2: an output naming one of the run's inputs is refused before anything is written.
+TEST(Outputs, AnOutputNamingAnInputIsRefusedAndTheInputKept) {
+    const std::string path = demo_copy("clobber");
+    const std::string kernel = tmp("clobber/kernels/aiv/kernel_prefetch_copy.cpp");
+    const std::string source = slurp(kernel), case_text = slurp(path);
+    const Result trace = pfsim("run " + path + " --trace " + tmp("clobber/kernels/../kernels/aiv/kernel_prefetch_copy.cpp"));
+    EXPECT_EQ(trace.status, 2);
+    EXPECT_NE(trace.err.find("is the source of incore 0"), std::string::npos) << trace.err;
+    EXPECT_EQ(slurp(kernel), source);
+    const Result junit = pfsim("check " + path + " --junit " + path);
+    EXPECT_EQ(junit.status, 2);
+    EXPECT_NE(junit.err.find("--junit " + path + ": is the case file"), std::string::npos) << junit.err;
+    const Result case_trace = pfsim("run " + path + " --trace " + path);
+    EXPECT_EQ(case_trace.status, 2);
+    EXPECT_EQ(slurp(path), case_text);
+    const std::string config = tmp("clobber/extra.toml");
+    std::ofstream(config) << "[l2]\n";
+    EXPECT_EQ(pfsim("run " + path + " --config " + config + " --trace " + config).status, 2);
+    EXPECT_EQ(slurp(config), "[l2]\n");
+    // Negative control: a fresh file is written.
+    const Result ok = pfsim("run " + path + " --trace " + tmp("clobber/t.json"));
+    EXPECT_EQ(ok.status, 0) << ok.err;
+    EXPECT_TRUE(fs::exists(tmp("clobber/t.json")));
+}
+
+// Item 3: a replayed access of 4 GiB and more is one access of that length.
+TEST(Replay, AccessesOf4GiBAndMoreAreReplayedWhole) {
+    for (const uint64_t bytes : {uint64_t{4294967808}, uint64_t{4294967296}, uint64_t{4096}}) {
+        const std::string trace = pfsim::test::write_file("long.trace", "R 0x0 " + std::to_string(bytes) + "\n");
+        const Result r = pfsim("replay " + trace + " --json --set l2.line_bytes=65536");
+        ASSERT_EQ(r.status, 0) << bytes << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["line_accesses"].get<uint64_t>(), (bytes + 65535) / 65536) << bytes;  // 4096: the control
+    }
+}
+
+// Item 4: repeated op names pair in order.
+TEST(Diff, AnOnboardProfileWithRepeatedOpNamesMatchesItself) {
+    const std::string header = "Op Name,Task Duration(us),Block Dim\n";
+    const std::string a = pfsim::test::write_file("a.csv", header + "matmul,10,1\nadd,2,1\nmatmul,30,1\n");
+    const Result same = pfsim("diff " + a + " " + a + " --json --max-regression 0");
+    EXPECT_EQ(same.status, 0) << same.err;
+    for (const auto& k : nlohmann::json::parse(same.out)["kernels"]) EXPECT_EQ(k["delta_pct"], 0) << k;
+    // Negative control: the second matmul slower in B fails the gate, named.
+    const std::string b = pfsim::test::write_file("b.csv", header + "matmul,10,1\nadd,2,1\nmatmul,33,1\n");
+    const Result slower = pfsim("diff " + a + " " + b + " --max-regression 5");
+    EXPECT_EQ(slower.status, 1);
+    EXPECT_NE(slower.err.find("matmul is 10.0"), std::string::npos) << slower.err;
+}
+
+// Item 18: an endless or binary document is refused at once.
+TEST(Diff, AnEndlessBinaryInputIsRefusedAtOnce) {
+    const std::string a = pfsim::test::write_file("one.csv", "Op Name,Task Duration(us)\nadd,2\n");
+    const Result r = pfsim("diff " + a + " /dev/zero");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("/dev/zero: not a pfsim summary, check report, trace or profile (binary data)"), std::string::npos)
+        << r.err;
+}
+
+// Item 11: bad requests get an error reply; the device keeps serving.
+TEST(Device, ARequestThatIsNotAnObjectOrAsksForHugeBytesIsAnErrorReply) {
+    const std::string data = pfsim::test::write_file("data.bin", std::string(16, '\0'));
+    const std::string requests = pfsim::test::write_file(
+        "requests.jsonl",
+        "[1, 2]\n"
+        "{\"op\": \"run\", \"handle\": 0, \"data\": \"" + data + "\", \"tensors\": [{\"dtype\": \"float32\", \"shape\": [4], "
+        "\"offset\": 0, \"bytes\": 9223372036854775808}]}\n"
+        "{\"op\": \"close\"}\n");
+    const Result r = pfsim("device < " + requests);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::istringstream lines(r.out);
+    std::string line;
+    std::vector<nlohmann::json> replies;
+    while (std::getline(lines, line)) replies.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(replies.size(), 4u) << r.out;
+    EXPECT_EQ(replies[1]["kind"], "protocol");
+    EXPECT_NE(replies[1]["message"].get<std::string>().find("not a JSON object"), std::string::npos);
+    EXPECT_EQ(replies[2]["kind"], "bad_input");
+    EXPECT_NE(replies[2]["message"].get<std::string>().find("bytes = 9223372036854775808, but its shape and dtype make 16"),
+              std::string::npos)
+        << replies[2];
+    EXPECT_EQ(replies[3], nlohmann::json({{"ok", true}}));  // the control: still serving
+}
+
+// Item 12: a trace past `ulimit -f` is a write error naming the file.
+TEST(Outputs, AFileSizeLimitIsAWriteErrorNamingTheFile) {
+    const std::string trace = tmp("limited.json");
+    ASSERT_EQ(pfsim("run prefetch_demo").status, 0);  // compiled before the limit
+    const std::string cmd = "ulimit -f 2; " + std::string(std::getenv("PFSIM")) + " run prefetch_demo --trace " + trace +
+                            " >/dev/null 2>" + tmp("limited.err");
+    const int raw = std::system(("sh -c '" + cmd + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(raw)) << "killed by signal " << WTERMSIG(raw);
+    EXPECT_EQ(WEXITSTATUS(raw), 2);
+    EXPECT_NE(slurp(tmp("limited.err")).find(trace + ": cannot write the trace file (File too large)"), std::string::npos)
+        << slurp(tmp("limited.err"));
+    // Negative control: without the limit the same trace is written.
+    EXPECT_EQ(pfsim("run prefetch_demo --trace " + trace).status, 0);
+}
+
+// Item 15: an injected fault that never fires says so.
+TEST(Faults, AnInjectedFaultThatNeverFiresSaysSo) {
+    const Result never = pfsim("run prefetch_demo --inject sdma-error:99");
+    EXPECT_NE(never.err.find("--inject sdma-error:99: did not fire"), std::string::npos) << never.err;
+    const Result fired = pfsim("run prefetch_demo --inject sdma-error:1");
+    EXPECT_EQ(fired.err.find("did not fire"), std::string::npos) << fired.err;
+    EXPECT_NE(fired.out.find("fault            sdma-error"), std::string::npos) << fired.out;
+}
+
+// Item 18: small gaps of case files.
+TEST(CaseFile, RandomWithLowAboveHighIsRefusedAndAByteOrderMarkAccepted) {
+    const std::string path = demo_copy("gaps");
+    edit(path, "init = \"arange\"\nstep = 0.125", "init = \"random\"\nlow = 2\nhigh = 1");
+    const Result r = pfsim("run " + path);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("tensors.low: is above high"), std::string::npos) << r.err;
+    edit(path, "low = 2\nhigh = 1", "low = 1\nhigh = 2");  // the control
+    const Result ok = pfsim("run " + path);
+    EXPECT_EQ(ok.status, 0) << ok.err;
+    const std::string bom = demo_copy("bom");
+    std::ofstream(bom + ".tmp") << "\xEF\xBB\xBF" << slurp(bom);
+    fs::rename(bom + ".tmp", bom);
+    const Result b = pfsim("run " + bom);
+    EXPECT_EQ(b.status, 0) << b.err;
+}
+
+TEST(CaseFile, TwoCasesOfOneNameAreRefusedWithATracePrefix) {
+    const std::string a = demo_copy("twin_a"), b = demo_copy("twin_b");
+    const Result r = pfsim("check " + a + " " + b + " --trace " + tmp("twins"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("are both named 'prefetch_demo': their traces would be the same files"), std::string::npos) << r.err;
+    edit(b, "name = \"prefetch_demo\"", "name = \"prefetch_demo_2\"");  // the control
+    const Result ok = pfsim("check " + a + " " + b + " --trace " + tmp("twins"));
+    EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+    EXPECT_TRUE(fs::exists(tmp("twins.prefetch_demo_2.on.json")));
+}
+
+}  // namespace
+
+namespace {
+
+// Runs pfsim with PFSIM_CACHE_DIR set to `cache` for this call.
+Result pfsim_with_cache(const std::string& cache, const std::string& args) {
+    const std::string kept = std::getenv("PFSIM_CACHE_DIR");
+    setenv("PFSIM_CACHE_DIR", cache.c_str(), 1);
+    const Result r = pfsim(args);
+    setenv("PFSIM_CACHE_DIR", kept.c_str(), 1);
+    return r;
+}
+
+// Item 10: a damaged object or header in the compile cache is made again.
+TEST(CompileCache, ATruncatedObjectOrHeaderIsBuiltAgain) {
+    const std::string cache = tmp("damaged_cache");
+    ASSERT_EQ(pfsim_with_cache(cache, "run prefetch_demo").status, 0);
+    std::vector<std::string> objects;
+    std::string header;
+    for (const auto& e : fs::recursive_directory_iterator(cache)) {
+        if (e.path().extension() == ".so") objects.push_back(e.path().string());
+        if (e.path().filename() == "tensor.h") header = e.path().string();
+    }
+    ASSERT_FALSE(objects.empty());
+    ASSERT_FALSE(header.empty());
+    const std::string header_text = slurp(header);
+    std::vector<uintmax_t> sizes;
+    for (const std::string& o : objects) {
+        sizes.push_back(fs::file_size(o));
+        fs::resize_file(o, sizes.back() / 2);  // what a full disk or a killed writer leaves
+    }
+    fs::resize_file(header, 10);
+    const Result r = pfsim_with_cache(cache, "run prefetch_demo");
+    EXPECT_EQ(r.status, 0) << r.err;
+    for (size_t i = 0; i < objects.size(); ++i) EXPECT_EQ(fs::file_size(objects[i]), sizes[i]) << objects[i];
+    EXPECT_EQ(slurp(header), header_text);
+    // A cache path that is a file, not a folder.
+    const std::string file = pfsim::test::write_file("not_a_folder", "x");
+    const Result f = pfsim_with_cache(file, "run prefetch_demo");
+    EXPECT_EQ(f.status, 2);
+    EXPECT_NE(f.err.find("the compile cache '" + file + "' is not a folder"), std::string::npos) << f.err;
+}
+
+// Item 17: small messages.
+TEST(Messages, AnArgWithoutValueAndTheOrchestrationsLogErrorAreTold) {
+    const Result arg = pfsim("run gemv_stream --arg rows");
+    EXPECT_EQ(arg.status, 2);
+    EXPECT_NE(arg.err.find("--arg rows: takes NAME=VALUE"), std::string::npos) << arg.err;
+    const std::string path = demo_copy("log_error");
+    std::ofstream(path, std::ios::app) << "\n[[tensors]]\nname = \"extra\"\nshape = [4]\n";
+    const Result log = pfsim("run " + path);
+    EXPECT_NE(log.err.find("orchestration: ERROR prefetch_demo_orchestration: prefetch_demo: expected 2 arguments (in, out), got 3"), std::string::npos)
+        << log.err;
+    EXPECT_EQ(pfsim("run prefetch_demo").err.find("orchestration:"), std::string::npos);  // the control
+}
+
+}  // namespace
+
+namespace {
+
+int shell(const std::string& cmd) {
+    const int raw = std::system(("sh -c '" + cmd + "' >/dev/null 2>&1").c_str());
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+}
+
+size_t entries(const std::string& dir, const std::string& containing) {
+    size_t n = 0;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) n += e.path().filename().string().find(containing) != std::string::npos;
+    return n;
+}
+
+// Items 6 and 14: an interrupted check stops its children and removes its
+// folder; an interrupted compile leaves nothing in the cache; calibrate's
+// folder goes on every way out.
+TEST(Interrupts, NothingIsLeftBehind) {
+    const std::string dir = tmp("interrupt_tmpdir");
+    fs::create_directories(dir);
+    const std::string pfsim_path = std::getenv("PFSIM");
+    // SIGTERM to check only (--foreground): its children must not run on.
+    EXPECT_EQ(shell("TMPDIR=" + dir + " timeout --foreground -s TERM 3 " + pfsim_path +
+                    " check gemv_stream matmul_tiled --set orch.poll_interval=0.501us"),
+              124);
+    EXPECT_EQ(entries(dir, "pfsim"), 0u);
+    EXPECT_NE(shell("pgrep -f orch.poll_interval=0.50[1]us"), 0) << "a child of the interrupted check still runs";
+    // A compile interrupted in the compiler.
+    const std::string cache = tmp("interrupt_cache");
+    EXPECT_EQ(shell("PFSIM_CACHE_DIR=" + cache + " timeout -s TERM 1 " + pfsim_path +
+                    " compile kernels/cases/prefetch_demo/kernels/aiv/kernel_prefetch_copy.cpp"),
+              124);
+    EXPECT_EQ(entries(cache, ".tmp."), 0u);
+    // calibrate with a figure it does not know: exit 2, its folder gone.
+    EXPECT_EQ(shell("TMPDIR=" + dir + " " + pfsim_path + " calibrate --only nosuch"), 2);
+    EXPECT_EQ(entries(dir, "pfsim"), 0u);
+    // The control: a check that ends leaves nothing either, and the compile completes.
+    EXPECT_EQ(shell("TMPDIR=" + dir + " " + pfsim_path + " check prefetch_demo"), 0);
+    EXPECT_EQ(entries(dir, "pfsim"), 0u);
+}
+
+}  // namespace
+
+namespace {
+
+// Item 18: on a usage error stdout stays empty.
+TEST(Messages, UsageErrorsKeepStdoutEmpty) {
+    const Result none = pfsim("");
+    EXPECT_EQ(none.status, 2);
+    EXPECT_EQ(none.out, "");
+    EXPECT_NE(none.err.find("usage: pfsim COMMAND"), std::string::npos) << none.err;
+    const Result json = pfsim("help --json");
+    EXPECT_EQ(json.status, 2);
+    EXPECT_EQ(json.out, "");
+    EXPECT_NE(json.err.find("help takes no argument"), std::string::npos) << json.err;
+    const Result help = pfsim("help");  // the control
+    EXPECT_EQ(help.status, 0);
+    EXPECT_NE(help.out.find("usage: pfsim COMMAND"), std::string::npos);
+}
+
+}  // namespace
