@@ -31,7 +31,26 @@ __all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_tes
 
 PLATFORMS = ("a2a3", "a2a3sim")  # pfsim simulates a2a3; cases for either run
 CASE_KEYS = {"name", "platforms", "manual", "config", "params", "skip_golden"}
-CONFIG_KEYS = {"aicpu_thread_num", "runtime_env", "device_count", "num_sub_workers"}  # simpler's; no effect here
+CONFIG_KEYS = {"aicpu_thread_num", "runtime_env", "device_count", "num_sub_workers"}  # simpler's
+# What pfsim does not model of a case's config, warned once per process on stderr when a case sets it.
+UNMODELLED_CONFIG = {
+    "aicpu_thread_num": "pfsim schedules with one simulated AICPU scheduler, whatever the thread count",
+    "runtime_env.ring_task_window": "pfsim's task ring is unbounded (the orchestrator never waits for a free slot)",
+    "runtime_env.ring_heap": "outputs come from one heap of orch.heap_bytes that no scope's end gives back "
+                             "(no per-ring heap, no wrap or rebase)",
+    "runtime_env.ring_dep_pool": "pfsim's dependency lists are unbounded",
+}
+_warned_config = set()
+
+
+def _warn_unmodelled_config(config: dict, where: str) -> None:
+    names = [k for k in config if k != "runtime_env"]
+    names += [f"runtime_env.{k}" for k in config.get("runtime_env", {})]
+    for name in names:
+        if name in UNMODELLED_CONFIG and name not in _warned_config:
+            _warned_config.add(name)
+            print(f"pfsim: warning: {where}: config {name} is not modelled: {UNMODELLED_CONFIG[name]}",
+                  file=sys.stderr)
 
 
 class SceneTestLevel(IntEnum):
@@ -296,6 +315,7 @@ class SceneTestCase:
         skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
         sdma = request.node.get_closest_marker("sdma") is not None
 
+        _warn_unmodelled_config(case.get("config", {}), what)
         params = _Params(case.get("params", {}))
         try:
             args = self.generate_args(params)

@@ -64,6 +64,17 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
                                  "): at least 1 block");
     }
     task.block_num = static_cast<uint32_t>(args.launch_spec.block_num);
+    if (args.launch_spec.require_sync_start && task.block_num > 1 && shape != TaskShape::Dummy) {
+        // A cohort needs one core (AIV) or one cluster (AIC, mixed) per block at once.
+        const uint32_t limit = shape == TaskShape::Aiv ? 2 * clusters_ : clusters_;
+        if (task.block_num > limit) {
+            throw OrchestrationError(name + ": launch_spec.set_require_sync_start(true) with block_num " +
+                                     std::to_string(task.block_num) + " > the die's " + std::to_string(limit) +
+                                     (shape == TaskShape::Aiv ? " vector cores" : " clusters") +
+                                     ": its blocks can never start together (PTO2_ERROR_REQUIRE_SYNC_START_INVALID, 7)");
+        }
+        task.sync_start = true;
+    }
     const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
     const PTO2TaskId id{task.index};
     std::vector<const ChipTensor*> outputs;

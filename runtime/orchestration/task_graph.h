@@ -30,6 +30,9 @@ struct GraphTask {
     // func_ids per slot (aic, aiv0, aiv1); INVALID_KERNEL_ID where unused.
     int32_t kernel[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
     uint32_t block_num = 1;
+    // launch_spec.set_require_sync_start on a task of 2 blocks or more: all its
+    // blocks start together (a cohort).
+    bool sync_start = false;
     std::vector<const ChipTensor*> tensors;  // the kernel's args[0..]
     std::vector<TensorArgType> tensor_types;
     std::vector<uint64_t> scalars;
