@@ -99,7 +99,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
     try {
         FaultReport fault_report(s.platform, faults);
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
-                                  s.cfg.bytes("orch.heap_bytes"));
+                                  s.cfg.bytes("orch.heap_bytes"), c.ring_heap);
         add_graph(r, callable.spec, s.platform, result);
         if (trace) trace_tasks(*trace, r, s.platform);
         for (const CallTensor& t : c.tensors) {

@@ -95,6 +95,30 @@ def test_the_orchestration_object_stays_loaded_across_runs_of_a_worker():
     assert int(out[1]) == 1
 
 
+
+MIB = 1 << 20
+
+
+def test_an_ended_scope_gives_its_heap_ring_back(tmp_path):
+    # simpler's heap_empty_ring_rebase: ring 1 (the scopes one level down) holds
+    # 1.5 MiB; each of two consecutive scopes allocates 1 MiB in it.
+    rings = [1 << 28, 3 * MIB // 2, 1 << 28, 1 << 28]
+    with pfsim.Worker() as worker:
+        handle = worker.register(callable_of("ring_heap_orch.cpp"))
+        out = torch.zeros(8, dtype=torch.int64)
+        worker.run(handle, [out, MIB // 4, 0], ring_heap=rings)
+        assert int(out[1]) == 7
+        # Negative control: both in one scope cannot fit, and nothing would give one back.
+        with pytest.raises(ValueError, match=r"task 1 \(aiv, func 0\): heap ring 1 \(runtime_env.ring_heap\[1\] = "
+                                             r"1572864 B\) cannot hold its 1048576 B output beside the 1048576 B the "
+                                             r"open scopes of that ring hold \(PTO2_ERROR_HEAP_RING_DEADLOCK, 2\)"):
+            worker.run(handle, [out, MIB // 4, 1], ring_heap=rings)
+        # Without ring sizes (pfsim's one heap of orch.heap_bytes), both fit.
+        worker.run(handle, [out, MIB // 4, 1])
+        with pytest.raises(ValueError, match=r"ring_heap: up to 4 sizes in bytes"):
+            worker.run(handle, [out, MIB // 4, 0], ring_heap=[0])
+
+
 RING_SCENE = """
 import torch
 from pfsim.testing import ArgDirection as D
@@ -129,5 +153,5 @@ def test_config_settings_pfsim_does_not_model_are_warned_by_name(tmp_path, confi
     r = subprocess.run([pfsim.find_binary(), "test", str(path), "-p", "no:cacheprovider", "-q", "-s",
                         "--skip-golden"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    found = re.findall(r"pfsim: warning: TestRing::small: config (\S+) is not modelled", r.stdout + r.stderr)
+    found = re.findall(r"pfsim: warning: TestRing::small: config (\S+): .*not modelled", r.stdout + r.stderr)
     assert found == warned, r.stdout + r.stderr
