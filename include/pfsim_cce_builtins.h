@@ -10,7 +10,7 @@
 // The values are not affected: pfsim's scalar path keeps no stale line.
 //
 // Spelled as pfsim's CPU simulation (kernels are built with __CPU_SIM, as
-// simpler's a2a3sim builds them): the constants and the two calls are macros,
+// simpler's a2a3sim builds them): the constants and, there, the two calls are macros,
 // so that a kernel's simulator branch may #undef and redefine them (generated
 // kernels do, to declare `namespace cache_line_t`); a kernel that does takes its
 // own definitions, and those calls cost nothing.
@@ -69,9 +69,16 @@ inline void dsb(int /*kind*/) { pfsim::current_core().barrier(); }
 #define DSB_SEQ 3
 #endif
 
+#if defined(__CPU_SIM)
 #ifndef dcci
 #define dcci(...) ::pfsim::cce::dcci(__VA_ARGS__)
 #endif
 #ifndef dsb
 #define dsb(...) ::pfsim::cce::dsb(__VA_ARGS__)
+#endif
+#else
+// pfsim's own code built by Bazel (its tests' kernels) holds members named
+// dcci: plain functions there.
+using pfsim::cce::dcci;
+using pfsim::cce::dsb;
 #endif
