@@ -145,7 +145,8 @@ LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler)
 }
 
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
-                bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes) {
+                bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
+                const std::vector<uint64_t>& ring_heap) {
     const CallableSpec& spec = callable.spec;
     CallResult result;
     // The call's GM is freed after it: the first tensor and everything after it.
@@ -172,6 +173,7 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
         platform.gm_write(gm, data.data(), bytes);
     };
     rt::TaskGraph graph(memory, platform.core_count() / 3);
+    graph.set_ring_heap(ring_heap);
     std::vector<uint64_t> gm_of;
     ChipTaskArgs args;
     for (const CallTensor& t : tensors) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "pfsim_cce_builtins.h"  // dcci, dsb: builtins on the board
 #include "runtime/kernel_abi.h"
 
 #ifndef __gm__

@@ -6,6 +6,11 @@
 
 #include "runtime/kernel_abi.h"
 
+// In a kernel build, the CCE builtins (dcci, dsb) as on the board.
+#if defined(__DAV_VEC__) || defined(__DAV_CUBE__)
+#include "pfsim_cce_builtins.h"
+#endif
+
 using pfsim::rt::ChipTensor;
 using pfsim::rt::DataType;
 using pfsim::rt::MAX_TENSOR_DIMS;

@@ -367,7 +367,9 @@ std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vect
         cmd.insert(cmd.end(), {"-std=c++17"});
     } else {
         cmd.insert(cmd.end(), {"-std=c++23", "-fpermissive", "-Wno-attributes",
-                               kind == BuildKind::Aiv ? "-D__DAV_VEC__=1" : "-D__DAV_CUBE__=1", "-D__aicore__=",
+                               kind == BuildKind::Aiv ? "-D__DAV_VEC__=1" : "-D__DAV_CUBE__=1",
+                               // A kernel's simulator branch, as simpler's a2a3sim builds it (docs/cases.md).
+                               "-D__CPU_SIM=1", "-D__aicore__=",
                                "-D__gm__=", "-DAICORE=",
                                // A call before every load and store: GM accesses reach the core model.
                                // (ThreadSanitizer's instrumentation, not AddressSanitizer's: the latter

@@ -208,6 +208,7 @@ GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, In
         d.name = t.name();
         d.shape = t.shape;
         d.blocks = t.block_num;
+        d.sync_start = t.sync_start;
         d.deps = t.deps;
         for (int slot = 0; slot < 3; ++slot) {
             if (t.kernel[slot] == INVALID_KERNEL_ID) continue;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/core/core_ops.h"
+#include "pfsim_cce_builtins.h"  // dcci, dsb
 #include "pto/comm/pto_comm_inst.hpp"
 #include "pto/pfsim_elements.hpp"
 
@@ -604,20 +605,6 @@ using pto::EVENT_ID4;
 using pto::EVENT_ID5;
 using pto::EVENT_ID6;
 using pto::EVENT_ID7;
-
-// Data-cache maintenance and barriers (CCE intrinsics).
-enum cache_line_t { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE = 1 };
-enum dcci_dst_t { CACHELINE_ALL = 0, CACHELINE_UB = 1, CACHELINE_OUT = 2, CACHELINE_ATOMIC = 3 };
-enum mem_dsb_t { DSB_ALL = 0, DSB_DDR = 1, DSB_UB = 2, DSB_SEQ = 3 };
-template <typename P>
-inline void dcci(P p, int mode, int = CACHELINE_ALL) {
-    if constexpr (std::is_pointer_v<P>) {
-        pfsim::current_core().dcci(p, mode == ENTIRE_DATA_CACHE);
-    } else {
-        pfsim::current_core().dcci(nullptr, mode == ENTIRE_DATA_CACHE);
-    }
-}
-inline void dsb(int) { pfsim::current_core().barrier(); }
 
 // The vector mask register (CCE), one per core, full at a kernel's start. PTO-ISA's
 // tile instructions expect the normal mode with a full mask and leave it so:

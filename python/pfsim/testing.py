@@ -31,7 +31,27 @@ __all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_tes
 
 PLATFORMS = ("a2a3", "a2a3sim")  # pfsim simulates a2a3; cases for either run
 CASE_KEYS = {"name", "platforms", "manual", "config", "params", "skip_golden"}
-CONFIG_KEYS = {"aicpu_thread_num", "runtime_env", "device_count", "num_sub_workers"}  # simpler's; no effect here
+CONFIG_KEYS = {"aicpu_thread_num", "runtime_env", "device_count", "num_sub_workers"}  # simpler's
+# What pfsim does not model of a case's config, warned once per process on stderr when a case sets it.
+UNMODELLED_CONFIG = {
+    "aicpu_thread_num": "not modelled: pfsim schedules with one simulated AICPU scheduler, whatever the count",
+    "runtime_env.ring_task_window": "not modelled: pfsim's task ring is unbounded (the orchestrator never waits "
+                                    "for a slot)",
+    "runtime_env.ring_heap": "each ring's capacity is enforced, but the orchestrator's wait for an ended scope's "
+                             "outputs to be given back is not modelled (it takes no time)",
+    "runtime_env.ring_dep_pool": "not modelled: pfsim's dependency lists are unbounded",
+}
+_warned_config = set()
+
+
+def _warn_unmodelled_config(config: dict, where: str) -> None:
+    names = [k for k in config if k != "runtime_env"]
+    names += [f"runtime_env.{k}" for k in config.get("runtime_env", {})]
+    for name in names:
+        if name in UNMODELLED_CONFIG and name not in _warned_config:
+            _warned_config.add(name)
+            print(f"pfsim: warning: {where}: config {name}: {UNMODELLED_CONFIG[name]}",
+                  file=sys.stderr)
 
 
 class SceneTestLevel(IntEnum):
@@ -296,6 +316,8 @@ class SceneTestCase:
         skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
         sdma = request.node.get_closest_marker("sdma") is not None
 
+        _warn_unmodelled_config(case.get("config", {}), what)
+        ring_heap = case.get("config", {}).get("runtime_env", {}).get("ring_heap")
         params = _Params(case.get("params", {}))
         try:
             args = self.generate_args(params)
@@ -338,7 +360,8 @@ class SceneTestCase:
                                 os.makedirs(trace_dir, exist_ok=True)
                                 trace = os.path.join(trace_dir, f"{cls_name}.{case_name}.{'on' if prefetch else 'off'}"
                                                      f"{'' if rounds == 1 else f'.{r}'}.json")
-                            result = worker.run(handle, run_args, prefetch=prefetch, trace=trace)
+                            result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
+                                                ring_heap=ring_heap)
                             label = f"prefetch {'on' if prefetch else 'off'}" + ("" if rounds == 1 else f", round {r}")
                             if not skip_golden:
                                 try:

@@ -36,6 +36,8 @@ TaskGraph::Recording::Recording(TaskGraph& graph) {
     if (g_recording) throw OrchestrationError("an orchestration is already being recorded");
     g_recording = &graph;
     graph.scopes_.assign(1, PTO2ScopeMode::AUTO);  // the executor's outer scope
+    graph.scope_heap_bytes_.assign(1, 0);
+    std::fill(std::begin(graph.ring_live_), std::end(graph.ring_live_), 0);
 }
 
 TaskGraph::Recording::~Recording() { g_recording = nullptr; }
@@ -64,6 +66,17 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
                                  "): at least 1 block");
     }
     task.block_num = static_cast<uint32_t>(args.launch_spec.block_num);
+    if (args.launch_spec.require_sync_start && task.block_num > 1 && shape != TaskShape::Dummy) {
+        // A cohort needs one core (AIV) or one cluster (AIC, mixed) per block at once.
+        const uint32_t limit = shape == TaskShape::Aiv ? 2 * clusters_ : clusters_;
+        if (task.block_num > limit) {
+            throw OrchestrationError(name + ": launch_spec.set_require_sync_start(true) with block_num " +
+                                     std::to_string(task.block_num) + " > the die's " + std::to_string(limit) +
+                                     (shape == TaskShape::Aiv ? " vector cores" : " clusters") +
+                                     ": its blocks can never start together (PTO2_ERROR_REQUIRE_SYNC_START_INVALID, 7)");
+        }
+        task.sync_start = true;
+    }
     const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
     const PTO2TaskId id{task.index};
     std::vector<const ChipTensor*> outputs;
@@ -85,6 +98,19 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
             out.manual_dep = c.manual_dep;
             out.owner_task_id = id;
             const uint64_t bytes = out.nbytes();
+            const uint32_t ring = ring_of_scope();
+            if (ring < ring_heap_.size()) {
+                const uint64_t held = (bytes + 63) / 64 * 64;  // PTO2_ALIGN_SIZE
+                if (ring_live_[ring] + held > ring_heap_[ring]) {
+                    throw OrchestrationError(
+                        name + ": heap ring " + std::to_string(ring) + " (runtime_env.ring_heap[" + std::to_string(ring) +
+                        "] = " + std::to_string(ring_heap_[ring]) + " B) cannot hold its " + std::to_string(held) +
+                        " B output beside the " + std::to_string(ring_live_[ring]) +
+                        " B the open scopes of that ring hold (PTO2_ERROR_HEAP_RING_DEADLOCK, 2)");
+                }
+                ring_live_[ring] += held;
+                scope_heap_bytes_.back() += held;
+            }
             const uint64_t gm = memory_.allocate(bytes);
             if (c.has_initial_value) memory_.fill(gm, bytes, c.initial_bits, element_size(c.dtype));
             out.buffer.addr = memory_.device_pointer(gm);
@@ -125,10 +151,15 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     return TaskOutputTensors(id, std::move(outputs));
 }
 
-void TaskGraph::scope_begin(PTO2ScopeMode mode) { scopes_.push_back(mode); }
+void TaskGraph::scope_begin(PTO2ScopeMode mode) {
+    scopes_.push_back(mode);
+    scope_heap_bytes_.push_back(0);
+}
 
 void TaskGraph::scope_end() {
     if (scopes_.size() <= 1) throw OrchestrationError("rt_scope_end without a matching rt_scope_begin");
+    ring_live_[ring_of_scope()] -= scope_heap_bytes_.back();  // its outputs given back
+    scope_heap_bytes_.pop_back();
     scopes_.pop_back();
 }
 

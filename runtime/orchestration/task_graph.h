@@ -11,6 +11,7 @@
 // strided views (an overlap of ranges is a dependency), never missing one.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -30,6 +31,9 @@ struct GraphTask {
     // func_ids per slot (aic, aiv0, aiv1); INVALID_KERNEL_ID where unused.
     int32_t kernel[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
     uint32_t block_num = 1;
+    // launch_spec.set_require_sync_start on a task of 2 blocks or more: all its
+    // blocks start together (a cohort).
+    bool sync_start = false;
     std::vector<const ChipTensor*> tensors;  // the kernel's args[0..]
     std::vector<TensorArgType> tensor_types;
     std::vector<uint64_t> scalars;
@@ -65,6 +69,16 @@ public:
         Recording& operator=(const Recording&) = delete;
     };
 
+    // The heap ring of each scope depth (simpler's runtime_env.ring_heap: ring r
+    // serves the outputs allocated in scopes at depth r + 1, the last ring all
+    // deeper ones). The outputs of a scope that has ended are given back (the
+    // orchestrator waits for their tasks; that wait is not timed). An output
+    // that does not fit beside those of the open scopes of its ring can never
+    // be allocated: PTO2_ERROR_HEAP_RING_DEADLOCK, naming the task. Empty (the
+    // default): no bound per ring.
+    void set_ring_heap(std::vector<uint64_t> bytes) { ring_heap_ = std::move(bytes); }
+    static constexpr uint32_t kRings = 4;  // PTO2_MAX_RING_DEPTH
+
     TaskOutputTensors submit(TaskShape shape, const int32_t kernel[3], const CoreTaskArgs& args);
     void scope_begin(PTO2ScopeMode mode);
     void scope_end();
@@ -92,6 +106,10 @@ private:
     std::deque<ChipTensor> tensors_;
     std::vector<Producer> producers_;
     std::vector<PTO2ScopeMode> scopes_;
+    std::vector<uint64_t> scope_heap_bytes_;  // per open scope: its outputs' bytes in its ring
+    std::vector<uint64_t> ring_heap_;
+    uint64_t ring_live_[kRings] = {};  // bytes the open scopes of each ring hold
+    uint32_t ring_of_scope() const { return std::min<uint32_t>(static_cast<uint32_t>(scopes_.size()), kRings) - 1; }
     std::vector<std::string> log_;
     int fatal_code_ = 0;
 };

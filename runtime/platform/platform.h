@@ -66,6 +66,7 @@ struct DispatchTask {
     KernelEntry entry[3] = {nullptr, nullptr, nullptr};  // slots: aic, aiv0, aiv1
     std::string source[3];                               // their source files, for messages
     uint32_t blocks = 1;
+    bool sync_start = false;      // every block starts at once, when enough cores are free
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot]; slot 49 is set at dispatch
     std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)

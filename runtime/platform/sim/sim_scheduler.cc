@@ -7,6 +7,11 @@
 // core of its shape (a whole cluster for a mixed task), starting
 // `dispatch_ps` later. A block counts as done `completion_ps` after its core
 // finishes; a task completes with its last block.
+//
+// Sync-start cohorts (launch_spec.set_require_sync_start) come first: all the
+// blocks of one start together once enough cores of its shape are free. While
+// a ready cohort waits for cores nothing else is dispatched (the drain), so the
+// cores that free gather for it and a stream of other tasks cannot starve it.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -244,6 +249,23 @@ void SimPlatform::scheduler() {
             return cores;
         };
 
+        // Cores for every block of a sync-start `task` at once (one list per
+        // block), or empty when not enough are free.
+        auto find_cohort = [&](uint32_t t) {
+            std::vector<std::vector<std::pair<int, Core*>>> blocks;
+            for (uint32_t b = 0; b < g.tasks[t].blocks; ++b) {
+                auto cores = find_cores(g.tasks[t]);
+                if (cores.empty()) break;
+                for (const auto& sc : cores) core_task[sc.second->core_id()] = t;  // held while counting
+                blocks.push_back(std::move(cores));
+            }
+            for (const auto& cores : blocks) {
+                for (const auto& sc : cores) core_task[sc.second->core_id()] = -1;
+            }
+            if (blocks.size() < g.tasks[t].blocks) blocks.clear();
+            return blocks;
+        };
+
         while (completed < n) {
             // Submissions that have reached the scheduler by now.
             while (released < n && t0 + (released + 1) * g.submit_ps <= now()) release(static_cast<uint32_t>(released++));
@@ -266,7 +288,21 @@ void SimPlatform::scheduler() {
                     ++it;
                 }
             }
+            bool draining = false;  // a ready cohort waits for cores: nothing else goes
             if (!failed) {
+                for (auto it = ready.begin(); it != ready.end() && !draining;) {
+                    const uint32_t t = *it;
+                    if (!g.tasks[t].sync_start) {
+                        ++it;
+                        continue;
+                    }
+                    const auto cohort = find_cohort(t);
+                    draining = cohort.empty();
+                    for (const auto& cores : cohort) dispatch(t, cores);
+                    it = draining ? it : ready.erase(it);
+                }
+            }
+            if (!failed && !draining) {
                 for (auto it = ready.begin(); it != ready.end();) {
                     const uint32_t t = *it;
                     const rt::DispatchTask& task = g.tasks[t];

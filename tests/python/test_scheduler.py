@@ -1,0 +1,157 @@
+"""The AICPU scheduler's launch rules: sync-start cohorts (all blocks at once,
+the drain that keeps a stream of other tasks from starving them, a cohort wider
+than the die refused) and the orchestration object kept loaded across runs."""
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LINES = 64  # stamp lines per output: more than the die's 48 vector cores
+
+
+def callable_of(orchestration):
+    return pfsim.Callable.from_dict({
+        "orchestration": {"source": f"kernels/orchestration/{orchestration}"},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_stamp.cpp", "core_type": "aiv"}],
+    }, HERE)
+
+
+@pytest.fixture(scope="module")
+def sync_start():
+    with pfsim.Worker() as worker:
+        handle = worker.register(callable_of("sync_start_orch.cpp"))
+
+        def run(cohort_blocks, sync, blocker_blocks=46, blocker_hold=100, stream=0, stream_hold=1000):
+            """Per-block start ticks of the blocker and the cohort, and the result
+            (tasks: the blocker, the stream, the cohort)."""
+            outs = [torch.zeros(LINES * 8, dtype=torch.int64) for _ in range(3)]
+            r = worker.run(handle, outs + [blocker_blocks, blocker_hold, cohort_blocks, int(sync), stream,
+                                          stream_hold])
+            return [o.reshape(LINES, 8)[:, 0] for o in outs[:2]], r
+        yield run
+
+
+def test_a_sync_start_cohort_starts_all_its_blocks_together_once_enough_cores_are_free(sync_start):
+    # 46 of the 48 vector cores are held, block b for (b + 1) * 100 ticks: the
+    # 8-block cohort fits once six of them have returned.
+    (blocker, cohort), _ = sync_start(8, sync=True)
+    starts = cohort[:8].tolist()
+    assert len(set(starts)) == 1, starts
+    assert starts[0] >= blocker[5] + 6 * 100
+    # Negative control: without require_sync_start two blocks start at once on
+    # the free cores, the others one by one as the blocker's return.
+    (blocker, cohort), _ = sync_start(8, sync=False)
+    starts = cohort[:8].tolist()
+    assert len(set(starts)) > 1 and min(starts) < blocker[5] + 6 * 100, starts
+
+
+def test_while_a_cohort_waits_for_cores_no_other_task_takes_one(sync_start):
+    # Twenty single-block tasks submitted before the cohort would take every
+    # core the blocker returns; once the cohort is ready, the drain keeps them
+    # back until it is in: it starts before most of them.
+    _, r = sync_start(8, sync=True, stream=20)
+    stream, cohort = r.tasks[1:21], r.tasks[21]
+    after = [t for t in stream if t.start_ns > cohort.start_ns]
+    assert len(after) >= 10, [t.start_ns for t in stream] + [cohort.start_ns]
+    # Negative control: without sync start the cohort is one more task in
+    # submission order: every stream task starts before it.
+    _, r = sync_start(8, sync=False, stream=20)
+    assert all(t.start_ns < r.tasks[21].start_ns for t in r.tasks[1:21])
+
+
+def test_a_cohort_wider_than_the_die_is_refused_naming_the_task(sync_start):
+    with pytest.raises(ValueError, match=r"task 1 \(aiv, func 0\): launch_spec.set_require_sync_start\(true\) with "
+                                         r"block_num 49 > the die's 48 vector cores.*"
+                                         r"PTO2_ERROR_REQUIRE_SYNC_START_INVALID, 7"):
+        sync_start(49, sync=True)
+    # Negative controls: a cohort of the whole die starts; without sync start any width runs.
+    (_, cohort), _ = sync_start(48, sync=True, blocker_blocks=1)
+    assert len(set(cohort[:48].tolist())) == 1
+    sync_start(49, sync=False)
+
+
+def test_the_orchestration_object_stays_loaded_across_runs_of_a_worker():
+    # As simpler's orchestration .so cache: a worker's later runs reuse the
+    # loaded object (its statics carry over), each with its own arguments.
+    tags = []
+    with pfsim.Worker() as worker:
+        handle = worker.register(callable_of("run_count_orch.cpp"))
+        for _ in range(3):
+            out = torch.zeros(8, dtype=torch.int64)
+            worker.run(handle, [out])
+            tags.append(int(out[1]))
+    assert tags == [1, 2, 3]
+    # Negative control: a fresh worker loads it afresh.
+    with pfsim.Worker() as worker:
+        out = torch.zeros(8, dtype=torch.int64)
+        worker.run(worker.register(callable_of("run_count_orch.cpp")), [out])
+    assert int(out[1]) == 1
+
+
+
+MIB = 1 << 20
+
+
+def test_an_ended_scope_gives_its_heap_ring_back(tmp_path):
+    # simpler's heap_empty_ring_rebase: ring 1 (the scopes one level down) holds
+    # 1.5 MiB; each of two consecutive scopes allocates 1 MiB in it.
+    rings = [1 << 28, 3 * MIB // 2, 1 << 28, 1 << 28]
+    with pfsim.Worker() as worker:
+        handle = worker.register(callable_of("ring_heap_orch.cpp"))
+        out = torch.zeros(8, dtype=torch.int64)
+        worker.run(handle, [out, MIB // 4, 0], ring_heap=rings)
+        assert int(out[1]) == 7
+        # Negative control: both in one scope cannot fit, and nothing would give one back.
+        with pytest.raises(ValueError, match=r"task 1 \(aiv, func 0\): heap ring 1 \(runtime_env.ring_heap\[1\] = "
+                                             r"1572864 B\) cannot hold its 1048576 B output beside the 1048576 B the "
+                                             r"open scopes of that ring hold \(PTO2_ERROR_HEAP_RING_DEADLOCK, 2\)"):
+            worker.run(handle, [out, MIB // 4, 1], ring_heap=rings)
+        # Without ring sizes (pfsim's one heap of orch.heap_bytes), both fit.
+        worker.run(handle, [out, MIB // 4, 1])
+        with pytest.raises(ValueError, match=r"ring_heap: up to 4 sizes in bytes"):
+            worker.run(handle, [out, MIB // 4, 0], ring_heap=[0])
+
+
+RING_SCENE = """
+import torch
+from pfsim.testing import ArgDirection as D
+from pfsim.testing import SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+
+@scene_test(level=2, runtime="tensormap_and_ringbuffer")
+class TestRing(SceneTestCase):
+    RTOL = ATOL = 0
+    CALLABLE = {
+        "orchestration": {"source": "kernels/orchestration/run_count_orch.cpp", "signature": [D.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_stamp.cpp", "core_type": "aiv"}],
+    }
+    CASES = [{"name": "small", "platforms": ["a2a3sim"], "params": {}, CONFIG}]
+
+    def generate_args(self, params):
+        return TaskArgsBuilder(TensorArg("out", torch.zeros(8, dtype=torch.int64)))
+
+    def compute_golden(self, args, params):
+        pass
+"""
+
+
+@pytest.mark.parametrize("config, warned", [
+    ('"config": {"runtime_env": {"ring_heap": [1 << 28, 1 << 20, 1 << 28, 1 << 28]}, "aicpu_thread_num": 2}',
+     ["aicpu_thread_num", "runtime_env.ring_heap"]),
+    ('"config": {}', []),  # negative control
+])
+def test_config_settings_pfsim_does_not_model_are_warned_by_name(tmp_path, config, warned):
+    shutil.copytree(os.path.join(HERE, "kernels"), tmp_path / "kernels")
+    path = tmp_path / "test_ring.py"
+    path.write_text(RING_SCENE.replace("CONFIG", config))
+    r = subprocess.run([pfsim.find_binary(), "test", str(path), "-p", "no:cacheprovider", "-q", "-s",
+                        "--skip-golden"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = re.findall(r"pfsim: warning: TestRing::small: config (\S+): .*not modelled", r.stdout + r.stderr)
+    assert found == warned, r.stdout + r.stderr
