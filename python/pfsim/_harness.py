@@ -59,9 +59,10 @@ def pytest_configure(config):
         raise pytest.UsageError(f"pfsim: --level {level}: pfsim runs level-2 (single-chip) scene tests only")
     if config.getoption("--rounds") < 1:
         raise pytest.UsageError(f"pfsim: --rounds {config.getoption('--rounds')}: at least 1")
-    for name, (dest, why) in DIAGNOSTICS.items():
-        if config.getoption(dest):
-            raise pytest.UsageError(f"pfsim: {name} is not supported: {why}")
+    refused = [f"pfsim: {name} is not supported: {why}" for name, (dest, why) in DIAGNOSTICS.items()
+               if config.getoption(dest)]
+    if refused:
+        raise pytest.UsageError("\n".join(refused))
     device_ids(config)
 
 
@@ -77,6 +78,18 @@ def device_ids(config) -> list[int]:
         return [int(text)]
     except ValueError:
         raise pytest.UsageError(f"pfsim: --device {text}: a device id or a range FIRST-LAST") from None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # A fixture nothing provides would only fail at setup, the test reported as an error:
+    # a usage error here names it before anything runs.
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        missing = [n for n in getattr(item, "fixturenames", []) if info and n not in info.name2fixturedefs
+                   and n != "request"]
+        if missing:
+            raise pytest.UsageError(f"pfsim: {item.nodeid} uses fixture '{missing[0]}', which neither pfsim's harness "
+                                    "(st_platform, st_worker, st_device_ids) nor the test's conftest.py provides")
 
 
 def pytest_report_header(config):
