@@ -109,8 +109,9 @@ class SimplerFinder(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(
                 f"No module named '{fullname}': pfsim provides simpler's scene-test harness ("
                 f"{', '.join(sorted(k for k in PROVIDED if PROVIDED[k]))}) but not the rest of simpler; "
-                f"'{fullname}' is simpler's own code. Install simpler in this environment (pip install it, or run "
-                "from a simpler checkout) and pfsim loads it from there unchanged.", name=fullname)
+                f"'{fullname}' is simpler's own code, and no '{root}' package of a simpler installation is on "
+                "sys.path. Install simpler in this environment (pip install its checkout) and pfsim loads it from "
+                "there unchanged.", name=fullname)
         if fullname == "conftest" or fullname.endswith(".conftest"):
             for d in (path or sys.path):
                 candidate = os.path.join(d or ".", "conftest.py")
