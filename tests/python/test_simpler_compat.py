@@ -152,18 +152,24 @@ def test_simpler_s_own_harness_conftest_is_not_loaded_but_other_conftests_are(tm
     assert rc != 0 and "simpler harness conftest ran" in out, out
 
 
-@pytest.mark.parametrize("config, message", [
+REFUSED_CONFIGS = [
     ('{"aicpu_thread_num": 2}', "case small: config aicpu_thread_num=2: pfsim's scheduler is not split into AICPU "
                                 "threads"),
     ('{"runtime_env": {"ring_heap": 4096}}', "case small: config runtime_env.ring_heap=4096: pfsim's runtime does "
                                              "not size its heap ring"),
     ('{"runtime_env": {"ring_size": 1}}', "case small: unknown config.runtime_env key 'ring_size'"),
     ('{"device_count": 2}', "case small: config device_count=2 is not honoured"),
-])
-def test_a_cases_config_pfsim_cannot_honour_is_refused_by_name(tmp_path, config, message):
-    body = CHAIN.replace('"params": {"n": 4096}}', f'"params": {{"n": 4096}}, "config": {config}}}')
-    rc, out = pfsim_test(scene(tmp_path, body), "--collect-only", "-q")
-    assert rc == 2 and message in out, out
+]
+
+
+def test_a_cases_config_pfsim_cannot_honour_is_refused_by_name(tmp_path):
+    # one module per config, collected in one session: each a collection error naming its key
+    paths = [scene(tmp_path, CHAIN.replace('"params": {"n": 4096}}', f'"params": {{"n": 4096}}, "config": {config}}}'),
+                   name=f"test_config{i}.py", kernels=i == 0) for i, (config, _) in enumerate(REFUSED_CONFIGS)]
+    rc, out = pfsim_test(*paths, "--collect-only", "-q")
+    assert rc == 2 and f"{len(REFUSED_CONFIGS)} errors" in out, out
+    for _, message in REFUSED_CONFIGS:
+        assert message in out, out
 
 
 def test_a_config_at_its_default_is_honoured(tmp_path):
