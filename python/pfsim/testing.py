@@ -348,6 +348,12 @@ class SceneTestCase:
         """The cases that run in this session (simpler's name; pfsim selects by its own platform rule)."""
         return [c for c in self.CASES if self._skip_reason(c, request) is None]
 
+    @staticmethod
+    def _effective_enable_dep_gen(request) -> bool:
+        """Whether dependency records are written (simpler's name): never on pfsim, which
+        refuses --enable-dep-gen by name."""
+        return bool(request.config.getoption("--enable-dep-gen", default=False))
+
     def test_run(self, st_platform, st_worker, request):
         """Runs every matching case, each prefetch off and on on fresh dies (st_worker is
         not used: it is the die a class's own test methods drive). A class that

@@ -90,6 +90,7 @@ OWN_TEST_RUN = CHAIN + """
         super().test_run(st_platform, st_worker, request)
         ran = [c["name"] for c in self._matching_cases(st_platform, request)]
         assert ran == ["small"] and st_platform == "a2a3sim", (ran, st_platform)
+        assert not self._effective_enable_dep_gen(request)  # simpler's dep_gen tests ask
         print("own test_run checked", ran)
 
     def test_the_fixtures(self, st_platform, st_worker, st_device_ids):
