@@ -12,9 +12,16 @@ import subprocess
 import time
 
 
+def packaged_binary() -> str | None:
+    """The binary a pip install packaged beside this package (None without one)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "pfsim")
+    return path if os.access(path, os.X_OK) else None
+
+
 def find_binary(binary: str | None = None) -> str:
     """The pfsim executable: `binary`, else $PFSIM_BINARY, else the binary that
-    unpacked this package, else `pfsim` on PATH."""
+    unpacked this package, else the one a pip install packaged with it, else
+    `pfsim` on PATH."""
     candidates = [binary, os.environ.get("PFSIM_BINARY")]
     try:
         from . import _binary  # written by `pfsim python-path` / `pfsim test`
@@ -22,11 +29,13 @@ def find_binary(binary: str | None = None) -> str:
         candidates.append(_binary.BINARY)
     except ImportError:
         pass
-    candidates.append(shutil.which("pfsim"))
+    candidates += [packaged_binary(), shutil.which("pfsim")]
     for c in candidates:
         if c and os.access(c, os.X_OK):
             return c
-    raise FileNotFoundError("cannot find the pfsim binary: set PFSIM_BINARY, or run through `pfsim test`")
+    raise FileNotFoundError("cannot find the pfsim binary: set PFSIM_BINARY to a built pfsim (bazel-bin/cli/pfsim "
+                            "in a checkout), run through `pfsim test`, or pip install pfsim from a checkout where "
+                            "`bazel build //cli:pfsim` has run")
 
 
 class DeviceDied(RuntimeError):

@@ -1,42 +1,40 @@
-"""The pfsim pytest plugin (`pytest -p pfsim.plugin`, or what `pfsim test` loads):
-simpler's scene-test options, the sdma marker, and a line per case with its
-gain in the terminal summary."""
+"""The pfsim pytest plugin: `pytest -p pfsim.plugin` (what `pfsim test` runs),
+or, installed with pip, the `pytest11` entry point with `--platform pfsim`.
+
+The plugin is a gate. It turns pfsim's harness on (pfsim._harness: simpler's
+options, fixtures and markers, and simpler's import names resolved to pfsim,
+pfsim._simpler) when `-p pfsim.plugin` is given or `--platform pfsim` is on the
+command line; otherwise it does nothing, so a pytest run of simpler's own tests
+on its own platforms is left to simpler's harness in the same environment.
+"""
 
 from __future__ import annotations
 
-
-def pytest_addoption(parser):
-    group = parser.getgroup("pfsim", "pfsim scene tests")
-    group.addoption("--platform", default="a2a3", help="accepted for simpler's command lines; pfsim simulates a2a3")
-    group.addoption("--device", default="0", help="accepted for simpler's command lines; every worker is one die")
-    group.addoption("--case", action="append", default=[], metavar="SEL",
-                    help="run only matching cases: 'Case', 'Class::Case' or 'Class::' (repeatable)")
-    group.addoption("--manual", default="exclude", choices=["exclude", "include", "only"],
-                    help="manual cases: exclude (default), include, or run only them")
-    group.addoption("--rounds", type=int, default=1, help="runs per worker (outputs reset between rounds)")
-    group.addoption("--skip-golden", action="store_true", default=False, help="do not compare with the golden")
-    group.addoption("--pfsim-trace", default=None, metavar="DIR",
-                    help="write a Chrome trace (Perfetto) of every run into DIR")
+import pytest
 
 
-def pytest_configure(config):
-    config.addinivalue_line("markers", "sdma: the scene test needs a worker with enable_sdma=True")
+def wanted(args: list[str], plugins: list[str]) -> bool:
+    """Whether this pytest run is pfsim's: `-p pfsim.plugin` or `--platform pfsim`."""
+    if "pfsim.plugin" in plugins:
+        return True
+    for i, a in enumerate(args):
+        if a == "--platform" and i + 1 < len(args) and args[i + 1] == "pfsim":
+            return True
+        if a == "--platform=pfsim":
+            return True
+    return False
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    rows = []
-    for key in ("passed", "failed"):
-        for report in terminalreporter.stats.get(key, []):
-            if getattr(report, "when", "call") != "call":
-                continue
-            props = dict(report.user_properties)
-            if "pfsim_gain_pct" in props:
-                rows.append((report.nodeid, props))
-    if not rows:
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    # Before any conftest.py is loaded: the harness's options exist, and
+    # simpler's own harness conftests are not loaded, when the run is pfsim's.
+    if not wanted(list(args), list(getattr(early_config.known_args_namespace, "plugins", None) or [])):
         return
-    terminalreporter.section("pfsim: prefetch off -> on")
-    for nodeid, p in rows:
-        terminalreporter.write_line(
-            f"{nodeid}: {p['pfsim_time_off_ns'] / 1e3:.3f} us -> {p['pfsim_time_on_ns'] / 1e3:.3f} us, "
-            f"gain {p['pfsim_gain_pct']:+.1f} %, L2 hit rate {100 * p['pfsim_l2_hit_rate_off']:.1f} % -> "
-            f"{100 * p['pfsim_l2_hit_rate_on']:.1f} %")
+    from . import _harness, _simpler
+
+    try:
+        _simpler.install()
+    except ImportError as e:
+        raise pytest.UsageError(f"pfsim: {e}") from None
+    early_config.pluginmanager.register(_harness, "pfsim.harness")

@@ -1,6 +1,8 @@
 """Scene tests on pfsim: the shape and semantics of simpler's level-2 harness.
 
-A scene test written for simpler runs here after changing only its imports:
+A scene test written for simpler runs here unchanged: under pfsim's pytest
+plugin its `simpler_setup` and `simpler.task_interface` imports resolve to this
+module and pfsim.task_interface (pfsim._simpler). Imported directly:
 
     from pfsim.testing import SceneTestCase, TaskArgsBuilder, TensorArg, Scalar, scene_test
     from pfsim.testing import ArgDirection as D
@@ -18,6 +20,7 @@ import copy
 import inspect
 import os
 import sys
+from pathlib import Path
 from contextlib import contextmanager
 from enum import IntEnum
 from typing import Any, NamedTuple
@@ -26,20 +29,21 @@ import pytest
 
 from . import ArgDirection, Callable, CompileError, RunError, Worker, _tensors
 
-__all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_test", "ArgDirection",
-           "SceneTestLevel", "CaseOutcome"]
+from .task_interface import CallConfig
+
+__all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_test", "scene_level", "ArgDirection",
+           "SceneTestLevel", "CaseOutcome", "is_manual_for_platform"]
 
 PLATFORMS = ("a2a3", "a2a3sim")  # pfsim simulates a2a3; cases for either run
 CASE_KEYS = {"name", "platforms", "manual", "config", "params", "skip_golden"}
 CONFIG_KEYS = {"aicpu_thread_num", "runtime_env", "device_count", "num_sub_workers"}  # simpler's
-# What pfsim does not model of a case's config, warned once per process on stderr when a case sets it.
-UNMODELLED_CONFIG = {
-    "aicpu_thread_num": "not modelled: pfsim schedules with one simulated AICPU scheduler, whatever the count",
-    "runtime_env.ring_task_window": "not modelled: pfsim's task ring is unbounded (the orchestrator never waits "
-                                    "for a slot)",
+# What pfsim runs but does not model in full, warned once per process on stderr
+# when a case sets it (what it cannot honour at all is refused: CallConfig.UNMODELLED).
+WARNED_CONFIG = {
+    "aicpu_thread_num": "not modelled: pfsim schedules with one simulated AICPU scheduler, whatever the count "
+                        "(the results are the same; the scheduler's own timing is one thread's)",
     "runtime_env.ring_heap": "each ring's capacity is enforced, but the orchestrator's wait for an ended scope's "
                              "outputs to be given back is not modelled (it takes no time)",
-    "runtime_env.ring_dep_pool": "not modelled: pfsim's dependency lists are unbounded",
 }
 _warned_config = set()
 
@@ -48,10 +52,17 @@ def _warn_unmodelled_config(config: dict, where: str) -> None:
     names = [k for k in config if k != "runtime_env"]
     names += [f"runtime_env.{k}" for k in config.get("runtime_env", {})]
     for name in names:
-        if name in UNMODELLED_CONFIG and name not in _warned_config:
+        if name in WARNED_CONFIG and name not in _warned_config:
             _warned_config.add(name)
-            print(f"pfsim: warning: {where}: config {name}: {UNMODELLED_CONFIG[name]}",
+            print(f"pfsim: warning: {where}: config {name}: {WARNED_CONFIG[name]}",
                   file=sys.stderr)
+
+
+RUNTIME_ENV_KEYS = {"ring_task_window", "ring_heap", "ring_dep_pool"}
+
+
+class _CaseFailed(Exception):
+    """A case's failure, its message naming the case and the cause."""
 
 
 class SceneTestLevel(IntEnum):
@@ -191,13 +202,60 @@ def _selected(cls_name: str, case_name: str, selectors) -> bool:
     return False
 
 
+def case_config(case: dict, where: str) -> CallConfig:
+    """A case's `config` as a CallConfig; ValueError naming the key pfsim does not
+    know or cannot honour (pfsim simulates one die, CallConfig.UNMODELLED)."""
+    config = case.get("config", {})
+    bad = sorted(set(config) - CONFIG_KEYS)
+    if bad:
+        raise ValueError(f"{where}: unknown config key '{bad[0]}' (known: {', '.join(sorted(CONFIG_KEYS))})")
+    env = config.get("runtime_env", {})
+    bad = sorted(set(env) - RUNTIME_ENV_KEYS)
+    if bad:
+        raise ValueError(f"{where}: unknown config.runtime_env key '{bad[0]}' (known: "
+                         f"{', '.join(sorted(RUNTIME_ENV_KEYS))})")
+    if config.get("device_count", 1) != 1:
+        raise ValueError(f"{where}: config device_count={config['device_count']!r} is not honoured: pfsim runs a "
+                         "level-2 case on one die")
+    if config.get("num_sub_workers", 0):
+        raise ValueError(f"{where}: config num_sub_workers={config['num_sub_workers']!r} is not honoured: "
+                         "sub-workers are level 3")
+    cfg = CallConfig()
+    cfg.aicpu_thread_num = config.get("aicpu_thread_num", 0)
+    for key, value in env.items():
+        setattr(cfg.runtime_env, key, value)
+    refused = cfg.refused()
+    if refused:
+        raise ValueError(f"{where}: config {refused[0]}, so the case cannot run as written")
+    return cfg
+
+
+def scene_level(level):
+    """Sets a class's scene level (simpler's scene_level); pfsim runs level 2 only."""
+
+    def decorator(cls):
+        if int(level) != SceneTestLevel.CHIP:
+            raise ValueError(f"{cls.__module__}.{cls.__name__}: pfsim runs level-2 (single-chip) scene tests, "
+                             f"not level {int(level)}")
+        cls._st_level = int(level)
+        return cls
+
+    return decorator
+
+
+def _generated(fn) -> bool:
+    return getattr(fn, "_pfsim_generated", False)
+
+
 def scene_test(level, runtime: str):
-    """Marks a SceneTestCase: one pytest test per case, parametrized by name."""
+    """Marks a SceneTestCase. Without a test_run of its own, the class gets one
+    pytest test per case, `test_run[NAME]`; a class's own test_run (and every
+    other test_* method) is kept and run as written, with the fixtures
+    st_platform, st_worker and st_device_ids."""
 
     def decorator(cls):
         where = f"{cls.__module__}.{cls.__name__}"
-        if int(level) != SceneTestLevel.CHIP:
-            raise ValueError(f"{where}: pfsim runs level-2 (single-chip) scene tests, not level {int(level)}")
+        scene_level(level)(cls)
         if runtime != "tensormap_and_ringbuffer":
             raise ValueError(f"{where}: pfsim runs the tensormap_and_ringbuffer runtime, not '{runtime}'")
         names = []
@@ -208,21 +266,24 @@ def scene_test(level, runtime: str):
                                  f"{', '.join(sorted(CASE_KEYS))})")
             if "name" not in case or "platforms" not in case:
                 raise ValueError(f"{where}: CASES[{i}]: a case needs a name and platforms")
-            bad = set(case.get("config", {})) - CONFIG_KEYS
-            if bad:
-                raise ValueError(f"{where}: case {case['name']}: unknown config key '{sorted(bad)[0]}'")
+            case_config(case, f"{where}: case {case['name']}")
             if case["name"] in names:
                 raise ValueError(f"{where}: case name '{case['name']}' repeats")
             names.append(case["name"])
-        cls._st_level = int(level)
         cls._st_runtime = runtime
         cls._st_dir = os.path.dirname(os.path.abspath(inspect.getfile(cls)))
 
-        @pytest.mark.parametrize("case_name", names)
-        def test_run(self, case_name, request):
-            self._run_case(case_name, request)
+        own = cls.test_run is not SceneTestCase.test_run and not _generated(cls.test_run)
+        if not own:
+            @pytest.mark.parametrize("case_name", names)
+            def test_run(self, case_name, request):
+                reason = self._skip_reason(self._case(case_name), request)
+                if reason:
+                    pytest.skip(f"{type(self).__name__}::{case_name}: {reason}")
+                self._run_case(case_name, request)
 
-        cls.test_run = test_run
+            test_run._pfsim_generated = True
+            cls.test_run = test_run
         return cls
 
     return decorator
@@ -275,43 +336,69 @@ class SceneTestCase:
         return [name for n, name in enumerate(args.tensor_names) if callable_.is_output(n)]
 
     def compare_outputs(self, test_args, golden_args, output_names, params) -> None:
-        for name in output_names:
-            actual, expected = _as_torch(getattr(test_args, name)), _as_torch(getattr(golden_args, name))
-            if actual.shape != expected.shape or actual.dtype != expected.dtype:
-                raise AssertionError(f"output '{name}': {actual.dtype}{list(actual.shape)} where the golden is "
-                                     f"{expected.dtype}{list(expected.shape)}")
-            a, e = actual.double(), expected.double()
-            if not bool((a.isnan() == e.isnan()).all()) or not bool(
-                    (a.isnan() | (a - e).abs().le(self.ATOL + self.RTOL * e.abs())).all()):
-                diff = (a - e).abs().nan_to_num(nan=float("inf"))
-                worst = int(diff.reshape(-1).argmax())
-                raise AssertionError(
-                    f"output '{name}' differs from the golden: largest difference {float(diff.max()):g} at "
-                    f"element {worst} (got {float(a.reshape(-1)[worst]):g}, expected {float(e.reshape(-1)[worst]):g}; "
-                    f"rtol={self.RTOL}, atol={self.ATOL})")
+        _compare_outputs(test_args, golden_args, output_names, self.RTOL, self.ATOL)
 
     # -- the run -------------------------------------------------------
 
     def _case(self, name: str) -> dict:
         return next(c for c in self.CASES if c["name"] == name)
 
-    def _run_case(self, case_name: str, request) -> CaseOutcome:
-        case = self._case(case_name)
-        cls_name = type(self).__name__
-        what = f"{cls_name}::{case_name}"
-        platform = next((p for p in PLATFORMS if p in case["platforms"]), None)
+    @staticmethod
+    def _platform(case: dict) -> str | None:
+        """The platform pfsim runs a case as: a2a3 when listed, else a2a3sim (None: neither)."""
+        return next((p for p in PLATFORMS if p in case["platforms"]), None)
+
+    def _skip_reason(self, case: dict, request) -> str | None:
+        """Why a case does not run under this session's options (None: it runs)."""
+        platform = self._platform(case)
         if platform is None:
-            pytest.skip(f"{what}: platforms {case['platforms']} include neither a2a3 nor a2a3sim")
+            return f"platforms {case['platforms']} include neither a2a3 nor a2a3sim"
         opt = request.config.getoption
         manual_mode = opt("--manual", default="exclude") or "exclude"
         manual = is_manual_for_platform(case.get("manual"), platform)
         if manual_mode == "exclude" and manual:
-            pytest.skip(f"{what}: a manual case (run with --manual include)")
+            return "a manual case (run with --manual include)"
         if manual_mode == "only" and not manual:
-            pytest.skip(f"{what}: not a manual case (--manual only)")
+            return "not a manual case (--manual only)"
         selectors = [_parse_selector(s) for s in (opt("--case", default=None) or [])]
-        if not _selected(cls_name, case_name, selectors):
-            pytest.skip(f"{what}: not selected by --case")
+        if not _selected(type(self).__name__, case["name"], selectors):
+            return "not selected by --case"
+        return None
+
+    def _matching_cases(self, st_platform, request) -> list[dict]:
+        """The cases that run in this session (simpler's name; pfsim selects by its own platform rule)."""
+        return [c for c in self.CASES if self._skip_reason(c, request) is None]
+
+    @staticmethod
+    def _effective_enable_dep_gen(request) -> bool:
+        """Whether dependency records are written (simpler's name): never on pfsim, which
+        refuses --enable-dep-gen by name."""
+        return bool(request.config.getoption("--enable-dep-gen", default=False))
+
+    def test_run(self, st_platform, st_worker, request):
+        """Runs every matching case, each prefetch off and on on fresh dies (st_worker is
+        not used: it is the die a class's own test methods drive). A class that
+        defines its own test_run calls this through super()."""
+        matched = self._matching_cases(st_platform, request)
+        if not matched:
+            pytest.skip(f"no case of {type(self).__name__} runs on pfsim with these options")
+        for case in matched:
+            self._run_case(case["name"], request)
+
+    def _run_case(self, case_name: str, request) -> CaseOutcome:
+        """Runs one case prefetch off and on; pytest.fail naming the case and the cause."""
+        failure = None
+        try:
+            return self._run_case_checked(case_name, request)
+        except _CaseFailed as e:
+            failure = str(e)
+        pytest.fail(failure, pytrace=False)  # outside the handler: the cause is printed once
+
+    def _run_case_checked(self, case_name: str, request) -> CaseOutcome:
+        case = self._case(case_name)
+        cls_name = type(self).__name__
+        what = f"{cls_name}::{case_name}"
+        opt = request.config.getoption
         rounds = int(opt("--rounds", default=1) or 1)
         skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
         sdma = request.node.get_closest_marker("sdma") is not None
@@ -322,29 +409,29 @@ class SceneTestCase:
         try:
             args = self.generate_args(params)
         except Exception as e:
-            pytest.fail(f"{what}: generate_args raised {type(e).__name__}: {e}", pytrace=False)
+            raise _CaseFailed(f"{what}: generate_args raised {type(e).__name__}: {e}") from None
         if not isinstance(args, TaskArgsBuilder):
-            pytest.fail(f"{what}: generate_args must return a TaskArgsBuilder, not {type(args).__name__}", pytrace=False)
+            raise _CaseFailed(f"{what}: generate_args must return a TaskArgsBuilder, not {type(args).__name__}")
         for s in args.specs:
             if isinstance(s, TensorArg):
                 try:
                     _tensors.dtype_name(s.value, f"tensor '{s.name}'")
                 except TypeError as e:
-                    pytest.fail(f"{what}: {e}", pytrace=False)
+                    raise _CaseFailed(f"{what}: {e}") from None
         golden = args.clone()
         if not skip_golden:
             try:
                 self.compute_golden(golden, params)
             except Exception as e:
-                pytest.fail(f"{what}: compute_golden raised {type(e).__name__}: {e}", pytrace=False)
+                raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
         unused = sorted(set(dict.keys(params)) - params.read)
         if unused:
-            pytest.fail(f"{what}: params {unused} are not used by generate_args or compute_golden", pytrace=False)
+            raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
 
         callable_ = Callable.from_dict(self.CALLABLE, self._st_dir)
         missing = callable_.missing_sources()
         if missing:
-            pytest.fail(f"{what}: CALLABLE names a source that does not exist: {missing[0]}", pytrace=False)
+            raise _CaseFailed(f"{what}: CALLABLE names a source that does not exist: {missing[0]}")
         outputs = self.output_names(args)
         trace_dir = opt("--pfsim-trace", default=None)
         runs = {}
@@ -367,19 +454,19 @@ class SceneTestCase:
                                 try:
                                     self.compare_outputs(run_args, golden, outputs, params)
                                 except AssertionError as e:
-                                    pytest.fail(f"{what} ({label}): {e}", pytrace=False)
+                                    raise _CaseFailed(f"{what} ({label}): {e}") from None
                             runs.setdefault(prefetch, (result, run_args))
                 except CompileError as e:
-                    pytest.fail(f"{what}: a source does not compile:\n{e}", pytrace=False)
+                    raise _CaseFailed(f"{what}: a source does not compile:\n{e}") from None
                 except RunError as e:
-                    pytest.fail(f"{what} (prefetch {'on' if prefetch else 'off'}): {e}", pytrace=False)
+                    raise _CaseFailed(f"{what} (prefetch {'on' if prefetch else 'off'}): {e}") from None
                 except (ValueError, TypeError, RuntimeError, OverflowError) as e:
-                    pytest.fail(f"{what}: {e}", pytrace=False)
+                    raise _CaseFailed(f"{what}: {e}") from None
         (off, off_args), (on, on_args) = runs[False], runs[True]
         for name in outputs:
             if _tensors.tensor_bytes(getattr(off_args, name)) != _tensors.tensor_bytes(getattr(on_args, name)):
-                pytest.fail(f"{what}: output '{name}' is not bit-identical with prefetch off and on "
-                            "(the prefetch changed a value, or the result depends on timing)", pytrace=False)
+                raise _CaseFailed(f"{what}: output '{name}' is not bit-identical with prefetch off and on "
+                                  "(the prefetch changed a value, or the result depends on timing)")
         outcome = CaseOutcome(off.time_ns, on.time_ns, off.l2_hit_rate, on.l2_hit_rate)
         for key, value in (("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
                            ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
@@ -405,3 +492,36 @@ class SceneTestCase:
         for c in ns.case:
             argv += ["--case", c]
         sys.exit(pytest.main(argv))
+
+
+# -- the helpers simpler's tests import from simpler_setup.scene_test -----------
+
+
+def _compare_outputs(test_args, golden_args, output_names, rtol, atol) -> None:
+    """AssertionError naming the first output off the golden: |actual - expected| <=
+    atol + rtol * |expected| everywhere (NaN only where the golden has NaN)."""
+    for name in output_names:
+        actual, expected = _as_torch(getattr(test_args, name)), _as_torch(getattr(golden_args, name))
+        if actual.shape != expected.shape or actual.dtype != expected.dtype:
+            raise AssertionError(f"output '{name}': {actual.dtype}{list(actual.shape)} where the golden is "
+                                 f"{expected.dtype}{list(expected.shape)}")
+        a, e = actual.double(), expected.double()
+        if not bool((a.isnan() == e.isnan()).all()) or not bool(
+                (a.isnan() | (a - e).abs().le(atol + rtol * e.abs())).all()):
+            diff = (a - e).abs().nan_to_num(nan=float("inf"))
+            worst = int(diff.reshape(-1).argmax())
+            raise AssertionError(
+                f"output '{name}' differs from the golden: largest difference {float(diff.max()):g} at "
+                f"element {worst} (got {float(a.reshape(-1)[worst]):g}, expected {float(e.reshape(-1)[worst]):g}; "
+                f"rtol={rtol}, atol={atol})")
+
+
+def _sanitize_for_filename(text: str) -> str:
+    """`text` with every character but letters, digits, '.', '_' and '-' made '_'."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
+
+
+def _outputs_dir() -> Path:
+    """Where diagnostics outputs go: $PFSIM_OUTPUTS, else ./outputs. (pfsim refuses
+    simpler's diagnostics options, so nothing is written there yet.)"""
+    return Path(os.environ.get("PFSIM_OUTPUTS") or "outputs").resolve()

@@ -11,6 +11,9 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CASES = ["attention_step", "mlp_step", "cv_pipeline"]
+# The torch that wrote the committed goldens (setup.sh's). Another torch computes
+# bfloat16 matmuls differently in the last bits: the comparison is only exact with this one.
+TORCH = "2.13.0"
 
 
 def regenerate(case, out):
@@ -21,6 +24,10 @@ def regenerate(case, out):
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_committed_npy_files_are_the_scene_tests_values(case, tmp_path):
+    import torch
+
+    if torch.__version__.split("+")[0] != TORCH:
+        pytest.skip(f"the committed goldens are torch {TORCH}'s; this is torch {torch.__version__}")
     written = regenerate(case, tmp_path)
     committed = os.path.join(ROOT, "kernels/cases", case, "data")
     assert written

@@ -1,0 +1,160 @@
+"""pfsim's scene-test harness under pytest, registered by pfsim.plugin: simpler's
+options as simpler spells them, the fixtures simpler's tests take
+(st_platform, st_worker, st_device_ids), the sdma marker, and a line per case
+with its gain in the terminal summary. docs/python.md is the reference."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import _simpler
+
+# pfsim simulates an a2a3 die; `pfsim` is the platform's own name
+PLATFORMS = ("pfsim", "a2a3sim", "a2a3")
+
+# simpler's diagnostics options -> why pfsim refuses them (a usage error naming the option)
+DIAGNOSTICS = {
+    "--enable-chip-swimlane": ("enable_chip_swimlane", "pfsim writes no swimlane records yet; --pfsim-trace DIR "
+                               "writes a Perfetto trace of every run in simulated time"),
+    "--dump-args": ("dump_args", "pfsim does not dump task arguments"),
+    "--enable-pmu": ("enable_pmu", "pfsim has no PMU events; a run's own counters (L2, GM, SDMA) are in its "
+                     "result and trace"),
+    "--enable-dep-gen": ("enable_dep_gen", "pfsim does not write dependency records; --pfsim-trace shows each "
+                         "task's dependencies"),
+    "--enable-scope-stats": ("enable_scope_stats", "pfsim does not record scope statistics"),
+    "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim writes no swimlane records"),
+}
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("pfsim", "pfsim scene tests (simpler's options)")
+    group.addoption("--platform", default="pfsim", metavar="P",
+                    help="pfsim (default), a2a3sim or a2a3: pfsim simulates an a2a3 die for each")
+    group.addoption("--device", default="0", metavar="D",
+                    help="device id or range (0, 4-7): st_device_ids; every pfsim worker is one die")
+    group.addoption("--case", action="append", default=[], metavar="SEL",
+                    help="run only matching cases: 'Case', 'Class::Case' or 'Class::' (repeatable)")
+    group.addoption("--manual", default="exclude", choices=["exclude", "include", "only"],
+                    help="manual cases: exclude (default), include, or run only them")
+    group.addoption("--rounds", type=int, default=1, help="runs per worker (outputs reset between rounds)")
+    group.addoption("--skip-golden", action="store_true", default=False, help="do not compare with the golden")
+    group.addoption("--level", type=int, default=None, help="scene-test level: pfsim runs 2 only")
+    group.addoption("--pfsim-trace", default=None, metavar="DIR",
+                    help="write a Chrome trace (Perfetto) of every run into DIR")
+    for name, (dest, why) in DIAGNOSTICS.items():
+        if name in ("--enable-dep-gen", "--enable-scope-stats", "--enable-swimlane-overhead"):
+            group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
+        else:
+            group.addoption(name, dest=dest, nargs="?", const=1, type=int, default=0, help=f"refused: {why}")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "sdma: the scene test needs a worker with enable_sdma=True")
+    platform = config.getoption("--platform")
+    if platform not in PLATFORMS:
+        raise pytest.UsageError(f"pfsim: --platform {platform}: pfsim simulates an a2a3 die "
+                                f"(--platform {' | '.join(PLATFORMS)})")
+    level = config.getoption("--level")
+    if level is not None and level != 2:
+        raise pytest.UsageError(f"pfsim: --level {level}: pfsim runs level-2 (single-chip) scene tests only")
+    if config.getoption("--rounds") < 1:
+        raise pytest.UsageError(f"pfsim: --rounds {config.getoption('--rounds')}: at least 1")
+    refused = [f"pfsim: {name} is not supported: {why}" for name, (dest, why) in DIAGNOSTICS.items()
+               if config.getoption(dest)]
+    if refused:
+        raise pytest.UsageError("\n".join(refused))
+    device_ids(config)
+
+
+def device_ids(config) -> list[int]:
+    """--device as a list of ids ('0', '4-7'); a usage error naming a bad value."""
+    text = str(config.getoption("--device"))
+    try:
+        if "-" in text:
+            first, last = (int(x) for x in text.split("-", 1))
+            if last < first:
+                raise ValueError
+            return list(range(first, last + 1))
+        return [int(text)]
+    except ValueError:
+        raise pytest.UsageError(f"pfsim: --device {text}: a device id or a range FIRST-LAST") from None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    # A fixture nothing provides would only fail at setup, the test reported as an error:
+    # a usage error here names it before anything runs.
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        missing = [n for n in getattr(item, "fixturenames", []) if info and n not in info.name2fixturedefs
+                   and n != "request"]
+        if missing:
+            raise pytest.UsageError(f"pfsim: {item.nodeid} uses fixture '{missing[0]}', which neither pfsim's harness "
+                                    "(st_platform, st_worker, st_device_ids) nor the test's conftest.py provides")
+
+
+def pytest_report_header(config):
+    skipped = _simpler.skipped_conftests()
+    if skipped:
+        return [f"pfsim: simpler's own harness conftest.py not loaded (pfsim's plugin replaces it): {p}"
+                for p in skipped]
+    return None
+
+
+@pytest.fixture(scope="session")
+def st_platform(request) -> str:
+    """The platform cases are selected for: a2a3 with --platform a2a3, else a2a3sim."""
+    return "a2a3" if request.config.getoption("--platform") == "a2a3" else "a2a3sim"
+
+
+@pytest.fixture(scope="session")
+def st_device_ids(request) -> list[int]:
+    return device_ids(request.config)
+
+
+class _LazyWorker:
+    """A pfsim.Worker started on first use (a class whose methods never touch
+    st_worker costs no device process)."""
+
+    def __init__(self, enable_sdma: bool):
+        self._enable_sdma = enable_sdma
+        self._worker = None
+
+    def __getattr__(self, name):
+        if self._worker is None:
+            from . import Worker
+
+            self._worker = Worker(enable_sdma=self._enable_sdma)
+        return getattr(self._worker, name)
+
+    def close(self):
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+
+@pytest.fixture(scope="class")
+def st_worker(request):
+    """One simulated die (a pfsim.Worker, started on first use) for the class;
+    enable_sdma when the class is marked sdma."""
+    worker = _LazyWorker(enable_sdma=request.node.get_closest_marker("sdma") is not None)
+    yield worker
+    worker.close()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    rows = []
+    for key in ("passed", "failed"):
+        for report in terminalreporter.stats.get(key, []):
+            if getattr(report, "when", "call") != "call":
+                continue
+            props = dict(report.user_properties)
+            if "pfsim_gain_pct" in props:
+                rows.append((report.nodeid, props))
+    if not rows:
+        return
+    terminalreporter.section("pfsim: prefetch off -> on")
+    for nodeid, p in rows:
+        terminalreporter.write_line(
+            f"{nodeid}: {p['pfsim_time_off_ns'] / 1e3:.3f} us -> {p['pfsim_time_on_ns'] / 1e3:.3f} us, "
+            f"gain {p['pfsim_gain_pct']:+.1f} %, L2 hit rate {100 * p['pfsim_l2_hit_rate_off']:.1f} % -> "
+            f"{100 * p['pfsim_l2_hit_rate_on']:.1f} %")

@@ -1,0 +1,163 @@
+"""simpler's import names on pfsim, so a scene test runs with no edit.
+
+install() puts a finder first on sys.meta_path that:
+
+- answers `simpler_setup`, `simpler_setup.scene_test`, `simpler` and
+  `simpler.task_interface` with pfsim's harness (pfsim.testing,
+  pfsim.task_interface);
+- leaves every other `simpler_setup.*` / `simpler.*` module (simpler's goldens,
+  its tools) to a simpler installation on sys.path, unchanged: the alias packages'
+  `__path__` is that installation's folder. Without one, importing such a module
+  raises ModuleNotFoundError saying which module, why, and what to install;
+- does not load simpler's own harness, the conftest.py files inside a simpler
+  checkout (their fixtures and options are simpler's runtime's; pfsim's plugin
+  replaces them): such a conftest.py is loaded as an empty module, and
+  skipped_conftests() lists them.
+
+pfsim ships none of simpler's code: what it lacks comes from the user's simpler.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+# module -> pfsim module providing its names
+PROVIDED = {
+    "simpler_setup": "pfsim.testing",
+    "simpler_setup.scene_test": "pfsim.testing",
+    "simpler": None,
+    "simpler.task_interface": "pfsim.task_interface",
+}
+_ROOTS = ("simpler_setup", "simpler")
+
+
+def simpler_checkout(path: str) -> str | None:
+    """The simpler checkout folder containing `path`, if any (a folder holding
+    simpler_setup/scene_test.py and python/simpler/task_interface.py)."""
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        if (os.path.isfile(os.path.join(d, "simpler_setup", "scene_test.py"))
+                and os.path.isfile(os.path.join(d, "python", "simpler", "task_interface.py"))):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def real_locations(root: str) -> list[str]:
+    """The folders of a simpler installation's package `root` on sys.path ([] if none)."""
+    spec = importlib.machinery.PathFinder.find_spec(root)
+    return list(spec.submodule_search_locations or []) if spec and spec.submodule_search_locations else []
+
+
+class _Alias(importlib.abc.Loader):
+    """Makes a pfsim-provided simpler module: pfsim's names, and the real package's path."""
+
+    def __init__(self, source: str | None, path: list[str] | None):
+        self.source, self.path = source, path
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        if self.path is not None:
+            module.__path__ = self.path
+            # The provided submodules first, as a package's __init__ imports them: importing
+            # `simpler_setup.scene_test` later would otherwise rebind the package's
+            # `scene_test` (the decorator) to the submodule.
+            for child in PROVIDED:
+                if child.startswith(module.__name__ + "."):
+                    importlib.import_module(child)
+        if self.source:
+            src = importlib.import_module(self.source)
+            module.__dict__.update({k: v for k, v in vars(src).items() if not k.startswith("__")})
+            module.__all__ = list(getattr(src, "__all__", []))
+        module.__doc__ = f"pfsim's {module.__name__} (from {self.source or 'pfsim'}): see pfsim's docs/python.md"
+
+
+class _Empty(importlib.abc.Loader):
+    """A simpler harness conftest.py, not run."""
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__doc__ = "simpler's own harness conftest, not loaded under pfsim"
+
+
+class SimplerFinder(importlib.abc.MetaPathFinder):
+    def __init__(self):
+        self.skipped: list[str] = []
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in PROVIDED:
+            root = fullname.split(".")[0]
+            is_package = fullname in _ROOTS
+            spec = importlib.machinery.ModuleSpec(
+                fullname, _Alias(PROVIDED[fullname], real_locations(root) if is_package else None),
+                is_package=is_package)
+            return spec
+        root = fullname.split(".")[0]
+        if root in _ROOTS:
+            if real_locations(root):
+                return None  # simpler's own module, found through the alias package's __path__
+            raise ModuleNotFoundError(
+                f"No module named '{fullname}': pfsim provides simpler's scene-test harness ("
+                f"{', '.join(sorted(k for k in PROVIDED if PROVIDED[k]))}) but not the rest of simpler; "
+                f"'{fullname}' is simpler's own code, and no '{root}' package of a simpler installation is on "
+                "sys.path. Install simpler in this environment (pip install its checkout) and pfsim loads it from "
+                "there unchanged.", name=fullname)
+        if fullname == "conftest" or fullname.endswith(".conftest"):
+            for d in (path or sys.path):
+                candidate = os.path.join(d or ".", "conftest.py")
+                if not os.path.isfile(candidate):
+                    continue
+                if not simpler_checkout(candidate):
+                    return None  # the first conftest.py the import finds: not simpler's
+                origin = os.path.abspath(candidate)
+                if origin not in self.skipped:
+                    self.skipped.append(origin)
+                spec = importlib.util.spec_from_loader(fullname, _Empty(), origin=origin)
+                spec.has_location = True
+                return spec
+        return None
+
+
+_finder: SimplerFinder | None = None
+
+
+def install() -> SimplerFinder:
+    """Puts the finder first on sys.meta_path (once). A simpler module already
+    imported from elsewhere is an error: it would not be pfsim's."""
+    global _finder
+    if _finder is None:
+        early = sorted(n for n in PROVIDED if n in sys.modules)
+        if early:
+            raise ImportError(f"{early[0]} was imported before pfsim's harness was installed "
+                              f"(from {getattr(sys.modules[early[0]], '__file__', None)}): pfsim cannot replace it")
+        _finder = SimplerFinder()
+        sys.meta_path.insert(0, _finder)
+    return _finder
+
+
+def skipped_conftests() -> list[str]:
+    return list(_finder.skipped) if _finder else []
+
+
+def uninstall() -> None:
+    """Removes the finder and pfsim's simpler modules (tests of this module)."""
+    global _finder
+    if _finder is not None:
+        sys.meta_path.remove(_finder)
+        _finder = None
+    for name in list(sys.modules):
+        if name.split(".")[0] in _ROOTS:
+            del sys.modules[name]
+
+
+__all__ = ["install", "uninstall", "skipped_conftests", "simpler_checkout", "PROVIDED"]

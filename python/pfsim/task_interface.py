@@ -1,0 +1,107 @@
+"""The names of simpler's `simpler.task_interface` that scene tests use, as pfsim
+provides them: under pfsim's harness, `from simpler.task_interface import ...`
+resolves here (pfsim._simpler).
+
+The enums carry simpler's values (its C++ ABI). `CallConfig` holds a run's
+configuration as simpler spells it; pfsim honours the defaults and refuses by
+name every field it does not model (`CallConfig.refused()`). The multi-die
+names (`TaskArgs`, `CommBufferSpec`) belong to level-3 tests, which pfsim does
+not run: using one raises NotImplementedError naming it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from . import ArgDirection
+
+__all__ = ["ArgDirection", "DataType", "TensorArgType", "CallConfig", "RuntimeEnv", "TaskArgs", "CommBufferSpec"]
+
+
+class DataType(IntEnum):
+    """An a2a3 tensor element type (simpler's DataType, same values)."""
+    FLOAT32 = 0
+    FLOAT16 = 1
+    INT32 = 2
+    INT16 = 3
+    INT8 = 4
+    UINT8 = 5
+    BFLOAT16 = 6
+    INT64 = 7
+    UINT64 = 8
+    UINT16 = 9
+    UINT32 = 10
+    BOOL = 11
+
+
+class TensorArgType(IntEnum):
+    """How a task uses a tensor (simpler's TensorArgType, same values)."""
+    INPUT = 0
+    OUTPUT = 1
+    INOUT = 2
+    OUTPUT_EXISTING = 3
+    NO_DEP = 4
+
+
+class RuntimeEnv:
+    """CallConfig.runtime_env: the tensormap_and_ringbuffer ring sizes (0 = the runtime's default)."""
+    FIELDS = ("ring_task_window", "ring_heap", "ring_dep_pool")
+
+    def __init__(self):
+        self.ring_task_window = 0
+        self.ring_heap = 0
+        self.ring_dep_pool = 0
+
+
+class CallConfig:
+    """A run's configuration, simpler's fields. pfsim honours `runtime_env.ring_heap`
+    and runs any `aicpu_thread_num` (warned: one simulated scheduler); every other
+    field only at its default (0 / False / ""): `refused()` names the ones set otherwise."""
+
+    # field -> why pfsim cannot honour a value other than the default
+    UNMODELLED = {
+        "runtime_env.ring_task_window": "pfsim's runtime does not size its task ring from the call",
+        "runtime_env.ring_dep_pool": "pfsim's runtime does not size its dependency pool from the call",
+        "enable_chip_swimlane": "pfsim writes no swimlane records (use --pfsim-trace for a Perfetto trace)",
+        "enable_dump_args": "pfsim does not dump task arguments",
+        "enable_pmu": "pfsim has no PMU events (the run's counters are in its result)",
+        "enable_dep_gen": "pfsim does not write dependency records",
+        "enable_scope_stats": "pfsim does not record scope statistics",
+    }
+
+    def __init__(self):
+        self.aicpu_thread_num = 0
+        self.runtime_env = RuntimeEnv()
+        self.enable_chip_swimlane = 0
+        self.enable_dump_args = 0
+        self.enable_pmu = 0
+        self.enable_dep_gen = False
+        self.enable_scope_stats = False
+        self.output_prefix = ""
+
+    def refused(self) -> list[str]:
+        """'field: why' for every field set to a value pfsim does not honour."""
+        out = []
+        for field, why in self.UNMODELLED.items():
+            obj, name = (self.runtime_env, field.split(".", 1)[1]) if "." in field else (self, field)
+            value = getattr(obj, name)
+            if value:
+                out.append(f"{field}={value!r}: {why}")
+        return out
+
+
+class _LevelThree:
+    """A level-3 (multi-die) name: importable, so a test module loads and its
+    level is refused by name; constructing one raises."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"simpler.task_interface.{type(self).__name__} is a multi-die (level 3) name; pfsim "
+                                  "simulates one die and runs level-2 scene tests only")
+
+
+class TaskArgs(_LevelThree):
+    pass
+
+
+class CommBufferSpec(_LevelThree):
+    pass

@@ -1,0 +1,241 @@
+"""simpler's scene tests with no edit: simpler's import names, its fixtures and
+options, its own test methods, its CASES config, and a simpler installation
+beside pfsim (pfsim._simpler, pfsim._harness).
+
+Each test writes scene tests as simpler's tree has them (imports from
+simpler_setup and simpler.task_interface) and runs them in their own pytest
+process through `pfsim test`, as a user would."""
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
+
+SIMPLER_HEADER = """
+import torch
+from simpler.task_interface import ArgDirection as D
+from simpler_setup import Scalar, SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+"""
+
+CHAIN = """
+@scene_test(level=2, runtime="tensormap_and_ringbuffer")
+class TestChain(SceneTestCase):
+    RTOL = 0
+    ATOL = 0
+    CALLABLE = {
+        "orchestration": {"source": "kernels/orchestration/vector_chain_orch.cpp", "signature": [D.IN, D.IN, D.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
+                    {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}],
+    }
+    CASES = [{"name": "small", "platforms": ["a2a3sim", "a2a3"], "params": {"n": 4096}}]
+
+    def generate_args(self, params):
+        n = params["n"]
+        return TaskArgsBuilder(TensorArg("a", torch.arange(n, dtype=torch.float32)),
+                               TensorArg("b", torch.ones(n)), TensorArg("out", torch.zeros(n)), Scalar("blocks", 4))
+
+    def compute_golden(self, args, params):
+        args.out[:] = 2 * (args.a + args.b) + args.a
+"""
+
+
+def scene(folder, body, name="test_scene.py", kernels=True):
+    """A scene test file (simpler's imports) in `folder`, beside a copy of vector_chain's kernels."""
+    os.makedirs(folder, exist_ok=True)
+    if kernels:
+        shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), os.path.join(folder, "kernels"),
+                        dirs_exist_ok=True)
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write(SIMPLER_HEADER + textwrap.dedent(body))
+    return path
+
+
+def pfsim_test(*args, cwd=None, env=None):
+    r = subprocess.run([pfsim.find_binary(), "test", *map(str, args), "-p", "no:cacheprovider", "-rA"],
+                       capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+    return r.returncode, r.stdout + r.stderr
+
+
+def fake_simpler(root):
+    """A minimal simpler installation written fresh: its harness modules raise if
+    run (pfsim's must be used), its golden module is what a test imports from it."""
+    files = {
+        "simpler_setup/__init__.py": "raise RuntimeError('the real simpler_setup/__init__.py ran')\n",
+        "simpler_setup/scene_test.py": "raise RuntimeError('the real simpler_setup.scene_test ran')\n",
+        "simpler_setup/goldens/__init__.py": "",
+        "simpler_setup/goldens/doubling.py": ("from simpler_setup import TensorArg\n"
+                                              "def golden(args):\n    args.out[:] = 2 * (args.a + args.b) + args.a\n"),
+        "simpler/__init__.py": "raise RuntimeError('the real simpler/__init__.py ran')\n",
+        "simpler/task_interface.py": "raise RuntimeError('the real simpler.task_interface ran')\n",
+    }
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    return str(root)
+
+
+OWN_TEST_RUN = CHAIN + """
+    def test_run(self, st_platform, st_worker, request):
+        super().test_run(st_platform, st_worker, request)
+        ran = [c["name"] for c in self._matching_cases(st_platform, request)]
+        assert ran == ["small"] and st_platform == "a2a3sim", (ran, st_platform)
+        assert not self._effective_enable_dep_gen(request)  # simpler's dep_gen tests ask
+        print("own test_run checked", ran)
+
+    def test_the_fixtures(self, st_platform, st_worker, st_device_ids):
+        assert st_device_ids == [2, 3, 4] and st_platform == "a2a3sim"
+
+
+@scene_test(level=2, runtime="tensormap_and_ringbuffer")
+class TestOwnRaises(TestChain):
+    def test_run(self, st_platform, st_worker, request):
+        raise AssertionError("the class's own test_run ran and failed")
+"""
+
+
+def test_a_class_s_own_test_run_and_test_methods_run_with_simpler_s_imports_and_fixtures(tmp_path):
+    rc, out = pfsim_test(scene(tmp_path, OWN_TEST_RUN), "--device", "2-4", "-s", cwd=tmp_path)
+    assert rc == 1, out
+    # super().test_run ran the case on the die (its gain line), then the override's own checks
+    assert re.search(r"TestChain::test_run: [\d.]+ us -> [\d.]+ us", out), out
+    assert "own test_run checked ['small']" in out, out
+    assert "PASSED test_scene.py::TestChain::test_the_fixtures" in out, out
+    # negative control: an own test_run that fails is reported failed, not replaced
+    assert "AssertionError: the class's own test_run ran and failed" in out, out
+    assert "FAILED test_scene.py::TestOwnRaises::test_run" in out and "1 failed, 3 passed" in out, out
+    assert "test_run[" not in out, out
+
+
+def test_without_an_own_test_run_each_case_is_its_own_test(tmp_path):
+    path = scene(tmp_path, CHAIN.replace('"params": {"n": 4096}}]', '"params": {"n": 4096}},\n'
+                                         '             {"name": "board", "platforms": ["a5"], "params": {}}]'))
+    rc, out = pfsim_test(path, "--collect-only", "-q")
+    assert rc == 0 and "TestChain::test_run[small]" in out and "TestChain::test_run[board]" in out, out
+
+
+def test_simpler_s_own_modules_come_from_a_simpler_install_or_a_clear_message_says_which_is_missing(tmp_path):
+    body = CHAIN.replace("args.out[:] = 2 * (args.a + args.b) + args.a", "doubling.golden(args)")
+    path = scene(tmp_path / "t", "from simpler_setup.goldens import doubling\n" + body)
+    rc, out = pfsim_test(path, "--collect-only", "-q")
+    assert rc == 2, out
+    assert ("No module named 'simpler_setup.goldens': pfsim provides simpler's scene-test harness" in out
+            and "is simpler's own code, and no 'simpler_setup' package of a simpler installation is on sys.path" in out), out
+    # With simpler installed (on PYTHONPATH here), its golden module is used, unchanged; its harness is not.
+    env = dict(os.environ, PYTHONPATH=fake_simpler(tmp_path / "site"))
+    rc, out = pfsim_test(path, env=env)
+    assert rc == 0 and "1 passed" in out, out
+    assert "real simpler" not in out, out
+
+
+def test_simpler_s_own_harness_conftest_is_not_loaded_but_other_conftests_are(tmp_path):
+    checkout = tmp_path / "simpler"
+    for rel in ("simpler_setup/scene_test.py", "python/simpler/task_interface.py"):
+        os.makedirs(os.path.dirname(checkout / rel), exist_ok=True)
+        (checkout / rel).write_text("raise RuntimeError('simpler ran')\n")
+    (checkout / "conftest.py").write_text("raise RuntimeError('simpler harness conftest ran')\n")
+    path = scene(checkout / "examples" / "chain", CHAIN, kernels=False)
+    rc, out = pfsim_test(path, "--collect-only", "-q", cwd=checkout)
+    assert rc == 0 and "TestChain::test_run[small]" in out, out
+    # negative control: the same conftest.py outside a simpler checkout is loaded
+    os.remove(checkout / "simpler_setup" / "scene_test.py")
+    rc, out = pfsim_test(path, "--collect-only", "-q", cwd=checkout)
+    assert rc != 0 and "simpler harness conftest ran" in out, out
+
+
+REFUSED_CONFIGS = [
+    ('{"runtime_env": {"ring_task_window": 64}}', "case small: config runtime_env.ring_task_window=64: pfsim's "
+                                                  "runtime does not size its task ring"),
+    ('{"runtime_env": {"ring_dep_pool": 256}}', "case small: config runtime_env.ring_dep_pool=256: pfsim's runtime "
+                                                "does not size its dependency pool"),
+    ('{"runtime_env": {"ring_size": 1}}', "case small: unknown config.runtime_env key 'ring_size'"),
+    ('{"device_count": 2}', "case small: config device_count=2 is not honoured"),
+]
+
+
+def test_a_cases_config_pfsim_cannot_honour_is_refused_by_name(tmp_path):
+    # one module per config, collected in one session: each a collection error naming its key
+    paths = [scene(tmp_path, CHAIN.replace('"params": {"n": 4096}}', f'"params": {{"n": 4096}}, "config": {config}}}'),
+                   name=f"test_config{i}.py", kernels=i == 0) for i, (config, _) in enumerate(REFUSED_CONFIGS)]
+    rc, out = pfsim_test(*paths, "--collect-only", "-q")
+    assert rc == 2 and f"{len(REFUSED_CONFIGS)} errors" in out, out
+    for _, message in REFUSED_CONFIGS:
+        assert message in out, out
+
+
+def test_a_config_at_its_default_is_honoured(tmp_path):
+    # negative control of the refusals: simpler's defaults (0 = the runtime's own) are what pfsim runs
+    body = CHAIN.replace('"params": {"n": 4096}}', '"params": {"n": 4096}, "config": {"aicpu_thread_num": 0, '
+                                                   '"runtime_env": {"ring_heap": 0}, "device_count": 1}}')
+    rc, out = pfsim_test(scene(tmp_path, body), "--collect-only", "-q")
+    assert rc == 0 and "TestChain::test_run[small]" in out, out
+
+
+def test_simpler_s_diagnostics_options_are_refused_by_name(tmp_path):
+    options = ["--enable-chip-swimlane", "--enable-dep-gen", "--enable-scope-stats", "--dump-args", "--enable-pmu=2"]
+    rc, out = pfsim_test(scene(tmp_path, CHAIN), *options, "--collect-only", "-q")
+    assert rc == 4, out
+    for option in options:
+        assert f"pfsim: {option.split('=')[0]} is not supported: " in out, out
+    # negative control: given a value of 0 (simpler's "off"), they are off and the tests collect
+    rc, out = pfsim_test(scene(tmp_path, CHAIN), "--enable-chip-swimlane=0", "--dump-args=0", "--collect-only", "-q")
+    assert rc == 0 and "TestChain::test_run[small]" in out, out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--enable-chip-swimlanes"], "unrecognized arguments: --enable-chip-swimlanes"),
+    (["--platform", "a5sim"], "pfsim: --platform a5sim: pfsim simulates an a2a3 die"),
+    (["--level", "3"], "pfsim: --level 3: pfsim runs level-2 (single-chip) scene tests only"),
+    (["--device", "4-x"], "pfsim: --device 4-x: a device id or a range"),
+])
+def test_bad_options_are_usage_errors_naming_them(tmp_path, args, message):
+    rc, out = pfsim_test(scene(tmp_path, CHAIN), *args, "--collect-only", "-q")
+    assert rc == 4 and message in out, out
+
+
+def test_a_fixture_pfsim_lacks_is_a_usage_error_naming_it(tmp_path):
+    body = CHAIN + "\n    def test_peer(self, st_network1_peer):\n        pass\n"
+    rc, out = pfsim_test(scene(tmp_path, body), "--collect-only", "-q")
+    assert rc == 4, out
+    assert ("TestChain::test_peer uses fixture 'st_network1_peer', which neither pfsim's harness (st_platform, "
+            "st_worker, st_device_ids) nor the test's conftest.py provides") in out, out
+    # negative control: the fixtures pfsim provides collect
+    rc, out = pfsim_test(scene(tmp_path, CHAIN + "\n    def test_f(self, st_worker, st_device_ids):\n        pass\n"),
+                         "--collect-only", "-q")
+    assert rc == 0, out
+
+
+def test_a_level_pfsim_does_not_run_is_a_collection_error_naming_the_class(tmp_path):
+    rc, out = pfsim_test(scene(tmp_path, CHAIN.replace("level=2", "level=3")), "--collect-only", "-q")
+    assert rc == 2 and "TestChain: pfsim runs level-2 (single-chip) scene tests, not level 3" in out, out
+
+
+def test_a_compile_error_is_printed_once(tmp_path):
+    path = scene(tmp_path, CHAIN)
+    with open(tmp_path / "kernels" / "aiv" / "kernel_add.cpp", "a") as f:
+        f.write("\nint broken = ;\nint broken_too = ;\n")
+    rc, out = pfsim_test(path)
+    assert rc == 1, out
+    errors = re.findall(r"kernel_add\.cpp:\d+:\d+: error", out)
+    # two errors in the source (the negative control of the count), each printed once
+    assert len(errors) == 2, out
+    assert "During handling of the above exception" not in out, out
+
+
+def test_the_plugin_turns_pfsim_on_only_when_asked():
+    """A gate: `-p pfsim.plugin` or `--platform pfsim` (an installed entry point
+    otherwise leaves pytest, and a simpler harness beside it, alone)."""
+    from pfsim.plugin import wanted
+    assert wanted([], ["pfsim.plugin"]) and wanted(["x.py", "--platform", "pfsim"], [])
+    assert wanted(["--platform=pfsim"], [])
+    assert not wanted(["--platform", "a2a3sim"], []) and not wanted(["x.py"], ["other"])
