@@ -28,6 +28,18 @@ inline ChipTensor make_tensor_external(void* addr, const uint32_t shapes[], uint
     return t;
 }
 
+// A possibly strided tensor over memory the caller allocated: element
+// (i0..in) at addr + sum(i_k * strides[k]) elements.
+inline ChipTensor make_tensor_strided(void* addr, const uint32_t shapes[], const uint32_t strides[], uint32_t ndims,
+                                      DataType dtype = DataType::FLOAT32, bool manual_dep = false,
+                                      int32_t version = 0) {
+    ChipTensor t = make_tensor_external(addr, shapes, ndims, dtype, manual_dep, version);
+    for (uint32_t k = 0; k < ndims; ++k) t.strides[k] = strides[k];
+    t = t.derived(manual_dep);
+    t.buffer.size = t.extent_elem_cache * pfsim::rt::element_size(dtype);
+    return t;
+}
+
 // Scalars travel in args as raw 64-bit words: floats as their f32 bits.
 template <typename T>
 inline uint64_t to_u64(T v) {
