@@ -121,6 +121,11 @@ struct CoreTaskPredicate {
     int64_t target = 0;
 };
 
+// A name simpler has and pfsim does not: a template whose use fails to
+// compile with one message naming it (static_assert(pfsim_lacks<...>, "...")).
+template <typename...>
+inline constexpr bool pfsim_lacks = false;
+
 class CoreTaskArgs {
 public:
     static constexpr int kMaxTensors = pfsim::rt::kMaxTensorArgs;
@@ -173,6 +178,18 @@ public:
     bool allow_early_resolve() const { return allow_early_resolve_; }
     void set_predicate(const CoreTaskPredicate& p) { predicate_ = p; }
     const CoreTaskPredicate& predicate() const { return predicate_; }
+
+    // Not modelled: simpler's selective task-timing slots and DFX argument dumps.
+    template <typename... A>
+    void set_task_timing_slot(A...) {
+        static_assert(pfsim_lacks<A...>, "pfsim lacks CoreTaskArgs::set_task_timing_slot (simpler's task-timing "
+                                         "slots): every task's start and end are in `pfsim run --json` instead");
+    }
+    template <typename... A>
+    void dump(A&&...) {
+        static_assert(pfsim_lacks<A...>, "pfsim lacks CoreTaskArgs::dump (simpler's SIMPLER_DFX argument dump): "
+                                         "`pfsim run --outputs DIR` writes a case's outputs instead");
+    }
 
     int tensor_count() const { return tensor_count_; }
     int scalar_count() const { return scalar_count_; }
@@ -261,6 +278,11 @@ TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs& args, PFSIM_CALL_SITE
 // at once): only TensorCreateInfo outputs.
 TaskOutputTensors alloc_tensors(const CoreTaskArgs& args, PFSIM_CALL_SITE);
 TaskOutputTensors alloc_tensors(const TensorCreateInfo create_infos[], uint32_t count, PFSIM_CALL_SITE);
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, PFSIM_CALL_SITE);
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const TensorCreateInfo& b, PFSIM_CALL_SITE);
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const TensorCreateInfo& b, const TensorCreateInfo& c,
+                                PFSIM_CALL_SITE);
+// Five or more: misuse is reported at this header's line, not the caller's.
 template <typename... CIs>
 TaskOutputTensors alloc_tensors(const TensorCreateInfo& first, const CIs&... rest) {
     static_assert((std::is_same_v<std::decay_t<CIs>, TensorCreateInfo> && ...),

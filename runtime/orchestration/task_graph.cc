@@ -462,6 +462,23 @@ TaskOutputTensors alloc_tensors(const TensorCreateInfo create_infos[], uint32_t 
     return pfsim::rt::recording().alloc(args, Site{file, line});
 }
 
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const char* file, int line) {
+    return alloc_tensors(&a, 1, file, line);
+}
+
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const TensorCreateInfo& b, const char* file, int line) {
+    CoreTaskArgs args;
+    args.add_output(a, b);
+    return pfsim::rt::recording().alloc(args, Site{file, line});
+}
+
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const TensorCreateInfo& b, const TensorCreateInfo& c,
+                                const char* file, int line) {
+    CoreTaskArgs args;
+    args.add_output(a, b, c);
+    return pfsim::rt::recording().alloc(args, Site{file, line});
+}
+
 uint64_t rt_get_tensor_data(const ChipTensor& tensor, uint32_t ndims, const uint32_t indices[], const char* file,
                             int line) {
     return pfsim::rt::recording().get_tensor_data(tensor, ndims, indices, Site{file, line});
