@@ -155,6 +155,15 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
             rt_report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, "the orchestration gives up");  // LINE fatal
             task(buf, 0, value);
             break;
+        case 12:  // two tasks with the early-resolve hint
+            for (int i = 0; i < 2; ++i) {
+                CoreTaskArgs a;
+                a.add_inout(buf);
+                a.add_scalar(1, 0);
+                a.set_allow_early_resolve(true);
+                rt_submit_aiv_task(0, a);
+            }
+            break;
         default: break;
     }
 }
@@ -275,6 +284,19 @@ TEST(CacheMaintenance, APollingOrchestratorSeesTheKernelsWriteAsTimePasses) {
     for (const auto& line : k["log"]) sscanf(line.get<std::string>().c_str(), "INFO %*[^:]: polls %d", &fast);
     EXPECT_GE(slow, 4) << j["log"];
     EXPECT_GE(fast, 3 * slow) << k["log"];  // four times the polls in the same time
+}
+
+TEST(Hints, AnEarlyResolveHintPfsimDoesNotModelIsWarnedOnceByName) {
+    const Result hinted = pfsim("run " + user_case("early", 12, 0));
+    EXPECT_EQ(hinted.status, 0) << hinted.err;
+    const std::string warning = "pfsim: warning: set_allow_early_resolve: pfsim starts such a task when its producers complete";
+    const size_t at = hinted.err.find(warning);
+    EXPECT_NE(at, std::string::npos) << hinted.err;
+    EXPECT_EQ(hinted.err.find(warning, at + 1), std::string::npos) << hinted.err;  // once for two tasks
+    // Control: the same tasks without the hint run without it.
+    const Result plain = pfsim("run " + user_case("early_plain", 0, 2));
+    EXPECT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("set_allow_early_resolve"), std::string::npos) << plain.err;
 }
 
 TEST(BadInput, EachIsNamedWithItsTaskOrCallAndItsLine) {
