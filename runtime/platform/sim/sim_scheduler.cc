@@ -1,10 +1,13 @@
-// SimPlatform::run_graph: the AICPU scheduler as a SystemC process.
+// SimPlatform's graph runs: the AICPU scheduler as a SystemC process.
 //
-// The orchestration has already run (it recorded the graph); its submissions
-// reach the scheduler one every `submit_ps`, as if the orchestrator thread
-// were still issuing them. A task whose dependencies have completed is ready;
-// ready tasks are served in submission order, each block to the lowest free
-// core of its shape (a whole cluster for a mixed task), starting
+// The orchestration runs on the host alongside: it appends tasks to the launch
+// between the host's graph calls, each reaching the scheduler at its
+// `release_ps` (the orchestrator's clock), and gets the simulation back when
+// the task it waits for completed, its clock is reached, or only its next
+// submissions can make progress (sc_pause). A task whose dependencies have
+// completed is ready; a ready task whose predicate is false completes without
+// a core; the others are served in submission order, each block to the lowest
+// free core of its shape (a whole cluster for a mixed task), starting
 // `dispatch_ps` later. A block counts as done `completion_ps` after its core
 // finishes; a task completes with its last block.
 #include <algorithm>
