@@ -173,7 +173,7 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
     };
     live.submitted = [&](const rt::GraphTask& t) { worker.add_task(t); };
     live.wait_task = [&](uint32_t t, uint64_t* end_ps) { return worker.wait_task(t, end_ps); };
-    live.run_until = [&](uint64_t ps) { worker.run_until(ps); };
+    live.run_until = [&](uint64_t ps) { return worker.run_until(ps); };
     graph.go_live(live, {worker.scheduler_timing().submit_ps, worker.scheduler_timing().tensor_data_ps});
     std::string stalled;
     try {

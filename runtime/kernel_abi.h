@@ -82,6 +82,19 @@ struct alignas(64) ChipTensor {
         return last + 1;
     }
     uint64_t nbytes() const { return numel() * element_size(dtype); }
+    // This tensor tracked as `manual`, its extent and contiguity recomputed.
+    ChipTensor derived(bool manual) const {
+        ChipTensor t = *this;
+        t.manual_dep = manual;
+        t.extent_elem_cache = t.extent_elem();
+        uint64_t stride = 1;
+        t.is_contiguous = true;
+        for (int k = static_cast<int>(ndims) - 1; k >= 0; --k) {
+            t.is_contiguous &= shapes[k] == 1 || strides[k] == stride;
+            stride *= shapes[k];
+        }
+        return t;
+    }
     // The buffer's base as a T* (buffer.addr; start_offset is not applied).
     template <typename T>
     T* data_as() const {
@@ -102,6 +115,34 @@ struct alignas(64) ChipTensor {
         v.extent_elem_cache = v.extent_elem();
         v.is_contiguous = empty || v.extent_elem_cache == v.numel();
         return v;
+    }
+    // Dimensions x and y swapped.
+    ChipTensor transpose(uint32_t x, uint32_t y, bool manual = false) const {
+        ChipTensor t = *this;
+        if (x < ndims && y < ndims) {
+            t.shapes[x] = shapes[y], t.shapes[y] = shapes[x];
+            t.strides[x] = strides[y], t.strides[y] = strides[x];
+        }
+        return t.derived(manual);
+    }
+    // Dimension i of the result is dimension order[i] of this tensor.
+    ChipTensor permute(const uint32_t* order, bool manual = false) const {
+        ChipTensor t = *this;
+        for (uint32_t i = 0; i < ndims; ++i) {
+            t.shapes[i] = shapes[order[i] < ndims ? order[i] : i];
+            t.strides[i] = strides[order[i] < ndims ? order[i] : i];
+        }
+        return t.derived(manual);
+    }
+    // Elements [start, end) of dimension `dim`, every `step`-th.
+    ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1, bool manual = false) const {
+        ChipTensor t = *this;
+        if (dim < ndims && step > 0 && start < end) {
+            t.start_offset += uint64_t{start} * strides[dim];
+            t.shapes[dim] = (end - start + step - 1) / step;
+            t.strides[dim] = strides[dim] * step;
+        }
+        return t.derived(manual);
     }
     // The same elements as `new_ndims` row-major dimensions. Only a contiguous
     // tensor of the same element count can be reshaped: otherwise the result

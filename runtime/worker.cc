@@ -264,9 +264,9 @@ void Worker::add_task(const GraphTask& t) {
 
 bool Worker::wait_task(uint32_t task, uint64_t* end_ps) { return platform_.run_graph_until(task, 0, end_ps); }
 
-void Worker::run_until(uint64_t ps) {
+bool Worker::run_until(uint64_t ps) {
     uint64_t unused = 0;
-    platform_.run_graph_until(~uint32_t{0}, ps, &unused);
+    return platform_.run_graph_until(~uint32_t{0}, ps, &unused);
 }
 
 GraphResult Worker::end_graph() {

@@ -119,7 +119,7 @@ public:
     void begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdma);
     void add_task(const GraphTask& task);
     bool wait_task(uint32_t task, uint64_t* end_ps);
-    void run_until(uint64_t ps);
+    bool run_until(uint64_t ps);
     GraphResult end_graph();
     // Releases every channel and the workspace (also done by the destructor).
     void finalize();

@@ -302,10 +302,13 @@ void TaskGraph::set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint3
     memory_.write(gm, &bits, size);
 }
 
-void TaskGraph::cache_maintenance(Site) {
+void TaskGraph::cache_maintenance(Site site) {
     hand_over();
     orch_ps_ += costs_.tensor_data_ps;
-    live_.run_until(orch_ps_);
+    if (!live_.run_until(orch_ps_)) {
+        throw OrchestrationStalled("cache maintenance at " + site.str() +
+                                   ": the graph has stopped while the orchestration is still polling");
+    }
 }
 
 void TaskGraph::warn_once(const std::string& warning) {

@@ -82,7 +82,7 @@ public:
     // The simulation the orchestration runs alongside. `begin` starts it;
     // `submitted` hands it a task; `wait_task(t, &end_ps)` runs it until task
     // t completed (false: it never will; the graph stopped); `run_until(ps)`
-    // runs it until `ps` after the graph's start. Times count from the graph's
+    // runs it until `ps` after the graph's start (false: the graph stopped). Times count from the graph's
     // start. The graph starts the simulation lazily, at the orchestration's
     // first wait (or hand_over): until then it only records, so the buffers
     // of a graph that never waits are laid out as if it were recorded whole.
@@ -90,7 +90,7 @@ public:
         std::function<void()> begin;
         std::function<void(const GraphTask&)> submitted;
         std::function<bool(uint32_t, uint64_t*)> wait_task;
-        std::function<void(uint64_t)> run_until;
+        std::function<bool(uint64_t)> run_until;
     };
     // The orchestrator's costs: one submission, one GM access of tensor data
     // (get/set_tensor_data, cache maintenance).

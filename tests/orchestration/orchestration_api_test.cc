@@ -164,6 +164,11 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
                 rt_submit_aiv_task(0, a);
             }
             break;
+        case 13: {  // poll for what nobody writes
+            volatile int32_t* p = buf.data_as<int32_t>();
+            while (p[0] != 99) cache_invalidate_range(const_cast<int32_t*>(p), 4);  // LINE polls forever
+            break;
+        }
         default: break;
     }
 }
@@ -313,6 +318,8 @@ TEST(BadInput, EachIsNamedWithItsTaskOrCallAndItsLine) {
                    ": task 0 (dummy): the runtime's heap ring (orch.heap_bytes"},
         {9, 1, "get_tensor_data at " + line_of("LINE waits forever") + " waits for task 0 (aiv, func 0) (submitted at " +
                    line_of("return rt_submit_aiv_task(func, a)") + "), which can never complete"},
+        {13, 1, "cache maintenance at " + line_of("LINE polls forever") +
+                    ": the graph has stopped while the orchestration is still polling"},
         {11, 2, "fatal 9 (PTO2_ERROR_EXPLICIT_ORCH_FATAL) at " + line_of("LINE fatal") + ": the orchestration gives up"},
     };
     for (const auto& c : cases) {

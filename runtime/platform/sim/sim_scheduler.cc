@@ -360,6 +360,18 @@ void SimPlatform::scheduler() {
                 }
             }
             if (g.submissions_done && completed == n) break;
+            // Before anything else: an orchestration polling GM gets the simulation back each time.
+            if (now() - t0 >= g.time_limit_ps) {
+                result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
+                               std::to_string(n - completed) + " tasks: " + pending() +
+                               (g.submissions_done ? "" : " (the orchestration has not returned)");
+                for (auto* group : {&aic_, &aiv_}) {
+                    for (auto& core : *group) {
+                        if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
+                    }
+                }
+                break;
+            }
             // The orchestration waits for a task or for its clock: give it the simulation back.
             if ((pause_task_ < graph_done_.size() && graph_done_[pause_task_]) ||
                 (pause_at_ps_ != kNoTime && now() >= t0 + pause_at_ps_)) {
@@ -406,16 +418,6 @@ void SimPlatform::scheduler() {
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] >= 0) core->request_stop("deadlock on cross-core flags");
-                    }
-                }
-                break;
-            }
-            if (now() - t0 >= g.time_limit_ps) {
-                result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
-                               std::to_string(n - completed) + " tasks: " + pending();
-                for (auto* group : {&aic_, &aiv_}) {
-                    for (auto& core : *group) {
-                        if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
                     }
                 }
                 break;
