@@ -26,6 +26,7 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
     wo.scheduler.completion_ps = cfg.time("orch.completion_latency");
     wo.scheduler.time_limit_ps = cfg.time("orch.time_limit");
     wo.scheduler.poll_ps = cfg.time("orch.poll_interval");
+    wo.scheduler.tensor_data_ps = cfg.time("orch.tensor_data_cost");
     return wo;
 }
 
@@ -68,6 +69,7 @@ void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatf
         t.deps = r.tasks[i].deps;
         t.start_ns = static_cast<double>(run.start_ps) / 1e3;
         t.end_ns = static_cast<double>(run.end_ps) / 1e3;
+        t.skipped = run.skipped;
         result.tasks.push_back(t);
     }
     result.log = r.log;

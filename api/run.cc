@@ -340,6 +340,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
             for (const TaskResult& t : r.tasks) {
                 tasks.push_back({{"name", t.name}, {"kernels", t.kernels}, {"blocks", t.blocks}, {"deps", t.deps},
                                  {"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"cores", t.cores}});
+                if (t.skipped) tasks.back()["skipped"] = true;
             }
             j["tasks"] = tasks;
             j["log"] = r.log;

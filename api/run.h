@@ -70,6 +70,7 @@ struct TaskResult {
     uint32_t blocks = 1;
     std::vector<uint32_t> deps;
     double start_ns = 0, end_ns = 0;
+    bool skipped = false;  // its dispatch predicate was false: retired without a core
 };
 
 struct RunResult {

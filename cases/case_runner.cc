@@ -39,6 +39,8 @@ void call_user_code(const std::string& source, const std::string& function, cons
     if (!thrown) return;
     try {
         std::rethrow_exception(thrown);
+    } catch (const rt::OrchestrationStalled&) {
+        throw;  // pfsim's own report: the orchestration waits for what can never come
     } catch (const rt::OrchestrationError& e) {
         throw rt::OrchestrationError(label + ": " + e.what());
     } catch (const std::invalid_argument& e) {
@@ -167,11 +169,17 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
         return platform.gm_alloc(bytes);
     };
     memory.device_pointer = [&](uint64_t gm) { return platform.device_pointer(gm); };
+    memory.gm_of = [&](uint64_t pointer, uint64_t bytes) {
+        const uint64_t gm = pointer - platform.device_pointer(0);
+        return pointer >= platform.device_pointer(0) && platform.gm_allocated(gm, bytes) ? gm : ~uint64_t{0};
+    };
     memory.fill = [&](uint64_t gm, uint64_t bytes, uint64_t pattern, uint64_t size) {
         std::vector<uint8_t> data(bytes);
         for (uint64_t i = 0; i + size <= bytes; i += size) std::memcpy(data.data() + i, &pattern, size);
         platform.gm_write(gm, data.data(), bytes);
     };
+    memory.read = [&](uint64_t gm, void* dst, uint64_t bytes) { platform.gm_read(gm, dst, bytes); };
+    memory.write = [&](uint64_t gm, const void* src, uint64_t bytes) { platform.gm_write(gm, src, bytes); };
     rt::TaskGraph graph(memory, platform.core_count() / 3);
     graph.set_ring_heap(ring_heap);
     std::vector<uint64_t> gm_of;
@@ -197,16 +205,38 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
                         " (" + std::to_string(args.tensors.size()) + " tensors, " +
                         std::to_string(args.scalars.size()) + " scalars)");
     }
-    {
+    // The graph's simulation starts at the orchestration's first wait for
+    // tensor data, or once it returned; it is always ended.
+    bool simulating = false;
+    rt::TaskGraph::Live live;
+    live.begin = [&] {
+        worker.begin_graph(callable.incores, uses_sdma);
+        simulating = true;
+    };
+    live.submitted = [&](const rt::GraphTask& t) { worker.add_task(t); };
+    live.wait_task = [&](uint32_t t, uint64_t* end_ps) { return worker.wait_task(t, end_ps); };
+    live.run_until = [&](uint64_t ps) { return worker.run_until(ps); };
+    graph.go_live(live, {worker.scheduler_timing().submit_ps, worker.scheduler_timing().tensor_data_ps});
+    std::string stalled;
+    try {
         rt::TaskGraph::Recording recording(graph);
         call_user_code(spec.orchestration, spec.function, [&] { callable.entry(args); });
+    } catch (const rt::OrchestrationStalled& e) {
+        stalled = e.what();
+    } catch (...) {
+        if (simulating) worker.end_graph();
+        throw;
     }
     result.log = graph.log_lines();
     result.tasks = graph.tasks();
     if (graph.fatal_code()) {
-        throw rt::OrchestrationError(spec.orchestration + ": rt_report_fatal(" + std::to_string(graph.fatal_code()) + ")");
+        if (simulating) worker.end_graph();
+        throw rt::OrchestrationError(spec.orchestration + ": " + graph.fatal_message());
     }
-    result.graph = worker.run_graph(graph, callable.incores, uses_sdma);
+    if (stalled.empty()) graph.hand_over();
+    result.graph = worker.end_graph();
+    if (!stalled.empty()) result.graph.stuck = stalled + (result.graph.stuck.empty() ? "" : ": " + result.graph.stuck);
+    for (const std::string& w : graph.warnings()) result.graph.warnings.push_back(w);
     for (size_t i = 0; i < tensors.size(); ++i) platform.gm_read(gm_of[i], tensors[i].data.data(), tensors[i].data.size());
     return result;
 }

@@ -15,6 +15,12 @@ using pfsim::rt::COMPLETION_ENGINE_SDMA;
 using pfsim::rt::COMPLETION_TYPE_COUNTER;
 using pfsim::rt::COMPLETION_TYPE_SDMA_EVENT_RECORD;
 using pfsim::rt::CompletionToken;
+using pfsim::rt::PTO2_ERROR_ASYNC_COMPLETION_INVALID;
+using pfsim::rt::PTO2_ERROR_ASYNC_REGISTRATION_FAILED;
+using pfsim::rt::PTO2_ERROR_ASYNC_WAIT_OVERFLOW;
+using pfsim::rt::SIMPLER_ERROR_ASYNC_COMPLETION_INVALID;
+using pfsim::rt::SIMPLER_ERROR_ASYNC_REGISTRATION_FAILED;
+using pfsim::rt::SIMPLER_ERROR_ASYNC_WAIT_OVERFLOW;
 
 // The task's completion context (a copy of its LocalContext's), its slab line
 // invalidated first.

@@ -82,16 +82,91 @@ struct alignas(64) ChipTensor {
         return last + 1;
     }
     uint64_t nbytes() const { return numel() * element_size(dtype); }
-    // The sub-tensor of `view_shapes` starting at `offsets` (per dimension).
-    ChipTensor view(const uint32_t* view_shapes, const uint32_t* offsets) const {
+    // This tensor tracked as `manual`, its extent and contiguity recomputed.
+    ChipTensor derived(bool manual) const {
+        ChipTensor t = *this;
+        t.manual_dep = manual;
+        t.extent_elem_cache = t.extent_elem();
+        uint64_t stride = 1;
+        t.is_contiguous = true;
+        for (int k = static_cast<int>(ndims) - 1; k >= 0; --k) {
+            t.is_contiguous &= shapes[k] == 1 || strides[k] == stride;
+            stride *= shapes[k];
+        }
+        return t;
+    }
+    // The buffer's base as a T* (buffer.addr; start_offset is not applied).
+    template <typename T>
+    T* data_as() const {
+        return reinterpret_cast<T*>(static_cast<uintptr_t>(buffer.addr));
+    }
+    // The sub-tensor of `view_shapes` starting at `offsets` (per dimension),
+    // tracked as `manual_dep`. A view with a zero-sized dimension is empty:
+    // its offsets are not applied. Bounds are the caller's contract.
+    ChipTensor view(const uint32_t* view_shapes, const uint32_t* offsets, bool manual = false) const {
         ChipTensor v = *this;
+        bool empty = false;
+        for (uint32_t i = 0; i < ndims; ++i) empty |= view_shapes[i] == 0;
         for (uint32_t i = 0; i < ndims; ++i) {
-            v.start_offset += uint64_t{offsets[i]} * strides[i];
+            if (!empty) v.start_offset += uint64_t{offsets[i]} * strides[i];
             v.shapes[i] = view_shapes[i];
         }
+        v.manual_dep = manual;
         v.extent_elem_cache = v.extent_elem();
-        v.is_contiguous = v.extent_elem_cache == v.numel();
+        v.is_contiguous = empty || v.extent_elem_cache == v.numel();
         return v;
+    }
+    // Dimensions x and y swapped.
+    ChipTensor transpose(uint32_t x, uint32_t y, bool manual = false) const {
+        ChipTensor t = *this;
+        if (x < ndims && y < ndims) {
+            t.shapes[x] = shapes[y], t.shapes[y] = shapes[x];
+            t.strides[x] = strides[y], t.strides[y] = strides[x];
+        }
+        return t.derived(manual);
+    }
+    // Dimension i of the result is dimension order[i] of this tensor.
+    ChipTensor permute(const uint32_t* order, bool manual = false) const {
+        ChipTensor t = *this;
+        for (uint32_t i = 0; i < ndims; ++i) {
+            t.shapes[i] = shapes[order[i] < ndims ? order[i] : i];
+            t.strides[i] = strides[order[i] < ndims ? order[i] : i];
+        }
+        return t.derived(manual);
+    }
+    // Elements [start, end) of dimension `dim`, every `step`-th.
+    ChipTensor slice(uint32_t dim, uint32_t start, uint32_t end, uint32_t step = 1, bool manual = false) const {
+        ChipTensor t = *this;
+        if (dim < ndims && step > 0 && start < end) {
+            t.start_offset += uint64_t{start} * strides[dim];
+            t.shapes[dim] = (end - start + step - 1) / step;
+            t.strides[dim] = strides[dim] * step;
+        }
+        return t.derived(manual);
+    }
+    // The same elements as `new_ndims` row-major dimensions. Only a contiguous
+    // tensor of the same element count can be reshaped: otherwise the result
+    // has ndims 0, which every use of it refuses (the orchestration API names it).
+    ChipTensor reshape(const uint32_t* new_shapes, uint32_t new_ndims, bool manual = false) const {
+        ChipTensor r = *this;
+        uint64_t count = 1;
+        for (uint32_t i = 0; i < new_ndims; ++i) count *= new_shapes[i];
+        r.manual_dep = manual;
+        if (!is_contiguous || count != numel() || new_ndims == 0 || new_ndims > MAX_TENSOR_DIMS) {
+            r.ndims = 0;
+            return r;
+        }
+        r.ndims = new_ndims;
+        uint32_t stride = 1;
+        for (int k = static_cast<int>(new_ndims) - 1; k >= 0; --k) {
+            r.shapes[k] = new_shapes[k];
+            r.strides[k] = stride;
+            stride *= new_shapes[k];
+        }
+        for (uint32_t k = new_ndims; k < MAX_TENSOR_DIMS; ++k) r.shapes[k] = r.strides[k] = 0;
+        r.extent_elem_cache = count;
+        r.is_contiguous = true;
+        return r;
     }
 };
 static_assert(sizeof(ChipTensor) == 128, "ChipTensor is 128 bytes");
@@ -151,9 +226,51 @@ struct CompletionToken {
 };
 
 // Scheduler error codes latched for the run (simpler's pto_runtime_status.h).
+// The runtime's fatal codes (simpler's pto_runtime_status.h): 1-99 detected
+// by the orchestrator, 100 and up by the scheduler. A run latches the first.
+constexpr int32_t PTO2_ERROR_NONE = 0;
+constexpr int32_t PTO2_ERROR_SCOPE_DEADLOCK = 1;
+constexpr int32_t PTO2_ERROR_HEAP_RING_DEADLOCK = 2;
+constexpr int32_t PTO2_ERROR_FLOW_CONTROL_DEADLOCK = 3;
+constexpr int32_t PTO2_ERROR_DEP_POOL_OVERFLOW = 4;
+constexpr int32_t PTO2_ERROR_INVALID_ARGS = 5;
+constexpr int32_t PTO2_ERROR_REQUIRE_SYNC_START_INVALID = 7;
+constexpr int32_t PTO2_ERROR_TENSOR_WAIT_TIMEOUT = 8;
+constexpr int32_t PTO2_ERROR_EXPLICIT_ORCH_FATAL = 9;
+constexpr int32_t PTO2_ERROR_SCOPE_TASKS_OVERFLOW = 10;
+constexpr int32_t PTO2_ERROR_TENSORMAP_OVERFLOW = 11;
+constexpr int32_t PTO2_ERROR_SCHEDULER_TIMEOUT = 100;
 constexpr int32_t PTO2_ERROR_ASYNC_COMPLETION_INVALID = 101;
 constexpr int32_t PTO2_ERROR_ASYNC_WAIT_OVERFLOW = 102;
 constexpr int32_t PTO2_ERROR_ASYNC_REGISTRATION_FAILED = 103;
+// Their names after the pinned commit (simpler-compat.md §6).
+constexpr int32_t SIMPLER_ERROR_ASYNC_COMPLETION_INVALID = PTO2_ERROR_ASYNC_COMPLETION_INVALID;
+constexpr int32_t SIMPLER_ERROR_ASYNC_WAIT_OVERFLOW = PTO2_ERROR_ASYNC_WAIT_OVERFLOW;
+constexpr int32_t SIMPLER_ERROR_ASYNC_REGISTRATION_FAILED = PTO2_ERROR_ASYNC_REGISTRATION_FAILED;
+// The name of a fatal code ("PTO2_ERROR_INVALID_ARGS"), or "unknown code".
+constexpr const char* runtime_error_name(int32_t code) {
+    switch (code) {
+        case PTO2_ERROR_NONE: return "PTO2_ERROR_NONE";
+        case PTO2_ERROR_SCOPE_DEADLOCK: return "PTO2_ERROR_SCOPE_DEADLOCK";
+        case PTO2_ERROR_HEAP_RING_DEADLOCK: return "PTO2_ERROR_HEAP_RING_DEADLOCK";
+        case PTO2_ERROR_FLOW_CONTROL_DEADLOCK: return "PTO2_ERROR_FLOW_CONTROL_DEADLOCK";
+        case PTO2_ERROR_DEP_POOL_OVERFLOW: return "PTO2_ERROR_DEP_POOL_OVERFLOW";
+        case PTO2_ERROR_INVALID_ARGS: return "PTO2_ERROR_INVALID_ARGS";
+        case PTO2_ERROR_REQUIRE_SYNC_START_INVALID: return "PTO2_ERROR_REQUIRE_SYNC_START_INVALID";
+        case PTO2_ERROR_TENSOR_WAIT_TIMEOUT: return "PTO2_ERROR_TENSOR_WAIT_TIMEOUT";
+        case PTO2_ERROR_EXPLICIT_ORCH_FATAL: return "PTO2_ERROR_EXPLICIT_ORCH_FATAL";
+        case PTO2_ERROR_SCOPE_TASKS_OVERFLOW: return "PTO2_ERROR_SCOPE_TASKS_OVERFLOW";
+        case PTO2_ERROR_TENSORMAP_OVERFLOW: return "PTO2_ERROR_TENSORMAP_OVERFLOW";
+        case PTO2_ERROR_SCHEDULER_TIMEOUT: return "PTO2_ERROR_SCHEDULER_TIMEOUT";
+        case PTO2_ERROR_ASYNC_COMPLETION_INVALID: return "PTO2_ERROR_ASYNC_COMPLETION_INVALID";
+        case PTO2_ERROR_ASYNC_WAIT_OVERFLOW: return "PTO2_ERROR_ASYNC_WAIT_OVERFLOW";
+        case PTO2_ERROR_ASYNC_REGISTRATION_FAILED: return "PTO2_ERROR_ASYNC_REGISTRATION_FAILED";
+    }
+    return "unknown code";
+}
+
+// A dispatch predicate's comparison: the element OP the target.
+enum class PredicateOp : uint8_t { NONE = 0, EQ, NE, GT, LT, GE, LE };
 
 struct alignas(64) DeferredCompletionSlab {
     volatile uint32_t count;

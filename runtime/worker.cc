@@ -185,79 +185,94 @@ void Worker::arm_kernel_side() {
     reset_channel_group_owners();
 }
 
-GraphResult Worker::run_graph(const TaskGraph& graph, const std::map<int32_t, Incore>& incores, bool uses_sdma) {
+void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdma) {
     if (uses_sdma && !options_.enable_sdma) throw RuntimeError("ChipWorker was created without enable_sdma=True");
-    GraphLaunch launch;
-    launch.submit_ps = options_.scheduler.submit_ps;
-    launch.dispatch_ps = options_.scheduler.dispatch_ps;
-    launch.completion_ps = options_.scheduler.completion_ps;
-    launch.time_limit_ps = options_.scheduler.time_limit_ps;
-    launch.poll_ps = options_.scheduler.poll_ps;
+    graph_incores_ = &incores;
+    graph_launch_ = GraphLaunch{};
+    graph_launch_.dispatch_ps = options_.scheduler.dispatch_ps;
+    graph_launch_.completion_ps = options_.scheduler.completion_ps;
+    graph_launch_.time_limit_ps = options_.scheduler.time_limit_ps;
+    graph_launch_.poll_ps = options_.scheduler.poll_ps;
     global_.assign(platform_.core_count(), GlobalContext{});
     for (uint32_t id = 0; id < global_.size(); ++id) {
         global_[id] = global_context(platform_.core_place(id).subblock);
-        launch.global_context.push_back(reinterpret_cast<int64_t>(&global_[id]));
+        graph_launch_.global_context.push_back(reinterpret_cast<int64_t>(&global_[id]));
     }
-    args_.clear();
+    graph_args_.clear();
     graph_local_.clear();
-    size_t slots = 0;
-    for (const GraphTask& t : graph.tasks()) slots += 3 * t.block_num;
-    args_.reserve(slots);  // stable: launch.tasks point into it
-    for (const GraphTask& t : graph.tasks()) {
-        DispatchTask d;
-        d.name = t.name();
-        d.shape = t.shape;
-        d.blocks = t.block_num;
-        d.sync_start = t.sync_start;
-        d.deps = t.deps;
-        for (int slot = 0; slot < 3; ++slot) {
-            if (t.kernel[slot] == INVALID_KERNEL_ID) continue;
-            auto it = incores.find(t.kernel[slot]);
-            if (it == incores.end()) {
-                throw OrchestrationError(d.name + ": func_id " + std::to_string(t.kernel[slot]) +
-                                         " is not one of the callable's incores");
-            }
-            if (it->second.vector != (slot != 0)) {
-                throw OrchestrationError(d.name + ": func_id " + std::to_string(t.kernel[slot]) + " (" +
-                                         it->second.source + ") is built for " + (it->second.vector ? "aiv" : "aic") +
-                                         " but submitted to a" + (slot == 0 ? "n aic" : "n aiv") + " slot");
-            }
-            d.entry[slot] = it->second.entry;
-            d.source[slot] = it->second.source;
-        }
-        for (uint32_t b = 0; b < t.block_num; ++b) {
-            graph_local_.push_back(std::make_unique<LocalContext>());
-            LocalContext& local = *graph_local_.back();
-            local.block_idx = static_cast<int32_t>(b);
-            local.block_num = static_cast<int32_t>(t.block_num);
-            // The block's deferred-completion slab, in GM; its count and error
-            // start at zero (GM is reused from run to run).
-            const uint64_t slab = platform_.gm_alloc(sizeof(DeferredCompletionSlab));
-            const uint32_t empty_head[2] = {0, 0};
-            static_assert(offsetof(DeferredCompletionSlab, error_code) == 4, "the slab starts with count, error");
-            platform_.gm_write(slab, empty_head, sizeof(empty_head));
-            const uint64_t slab_ptr = platform_.device_pointer(slab);
-            d.slabs.push_back(slab);
-            local.async_ctx.completion_count = reinterpret_cast<volatile uint32_t*>(slab_ptr);
-            local.async_ctx.completion_error_code =
-                reinterpret_cast<volatile int32_t*>(slab_ptr + offsetof(DeferredCompletionSlab, error_code));
-            local.async_ctx.completion_entries = reinterpret_cast<volatile DeferredCompletionEntry*>(
-                slab_ptr + offsetof(DeferredCompletionSlab, entries));
-            local.async_ctx.completion_capacity = MAX_COMPLETIONS_PER_TASK;
-            local.async_ctx.task_token = PTO2TaskId{t.index};
-            for (int slot = 0; slot < 3; ++slot) {
-                args_.emplace_back(kArgSlots, 0);
-                std::vector<int64_t>& a = args_.back();
-                for (size_t i = 0; i < t.tensors.size(); ++i) a[i] = reinterpret_cast<int64_t>(t.tensors[i]);
-                for (size_t i = 0; i < t.scalars.size(); ++i) a[t.tensors.size() + i] = static_cast<int64_t>(t.scalars[i]);
-                a[kLocalContextSlot] = reinterpret_cast<int64_t>(&local);
-                d.args.push_back(a.data());
-            }
-        }
-        launch.tasks.push_back(std::move(d));
-    }
     arm_kernel_side();
-    return platform_.run_graph(launch);
+    platform_.begin_graph(graph_launch_);
+}
+
+void Worker::add_task(const GraphTask& t) {
+    DispatchTask d;
+    d.name = t.name();
+    d.shape = t.shape;
+    d.blocks = t.block_num;
+    d.sync_start = t.sync_start;
+    d.deps = t.deps;
+    d.release_ps = t.release_ps;
+    d.predicate_op = static_cast<uint8_t>(t.predicate.op);
+    d.predicate_elem_size = t.predicate.elem_size;
+    d.predicate_gm = t.predicate.gm;
+    d.predicate_target = t.predicate.target;
+    for (int slot = 0; slot < 3; ++slot) {
+        if (t.kernel[slot] == INVALID_KERNEL_ID) continue;
+        auto it = graph_incores_->find(t.kernel[slot]);
+        if (it == graph_incores_->end()) {
+            throw OrchestrationError(d.name + ": func_id " + std::to_string(t.kernel[slot]) +
+                                     " is not one of the callable's incores");
+        }
+        if (it->second.vector != (slot != 0)) {
+            throw OrchestrationError(d.name + ": func_id " + std::to_string(t.kernel[slot]) + " (" +
+                                     it->second.source + ") is built for " + (it->second.vector ? "aiv" : "aic") +
+                                     " but submitted to a" + (slot == 0 ? "n aic" : "n aiv") + " slot");
+        }
+        d.entry[slot] = it->second.entry;
+        d.source[slot] = it->second.source;
+    }
+    for (uint32_t b = 0; b < t.block_num; ++b) {
+        graph_local_.push_back(std::make_unique<LocalContext>());
+        LocalContext& local = *graph_local_.back();
+        local.block_idx = static_cast<int32_t>(b);
+        local.block_num = static_cast<int32_t>(t.block_num);
+        // The block's deferred-completion slab, in GM; its count and error
+        // start at zero (GM is reused from run to run).
+        const uint64_t slab = platform_.gm_alloc(sizeof(DeferredCompletionSlab));
+        const uint32_t empty_head[2] = {0, 0};
+        static_assert(offsetof(DeferredCompletionSlab, error_code) == 4, "the slab starts with count, error");
+        platform_.gm_write(slab, empty_head, sizeof(empty_head));
+        const uint64_t slab_ptr = platform_.device_pointer(slab);
+        d.slabs.push_back(slab);
+        local.async_ctx.completion_count = reinterpret_cast<volatile uint32_t*>(slab_ptr);
+        local.async_ctx.completion_error_code =
+            reinterpret_cast<volatile int32_t*>(slab_ptr + offsetof(DeferredCompletionSlab, error_code));
+        local.async_ctx.completion_entries = reinterpret_cast<volatile DeferredCompletionEntry*>(
+            slab_ptr + offsetof(DeferredCompletionSlab, entries));
+        local.async_ctx.completion_capacity = MAX_COMPLETIONS_PER_TASK;
+        local.async_ctx.task_token = PTO2TaskId{t.index};
+        for (int slot = 0; slot < 3; ++slot) {
+            graph_args_.emplace_back(kArgSlots, 0);
+            std::vector<int64_t>& a = graph_args_.back();
+            for (size_t i = 0; i < t.tensors.size(); ++i) a[i] = reinterpret_cast<int64_t>(t.tensors[i]);
+            for (size_t i = 0; i < t.scalars.size(); ++i) a[t.tensors.size() + i] = static_cast<int64_t>(t.scalars[i]);
+            a[kLocalContextSlot] = reinterpret_cast<int64_t>(&local);
+            d.args.push_back(a.data());
+        }
+    }
+    graph_launch_.tasks.push_back(std::move(d));
+}
+
+bool Worker::wait_task(uint32_t task, uint64_t* end_ps) { return platform_.run_graph_until(task, 0, end_ps); }
+
+bool Worker::run_until(uint64_t ps) {
+    uint64_t unused = 0;
+    return platform_.run_graph_until(~uint32_t{0}, ps, &unused);
+}
+
+GraphResult Worker::end_graph() {
+    graph_incores_ = nullptr;
+    return platform_.end_graph();
 }
 
 void Worker::release_sdma() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -27,6 +28,7 @@ public:
 // The AICPU scheduler's costs (configuration keys orch.*).
 struct SchedulerTiming {
     uint64_t submit_ps = 0, dispatch_ps = 0, completion_ps = 0, time_limit_ps = 0, poll_ps = 0;
+    uint64_t tensor_data_ps = 0;  // the orchestrator's GM access of tensor data
 };
 
 // An incore of a callable: its kernel and the core type it was built for.
@@ -98,6 +100,7 @@ public:
     uint64_t dma_workspace(int kind) const;
     const WarmupReport& warmup() const { return warmup_; }
     bool sdma_enabled() const { return options_.enable_sdma; }
+    const SchedulerTiming& scheduler_timing() const { return options_.scheduler; }
     // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
     void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
     void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (api/faults.h)
@@ -105,11 +108,19 @@ public:
     // Runs a kernel. Throws RuntimeError before anything reaches the device when
     // an SDMA kernel meets a worker without enable_sdma.
     LaunchResult run(const KernelLaunch& launch);
-    // Runs a recorded task graph; `incores` maps each func_id to its kernel.
-    // Throws OrchestrationError naming the task when it submits a func_id no
-    // incore declares, or one built for the other core type; RuntimeError
-    // when an SDMA graph meets a worker without enable_sdma.
-    GraphResult run_graph(const TaskGraph& graph, const std::map<int32_t, Incore>& incores, bool uses_sdma);
+    // Runs a task graph alongside the orchestration that submits it;
+    // `incores` maps each func_id to its kernel (kept until end_graph).
+    // begin_graph throws RuntimeError when an SDMA graph meets a worker
+    // without enable_sdma; add_task (each submission, in order) throws
+    // OrchestrationError naming the task when it submits a func_id no incore
+    // declares, or one built for the other core type. wait_task and run_until
+    // run the simulation while the orchestration waits (Platform::run_graph_until);
+    // end_graph runs the graph to its end. After begin_graph, end_graph must be called.
+    void begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdma);
+    void add_task(const GraphTask& task);
+    bool wait_task(uint32_t task, uint64_t* end_ps);
+    bool run_until(uint64_t ps);
+    GraphResult end_graph();
     // Releases every channel and the workspace (also done by the destructor).
     void finalize();
     // Closes the worker and says how. Healthy: every queue destroyed and the
@@ -138,6 +149,9 @@ private:
     std::string last_error_;
     WarmupReport warmup_;
     std::vector<std::vector<int64_t>> args_;  // per core, kept alive during a launch
+    const std::map<int32_t, Incore>* graph_incores_ = nullptr;
+    GraphLaunch graph_launch_;
+    std::deque<std::vector<int64_t>> graph_args_;  // per block and slot; stable while the graph runs
     std::vector<LocalContext> local_;
     std::vector<GlobalContext> global_;
     std::vector<std::unique_ptr<LocalContext>> graph_local_;

@@ -157,6 +157,8 @@ const std::vector<ParamSpec>& param_specs() {
         zero_allowed(param("orch.dispatch_latency", Kind::Time, "a ready task's block to its core starting it")),
         zero_allowed(param("orch.completion_latency", Kind::Time,
                            "a core finishing a block to the scheduler counting it done")),
+        param("orch.tensor_data_cost", Kind::Time,
+              "AICPU orchestrator time per get_tensor_data / set_tensor_data element or cache maintenance call"),
         param("orch.poll_interval", Kind::Time, "period of the scheduler's polls of deferred-completion conditions"),
         param("orch.time_limit", Kind::Time, "SIMULATION: a task graph still running after this stops, its stuck tasks named"),
         zero_allowed(param("orch.host_time_limit", Kind::Time,

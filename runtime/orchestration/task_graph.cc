@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace pfsim::rt {
 
@@ -53,46 +54,79 @@ void TaskGraph::byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end) 
     *end = *begin + t.extent_elem() * size;
 }
 
-TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], const CoreTaskArgs& args) {
+std::string TaskGraph::Site::str() const {
+    const char* base = file ? std::strrchr(file, '/') : nullptr;
+    return std::string(base ? base + 1 : (file ? file : "?")) + ":" + std::to_string(line);
+}
+
+TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], const CoreTaskArgs& args, Site site) {
+    if (fatal_code_) return {};
     GraphTask task;
     task.index = static_cast<uint32_t>(tasks_.size());
     task.shape = shape;
     std::copy(kernel, kernel + 3, task.kernel);
     task.scope_depth = static_cast<uint32_t>(scopes_.size());
+    task.site = site.str();
     const std::string name = task.name();
-    if (args.error()) throw OrchestrationError(name + ": " + args.error());
+    auto invalid = [&](int code, const std::string& why) {
+        report_fatal(code, site, name + ": " + why);
+        return TaskOutputTensors{};
+    };
+    // Everything is checked before the graph changes.
+    if (args.error()) return invalid(PTO2_ERROR_INVALID_ARGS, args.error());
     if (args.launch_spec.block_num < 1) {
-        throw OrchestrationError(name + ": launch_spec.set_block_num(" + std::to_string(args.launch_spec.block_num) +
-                                 "): at least 1 block");
+        return invalid(PTO2_ERROR_INVALID_ARGS, "launch_spec.set_block_num(" +
+                                                    std::to_string(args.launch_spec.block_num) + "): at least 1 block");
     }
     task.block_num = static_cast<uint32_t>(args.launch_spec.block_num);
     if (args.launch_spec.require_sync_start && task.block_num > 1 && shape != TaskShape::Dummy) {
         // A cohort needs one core (AIV) or one cluster (AIC, mixed) per block at once.
         const uint32_t limit = shape == TaskShape::Aiv ? 2 * clusters_ : clusters_;
         if (task.block_num > limit) {
-            throw OrchestrationError(name + ": launch_spec.set_require_sync_start(true) with block_num " +
-                                     std::to_string(task.block_num) + " > the die's " + std::to_string(limit) +
-                                     (shape == TaskShape::Aiv ? " vector cores" : " clusters") +
-                                     ": its blocks can never start together (PTO2_ERROR_REQUIRE_SYNC_START_INVALID, 7)");
+            return invalid(PTO2_ERROR_REQUIRE_SYNC_START_INVALID,
+                           "launch_spec.set_require_sync_start(true) with block_num " + std::to_string(task.block_num) +
+                               " > the die's " + std::to_string(limit) +
+                               (shape == TaskShape::Aiv ? " vector cores" : " clusters") +
+                               ": its blocks can never start together");
         }
         task.sync_start = true;
     }
-    const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
-    const PTO2TaskId id{task.index};
-    std::vector<const ChipTensor*> outputs;
-
     for (int i = 0; i < args.dep_count(); ++i) {
         const PTO2TaskId d = args.dep(i);
         if (!d.is_valid() || d.raw >= task.index) {
-            throw OrchestrationError(name + ": set_dependencies names task " + std::to_string(d.raw) +
-                                     ", which was not submitted before it");
+            return invalid(PTO2_ERROR_INVALID_ARGS, "set_dependencies names task " + std::to_string(d.raw) +
+                                                        ", which was not submitted before it");
         }
-        task.deps.push_back(static_cast<uint32_t>(d.raw));
     }
     for (int i = 0; i < args.tensor_count(); ++i) {
         const CoreTaskArgs::TensorEntry& e = args.tensor_entry(i);
-        const ChipTensor* t = nullptr;
-        if (e.type == TensorArgType::OUTPUT) {
+        const uint32_t dims = e.type == TensorArgType::OUTPUT ? e.create->ndims : e.tensor->ndims;
+        if (dims == 0 || dims > MAX_TENSOR_DIMS) {
+            return invalid(PTO2_ERROR_INVALID_ARGS,
+                           "tensor argument " + std::to_string(i) + " has " + std::to_string(dims) +
+                               " dimensions (a reshape of a non-contiguous tensor or to another element count?)");
+        }
+    }
+    if (args.predicate().op != PredicateOp::NONE) {
+        const CorePredicateOperand& o = args.predicate().operand;
+        std::string why = "set_predicate: the operand has no tensor";
+        const uint64_t gm = o.tensor ? element_gm(*o.tensor, o.ndims, o.indices, &why) : ~uint64_t{0};
+        if (gm == ~uint64_t{0}) return invalid(PTO2_ERROR_INVALID_ARGS, "set_predicate: " + why);
+        task.predicate = {args.predicate().op, gm, static_cast<uint32_t>(element_size(o.tensor->dtype)),
+                          args.predicate().target};
+    }
+    if (args.allow_early_resolve()) {
+        warn_once("set_allow_early_resolve: pfsim starts such a task when its producers complete; it does not stage "
+                  "it on a core early, so its start can be later than the board's by about orch.dispatch_latency");
+    }
+    const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
+    const PTO2TaskId id{task.index};
+    // Outputs from the heap ring, in argument order.
+    std::vector<const ChipTensor*> outputs;
+    try {
+        for (int i = 0; i < args.tensor_count(); ++i) {
+            const CoreTaskArgs::TensorEntry& e = args.tensor_entry(i);
+            if (e.type != TensorArgType::OUTPUT) continue;
             const TensorCreateInfo& c = *e.create;
             ChipTensor out = contiguous_tensor(0, c.dtype, c.shapes, c.ndims);
             out.manual_dep = c.manual_dep;
@@ -103,10 +137,10 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
                 const uint64_t held = (bytes + 63) / 64 * 64;  // PTO2_ALIGN_SIZE
                 if (ring_live_[ring] + held > ring_heap_[ring]) {
                     throw OrchestrationError(
-                        name + ": heap ring " + std::to_string(ring) + " (runtime_env.ring_heap[" + std::to_string(ring) +
+                        "heap ring " + std::to_string(ring) + " (runtime_env.ring_heap[" + std::to_string(ring) +
                         "] = " + std::to_string(ring_heap_[ring]) + " B) cannot hold its " + std::to_string(held) +
                         " B output beside the " + std::to_string(ring_live_[ring]) +
-                        " B the open scopes of that ring hold (PTO2_ERROR_HEAP_RING_DEADLOCK, 2)");
+                        " B the open scopes of that ring hold");
                 }
                 ring_live_[ring] += held;
                 scope_heap_bytes_.back() += held;
@@ -114,41 +148,198 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
             const uint64_t gm = memory_.allocate(bytes);
             if (c.has_initial_value) memory_.fill(gm, bytes, c.initial_bits, element_size(c.dtype));
             out.buffer.addr = memory_.device_pointer(gm);
-            t = keep(out);
-            outputs.push_back(t);
-        } else {
-            t = keep(*e.tensor);
+            outputs.push_back(keep(out));
         }
+    } catch (const OrchestrationError& e) {
+        return invalid(PTO2_ERROR_HEAP_RING_DEADLOCK, e.what());
+    }
+
+    for (int i = 0; i < args.dep_count(); ++i) {
+        if (args.dep_kind(i) & DEP_WAIT) task.deps.push_back(static_cast<uint32_t>(args.dep(i).raw));
+    }
+    size_t next_output = 0;
+    std::vector<Producer> reads, writes, inouts;  // registered once the task is accepted
+    for (int i = 0; i < args.tensor_count(); ++i) {
+        const CoreTaskArgs::TensorEntry& e = args.tensor_entry(i);
+        const ChipTensor* t = e.type == TensorArgType::OUTPUT ? outputs[next_output++] : keep(*e.tensor);
         task.tensors.push_back(t);
         task.tensor_types.push_back(e.type);
-        if (manual || e.type == TensorArgType::NO_DEP || e.type == TensorArgType::OUTPUT) continue;
+        if (manual || e.type == TensorArgType::OUTPUT) continue;
         // Creator edge.
         if (t->owner_task_id.is_valid() && t->owner_task_id.raw < task.index) {
             task.deps.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
         }
-        uint64_t begin, end;
-        byte_range(*t, &begin, &end);
+        Producer range{t->buffer.addr, 0, 0, task.index};
+        byte_range(*t, &range.begin, &range.end);
+        if (e.type != TensorArgType::OUTPUT_EXISTING) reads.push_back(range);
+        if (e.type == TensorArgType::NO_DEP) continue;
         if ((e.type == TensorArgType::INPUT || e.type == TensorArgType::INOUT) && !t->manual_dep) {
             for (const Producer& p : producers_) {
-                if (p.base == t->buffer.addr && p.begin < end && begin < p.end) task.deps.push_back(p.task);
+                if (p.base == range.base && p.begin < range.end && range.begin < p.end) task.deps.push_back(p.task);
             }
         }
-        if (e.type == TensorArgType::INOUT || e.type == TensorArgType::OUTPUT_EXISTING) {
-            if (e.type == TensorArgType::INOUT) {
-                producers_.erase(std::remove_if(producers_.begin(), producers_.end(),
-                                                [&](const Producer& p) {
-                                                    return p.base == t->buffer.addr && begin <= p.begin && p.end <= end;
-                                                }),
-                                 producers_.end());
-            }
-            producers_.push_back(Producer{t->buffer.addr, begin, end, task.index});
-        }
+        if (e.type == TensorArgType::INOUT) inouts.push_back(range);
+        if (e.type == TensorArgType::INOUT || e.type == TensorArgType::OUTPUT_EXISTING) writes.push_back(range);
     }
-    for (int i = 0; i < args.scalar_count(); ++i) task.scalars.push_back(args.scalar_value(i));
     std::sort(task.deps.begin(), task.deps.end());
     task.deps.erase(std::unique(task.deps.begin(), task.deps.end()), task.deps.end());
+    // simpler keeps 64 fanin edges inline and the rest in the ring's dependency pool.
+    if (task.deps.size() > static_cast<size_t>(PTO2_FANIN_INLINE_CAP + PTO2_DEP_LIST_POOL_SIZE)) {
+        return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW,
+                       std::to_string(task.deps.size()) + " dependencies: more than the 64 inline fanin slots and " +
+                           "the ring's dependency pool (" + std::to_string(PTO2_DEP_LIST_POOL_SIZE) + " entries) hold");
+    }
+    // An INOUT covering a producer's whole range retires that entry.
+    for (const Producer& r : inouts) {
+        producers_.erase(std::remove_if(producers_.begin(), producers_.end(),
+                                        [&](const Producer& p) {
+                                            return p.base == r.base && r.begin <= p.begin && p.end <= r.end;
+                                        }),
+                         producers_.end());
+    }
+    producers_.insert(producers_.end(), writes.begin(), writes.end());
+    readers_.insert(readers_.end(), reads.begin(), reads.end());
+    for (int i = 0; i < args.scalar_count(); ++i) task.scalars.push_back(args.scalar_value(i));
+    orch_ps_ += costs_.submit_ps;
+    task.release_ps = orch_ps_;
     tasks_.push_back(std::move(task));
+    if (begun_) hand_over();
     return TaskOutputTensors(id, std::move(outputs));
+}
+
+void TaskGraph::hand_over() {
+    if (!live_.begin) throw OrchestrationError("tensor data and cache maintenance need the simulation running");
+    if (!begun_) live_.begin();
+    begun_ = true;
+    for (; handed_ < tasks_.size(); ++handed_) live_.submitted(tasks_[handed_]);
+}
+
+TaskOutputTensors TaskGraph::alloc(const CoreTaskArgs& args, Site site) {
+    if (fatal_code_) return {};
+    std::string why;
+    if (args.error()) why = args.error();
+    if (args.tensor_count() == 0) why = "at least one TensorCreateInfo is needed";
+    if (args.scalar_count() != 0) why = "only TensorCreateInfo outputs, no scalars";
+    for (int i = 0; i < args.tensor_count(); ++i) {
+        if (args.tensor_entry(i).type != TensorArgType::OUTPUT) why = "only TensorCreateInfo outputs";
+    }
+    if (args.dep_count() || args.predicate().op != PredicateOp::NONE) why = "no dependencies or predicate";
+    if (!why.empty()) {
+        report_fatal(PTO2_ERROR_INVALID_ARGS, site, "alloc_tensors: " + why);
+        return {};
+    }
+    const int32_t none[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
+    return submit(TaskShape::Dummy, none, args, site);
+}
+
+uint64_t TaskGraph::element_gm(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, std::string* why) const {
+    if (!t.buffer.addr) {
+        *why = "the tensor has no buffer (address 0): no task allocated or produced it";
+        return ~uint64_t{0};
+    }
+    if (t.ndims == 0 || t.ndims > MAX_TENSOR_DIMS || ndims != t.ndims) {
+        *why = std::to_string(ndims) + " indices for a tensor of " + std::to_string(t.ndims) + " dimensions";
+        return ~uint64_t{0};
+    }
+    uint64_t element = t.start_offset;
+    for (uint32_t k = 0; k < ndims; ++k) {
+        if (indices[k] >= t.shapes[k]) {
+            *why = "index " + std::to_string(indices[k]) + " of dimension " + std::to_string(k) + " (of size " +
+                   std::to_string(t.shapes[k]) + ")";
+            return ~uint64_t{0};
+        }
+        element += uint64_t{indices[k]} * t.strides[k];
+    }
+    const uint64_t size = element_size(t.dtype);
+    const uint64_t gm = memory_.gm_of(t.buffer.addr + element * size, size);
+    if (gm == ~uint64_t{0}) {
+        char addr[32];
+        std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.buffer.addr + element * size));
+        *why = std::string("the element at ") + addr + " is not in GM";
+    }
+    return gm;
+}
+
+std::vector<uint32_t> TaskGraph::hazards(const ChipTensor& t, uint64_t begin, uint64_t end, bool write) const {
+    std::vector<uint32_t> out;
+    if (t.owner_task_id.is_valid() && t.owner_task_id.raw < tasks_.size()) {
+        out.push_back(static_cast<uint32_t>(t.owner_task_id.raw));
+    }
+    uint32_t first_producer = ~uint32_t{0};
+    for (const Producer& p : producers_) {
+        if (p.base == t.buffer.addr && p.begin < end && begin < p.end) {
+            out.push_back(p.task);
+            first_producer = std::min(first_producer, p.task);
+        }
+    }
+    // A write also waits for the producer's readers (simpler: its fanout);
+    // with no producer, nothing tracks the readers.
+    if (write && first_producer != ~uint32_t{0}) {
+        for (const Producer& r : readers_) {
+            if (r.base == t.buffer.addr && r.begin < end && begin < r.end && r.task > first_producer) out.push_back(r.task);
+        }
+    }
+    return out;
+}
+
+void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const std::string& what) {
+    for (uint32_t t : tasks) {
+        if (t < completed_.size() && completed_[t]) continue;
+        hand_over();
+        uint64_t end_ps = 0;
+        if (!live_.wait_task(t, &end_ps)) {
+            throw OrchestrationStalled(what + " waits for " + tasks_[t].name() + " (submitted at " + tasks_[t].site +
+                                       "), which can never complete");
+        }
+        orch_ps_ = std::max(orch_ps_, end_ps);
+        if (completed_.size() <= t) completed_.resize(t + 1, false);
+        completed_[t] = true;
+    }
+}
+
+uint64_t TaskGraph::get_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, Site site) {
+    if (fatal_code_) return 0;
+    std::string why;
+    const uint64_t gm = element_gm(t, ndims, indices, &why);
+    if (gm == ~uint64_t{0}) {
+        report_fatal(PTO2_ERROR_INVALID_ARGS, site, "get_tensor_data: " + why);
+        return 0;
+    }
+    const uint64_t size = element_size(t.dtype);
+    const uint64_t begin = gm - memory_.gm_of(t.buffer.addr, 1);
+    wait_for(hazards(t, begin, begin + size, false), "get_tensor_data at " + site.str());
+    orch_ps_ += costs_.tensor_data_ps;
+    uint64_t bits = 0;
+    memory_.read(gm, &bits, size);
+    return bits;
+}
+
+void TaskGraph::set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, uint64_t bits, Site site) {
+    if (fatal_code_) return;
+    std::string why;
+    const uint64_t gm = element_gm(t, ndims, indices, &why);
+    if (gm == ~uint64_t{0}) {
+        report_fatal(PTO2_ERROR_INVALID_ARGS, site, "set_tensor_data: " + why);
+        return;
+    }
+    const uint64_t size = element_size(t.dtype);
+    const uint64_t begin = gm - memory_.gm_of(t.buffer.addr, 1);
+    wait_for(hazards(t, begin, begin + size, true), "set_tensor_data at " + site.str());
+    orch_ps_ += costs_.tensor_data_ps;
+    memory_.write(gm, &bits, size);
+}
+
+void TaskGraph::cache_maintenance(Site site) {
+    hand_over();
+    orch_ps_ += costs_.tensor_data_ps;
+    if (!live_.run_until(orch_ps_)) {
+        throw OrchestrationStalled("cache maintenance at " + site.str() +
+                                   ": the graph has stopped while the orchestration is still polling");
+    }
+}
+
+void TaskGraph::warn_once(const std::string& warning) {
+    if (std::find(warnings_.begin(), warnings_.end(), warning) == warnings_.end()) warnings_.push_back(warning);
 }
 
 void TaskGraph::scope_begin(PTO2ScopeMode mode) {
@@ -168,9 +359,14 @@ void TaskGraph::log(PTO2LogLevel level, const std::string& line) {
     log_.push_back(std::string(names[static_cast<int>(level)]) + " " + line);
 }
 
-void TaskGraph::report_fatal(int code, const std::string& message) {
-    if (!fatal_code_) fatal_code_ = code;
-    log(PTO2LogLevel::ERROR, "fatal " + std::to_string(code) + ": " + message);
+void TaskGraph::report_fatal(int code, Site site, const std::string& message) {
+    const std::string text = "fatal " + std::to_string(code) + " (" + runtime_error_name(code) + ") at " + site.str() +
+                             ": " + message;
+    if (!fatal_code_) {
+        fatal_code_ = code ? code : PTO2_ERROR_EXPLICIT_ORCH_FATAL;
+        fatal_message_ = text;
+    }
+    log(PTO2LogLevel::ERROR, text);
 }
 
 }  // namespace pfsim::rt
@@ -203,30 +399,56 @@ TensorCreateInfo::TensorCreateInfo(const uint32_t* shapes_in, uint32_t ndims_in,
 }
 
 void CoreTaskArgs::add(TensorArgType type, const ChipTensor& t) {
-    if (scalar_count_) return fail("a tensor was added after a scalar (tensors come first)");
-    if (tensor_count_ == kMaxTensors) return fail("more than 32 tensors");
+    if (scalar_count_) return set_error("a tensor was added after a scalar (tensors come first)");
+    if (tensor_count_ == kMaxTensors) return set_error("more than 32 tensors");
     tensors_[tensor_count_++] = TensorEntry{type, &t, nullptr};
 }
 
 void CoreTaskArgs::add_out(const TensorCreateInfo& c) {
-    if (scalar_count_) return fail("a tensor was added after a scalar (tensors come first)");
-    if (tensor_count_ == kMaxTensors) return fail("more than 32 tensors");
+    if (scalar_count_) return set_error("a tensor was added after a scalar (tensors come first)");
+    if (tensor_count_ == kMaxTensors) return set_error("more than 32 tensors");
     tensors_[tensor_count_++] = TensorEntry{TensorArgType::OUTPUT, nullptr, &c};
 }
 
 void CoreTaskArgs::push_scalar(uint64_t v) {
-    if (scalar_count_ == kMaxScalars) return fail("more than 16 scalars");
+    if (scalar_count_ == kMaxScalars) return set_error("more than 16 scalars");
     scalars_[scalar_count_++] = v;
 }
 
-void CoreTaskArgs::set_dependencies(const PTO2TaskId* ids, int n) {
-    if (deps_set_) return fail("set_dependencies called twice");
-    if (n > kMaxDeps) return fail("more than 64 explicit dependencies");
-    deps_set_ = true;
-    for (int i = 0; i < n; ++i) deps_[dep_count_++] = ids[i];
+void CoreTaskArgs::copy_scalars_from(const CoreTaskArgs& src, int offset, int n) {
+    if (offset < 0 || n < 0 || offset + n > src.scalar_count_) {
+        return set_error("copy_scalars_from: the range is beyond the source's scalars");
+    }
+    for (int i = 0; i < n; ++i) push_scalar(src.scalars_[offset + i]);
+}
+
+void CoreTaskArgs::set_dependencies_with_kinds(const PTO2TaskId* ids, const DepFlags* kinds, int n) {
+    if (n == 0) {
+        deps_.clear();
+        kinds_.clear();
+        return;
+    }
+    if (n < 0 || !ids) return set_error("set_dependencies: a null array or a negative count");
+    if (!deps_.empty()) return set_error("set_dependencies: called again without clearing (count 0) first");
+    deps_.assign(ids, ids + n);
+    kinds_.assign(static_cast<size_t>(n), DEP_WAIT | DEP_RETAIN);
+    if (kinds) kinds_.assign(kinds, kinds + n);
+}
+
+void CoreTaskArgs::clear() {
+    tensor_count_ = 0;
+    scalar_count_ = 0;
+    deps_.clear();
+    kinds_.clear();
+    allow_early_resolve_ = false;
+    predicate_ = CoreTaskPredicate{};
 }
 
 const ChipTensor& TaskOutputTensors::get_ref(int i) const {
+    // After a fatal error submissions return nothing; their outputs are empty
+    // tensors (as on the board, the orchestration runs on to its end).
+    static const ChipTensor none{};
+    if (size() == 0 && pfsim::rt::recording().fatal_code()) return none;
     if (i < 0 || i >= size()) {
         throw OrchestrationError("TaskOutputTensors::get_ref(" + std::to_string(i) + "): the task allocated " +
                                  std::to_string(size()) + " outputs");
@@ -234,7 +456,9 @@ const ChipTensor& TaskOutputTensors::get_ref(int i) const {
     return *outputs_[static_cast<size_t>(i)];
 }
 
-TaskOutputTensors rt_submit_task(const MixedKernels& k, const CoreTaskArgs& args) {
+using Site = pfsim::rt::TaskGraph::Site;
+
+TaskOutputTensors rt_submit_task(const MixedKernels& k, const CoreTaskArgs& args, const char* file, int line) {
     const int32_t kernel[3] = {k.aic_kernel_id, k.aiv0_kernel_id, k.aiv1_kernel_id};
     const int used = (k.aic_kernel_id != INVALID_KERNEL_ID) + (k.aiv0_kernel_id != INVALID_KERNEL_ID) +
                      (k.aiv1_kernel_id != INVALID_KERNEL_ID);
@@ -243,24 +467,65 @@ TaskOutputTensors rt_submit_task(const MixedKernels& k, const CoreTaskArgs& args
     if (used == 1) shape = k.aic_kernel_id != INVALID_KERNEL_ID ? TaskShape::Aic : TaskShape::Aiv;
     if (used == 1 && k.aiv1_kernel_id != INVALID_KERNEL_ID) {
         const int32_t moved[3] = {INVALID_KERNEL_ID, k.aiv1_kernel_id, INVALID_KERNEL_ID};
-        return pfsim::rt::recording().submit(shape, moved, args);
+        return pfsim::rt::recording().submit(shape, moved, args, Site{file, line});
     }
-    return pfsim::rt::recording().submit(shape, kernel, args);
+    return pfsim::rt::recording().submit(shape, kernel, args, Site{file, line});
 }
 
-TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, const CoreTaskArgs& args) {
+TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, const CoreTaskArgs& args, const char* file, int line) {
     const int32_t kernel[3] = {kernel_id, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
-    return pfsim::rt::recording().submit(TaskShape::Aic, kernel, args);
+    return pfsim::rt::recording().submit(TaskShape::Aic, kernel, args, Site{file, line});
 }
 
-TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, const CoreTaskArgs& args) {
+TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, const CoreTaskArgs& args, const char* file, int line) {
     const int32_t kernel[3] = {INVALID_KERNEL_ID, kernel_id, INVALID_KERNEL_ID};
-    return pfsim::rt::recording().submit(TaskShape::Aiv, kernel, args);
+    return pfsim::rt::recording().submit(TaskShape::Aiv, kernel, args, Site{file, line});
 }
 
-TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs& args) {
+TaskOutputTensors rt_submit_dummy_task(const CoreTaskArgs& args, const char* file, int line) {
     const int32_t kernel[3] = {INVALID_KERNEL_ID, INVALID_KERNEL_ID, INVALID_KERNEL_ID};
-    return pfsim::rt::recording().submit(TaskShape::Dummy, kernel, args);
+    return pfsim::rt::recording().submit(TaskShape::Dummy, kernel, args, Site{file, line});
+}
+
+TaskOutputTensors alloc_tensors(const CoreTaskArgs& args, const char* file, int line) {
+    return pfsim::rt::recording().alloc(args, Site{file, line});
+}
+
+TaskOutputTensors alloc_tensors(const TensorCreateInfo create_infos[], uint32_t count, const char* file, int line) {
+    CoreTaskArgs args;
+    for (uint32_t i = 0; i < count; ++i) args.add_output(create_infos[i]);
+    return pfsim::rt::recording().alloc(args, Site{file, line});
+}
+
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const char* file, int line) {
+    return alloc_tensors(&a, 1, file, line);
+}
+
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const TensorCreateInfo& b, const char* file, int line) {
+    CoreTaskArgs args;
+    args.add_output(a, b);
+    return pfsim::rt::recording().alloc(args, Site{file, line});
+}
+
+TaskOutputTensors alloc_tensors(const TensorCreateInfo& a, const TensorCreateInfo& b, const TensorCreateInfo& c,
+                                const char* file, int line) {
+    CoreTaskArgs args;
+    args.add_output(a, b, c);
+    return pfsim::rt::recording().alloc(args, Site{file, line});
+}
+
+uint64_t rt_get_tensor_data(const ChipTensor& tensor, uint32_t ndims, const uint32_t indices[], const char* file,
+                            int line) {
+    return pfsim::rt::recording().get_tensor_data(tensor, ndims, indices, Site{file, line});
+}
+
+void rt_set_tensor_data(const ChipTensor& tensor, uint32_t ndims, const uint32_t indices[], uint64_t bits,
+                        const char* file, int line) {
+    pfsim::rt::recording().set_tensor_data(tensor, ndims, indices, bits, Site{file, line});
+}
+
+void rt_cache_maintenance(const void*, size_t, const char* file, int line) {
+    pfsim::rt::recording().cache_maintenance(Site{file, line});
 }
 
 void rt_scope_begin(PTO2ScopeMode mode) { pfsim::rt::recording().scope_begin(mode); }
@@ -270,12 +535,12 @@ int rt_available_aiv_count() { return static_cast<int>(2 * pfsim::rt::recording(
 bool rt_is_fatal() { return pfsim::rt::recording().fatal_code() != 0; }
 void rt_orchestration_done() {}
 
-void rt_report_fatal(int code, const char* fmt, ...) {
+void rt_report_fatal_at(const char* file, int line, int code, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     const std::string message = pfsim::rt::vformat(fmt, ap);
     va_end(ap);
-    pfsim::rt::recording().report_fatal(code, message);
+    pfsim::rt::recording().report_fatal(code, Site{file, line}, message);
 }
 
 void pto2_log(PTO2LogLevel level, const char* function, const char* fmt, ...) {

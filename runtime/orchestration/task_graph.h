@@ -7,6 +7,9 @@
 //   - INOUT and OUTPUT_EXISTING tensors register the task as their producer
 //     (an INOUT covering a producer's whole range retires that entry);
 //   - manual scopes take explicit dependencies only.
+// The orchestration runs alongside the simulation (Live): every submission
+// reaches the scheduler at the orchestrator's clock, and get_tensor_data /
+// set_tensor_data wait, in simulated time, for the producers of the element.
 // Overlap is decided on byte ranges of the same buffer: conservative for
 // strided views (an overlap of ranges is a dependency), never missing one.
 #pragma once
@@ -39,6 +42,16 @@ struct GraphTask {
     std::vector<uint64_t> scalars;
     std::vector<uint32_t> deps;  // earlier tasks, sorted, unique
     uint32_t scope_depth = 0;
+    uint64_t release_ps = 0;  // when the submission reaches the scheduler, from the graph's start
+    std::string site;         // "orch.cpp:42": where it was submitted
+    // A dispatch predicate (op NONE: always dispatch): the element of
+    // `elem_size` bytes at GM address `gm`, sign-extended, OP `target`.
+    struct Predicate {
+        PredicateOp op = PredicateOp::NONE;
+        uint64_t gm = 0;
+        uint32_t elem_size = 0;
+        int64_t target = 0;
+    } predicate;
     std::string name() const;  // "task 3 (aiv, func 0)"
 };
 
@@ -47,18 +60,57 @@ class OrchestrationError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+// The orchestrator waits for a task that can never complete: the graph stopped
+// (a cycle, a fault, the time limit). The run fails with this message (exit 1).
+class OrchestrationStalled : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 class TaskGraph {
 public:
     // `allocate(bytes)` returns the GM address of a fresh output buffer (the
-    // heap ring); `device_pointer` maps it to what kernels dereference;
-    // `fill(gm, bytes, pattern, pattern_bytes)` writes an initial value.
+    // heap ring), throwing OrchestrationError when it is full; `device_pointer`
+    // maps it to what kernels dereference and `gm_of(pointer, bytes)` back (or
+    // ~0 when the bytes are not all in GM); `fill(gm, bytes, pattern,
+    // pattern_bytes)` writes an initial value; `read` and `write` are the
+    // orchestrator's GM accesses.
     struct Memory {
         std::function<uint64_t(uint64_t)> allocate;
         std::function<uint64_t(uint64_t)> device_pointer;
+        std::function<uint64_t(uint64_t, uint64_t)> gm_of;
         std::function<void(uint64_t, uint64_t, uint64_t, uint64_t)> fill;
+        std::function<void(uint64_t, void*, uint64_t)> read;
+        std::function<void(uint64_t, const void*, uint64_t)> write;
+    };
+    // The simulation the orchestration runs alongside. `begin` starts it;
+    // `submitted` hands it a task; `wait_task(t, &end_ps)` runs it until task
+    // t completed (false: it never will; the graph stopped); `run_until(ps)`
+    // runs it until `ps` after the graph's start (false: the graph stopped). Times count from the graph's
+    // start. The graph starts the simulation lazily, at the orchestration's
+    // first wait (or hand_over): until then it only records, so the buffers
+    // of a graph that never waits are laid out as if it were recorded whole.
+    struct Live {
+        std::function<void()> begin;
+        std::function<void(const GraphTask&)> submitted;
+        std::function<bool(uint32_t, uint64_t*)> wait_task;
+        std::function<bool(uint64_t)> run_until;
+    };
+    // The orchestrator's costs: one submission, one GM access of tensor data
+    // (get/set_tensor_data, cache maintenance).
+    struct Costs {
+        uint64_t submit_ps = 0;
+        uint64_t tensor_data_ps = 0;
     };
     TaskGraph(Memory memory, uint32_t clusters) : memory_(std::move(memory)), clusters_(clusters) {}
+    void go_live(Live live, Costs costs) {
+        live_ = std::move(live);
+        costs_ = costs;
+    }
+    // Starts the simulation if it has not started and hands it every task
+    // submitted since; later submissions are handed as they come.
+    void hand_over();
+    bool simulating() const { return begun_; }
 
     // While alive, the orchestration API records into `graph` (one at a time).
     class Recording {
@@ -79,11 +131,23 @@ public:
     void set_ring_heap(std::vector<uint64_t> bytes) { ring_heap_ = std::move(bytes); }
     static constexpr uint32_t kRings = 4;  // PTO2_MAX_RING_DEPTH
 
-    TaskOutputTensors submit(TaskShape shape, const int32_t kernel[3], const CoreTaskArgs& args);
+    // Where a call was made: "orch.cpp:42".
+    struct Site {
+        const char* file;
+        int line;
+        std::string str() const;
+    };
+    // Fatal misuse is latched (report_fatal) and the submission returns no
+    // task; later submissions are dropped.
+    TaskOutputTensors submit(TaskShape shape, const int32_t kernel[3], const CoreTaskArgs& args, Site site);
+    TaskOutputTensors alloc(const CoreTaskArgs& args, Site site);
+    uint64_t get_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, Site site);
+    void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, uint64_t bits, Site site);
+    void cache_maintenance(Site site);
     void scope_begin(PTO2ScopeMode mode);
     void scope_end();
     void log(PTO2LogLevel level, const std::string& line);
-    void report_fatal(int code, const std::string& message);
+    void report_fatal(int code, Site site, const std::string& message);
 
     // A stable descriptor owned by the graph (arguments, outputs).
     const ChipTensor* keep(const ChipTensor& t);
@@ -91,7 +155,12 @@ public:
     const std::vector<GraphTask>& tasks() const { return tasks_; }
     const std::vector<std::string>& log_lines() const { return log_; }
     int fatal_code() const { return fatal_code_; }
+    // "fatal 5 (PTO2_ERROR_INVALID_ARGS) at orch.cpp:12: ...", or empty.
+    const std::string& fatal_message() const { return fatal_message_; }
     uint32_t clusters() const { return clusters_; }
+    // Warnings for the run, each once (settings pfsim does not model).
+    const std::vector<std::string>& warnings() const { return warnings_; }
+    uint64_t orchestrator_ps() const { return orch_ps_; }
 
 private:
     struct Producer {
@@ -99,12 +168,27 @@ private:
         uint32_t task;
     };
     static void byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end);
+    // The GM address of element `indices` of `t`, or ~0 with `why`.
+    uint64_t element_gm(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, std::string* why) const;
+    // The tasks an access to byte [begin, end) of buffer `base` waits for: its
+    // creator and producers, and, for a write, the readers after them.
+    std::vector<uint32_t> hazards(const ChipTensor& t, uint64_t begin, uint64_t end, bool write) const;
+    // Runs the simulation until `tasks` completed; the orchestrator's clock
+    // moves to the last end. Throws OrchestrationStalled naming `what`.
+    void wait_for(const std::vector<uint32_t>& tasks, const std::string& what);
+    void warn_once(const std::string& warning);
 
     Memory memory_;
+    Live live_;
+    Costs costs_;
+    uint64_t orch_ps_ = 0;
+    bool begun_ = false;
+    size_t handed_ = 0;
     uint32_t clusters_;
     std::vector<GraphTask> tasks_;
     std::deque<ChipTensor> tensors_;
     std::vector<Producer> producers_;
+    std::vector<Producer> readers_;  // INPUT / INOUT / NO_DEP accesses, for set_tensor_data
     std::vector<PTO2ScopeMode> scopes_;
     std::vector<uint64_t> scope_heap_bytes_;  // per open scope: its outputs' bytes in its ring
     std::vector<uint64_t> ring_heap_;
@@ -112,6 +196,9 @@ private:
     uint32_t ring_of_scope() const { return std::min<uint32_t>(static_cast<uint32_t>(scopes_.size()), kRings) - 1; }
     std::vector<std::string> log_;
     int fatal_code_ = 0;
+    std::string fatal_message_;
+    std::vector<std::string> warnings_;
+    std::vector<bool> completed_;  // tasks known to have completed (waited for)
 };
 
 }  // namespace pfsim::rt

@@ -70,12 +70,22 @@ struct DispatchTask {
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot]; slot 49 is set at dispatch
     std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)
+    uint64_t release_ps = 0;      // when the orchestrator's submission reaches the scheduler, from the graph's start
+    // A predicate checked when the task is ready (op 0: none): the element of
+    // `elem_size` bytes at GM address `gm`, sign-extended, compared with
+    // `target` (op: PredicateOp's values). False retires the task without a core.
+    uint8_t predicate_op = 0;
+    uint32_t predicate_elem_size = 0;
+    uint64_t predicate_gm = 0;
+    int64_t predicate_target = 0;
 };
 
+// A graph's tasks may be appended while it runs (between the platform's
+// graph calls, in submission order) until `submissions_done`.
 struct GraphLaunch {
     std::vector<DispatchTask> tasks;
+    bool submissions_done = false;
     std::vector<int64_t> global_context;  // per core id: what args[49] points at
-    uint64_t submit_ps = 0;      // the orchestrator's time per submission
     uint64_t dispatch_ps = 0;    // ready -> the core starts
     uint64_t completion_ps = 0;  // the core finishes -> the task counts as completed
     uint64_t time_limit_ps = 0;  // simulated time after which a graph that has not finished stops
@@ -84,6 +94,7 @@ struct GraphLaunch {
 
 struct TaskRun {
     bool ran = false;
+    bool skipped = false;                // its predicate was false: retired without a core
     uint64_t start_ps = 0, end_ps = 0;   // first block dispatched, last block completed
     std::vector<uint32_t> cores;         // core ids, per block and slot
     std::string error;                   // the first error of its blocks
@@ -120,6 +131,8 @@ public:
     // Frees the allocation at `addr` and every allocation made after it (GM is
     // a stack: a call frees what it allocated, last first).
     virtual void gm_free(uint64_t addr) = 0;
+    // Whether [addr, addr + bytes) lies within what gm_alloc handed out.
+    virtual bool gm_allocated(uint64_t addr, uint64_t bytes) const = 0;
     virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;
     virtual void gm_read(uint64_t addr, void* dst, uint64_t bytes) = 0;
     // The pointer a kernel dereferences to reach GM address `addr` (what goes
@@ -143,8 +156,21 @@ public:
     // The die's cores by id: how many, and where each sits.
     virtual uint32_t core_count() const = 0;
     virtual CorePlace core_place(uint32_t core_id) const = 0;
-    // Runs a task graph to its end (or to its time limit).
-    virtual GraphResult run_graph(const GraphLaunch& launch) = 0;
+    // Runs a task graph alongside its orchestration: begin_graph starts it
+    // (`launch` must outlive end_graph; tasks may be appended to it between
+    // calls); run_graph_until runs the simulation until task `task` completed
+    // (returning true and its end, from the graph's start) or the graph cannot
+    // progress without more submissions or has stopped (false); with `task` ~0, until
+    // `until_ps` after the graph's start. end_graph sets submissions_done and
+    // runs the graph to its end (or to its time limit).
+    virtual void begin_graph(GraphLaunch& launch) = 0;
+    virtual bool run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) = 0;
+    virtual GraphResult end_graph() = 0;
+    // All at once: begin_graph, then end_graph.
+    GraphResult run_graph(GraphLaunch& launch) {
+        begin_graph(launch);
+        return end_graph();
+    }
     virtual uint64_t now_ps() const = 0;
 };
 

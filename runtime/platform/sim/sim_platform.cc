@@ -180,6 +180,10 @@ uint64_t SimPlatform::gm_alloc(uint64_t bytes) {
     return addr;
 }
 
+bool SimPlatform::gm_allocated(uint64_t addr, uint64_t bytes) const {
+    return addr >= kGmBase && addr <= next_free_ && bytes <= next_free_ - addr;
+}
+
 void SimPlatform::gm_free(uint64_t addr) {
     if (addr >= kGmBase && addr < next_free_) next_free_ = addr;
 }

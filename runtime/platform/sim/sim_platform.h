@@ -52,6 +52,7 @@ public:
     std::string platform_name() const override { return "pfsim-a2a3"; }
     uint64_t gm_alloc(uint64_t bytes) override;
     void gm_free(uint64_t addr) override;
+    bool gm_allocated(uint64_t addr, uint64_t bytes) const override;
     void gm_write(uint64_t addr, const void* src, uint64_t bytes) override;
     void gm_read(uint64_t addr, void* dst, uint64_t bytes) override;
     uint64_t device_pointer(uint64_t addr) const override;
@@ -66,15 +67,28 @@ public:
     uint32_t core_count() const override { return static_cast<uint32_t>(aic_.size() + aiv_.size()); }
     rt::CorePlace core_place(uint32_t core_id) const override;
     const Core& core(uint32_t core_id) const;  // by core id (core_place)
-    rt::GraphResult run_graph(const rt::GraphLaunch& launch) override;
+    void begin_graph(rt::GraphLaunch& launch) override;
+    bool run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) override;
+    rt::GraphResult end_graph() override;
     uint64_t now_ps() const override;
 
 private:
     // The AICPU scheduler of run_graph (sim_scheduler.cc): a SystemC process.
+    // The scheduler gives the simulation back to the orchestration (sc_pause)
+    // when task pause_task_ completed, at pause_at_ps_ after the graph's start,
+    // or when only new submissions can make progress; graph_resume_ resumes it.
     void scheduler();
-    const rt::GraphLaunch* graph_ = nullptr;
+    void check_new_tasks();  // the tasks appended since the last call can run (throws naming one)
+    static constexpr uint32_t kNoTask = ~uint32_t{0};
+    static constexpr uint64_t kNoTime = ~uint64_t{0};
+    rt::GraphLaunch* graph_ = nullptr;
+    size_t graph_checked_ = 0;
     rt::GraphResult graph_result_;
-    sc_core::sc_event graph_start_;
+    std::vector<bool> graph_done_;  // by task: completed
+    uint64_t graph_t0_ = 0;
+    uint32_t pause_task_ = kNoTask;
+    uint64_t pause_at_ps_ = kNoTime;
+    sc_core::sc_event graph_start_, graph_resume_;
     bool graph_active_ = false;
     void elaborate();
     void host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write, uint64_t addr,

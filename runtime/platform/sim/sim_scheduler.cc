@@ -1,10 +1,13 @@
-// SimPlatform::run_graph: the AICPU scheduler as a SystemC process.
+// SimPlatform's graph runs: the AICPU scheduler as a SystemC process.
 //
-// The orchestration has already run (it recorded the graph); its submissions
-// reach the scheduler one every `submit_ps`, as if the orchestrator thread
-// were still issuing them. A task whose dependencies have completed is ready;
-// ready tasks are served in submission order, each block to the lowest free
-// core of its shape (a whole cluster for a mixed task), starting
+// The orchestration runs on the host alongside: it appends tasks to the launch
+// between the host's graph calls, each reaching the scheduler at its
+// `release_ps` (the orchestrator's clock), and gets the simulation back when
+// the task it waits for completed, its clock is reached, or only its next
+// submissions can make progress (sc_pause). A task whose dependencies have
+// completed is ready; a ready task whose predicate is false completes without
+// a core; the others are served in submission order, each block to the lowest
+// free core of its shape (a whole cluster for a mixed task), starting
 // `dispatch_ps` later. A block counts as done `completion_ps` after its core
 // finishes; a task completes with its last block.
 //
@@ -23,8 +26,10 @@
 
 namespace pfsim {
 
-rt::GraphResult SimPlatform::run_graph(const rt::GraphLaunch& launch) {
-    for (const rt::DispatchTask& t : launch.tasks) {
+void SimPlatform::check_new_tasks() {
+    const rt::GraphLaunch& launch = *graph_;
+    for (; graph_checked_ < launch.tasks.size(); ++graph_checked_) {
+        const rt::DispatchTask& t = launch.tasks[graph_checked_];
         for (int slot = 0; slot < 3; ++slot) {
             const bool needed = (t.shape == rt::TaskShape::Aic && slot == 0) ||
                                 (t.shape == rt::TaskShape::Aiv && slot == 1) ||
@@ -33,18 +38,55 @@ rt::GraphResult SimPlatform::run_graph(const rt::GraphLaunch& launch) {
         }
         if (t.args.size() < 3 * static_cast<size_t>(t.blocks)) throw std::runtime_error(t.name + ": no arguments");
     }
+}
+
+void SimPlatform::begin_graph(rt::GraphLaunch& launch) {
     if (launch.global_context.size() < aic_.size() + aiv_.size()) {
         throw std::runtime_error("run_graph: a global context per core is needed");
     }
+    graph_ = &launch;
+    graph_checked_ = 0;
+    check_new_tasks();
     elaborate();
     if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
-    graph_ = &launch;
     graph_result_ = rt::GraphResult{};
-    graph_result_.tasks.assign(launch.tasks.size(), rt::TaskRun{});
+    graph_done_.clear();
+    graph_t0_ = sc_core::sc_time_stamp().value();
+    pause_task_ = kNoTask;
+    pause_at_ps_ = kNoTime;
     graph_active_ = true;
     sampler_.start([this] { return graph_active_; });
     graph_start_.notify(sc_core::SC_ZERO_TIME);
-    sc_core::sc_start();
+}
+
+bool SimPlatform::run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) {
+    check_new_tasks();
+    auto done = [&] { return task < graph_done_.size() && graph_done_[task]; };
+    if (task != kNoTask && !done() && graph_active_) {
+        pause_task_ = task;
+    } else if (task == kNoTask && graph_active_ && graph_t0_ + until_ps > sc_core::sc_time_stamp().value()) {
+        pause_at_ps_ = until_ps;
+    }
+    if (pause_task_ != kNoTask || pause_at_ps_ != kNoTime) {
+        graph_resume_.notify(sc_core::SC_ZERO_TIME);
+        sc_core::sc_start();
+    }
+    pause_task_ = kNoTask;
+    pause_at_ps_ = kNoTime;
+    if (task == kNoTask) return graph_active_;
+    if (!done()) return false;
+    *end_ps = graph_result_.tasks[task].end_ps - graph_t0_;
+    return true;
+}
+
+rt::GraphResult SimPlatform::end_graph() {
+    check_new_tasks();
+    graph_->submissions_done = true;
+    if (graph_active_) {
+        graph_resume_.notify(sc_core::SC_ZERO_TIME);
+        sc_core::sc_start();
+    }
+    graph_result_.tasks.resize(graph_->tasks.size());  // those submitted after the graph stopped never ran
     graph_ = nullptr;
     for (const std::string& w : cross_flags_.drain()) graph_result_.warnings.push_back(w);
     for (auto* group : {&aic_, &aiv_}) {
@@ -65,18 +107,13 @@ void SimPlatform::scheduler() {
         sc_core::wait(graph_start_);
         const rt::GraphLaunch& g = *graph_;
         rt::GraphResult& result = graph_result_;
-        const size_t n = g.tasks.size();
+        size_t n = 0;  // the tasks submitted so far (grow())
         const uint32_t clusters = static_cast<uint32_t>(aic_.size());
-        const Tick t0 = sc_core::sc_time_stamp().value();
+        const Tick t0 = graph_t0_;
         auto now = [] { return static_cast<Tick>(sc_core::sc_time_stamp().value()); };
 
-        std::vector<uint32_t> waiting(n), next_block(n, 0), blocks_left(n);
-        std::vector<std::vector<uint32_t>> consumers(n);
-        for (size_t i = 0; i < n; ++i) {
-            waiting[i] = static_cast<uint32_t>(g.tasks[i].deps.size());
-            blocks_left[i] = g.tasks[i].shape == rt::TaskShape::Dummy ? 0 : g.tasks[i].blocks;
-            for (uint32_t d : g.tasks[i].deps) consumers[d].push_back(static_cast<uint32_t>(i));
-        }
+        std::vector<uint32_t> waiting, next_block, blocks_left;
+        std::vector<std::vector<uint32_t>> consumers;
         std::set<uint32_t> ready;                  // submitted, dependencies met, blocks to dispatch
         std::vector<int64_t> core_task(aic_.size() + aiv_.size(), -1);  // by core id: the task it runs
         std::vector<uint32_t> core_block(core_task.size(), 0);
@@ -88,24 +125,62 @@ void SimPlatform::scheduler() {
         bool failed = false;
         Tick first = ~Tick{0}, last = t0;
 
+        // Takes in the tasks the orchestration submitted since the last look.
+        auto grow = [&] {
+            for (; n < g.tasks.size(); ++n) {
+                const rt::DispatchTask& task = g.tasks[n];
+                waiting.push_back(0);
+                next_block.push_back(0);
+                blocks_left.push_back(task.shape == rt::TaskShape::Dummy ? 0 : task.blocks);
+                consumers.emplace_back();
+                graph_done_.push_back(false);
+                result.tasks.emplace_back();
+                for (uint32_t d : task.deps) {
+                    if (graph_done_[d]) continue;
+                    ++waiting[n];
+                    consumers[d].push_back(static_cast<uint32_t>(n));
+                }
+            }
+        };
+        // Gives the simulation back to the orchestration (sc_start returns)
+        // until it resumes it.
+        auto yield_to_host = [&] {
+            sc_core::sc_pause();
+            sc_core::wait(graph_resume_);
+        };
+        // A predicate that holds, or none (the task is ready: its producer wrote the element).
+        auto predicate_holds = [&](const rt::DispatchTask& task) {
+            if (task.predicate_op == 0) return true;
+            int64_t v = 0;
+            gm_read(task.predicate_gm, &v, task.predicate_elem_size);
+            const unsigned bits = 8 * task.predicate_elem_size;
+            if (bits < 64) v = static_cast<int64_t>(static_cast<uint64_t>(v) << (64 - bits)) >> (64 - bits);
+            switch (static_cast<rt::PredicateOp>(task.predicate_op)) {
+                case rt::PredicateOp::EQ: return v == task.predicate_target;
+                case rt::PredicateOp::NE: return v != task.predicate_target;
+                case rt::PredicateOp::GT: return v > task.predicate_target;
+                case rt::PredicateOp::LT: return v < task.predicate_target;
+                case rt::PredicateOp::GE: return v >= task.predicate_target;
+                case rt::PredicateOp::LE: return v <= task.predicate_target;
+                case rt::PredicateOp::NONE: break;
+            }
+            return true;
+        };
+
         auto complete_task = [&](uint32_t t) {
             result.tasks[t].end_ps = now();
             last = std::max(last, now());
             ++completed;
+            graph_done_[t] = true;
             for (uint32_t c : consumers[t]) {
                 if (--waiting[c] == 0 && c < released) ready.insert(c);
             }
         };
         auto latch = [&](int32_t code, uint32_t t, const std::string& why) {
-            static const std::map<int32_t, std::string> names = {
-                {rt::PTO2_ERROR_ASYNC_COMPLETION_INVALID, "PTO2_ERROR_ASYNC_COMPLETION_INVALID"},
-                {rt::PTO2_ERROR_ASYNC_WAIT_OVERFLOW, "PTO2_ERROR_ASYNC_WAIT_OVERFLOW"},
-                {rt::PTO2_ERROR_ASYNC_REGISTRATION_FAILED, "PTO2_ERROR_ASYNC_REGISTRATION_FAILED"}};
             if (result.error_code) return;
             result.error_code = code;
-            auto it = names.find(code);
-            result.error = "scheduler error " + std::to_string(code) + " (" +
-                           (it == names.end() ? "unknown code" : it->second) + ") in " + g.tasks[t].name + ": " + why;
+            result.error = "scheduler error " + std::to_string(code) + " (" + rt::runtime_error_name(code) + ") in " +
+                           g.tasks[t].name + ": " + why;
             failed = true;
         };
         auto block_done = [&](uint32_t t) {
@@ -266,9 +341,11 @@ void SimPlatform::scheduler() {
             return blocks;
         };
 
-        while (completed < n) {
+        for (;;) {
+            grow();
+            if (g.submissions_done && completed == n) break;
             // Submissions that have reached the scheduler by now.
-            while (released < n && t0 + (released + 1) * g.submit_ps <= now()) release(static_cast<uint32_t>(released++));
+            while (released < n && t0 + g.tasks[released].release_ps <= now()) release(static_cast<uint32_t>(released++));
             // Blocks whose completion latency has passed, and deferred ones whose conditions are met.
             while (!completions.empty() && completions.begin()->first <= now()) {
                 const auto [t, b] = completions.begin()->second;
@@ -276,12 +353,16 @@ void SimPlatform::scheduler() {
                 read_slab(t, b);
             }
             poll_deferred();
-            // Dummy tasks complete as soon as they are ready.
+            // Dummy tasks complete as soon as they are ready, and so do tasks
+            // whose predicate is false, without a core.
             for (auto it = ready.begin(); it != ready.end();) {
-                if (g.tasks[*it].shape == rt::TaskShape::Dummy) {
+                const rt::DispatchTask& task = g.tasks[*it];
+                const bool skip = !failed && next_block[*it] == 0 && !predicate_holds(task);
+                if (task.shape == rt::TaskShape::Dummy || skip) {
                     const uint32_t t = *it;
                     it = ready.erase(it);
                     result.tasks[t].ran = true;
+                    result.tasks[t].skipped = skip;
                     result.tasks[t].start_ps = now();
                     complete_task(t);
                 } else {
@@ -314,12 +395,37 @@ void SimPlatform::scheduler() {
                     it = next_block[t] == task.blocks ? ready.erase(it) : std::next(it);
                 }
             }
-            if (completed == n) break;
+            if (g.submissions_done && completed == n) break;
+            // Before anything else: an orchestration polling GM gets the simulation back each time.
+            if (now() - t0 >= g.time_limit_ps) {
+                result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
+                               std::to_string(n - completed) + " tasks: " + pending() +
+                               (g.submissions_done ? "" : " (the orchestration has not returned)");
+                for (auto* group : {&aic_, &aiv_}) {
+                    for (auto& core : *group) {
+                        if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
+                    }
+                }
+                break;
+            }
+            // The orchestration waits for a task or for its clock: give it the simulation back.
+            if ((pause_task_ < graph_done_.size() && graph_done_[pause_task_]) ||
+                (pause_at_ps_ != kNoTime && now() >= t0 + pause_at_ps_)) {
+                yield_to_host();
+                continue;
+            }
+            // Only the orchestration can add work while it still submits.
+            const bool open = !g.submissions_done && !failed;
             const bool running = std::any_of(core_task.begin(), core_task.end(), [](int64_t t) { return t >= 0; });
             Tick wake = ~Tick{0};
-            if (released < n && !failed) wake = t0 + (released + 1) * g.submit_ps;
+            if (released < n && !failed) wake = t0 + g.tasks[released].release_ps;
+            if (pause_at_ps_ != kNoTime) wake = std::min(wake, t0 + pause_at_ps_);
             if (!completions.empty()) wake = std::min(wake, completions.begin()->first);
             if (!deferred.empty()) wake = std::min(wake, now() + std::max<Tick>(g.poll_ps, 1));
+            if (!running && wake == ~Tick{0} && open) {
+                yield_to_host();
+                continue;
+            }
             if (!running && wake == ~Tick{0}) {
                 if (!failed) {
                     result.stuck = std::to_string(n - completed) + " tasks can never run (a dependency cycle or a wait " +
@@ -330,7 +436,8 @@ void SimPlatform::scheduler() {
             // Only running kernels set cross-core flags: when each of them waits
             // for one no set is on its way to, none ever will be.
             std::string deadlocked;
-            bool all_blocked = running && completions.empty() && deferred.empty() && (released == n || failed);
+            bool all_blocked = running && completions.empty() && deferred.empty() && (released == n || failed) &&
+                               pause_at_ps_ == kNoTime;
             for (auto* group : {&aic_, &aiv_}) {
                 for (auto& core : *group) {
                     if (!all_blocked || core_task[core->core_id()] < 0) continue;
@@ -338,21 +445,15 @@ void SimPlatform::scheduler() {
                     deadlocked += (deadlocked.empty() ? "" : "; ") + running_kernel(*core) + " in " + core->blocked_on();
                 }
             }
+            if (all_blocked && open) {
+                yield_to_host();
+                continue;
+            }
             if (all_blocked) {
                 result.stuck = "deadlock: every running kernel waits for a cross-core flag no core will set: " + deadlocked;
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] >= 0) core->request_stop("deadlock on cross-core flags");
-                    }
-                }
-                break;
-            }
-            if (now() - t0 >= g.time_limit_ps) {
-                result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
-                               std::to_string(n - completed) + " tasks: " + pending();
-                for (auto* group : {&aic_, &aiv_}) {
-                    for (auto& core : *group) {
-                        if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
                     }
                 }
                 break;

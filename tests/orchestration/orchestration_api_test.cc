@@ -1,0 +1,336 @@
+// simpler's orchestration API with its behaviour: tensor data read and written
+// by the orchestrator in simulated time, heap-ring allocations, dispatch
+// predicates, dependency limits, cache maintenance, and bad input. One kernel
+// and one orchestration; a scalar picks the scenario.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/pfsim_cli.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using pfsim::test::pfsim;
+using pfsim::test::Result;
+using pfsim::test::tmp;
+
+const bool kCache = [] {
+    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    return true;
+}();
+
+// args: 0 buf (int32 x 16), 1 role, 2 value.
+const char* kKernel = R"(#include <cstdint>
+#include <pto/pto-inst.hpp>
+#include "tensor.h"
+using namespace pto;
+#include "intrinsic.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    __gm__ ChipTensor* t = reinterpret_cast<__gm__ ChipTensor*>(args[0]);
+    volatile __gm__ int32_t* buf = reinterpret_cast<volatile __gm__ int32_t*>(t->buffer.addr) + t->start_offset;
+    const int32_t value = static_cast<int32_t>(args[2]);
+    switch (args[1]) {
+        case 0: {  // 5 us of work, then buf[0] = value
+            const uint64_t until = get_sys_cnt() + 250;
+            while (get_sys_cnt() < until) {}
+            buf[0] = value;
+            break;
+        }
+        case 1: buf[1] = buf[0]; break;       // copy
+        case 2: buf[3] += value; break;       // add
+        case 3: while (buf[15] == 0) {} break;  // waits for what nobody writes
+        default: break;
+    }
+    dcci(buf, ENTIRE_DATA_CACHE, CACHELINE_OUT);
+}
+)";
+
+const char* kOrch = R"(#include "pto_orchestration_api.h"
+#include "aicpu/cache_maintenance.h"
+extern "C" PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) { return {3}; }
+static const uint32_t kAt0[1] = {0}, kAt1[1] = {1}, kAt3[1] = {3};
+static PTO2TaskId task(const ChipTensor& buf, int role, int value, int func = 0) {
+    CoreTaskArgs a;
+    a.add_inout(buf);
+    a.add_scalar(role, value);
+    return rt_submit_aiv_task(func, a).task_id();
+}
+extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
+    const ChipTensor& buf = args.tensor(0).ref();
+    const int scenario = static_cast<int>(args.scalar(0));
+    const int value = static_cast<int>(args.scalar(1));
+    switch (scenario) {
+        case 0: case 1: {  // read what a task wrote, then submit that many copies
+            task(buf, 0, value);
+            const int32_t n = scenario == 0 ? get_tensor_data<int32_t>(buf, 1, kAt0)
+                                            : buf.data_as<int32_t>()[0];  // no wait: not yet written
+            LOG_INFO("read %d", n);
+            for (int i = 0; i < n; ++i) task(buf, 1, 0);
+            break;
+        }
+        case 2: case 3: {  // overwrite what a task wrote, then copy it
+            task(buf, 0, value);
+            if (scenario == 2) set_tensor_data(buf, 1, kAt0, int32_t{7});
+            else buf.data_as<int32_t>()[0] = 7;  // no wait: the task writes after
+            task(buf, 1, 0);
+            LOG_INFO("final %d", get_tensor_data<int32_t>(buf, 1, kAt1));
+            break;
+        }
+        case 4: {  // a count in a heap-ring tensor picks which of two tasks runs
+            uint32_t shape[1] = {16};
+            TensorCreateInfo ci(shape, 1, DataType::INT32);
+            TaskOutputTensors count = alloc_tensors(ci);
+            set_tensor_data(count.get_ref(0), 1, kAt0, int32_t{0});
+            const PTO2TaskId writer = task(count.get_ref(0), 0, value);
+            for (int k = 0; k < 2; ++k) {
+                CoreTaskArgs a;
+                a.add_inout(buf);
+                a.set_dependencies(&writer, 1);  // the predicate's producer
+                a.add_scalar(2, k == 0 ? 1 : 10);
+                CoreTaskPredicate p;
+                p.operand = {&count.get_ref(0), 1, {0}};
+                p.op = k == 0 ? PredicateOp::GT : PredicateOp::EQ;
+                p.target = 0;
+                a.set_predicate(p);
+                rt_submit_aiv_task(0, a);
+            }
+            LOG_INFO("final %d", get_tensor_data<int32_t>(buf, 1, kAt3));
+            break;
+        }
+        case 5: {
+            ChipTensor none{};
+            none.ndims = 1;
+            none.shapes[0] = 1;
+            get_tensor_data(none, 1, kAt0);  // LINE nobody produced
+            break;
+        }
+        case 6: {
+            int32_t local = 1;
+            uint32_t shape[1] = {1};
+            ChipTensor host = make_tensor_external(&local, shape, 1, DataType::INT32);
+            CoreTaskArgs a;
+            a.add_inout(buf);
+            a.add_scalar(1, 0);
+            CoreTaskPredicate p;
+            p.operand = {&host, 1, {0}};
+            p.op = PredicateOp::NE;
+            a.set_predicate(p);
+            rt_submit_aiv_task(0, a);  // LINE predicate outside GM
+            break;
+        }
+        case 7: {
+            uint32_t shape[1] = {1u << 29};  // 2 GiB of int32, the heap ring holds 1 GiB
+            TensorCreateInfo ci(shape, 1, DataType::INT32);
+            alloc_tensors(ci);  // LINE beyond the heap
+            break;
+        }
+        case 8: {  // one task depending on `value` earlier ones
+            std::vector<PTO2TaskId> ids;
+            for (int i = 0; i < value; ++i) ids.push_back(rt_submit_dummy_task(CoreTaskArgs{}).task_id());
+            CoreTaskArgs a;
+            a.set_dependencies(ids.data(), value);
+            rt_submit_dummy_task(a);  // LINE many dependencies
+            break;
+        }
+        case 9:
+            task(buf, 3, 0);
+            get_tensor_data(buf, 1, kAt0);  // LINE waits forever
+            break;
+        case 10: {  // poll GM while a task runs
+            task(buf, 0, value);
+            volatile int32_t* p = buf.data_as<int32_t>();
+            int polls = 0;
+            for (; p[0] != value; ++polls) cache_invalidate_range(const_cast<int32_t*>(p), 4);
+            LOG_INFO("polls %d", polls);
+            break;
+        }
+        case 11:
+            rt_report_fatal(PTO2_ERROR_EXPLICIT_ORCH_FATAL, "the orchestration gives up");  // LINE fatal
+            task(buf, 0, value);
+            break;
+        case 12:  // two tasks with the early-resolve hint
+            for (int i = 0; i < 2; ++i) {
+                CoreTaskArgs a;
+                a.add_inout(buf);
+                a.add_scalar(1, 0);
+                a.set_allow_early_resolve(true);
+                rt_submit_aiv_task(0, a);
+            }
+            break;
+        case 13: {  // poll for what nobody writes
+            volatile int32_t* p = buf.data_as<int32_t>();
+            while (p[0] != 99) cache_invalidate_range(const_cast<int32_t*>(p), 4);  // LINE polls forever
+            break;
+        }
+        default: break;
+    }
+}
+)";
+
+// The sources live in one folder (compiled once), a case file per run.
+std::string user_case(const std::string& name, int scenario, int value) {
+    const std::string dir = tmp("orchestration_api");
+    if (!fs::exists(dir + "/o.cpp")) {
+        fs::create_directories(dir);
+        std::ofstream(dir + "/k.cpp") << kKernel;
+        std::ofstream(dir + "/o.cpp") << kOrch;
+    }
+    std::ofstream(dir + "/" + name + ".toml") << R"(
+enable_sdma = false
+[orchestration]
+source = "o.cpp"
+[[incores]]
+func_id = 0
+source = "k.cpp"
+core_type = "aiv"
+[[tensors]]
+name = "buf"
+dtype = "int32"
+shape = [16]
+[[scalars]]
+name = "scenario"
+value = )" + std::to_string(scenario) + R"(
+[[scalars]]
+name = "value"
+value = )" + std::to_string(value) + "\n";
+    return dir + "/" + name + ".toml";
+}
+
+// "o.cpp:N" for the line of kOrch carrying `marker`.
+std::string line_of(const std::string& marker) {
+    const std::string text = kOrch;
+    const size_t at = text.find(marker);
+    EXPECT_NE(at, std::string::npos) << marker;
+    return "o.cpp:" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+nlohmann::json run_json(const std::string& name, int scenario, int value, const std::string& extra = "") {
+    const Result r = pfsim("run " + user_case(name, scenario, value) + " --json" + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out << r.err;
+    return j;
+}
+
+bool logged(const nlohmann::json& j, const std::string& text) {
+    for (const auto& line : j["log"]) {
+        if (line.get<std::string>().find(text) != std::string::npos) return true;
+    }
+    return false;
+}
+
+TEST(TensorData, TheOrchestratorReadsWhatATaskWroteOnceItCompletedAndActsOnIt) {
+    const auto j = run_json("read", 0, 3);
+    EXPECT_TRUE(logged(j, "read 3")) << j["log"];
+    ASSERT_EQ(j["tasks"].size(), 4u);  // the writer and three copies
+    // The copies were submitted after the read: the writer's end, then the
+    // read's orch.tensor_data_cost (1 us), then a submission (0.5 us) and a dispatch.
+    EXPECT_GE(j["tasks"][1]["start_ns"].get<double>(), j["tasks"][0]["end_ns"].get<double>() + 1500);
+    // Control: the same read through the pointer, without waiting, sees the
+    // value before the task ran and submits nothing.
+    const auto raw = run_json("read_raw", 1, 3);
+    EXPECT_TRUE(logged(raw, "read 0")) << raw["log"];
+    EXPECT_EQ(raw["tasks"].size(), 1u);
+}
+
+TEST(TensorData, AWriteWaitsForTheProducerSoItIsNotOverwritten) {
+    EXPECT_TRUE(logged(run_json("write", 2, 3), "final 7"));
+    // Control: written through the pointer at once, the task's later write wins.
+    EXPECT_TRUE(logged(run_json("write_raw", 3, 3), "final 3"));
+}
+
+TEST(Predicate, AFalsePredicateRetiresItsTaskWithoutACoreAndATrueOneRuns) {
+    // count = 5: the GT 0 task adds 1, the EQ 0 task is skipped.
+    const auto j = run_json("pred_gt", 4, 5);
+    EXPECT_TRUE(logged(j, "final 1")) << j["log"];
+    const auto& t = j["tasks"];
+    ASSERT_EQ(t.size(), 4u);  // the allocation, the writer, two predicated tasks
+    EXPECT_EQ(t[2]["deps"], nlohmann::json::array({1}));  // the count's producer
+    EXPECT_FALSE(t[2].contains("skipped"));
+    EXPECT_EQ(t[2]["cores"].size(), 1u);
+    EXPECT_TRUE(t[3]["skipped"].get<bool>());
+    EXPECT_EQ(t[3]["cores"].size(), 0u);
+    // The twin: count = 0 runs the other one.
+    const auto z = run_json("pred_eq", 4, 0);
+    EXPECT_TRUE(logged(z, "final 10")) << z["log"];
+    EXPECT_TRUE(z["tasks"][2]["skipped"].get<bool>());
+    EXPECT_FALSE(z["tasks"][3].contains("skipped"));
+}
+
+TEST(Dependencies, SimplersLimitIs64InlinePlusTheDependencyPool) {
+    // 391 (simpler's dep_gen_chain) and exactly the limit run.
+    for (int n : {391, 64 + 16384}) {
+        const auto j = run_json("deps" + std::to_string(n), 8, n);
+        ASSERT_EQ(j["tasks"].size(), static_cast<size_t>(n + 1));
+        EXPECT_EQ(j["tasks"][n]["deps"].size(), static_cast<size_t>(n));
+    }
+    // One more is refused, naming the task, the line and the code.
+    const Result over = pfsim("run " + user_case("deps_over", 8, 64 + 16384 + 1));
+    EXPECT_EQ(over.status, 2);
+    EXPECT_NE(over.err.find("fatal 4 (PTO2_ERROR_DEP_POOL_OVERFLOW) at " + line_of("LINE many dependencies") +
+                            ": task 16449 (dummy): 16449 dependencies"),
+              std::string::npos)
+        << over.err;
+}
+
+TEST(CacheMaintenance, APollingOrchestratorSeesTheKernelsWriteAsTimePasses) {
+    // The writer takes ~5 us after its dispatch; each poll costs orch.tensor_data_cost.
+    const auto j = run_json("poll", 10, 3);
+    const auto k = run_json("poll_fast", 10, 3, " --set orch.tensor_data_cost=0.25us");
+    int slow = -1, fast = -1;
+    for (const auto& line : j["log"]) sscanf(line.get<std::string>().c_str(), "INFO %*[^:]: polls %d", &slow);
+    for (const auto& line : k["log"]) sscanf(line.get<std::string>().c_str(), "INFO %*[^:]: polls %d", &fast);
+    EXPECT_GE(slow, 4) << j["log"];
+    EXPECT_GE(fast, 3 * slow) << k["log"];  // four times the polls in the same time
+}
+
+TEST(Hints, AnEarlyResolveHintPfsimDoesNotModelIsWarnedOnceByName) {
+    const Result hinted = pfsim("run " + user_case("early", 12, 0));
+    EXPECT_EQ(hinted.status, 0) << hinted.err;
+    const std::string warning = "pfsim: warning: set_allow_early_resolve: pfsim starts such a task when its producers complete";
+    const size_t at = hinted.err.find(warning);
+    EXPECT_NE(at, std::string::npos) << hinted.err;
+    EXPECT_EQ(hinted.err.find(warning, at + 1), std::string::npos) << hinted.err;  // once for two tasks
+    // Control: the same tasks without the hint run without it.
+    const Result plain = pfsim("run " + user_case("early_plain", 0, 2));
+    EXPECT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("set_allow_early_resolve"), std::string::npos) << plain.err;
+}
+
+TEST(BadInput, EachIsNamedWithItsTaskOrCallAndItsLine) {
+    const struct {
+        int scenario;
+        int status;
+        std::string message;
+    } cases[] = {
+        {5, 2, "fatal 5 (PTO2_ERROR_INVALID_ARGS) at " + line_of("LINE nobody produced") +
+                   ": get_tensor_data: the tensor has no buffer (address 0)"},
+        {6, 2, "fatal 5 (PTO2_ERROR_INVALID_ARGS) at " + line_of("LINE predicate outside GM") +
+                   ": task 0 (aiv, func 0): set_predicate: the element at 0x"},
+        {7, 2, "fatal 2 (PTO2_ERROR_HEAP_RING_DEADLOCK) at " + line_of("LINE beyond the heap") +
+                   ": task 0 (dummy): the runtime's heap ring (orch.heap_bytes"},
+        {9, 1, "get_tensor_data at " + line_of("LINE waits forever") + " waits for task 0 (aiv, func 0) (submitted at " +
+                   line_of("return rt_submit_aiv_task(func, a)") + "), which can never complete"},
+        {13, 1, "cache maintenance at " + line_of("LINE polls forever") +
+                    ": the graph has stopped while the orchestration is still polling"},
+        {11, 2, "fatal 9 (PTO2_ERROR_EXPLICIT_ORCH_FATAL) at " + line_of("LINE fatal") + ": the orchestration gives up"},
+    };
+    for (const auto& c : cases) {
+        const Result r = pfsim("run " + user_case("bad" + std::to_string(c.scenario), c.scenario, 3) +
+                               " --set orch.time_limit=50us");
+        EXPECT_EQ(r.status, c.status) << c.scenario << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.scenario << "\n" << r.err;
+        if (c.status == 2) {
+            EXPECT_TRUE(r.out.empty()) << r.out;
+        }
+    }
+}
+
+}  // namespace
