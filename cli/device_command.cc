@@ -213,7 +213,13 @@ int cmd_device(const std::vector<std::string>& args) {
             reply(failure("runtime", e.what()));
         }
     }
-    return 0;  // the client closed the pipe
+    // The client closed the pipe: it is gone (its death may reach us as this end
+    // of file before the SIGTERM above), so its tensor folder goes with us.
+    if (folder[0]) {
+        unlink(args_file);
+        rmdir(folder);
+    }
+    return 0;
 }
 
 }  // namespace pfsim
