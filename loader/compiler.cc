@@ -99,6 +99,10 @@ bool unchanged(const Dependency& d, int64_t trusted_before) {
     return hash_dependency(d.path, &now) && now.hash == d.hash;
 }
 
+// How many kernels that could take the precompiled prelude a cache compiles
+// from their text before it builds the prelude.
+constexpr long kPreludeAfterKernels = 3;
+
 // A build under way, for the signal handler: its temporary files' common prefix
 // and the compiler it waits for.
 char g_build_tmp[4096];
@@ -323,6 +327,35 @@ std::string unpack_embedded(const std::string& root, const std::string& tree, co
     return dir;
 }
 
+bool takes_precompiled_prelude(const std::string& text) {
+    static const std::regex standard_include(R"(#\s*include\s*<([a-z_]+|(assert|errno|float|limits|math|stdarg|stddef|stdint|stdio|stdlib|string)\.h)>)");
+    static const std::regex pto_include(R"(#\s*include\s*<pto/pto-inst\.hpp>)");
+    static const std::regex pragma_once(R"(#\s*pragma\s+once)");
+    bool in_comment = false;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::string code;  // the line without its comments
+        for (size_t i = 0; i < line.size(); ++i) {
+            if (in_comment) {
+                if (line.compare(i, 2, "*/") == 0) in_comment = false, ++i;
+            } else if (line.compare(i, 2, "/*") == 0) {
+                in_comment = true, ++i;
+            } else if (line.compare(i, 2, "//") == 0) {
+                break;
+            } else {
+                code += line[i];
+            }
+        }
+        const size_t begin = code.find_first_not_of(" \t\r");
+        if (begin == std::string::npos) continue;
+        const size_t end = code.find_last_not_of(" \t\r");
+        code = code.substr(begin, end - begin + 1);
+        if (std::regex_match(code, pto_include)) return true;
+        if (!std::regex_match(code, standard_include) && !std::regex_match(code, pragma_once)) return false;
+    }
+    return false;
+}
+
 const char* build_kind_name(BuildKind kind) {
     switch (kind) {
         case BuildKind::Aiv: return "aiv";
@@ -382,6 +415,38 @@ std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vect
     return cmd;
 }
 
+std::vector<std::string> KernelCompiler::prelude_flags(const std::vector<std::string>& cmd) {
+    std::string key_text = compiler_identity() + '\0';
+    for (const std::string& a : cmd) key_text += a + '\0';
+    const std::string dir = cache_dir_ + "/prelude/" + sha256_of(key_text).substr(0, 24);
+    const std::string header = dir + "/pto_prelude.hpp";
+    const std::vector<std::string> flags = {"-include", header};
+    if (intact(header + ".gch")) return flags;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return {};
+    // Building it costs about three compiles: it pays from the fourth kernel a
+    // cache compiles (a line each in `wanted`), not in a cache used once.
+    std::ofstream(dir + "/wanted", std::ios::app) << "kernel\n";
+    std::string wanted;
+    if (!read_file(dir + "/wanted", &wanted) || std::count(wanted.begin(), wanted.end(), '\n') <= kPreludeAfterKernels) {
+        return {};
+    }
+    write_atomically(header, "#include <pto/pto-inst.hpp>\n");
+    const std::string tmp = dir + "/build.tmp." + std::to_string(getpid());
+    const CleanUpOnInterrupt clean_up(tmp);
+    std::vector<std::string> argv = cmd;
+    argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp + ".o"});
+    std::string output;
+    if (run(argv, &output) != 0) {  // the kernel's own compile says why
+        fs::remove(tmp + ".o", ec);
+        return {};
+    }
+    record_sum(tmp + ".o", header + ".gch");
+    fs::rename(tmp + ".o", header + ".gch");
+    return flags;
+}
+
 std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
                                     const std::vector<std::string>& include_dirs) {
     std::string text;
@@ -429,6 +494,13 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
     const CleanUpOnInterrupt clean_up(tmp);
     std::vector<std::string> argv = cmd;
+    if (kind != BuildKind::Orchestration && takes_precompiled_prelude(text)) {
+        // Not part of the key: the prelude changes how fast, not what, is built.
+        // Built without the kernel's include folders, which come after pfsim's
+        // include set and so cannot change what PTO-ISA's headers include.
+        const std::vector<std::string> prelude = prelude_flags(command(kind));
+        argv.insert(argv.end(), prelude.begin(), prelude.end());
+    }
     std::string compiled = abs;
     if (!rewritten.empty()) {  // compiled from a copy; #line keeps the file and lines the user's
         compiled = tmp + ".cc";

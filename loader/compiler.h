@@ -50,6 +50,10 @@ public:
 
 private:
     std::string compiler_identity();
+    // The precompiled prelude for `cmd` as the flags that include it (-include
+    // HEADER); empty until the cache has compiled a few kernels that could take
+    // it (then it is built and shared through the cache), or when it cannot be built.
+    std::vector<std::string> prelude_flags(const std::vector<std::string>& cmd);
 
     std::string cache_dir_, cxx_, include_dir_, compiler_id_;
     uint64_t compiled_ = 0, cached_ = 0;
@@ -69,6 +73,14 @@ int run_tool(const std::vector<std::string>& argv, std::string* output);
 // with #line keeping the user's file and line numbers. Empty: no
 // [[block_local]]. Other [[block_local]] forms are a CompileError naming the line.
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs);
+
+// Whether a kernel source reaches `#include <pto/pto-inst.hpp>` with nothing
+// before it but blank lines, comments, `#pragma once` and includes of standard
+// headers (`<cstdint>`, `<string.h>`, ...). Such a kernel is compiled with
+// PTO-ISA's headers from a precompiled prelude included first, which it cannot
+// tell apart from its own include (the same object code, a third of the time);
+// any other kernel is compiled from its text alone.
+bool takes_precompiled_prelude(const std::string& text);
 
 std::string unpack_embedded(const std::string& root, const std::string& tree,
                             const std::vector<EmbeddedFile>& extra = {});

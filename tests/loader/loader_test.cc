@@ -168,6 +168,52 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = get_su
     EXPECT_NO_THROW(c.compile(src, BuildKind::Aiv));
 }
 
+TEST(Compiler, OnlyAKernelWhosePtoIncludeComesFirstTakesThePrecompiledPrelude) {
+    EXPECT_TRUE(takes_precompiled_prelude(kHeader));
+    EXPECT_TRUE(takes_precompiled_prelude("// licence\n/* a\n block */\n#pragma once\n#include <cstdint>\n"
+                                          "  #  include <string.h> // why\n\n#include <pto/pto-inst.hpp>\n"));
+    // Anything that could change what PTO-ISA's headers see comes first: text alone.
+    EXPECT_FALSE(takes_precompiled_prelude("#define PTO_FLAG 1\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#include \"tensor.h\"\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#include <tensor.h>\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#if 1\n#include <pto/pto-inst.hpp>\n#endif\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("int x;\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("/* #include <pto/pto-inst.hpp> */\n#include <cstdint>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#include <cstdint>\n"));
+
+    const std::string dir = scratch("prelude");
+    KernelCompiler c(dir + "/cache");
+    const auto gch_files = [&] {
+        int n = 0;
+        std::error_code ec;
+        for (const auto& e : fs::recursive_directory_iterator(dir + "/cache/prelude", ec)) {
+            n += e.path().extension() == ".gch";
+        }
+        return n;
+    };
+    const auto compile_pto_first = [&](int i) {
+        c.compile(write(dir, "k" + std::to_string(i) + ".cc", std::string(kHeader) + R"(
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = )" + std::to_string(i) + "; }\n"),
+                  BuildKind::Aiv);
+    };
+    // Built when the cache compiles its fourth kernel that can take it (a cache
+    // used for one or two kernels is spared its cost); a kernel that cannot
+    // take it does not count.
+    for (int i = 0; i < 3; ++i) compile_pto_first(i);
+    c.compile(write(dir, "plain.cc", R"(#define LANE 3
+#include <cstdint>
+#include <pto/pto-inst.hpp>
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = LANE; }
+)"),
+              BuildKind::Aiv);
+    EXPECT_EQ(gch_files(), 0);
+    compile_pto_first(3);
+    EXPECT_EQ(gch_files(), 1);
+    EXPECT_EQ(c.compiled(), 5u);
+    compile_pto_first(0);  // built before the prelude existed: still the cached object
+    EXPECT_EQ(c.compiled(), 5u);
+}
+
 TEST(Compiler, AMissingEntryNamesTheSourceAndTheSymbol) {
     const std::string dir = scratch("symbol");
     const std::string src = write(dir, "noentry.cc", std::string(kHeader) + "extern \"C\" void other() {}\n");
