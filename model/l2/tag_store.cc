@@ -3,10 +3,7 @@
 #include <stdexcept>
 
 #include "model/l2/lanes16.h"
-#include "model/l2/rtl_tags.h"
-#include "rtl_stubs/clocked_model.h"
-#include "Vl2_tags.h"
-#include "Vl2_tags_fst.h"
+#include "rtl_stubs/waves.h"
 
 namespace pfsim {
 
@@ -83,17 +80,9 @@ TagGeometry tag_geometry(const Config& cfg) {
 
 namespace {
 
-template <class Model, class Tracer>
-std::unique_ptr<TagStore> make_rtl(const TagGeometry& g, Tick period, const std::string& waves) {
-    return std::make_unique<RtlTags<Model, Tracer>>(g, period, waves);
-}
-
 // The product's builds (rtl_stubs/l2_tags/BUILD), then those tests register.
 std::vector<RtlTagBuild>& rtl_tag_builds() {
-    static std::vector<RtlTagBuild> builds = {
-        {false, make_rtl<Vl2_tags, VerilatedVcdC>},
-        {true, make_rtl<Vl2_tags_fst, VerilatedFstC>},
-    };
+    static std::vector<RtlTagBuild> builds = product_rtl_tag_builds();
     return builds;
 }
 
@@ -108,6 +97,9 @@ std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& w
     if (replacement != "lru") {
         throw ConfigError("l2.replacement = " + replacement +
                           ": the RTL tag pipeline (l2.tags = rtl) implements LRU only; use l2.tags = tlm for it");
+    }
+    if (rtl_tag_builds().empty()) {
+        throw ConfigError("l2.tags = rtl: this pfsim was built without its RTL (bazel --define rtl=off); use l2.tags = tlm");
     }
     const auto period = static_cast<Tick>(1e12 / cfg.frequency("chip.clock") + 0.5);
     const bool fst = waves_format(waves) == WavesFormat::Fst;

@@ -91,5 +91,8 @@ struct RtlTagBuild {
     std::unique_ptr<TagStore> (*make)(const TagGeometry& g, Tick period, const std::string& waves);
 };
 void register_rtl_tag_build(const RtlTagBuild& build);
+// The product's builds (rtl_tag_builds.cc); none in a pfsim built without its
+// RTL (no_rtl_tag_builds.cc, --define rtl=off).
+std::vector<RtlTagBuild> product_rtl_tag_builds();
 
 }  // namespace pfsim

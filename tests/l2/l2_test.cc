@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "hw/sdma_request.h"
+#include "model/l2/tag_store.h"
+#include "model/sdma/sdma_frontend.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {
@@ -221,6 +223,25 @@ TEST_F(L2, AnAtomicAddReadsTheLineAndAddsToItsElements) {
     h.write(base + 4 * line, add.data(), line, test::now());
     EXPECT_EQ(h.soc.gm.stats().read_bytes, plain.read_bytes);
 }
+
+#ifdef PFSIM_RTL_OFF
+// A pfsim built without its RTL (--define rtl=off: CI's sanitized build) refuses
+// both RTL blocks by name. (With the RTL: the _rtl_ twins of this and sdma_test.)
+TEST(RtlOff, AConfigurationAskingForTheRtlIsRefusedSayingSo) {
+    const auto refusal = [](auto make) {
+        try {
+            make();
+        } catch (const ConfigError& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    const std::string tags = refusal([] { make_tag_store(test::config_with({"l2.tags=rtl"})); });
+    EXPECT_EQ(tags.rfind("l2.tags = rtl: this pfsim was built without its RTL", 0), 0u) << tags;
+    const std::string frontend = refusal([] { make_rtl_frontend(test::config_with({"sdma.frontend=rtl"})); });
+    EXPECT_EQ(frontend.rfind("sdma.frontend = rtl: this pfsim was built without its RTL", 0), 0u) << frontend;
+}
+#endif
 
 TEST(AtomicAdd, SixteenBitFloatsRoundOnceToNearestEven) {
     auto add16 = [](AtomicElement e, uint16_t a, uint16_t b) {
