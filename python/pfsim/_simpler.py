@@ -77,7 +77,26 @@ class _Alias(importlib.abc.Loader):
             src = importlib.import_module(self.source)
             module.__dict__.update({k: v for k, v in vars(src).items() if not k.startswith("__")})
             module.__all__ = list(getattr(src, "__all__", []))
+            module.__getattr__ = _lacking(module.__name__)
         module.__doc__ = f"pfsim's {module.__name__} (from {self.source or 'pfsim'}): see pfsim's docs/python.md"
+
+
+def _lacking(module_name: str):
+    """A provided module's __getattr__ (PEP 562): a name of simpler's module that
+    pfsim does not provide is an ImportError saying so, not Python's bare "cannot
+    import name" (an ImportError, not an AttributeError: `from M import NAME`
+    would replace the latter with its own message). Dunder names stay AttributeErrors."""
+
+    def __getattr__(name: str):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(f"module '{module_name}' has no attribute '{name}'")
+        kind = "a private helper of simpler's own harness" if name.startswith("_") else "a name of simpler's"
+        raise ImportError(
+            f"cannot import name '{name}' from '{module_name}': it is {kind} that pfsim's harness does not "
+            f"provide (pfsim provides simpler's scene-test interface, listed in its docs/python.md; "
+            f"the _rehosted_* helpers belong to level-3 multi-rank scenes)", name=module_name)
+
+    return __getattr__
 
 
 class _Empty(importlib.abc.Loader):

@@ -232,6 +232,20 @@ def test_a_compile_error_is_printed_once(tmp_path):
     assert "During handling of the above exception" not in out, out
 
 
+def test_a_name_of_simpler_s_harness_pfsim_lacks_is_an_import_error_naming_it():
+    """Runs in this process: `pfsim test` installed the simpler names."""
+    from simpler_setup.scene_test import SceneTestCase  # provided: the control
+    assert SceneTestCase is pfsim.testing.SceneTestCase
+    with pytest.raises(ImportError, match=r"cannot import name '_rehosted_ref' from 'simpler_setup.scene_test': "
+                                          r"it is a private helper of simpler's own harness that pfsim's harness "
+                                          r"does not provide"):
+        from simpler_setup.scene_test import _rehosted_ref  # noqa: F401
+    with pytest.raises(ImportError, match=r"'NoSuchThing' from 'simpler.task_interface': it is a name of simpler's"):
+        from simpler.task_interface import NoSuchThing  # noqa: F401
+    import simpler_setup.scene_test as provided
+    assert not hasattr(provided, "__wrapped__")  # tools probing dunders see an AttributeError
+
+
 def test_the_plugin_turns_pfsim_on_only_when_asked():
     """A gate: `-p pfsim.plugin` or `--platform pfsim` (an installed entry point
     otherwise leaves pytest, and a simpler harness beside it, alone)."""
