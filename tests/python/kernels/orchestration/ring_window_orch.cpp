@@ -1,0 +1,77 @@
+// The task window and the dependency pool of simpler's runtime_env, one
+// scenario per scalar(0), with scalar(1) = n tasks (kernel_stamp.cpp, each
+// holding its core scalar(2) ticks and stamping its start into line i of
+// tensor(0)):
+//   0: n tasks, each in a scope of its own (ring 1);
+//   1: n tasks in one scope (ring 1);
+//   2: n scopes nested, a task in each (the third and deeper share ring 3);
+//   3: n dummy producers of line i, the orchestrator waiting for each to
+//      complete when scalar(2) is 1, then one dummy task depending on all.
+#include <vector>
+
+#include "pto_orchestration_api.h"
+
+extern "C" {
+
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs&) {
+    return PTO2OrchestrationConfig{.expected_arg_count = 4};
+}
+
+static ChipTensor line(const ChipTensor& out, uint32_t i) {
+    const uint32_t shape[1] = {8}, offset[1] = {8 * i};
+    return out.view(shape, offset);
+}
+
+static void stamp(const ChipTensor& out, uint32_t i, uint64_t hold) {
+    CoreTaskArgs task;
+    task.add_output(line(out, i));
+    task.add_scalar(hold, uint64_t{i});
+    rt_submit_aiv_task(0, task);
+}
+
+static void nest(const ChipTensor& out, uint32_t i, uint32_t n, uint64_t hold) {
+    if (i == n) return;
+    PTO2_SCOPE() {
+        stamp(out, i, hold);
+        nest(out, i + 1, n, hold);
+    }
+}
+
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& args) {
+    const ChipTensor& out = args.tensor(0).ref();
+    const uint32_t n = static_cast<uint32_t>(args.scalar(1));
+    const uint64_t hold = args.scalar(2);
+    switch (args.scalar(0)) {
+        case 0:
+            for (uint32_t i = 0; i < n; ++i) {
+                PTO2_SCOPE() { stamp(out, i, hold); }
+            }
+            break;
+        case 1:
+            PTO2_SCOPE() {
+                for (uint32_t i = 0; i < n; ++i) stamp(out, i, hold);
+            }
+            break;
+        case 2:
+            nest(out, 0, n, hold);
+            break;
+        case 3: {
+            std::vector<PTO2TaskId> producers;
+            for (uint32_t i = 0; i < n; ++i) {
+                CoreTaskArgs producer;
+                producer.add_output(line(out, i));
+                producers.push_back(rt_submit_dummy_task(producer).task_id());
+            }
+            const uint32_t first[1] = {0};
+            for (uint32_t i = 0; hold && i < n; ++i) get_tensor_data<int64_t>(line(out, i), 1, first);
+            CoreTaskArgs consumer;
+            consumer.set_dependencies(producers.data(), static_cast<int>(n));
+            rt_submit_dummy_task(consumer);  // LINE consumer
+            break;
+        }
+        default:
+            break;
+    }
+}
+
+}  // extern "C"
