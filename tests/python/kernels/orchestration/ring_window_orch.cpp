@@ -6,7 +6,8 @@
 //   1: n tasks in one scope (ring 1);
 //   2: n scopes nested, a task in each (the third and deeper share ring 3);
 //   3: n dummy producers of line i, the orchestrator waiting for each to
-//      complete when scalar(2) is 1, then one dummy task depending on all.
+//      complete when scalar(2) is 1, then one dummy task depending on all;
+//   4: n tasks (in the outer scope), then one on line n depending on all.
 #include <vector>
 
 #include "pto_orchestration_api.h"
@@ -67,6 +68,21 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             CoreTaskArgs consumer;
             consumer.set_dependencies(producers.data(), static_cast<int>(n));
             rt_submit_dummy_task(consumer);  // LINE consumer
+            break;
+        }
+        case 4: {
+            std::vector<PTO2TaskId> producers;
+            for (uint32_t i = 0; i < n; ++i) {
+                CoreTaskArgs producer;
+                producer.add_output(line(out, i));
+                producer.add_scalar(hold, uint64_t{i});
+                producers.push_back(rt_submit_aiv_task(0, producer).task_id());
+            }
+            CoreTaskArgs consumer;
+            consumer.add_output(line(out, n));
+            consumer.add_scalar(hold, uint64_t{n});
+            consumer.set_dependencies(producers.data(), static_cast<int>(n));
+            rt_submit_aiv_task(0, consumer);
             break;
         }
         default:
