@@ -25,11 +25,12 @@ def rings():
             "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_stamp.cpp", "core_type": "aiv"}],
         }, HERE))
 
-        def run(scenario, n, hold=HOLD, **sizes):
-            """The start tick of each of the n stamp tasks, and the result."""
-            out = torch.zeros(max(n, 1) * 8, dtype=torch.int64)
+        def run(scenario, n, hold=HOLD, lines=None, **sizes):
+            """The start tick stamped into each of the first `lines` (n) lines, and the result."""
+            lines = lines or n
+            out = torch.zeros(max(lines, 1) * 8, dtype=torch.int64)
             r = worker.run(handle, [out, scenario, n, hold], **sizes)
-            return out.reshape(-1, 8)[:n, 0].tolist(), r
+            return out.reshape(-1, 8)[:lines, 0].tolist(), r
         yield run
 
 
@@ -52,6 +53,20 @@ def test_the_orchestrator_waits_for_a_slot_in_the_task_window(rings):
     # The window is per ring: ring 0's does not hold ring 1's tasks.
     starts, _ = rings(0, 4, ring_task_window=[4, 0, 0, 0])
     assert max(starts) - min(starts) < HOLD, starts
+
+
+def test_a_task_is_given_back_once_the_tasks_retaining_it_complete(rings):
+    # Ring 1 (window 4) holds task A, then the n tasks after it; task C, in the
+    # outer scope, depends on A and holds its core 10x HOLD. With the default
+    # DEP_RETAIN, A's slot waits for C: the third task after A starts after C.
+    window = [0, 4, 0, 0]
+    starts, _ = rings(5, 3, hold=10 * HOLD, lines=5, ring_task_window=window)
+    c, after = starts[1], starts[2:]
+    assert after[2] >= c + 10 * HOLD, starts
+    assert max(after[:2]) < c + HOLD, starts  # the two before it fit beside A
+    # Negative control: an ordering-only dependency (DEP_WAIT) does not hold A.
+    starts, _ = rings(6, 3, hold=10 * HOLD, lines=5, ring_task_window=window)
+    assert starts[4] < starts[1] + HOLD, starts
 
 
 def test_a_scope_holding_more_than_its_window_is_a_scope_deadlock(rings):

@@ -7,7 +7,11 @@
 //   2: n scopes nested, a task in each (the third and deeper share ring 3);
 //   3: n dummy producers of line i, the orchestrator waiting for each to
 //      complete when scalar(2) is 1, then one dummy task depending on all;
-//   4: n tasks (in the outer scope), then one on line n depending on all.
+//   4: n tasks (in the outer scope), then one on line n depending on all;
+//   5, 6: task A (line 0, a scope of its own), task C (line 1, the outer
+//      scope, holding scalar(2)) depending on A, explicitly (5: DEP_WAIT |
+//      DEP_RETAIN, the default; 6: DEP_WAIT only), then n tasks on lines 2..,
+//      each in a scope of its own.
 #include <vector>
 
 #include "pto_orchestration_api.h"
@@ -83,6 +87,26 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             consumer.add_scalar(hold, uint64_t{n});
             consumer.set_dependencies(producers.data(), static_cast<int>(n));
             rt_submit_aiv_task(0, consumer);
+            break;
+        }
+        case 5:
+        case 6: {
+            PTO2TaskId a = PTO2TaskId::invalid();
+            PTO2_SCOPE() {
+                CoreTaskArgs first;
+                first.add_output(line(out, 0));
+                first.add_scalar(uint64_t{1}, uint64_t{0});
+                a = rt_submit_aiv_task(0, first).task_id();
+            }
+            CoreTaskArgs holder;
+            holder.add_output(line(out, 1));
+            holder.add_scalar(hold, uint64_t{1});
+            const DepFlags kind = args.scalar(0) == 5 ? DEP_WAIT | DEP_RETAIN : DEP_WAIT;
+            holder.set_dependencies_with_kinds(&a, &kind, 1);
+            rt_submit_aiv_task(0, holder);
+            for (uint32_t i = 0; i < n; ++i) {
+                PTO2_SCOPE() { stamp(out, 2 + i, 1); }
+            }
             break;
         }
         default:
