@@ -129,7 +129,7 @@ public:
     //    of a scope that has ended are given back (that wait is not timed); an
     //    output that does not fit beside those of the open scopes can never be
     //    allocated: PTO2_ERROR_HEAP_RING_DEADLOCK. Default: no bound per ring.
-    //  - task_window: W slots. A scope takes at most W - 2 tasks of its own
+    //  - task_window: W slots. A scope takes at most W - 1 tasks of its own
     //    (the next one is PTO2_ERROR_SCOPE_DEADLOCK); the orchestrator waits,
     //    in simulated time, before submitting the ring's task i until its task
     //    i + 1 - W and all before it are consumed: completed, their scope ended,
