@@ -106,7 +106,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
         const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
         user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
-                                  s.cfg.bytes("orch.heap_bytes"), c.ring_heap);
+                                  s.cfg.bytes("orch.heap_bytes"), c.rings);
         add_graph(r, callable.spec, s.platform, result);
         s.ended = result.user_fault;
         if (trace) trace_tasks(*trace, r, s.platform);

@@ -25,7 +25,7 @@ struct DeviceCall {
     bool sanitize = false;            // run the protocol sanitizer: the result's `sanitizer`
     bool advise = false;              // run the prefetch advisor: the result's `advisor`
     std::vector<std::string> faults;  // injected into this run only (api/faults.h)
-    std::vector<uint64_t> ring_heap;  // runtime_env.ring_heap: bytes per scope-depth ring (empty: none)
+    rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
 };
 
 class DeviceSession {

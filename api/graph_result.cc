@@ -87,7 +87,13 @@ void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& p
         if (it == lanes.end()) it = lanes.emplace(core, trace.lane(pid, platform.core(core).name(), static_cast<int>(core))).first;
         return it->second;
     };
-    constexpr uint64_t kFlowBase = uint64_t{1} << 32;  // apart from the prefetch flows' ids
+    // A dependency's flow id: kFlowBase + task * 64 + (producer % 64) for the
+    // first of a task's producers with that residue (the ids traces always
+    // had), a fresh one from kSpareFlowBase up for any later producer with the
+    // same residue (a task with more than 64 dependencies, or two 64 apart).
+    constexpr uint64_t kFlowBase = uint64_t{1} << 32;        // apart from the prefetch flows' ids
+    constexpr uint64_t kSpareFlowBase = uint64_t{1} << 62;   // beyond every kFlowBase id
+    uint64_t spare = kSpareFlowBase;
     for (size_t i = 0; i < r.tasks.size(); ++i) {
         const rt::TaskRun& run = r.graph.tasks[i];
         if (!run.ran || run.cores.empty()) continue;
@@ -96,11 +102,14 @@ void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& p
             trace.slice(pid, lane(c), r.tasks[i].name(), run.start_ps, run.end_ps,
                         "\"blocks\":" + std::to_string(r.tasks[i].block_num));
         }
+        uint64_t residues_used = 0;  // bit k: the id of residue k is taken for this task
         for (uint32_t d : r.tasks[i].deps) {
             const rt::TaskRun& from = r.graph.tasks[d];
             if (!from.ran || from.cores.empty()) continue;
-            trace.flow(kFlowBase + i * 64 + (d % 64), pid, lane(from.cores.front()), from.end_ps, pid,
-                       lane(run.cores.front()), run.start_ps);
+            const uint64_t bit = uint64_t{1} << (d % 64);
+            const uint64_t id = residues_used & bit ? spare++ : kFlowBase + i * 64 + (d % 64);
+            residues_used |= bit;
+            trace.flow(id, pid, lane(from.cores.front()), from.end_ps, pid, lane(run.cores.front()), run.start_ps);
         }
     }
 }

@@ -148,7 +148,7 @@ LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler)
 
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const std::vector<uint64_t>& ring_heap) {
+                const rt::TaskGraph::RingSizes& rings) {
     const CallableSpec& spec = callable.spec;
     CallResult result;
     // The call's GM is freed after it: the first tensor and everything after it.
@@ -181,7 +181,7 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
     memory.read = [&](uint64_t gm, void* dst, uint64_t bytes) { platform.gm_read(gm, dst, bytes); };
     memory.write = [&](uint64_t gm, const void* src, uint64_t bytes) { platform.gm_write(gm, src, bytes); };
     rt::TaskGraph graph(memory, platform.core_count() / 3);
-    graph.set_ring_heap(ring_heap);
+    graph.set_ring_sizes(rings);
     std::vector<uint64_t> gm_of;
     ChipTaskArgs args;
     for (const CallTensor& t : tensors) {

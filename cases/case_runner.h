@@ -51,14 +51,14 @@ struct CallResult {
 
 // One call on `worker`: the tensors (in order, before the scalars) are
 // allocated in GM and released after it, along with everything the runtime
-// allocated for it (`heap_bytes` bounds the outputs it allocates; `ring_heap`,
-// when given, each scope depth's ring: rt::TaskGraph::set_ring_heap). Throws
+// allocated for it (`heap_bytes` bounds the outputs it allocates; `rings`,
+// simpler's runtime_env, sizes each scope depth's ring: rt::TaskGraph::RingSizes). Throws
 // CaseError (the argument count `config_function` expects), rt::OrchestrationError
 // or rt::RuntimeError for a call that cannot run; a kernel fault or a stuck
 // graph is in the result's `graph`.
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const std::vector<uint64_t>& ring_heap = {});
+                const rt::TaskGraph::RingSizes& rings = {});
 
 struct CaseOutput {
     std::string name;

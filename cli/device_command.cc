@@ -71,7 +71,9 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.advise = request.value("advise", false);
         call.faults = request.value("inject", std::vector<std::string>{});
         call.scalars = request.value("scalars", std::vector<uint64_t>{});
-        call.ring_heap = request.value("ring_heap", std::vector<uint64_t>{});
+        call.rings.heap = request.value("ring_heap", std::vector<uint64_t>{});
+        call.rings.task_window = request.value("ring_task_window", std::vector<uint64_t>{});
+        call.rings.dep_pool = request.value("ring_dep_pool", std::vector<uint64_t>{});
         const std::string data_path = request.value("data", "");
         std::fstream data(data_path, std::ios::in | std::ios::out | std::ios::binary);
         std::error_code ec;

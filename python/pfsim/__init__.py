@@ -246,7 +246,8 @@ class Worker:
     @_serialized
     def run(self, handle: Handle, args, prefetch: bool = True, trace: str | None = None,
             timeout: float | None = None, sanitize: bool = False, advise: bool = False,
-            inject: list | None = None, ring_heap: list | None = None) -> RunResult:
+            inject: list | None = None, ring_heap: int | list | None = None,
+            ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -256,8 +257,10 @@ class Worker:
         prefetch advisor; its report is the result's `advisor`. inject: faults for
         this run only, as `pfsim run --inject` names them ("sdma-error:3",
         "sdma-stall", "doorbell-lost", ...): what each did is the result's `faults`.
-        ring_heap: simpler's runtime_env.ring_heap, the bytes of the heap ring of
-        each scope depth (up to 4; docs/cases.md)."""
+        ring_heap, ring_task_window, ring_dep_pool: simpler's runtime_env, the
+        sizes of each scope depth's heap ring (bytes), task window (slots) and
+        dependency pool (entries): an int for every ring or a list of 4, 0 for the
+        default (docs/cases.md#ring-sizes)."""
         self._check_usable()
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
@@ -285,10 +288,11 @@ class Worker:
                    "inject": [str(f) for f in (inject or [])]}
         if trace:
             request["trace"] = os.path.abspath(trace)
-        if ring_heap is not None:
-            if len(ring_heap) > 4 or not all(isinstance(v, int) and 0 < v < 2 ** 64 for v in ring_heap):
-                raise ValueError(f"ring_heap: up to 4 sizes in bytes, each a positive integer, not {ring_heap!r}")
-            request["ring_heap"] = list(ring_heap)
+        from .task_interface import ring_values  # it imports this module
+        for field, value in (("ring_heap", ring_heap), ("ring_task_window", ring_task_window),
+                             ("ring_dep_pool", ring_dep_pool)):
+            if value is not None:
+                request[field] = ring_values(field, value)
         reply = self._request(request, timeout)
         with open(path, "rb") as f:
             for n, i in enumerate(tensors):

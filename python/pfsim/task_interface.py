@@ -4,7 +4,8 @@ resolves here (pfsim._simpler).
 
 The enums carry simpler's values (its C++ ABI). `CallConfig` holds a run's
 configuration as simpler spells it; pfsim honours the defaults and refuses by
-name every field it does not model (`CallConfig.refused()`). The multi-die
+name every field it does not model (`CallConfig.refused()`); the ring sizes of
+`runtime_env` it models (`ring_values`). The multi-die
 names (`TaskArgs`, `CommBufferSpec`) belong to level-3 tests, which pfsim does
 not run: using one raises NotImplementedError naming it.
 """
@@ -15,7 +16,8 @@ from enum import IntEnum
 
 from . import ArgDirection
 
-__all__ = ["ArgDirection", "DataType", "TensorArgType", "CallConfig", "RuntimeEnv", "TaskArgs", "CommBufferSpec"]
+__all__ = ["ArgDirection", "DataType", "TensorArgType", "CallConfig", "RuntimeEnv", "TaskArgs", "CommBufferSpec",
+           "ring_values"]
 
 
 class DataType(IntEnum):
@@ -43,8 +45,34 @@ class TensorArgType(IntEnum):
     NO_DEP = 4
 
 
+RING_COUNT = 4  # simpler's PTO2_MAX_RING_DEPTH: one ring per scope depth, the last for all deeper ones
+
+
+def ring_values(field: str, value) -> list[int]:
+    """A runtime_env ring size as simpler takes it: an int for every ring or a
+    list of one per ring, 0 for the runtime's default; the four values. ValueError
+    (naming the field) for what simpler rejects: ring_task_window a power of 2 in
+    [4, 2**31 - 1], ring_heap at least 1024 bytes, ring_dep_pool in [4, 2**31 - 1]."""
+    values = [value] * RING_COUNT if isinstance(value, int) and not isinstance(value, bool) else value
+    if (not isinstance(values, (list, tuple)) or len(values) != RING_COUNT
+            or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2 ** 64 for v in values)):
+        raise ValueError(f"runtime_env.{field} must be an int (every ring) or a list of {RING_COUNT} ints (one per "
+                         f"scope-depth ring), not {value!r}")
+    valid = {
+        "ring_task_window": (lambda v: 4 <= v < 2 ** 31 and v & (v - 1) == 0, "a power of 2 in [4, 2**31 - 1]"),
+        "ring_heap": (lambda v: v >= 1024, "at least 1024 (bytes per ring)"),
+        "ring_dep_pool": (lambda v: 4 <= v < 2 ** 31, "in [4, 2**31 - 1]"),
+    }
+    ok, rule = valid[field]
+    for v in values:
+        if v and not ok(v):
+            raise ValueError(f"runtime_env.{field} = {value!r}: each ring's value must be {rule} (0: the default)")
+    return list(values)
+
+
 class RuntimeEnv:
-    """CallConfig.runtime_env: the tensormap_and_ringbuffer ring sizes (0 = the runtime's default)."""
+    """CallConfig.runtime_env: the tensormap_and_ringbuffer ring sizes (0 = the runtime's default),
+    each an int for every ring or a list of one per scope-depth ring (`ring_values`)."""
     FIELDS = ("ring_task_window", "ring_heap", "ring_dep_pool")
 
     def __init__(self):
@@ -54,14 +82,12 @@ class RuntimeEnv:
 
 
 class CallConfig:
-    """A run's configuration, simpler's fields. pfsim honours `runtime_env.ring_heap`
-    and runs any `aicpu_thread_num` (warned: one simulated scheduler); every other
-    field only at its default (0 / False / ""): `refused()` names the ones set otherwise."""
+    """A run's configuration, simpler's fields. pfsim honours `runtime_env`'s ring
+    sizes and runs any `aicpu_thread_num` (warned: one simulated scheduler); every
+    other field only at its default (0 / False / ""): `refused()` names the ones set otherwise."""
 
     # field -> why pfsim cannot honour a value other than the default
     UNMODELLED = {
-        "runtime_env.ring_task_window": "pfsim's runtime does not size its task ring from the call",
-        "runtime_env.ring_dep_pool": "pfsim's runtime does not size its dependency pool from the call",
         "enable_chip_swimlane": "pfsim writes no swimlane records (use --pfsim-trace for a Perfetto trace)",
         "enable_dump_args": "pfsim does not dump task arguments",
         "enable_pmu": "pfsim has no PMU events (the run's counters are in its result)",

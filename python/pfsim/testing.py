@@ -29,7 +29,7 @@ import pytest
 
 from . import ArgDirection, Callable, CompileError, RunError, Worker, _tensors
 
-from .task_interface import CallConfig
+from .task_interface import CallConfig, ring_values
 
 __all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_test", "scene_level", "ArgDirection",
            "SceneTestLevel", "CaseOutcome", "is_manual_for_platform"]
@@ -44,6 +44,9 @@ WARNED_CONFIG = {
                         "(the results are the same; the scheduler's own timing is one thread's)",
     "runtime_env.ring_heap": "each ring's capacity is enforced, but the orchestrator's wait for an ended scope's "
                              "outputs to be given back is not modelled (it takes no time)",
+    "runtime_env.ring_dep_pool": "not modelled in full: pfsim counts a fanout link for every producer the "
+                                 "orchestrator has not waited for (the board: those not yet complete), so it can "
+                                 "wait, or fail, where the board does not",
 }
 _warned_config = set()
 
@@ -223,7 +226,10 @@ def case_config(case: dict, where: str) -> CallConfig:
     cfg = CallConfig()
     cfg.aicpu_thread_num = config.get("aicpu_thread_num", 0)
     for key, value in env.items():
-        setattr(cfg.runtime_env, key, value)
+        try:
+            setattr(cfg.runtime_env, key, ring_values(key, value))
+        except ValueError as e:
+            raise ValueError(f"{where}: config {e}") from None
     refused = cfg.refused()
     if refused:
         raise ValueError(f"{where}: config {refused[0]}, so the case cannot run as written")
@@ -404,7 +410,7 @@ class SceneTestCase:
         sdma = request.node.get_closest_marker("sdma") is not None
 
         _warn_unmodelled_config(case.get("config", {}), what)
-        ring_heap = case.get("config", {}).get("runtime_env", {}).get("ring_heap")
+        rings = case.get("config", {}).get("runtime_env", {})  # checked at collection (case_config)
         params = _Params(case.get("params", {}))
         try:
             args = self.generate_args(params)
@@ -448,7 +454,7 @@ class SceneTestCase:
                                 trace = os.path.join(trace_dir, f"{cls_name}.{case_name}.{'on' if prefetch else 'off'}"
                                                      f"{'' if rounds == 1 else f'.{r}'}.json")
                             result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
-                                                ring_heap=ring_heap)
+                                                **rings)
                             label = f"prefetch {'on' if prefetch else 'off'}" + ("" if rounds == 1 else f", round {r}")
                             if not skip_golden:
                                 try:

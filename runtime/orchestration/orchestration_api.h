@@ -45,9 +45,12 @@ using pfsim::rt::PTO2_ERROR_ASYNC_COMPLETION_INVALID;
 using pfsim::rt::PTO2_ERROR_ASYNC_WAIT_OVERFLOW;
 using pfsim::rt::PTO2_ERROR_ASYNC_REGISTRATION_FAILED;
 
-// simpler's fanin storage: 64 edges inline per task, the rest from the ring's
-// dependency pool (PTO2_DEP_LIST_POOL_SIZE entries). A task whose dependencies
-// do not fit fails with PTO2_ERROR_DEP_POOL_OVERFLOW.
+// simpler's per-ring defaults (runtime_env overrides them): the task window
+// (slots of a scope depth's ring; a scope holds at most one less), and the
+// dependency pool's entries (fanin edges beyond the 64 kept inline per task,
+// and the producers' fanout links). Running out: rt::TaskGraph, the fatal codes
+// PTO2_ERROR_SCOPE_DEADLOCK, _FLOW_CONTROL_DEADLOCK and _DEP_POOL_OVERFLOW.
+constexpr int PTO2_TASK_WINDOW_SIZE = 16384;
 constexpr int PTO2_FANIN_INLINE_CAP = 64;
 constexpr int PTO2_DEP_LIST_POOL_SIZE = 16384;
 

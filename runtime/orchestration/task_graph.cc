@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 namespace pfsim::rt {
 
@@ -38,6 +39,7 @@ TaskGraph::Recording::Recording(TaskGraph& graph) {
     g_recording = &graph;
     graph.scopes_.assign(1, PTO2ScopeMode::AUTO);  // the executor's outer scope
     graph.scope_heap_bytes_.assign(1, 0);
+    graph.scope_tasks_.assign(1, {});
     std::fill(std::begin(graph.ring_live_), std::end(graph.ring_live_), 0);
 }
 
@@ -121,6 +123,24 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     }
     const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
     const PTO2TaskId id{task.index};
+    // A slot in the task window of the scope depth's ring.
+    const uint32_t ring_id = ring_of_scope();
+    Ring& ring = rings_[ring_id];
+    const std::string ring_name = "ring " + std::to_string(ring_id);
+    const std::string waiting = name + " at " + task.site + ", waiting for " + ring_name + " to give back";
+    const uint64_t window = ring_size(ring_sizes_.task_window, ring_id, PTO2_TASK_WINDOW_SIZE);
+    const std::string window_name =
+        "the task window of " + ring_name + " (runtime_env.ring_task_window = " + std::to_string(window) + ")";
+    if (scope_tasks_.back().size() + 1 >= window) {
+        return invalid(PTO2_ERROR_SCOPE_DEADLOCK, "its scope already holds " +
+                                                      std::to_string(scope_tasks_.back().size()) + " tasks, all " +
+                                                      window_name + " can hold while the scope is open");
+    }
+    while (ring.tasks.size() + 1 >= window + ring.alive) {
+        if (!consume_head(ring, waiting + " a task slot")) {
+            return invalid(PTO2_ERROR_FLOW_CONTROL_DEADLOCK, window_name + " is full and " + stuck_head(ring));
+        }
+    }
     // Outputs from the heap ring, in argument order.
     std::vector<const ChipTensor*> outputs;
     try {
@@ -132,17 +152,17 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
             out.manual_dep = c.manual_dep;
             out.owner_task_id = id;
             const uint64_t bytes = out.nbytes();
-            const uint32_t ring = ring_of_scope();
-            if (ring < ring_heap_.size()) {
+            const uint64_t heap = ring_size(ring_sizes_.heap, ring_id, 0);
+            if (heap) {
                 const uint64_t held = (bytes + 63) / 64 * 64;  // PTO2_ALIGN_SIZE
-                if (ring_live_[ring] + held > ring_heap_[ring]) {
+                if (ring_live_[ring_id] + held > heap) {
                     throw OrchestrationError(
-                        "heap ring " + std::to_string(ring) + " (runtime_env.ring_heap[" + std::to_string(ring) +
-                        "] = " + std::to_string(ring_heap_[ring]) + " B) cannot hold its " + std::to_string(held) +
-                        " B output beside the " + std::to_string(ring_live_[ring]) +
+                        "heap ring " + std::to_string(ring_id) + " (runtime_env.ring_heap[" +
+                        std::to_string(ring_id) + "] = " + std::to_string(heap) + " B) cannot hold its " +
+                        std::to_string(held) + " B output beside the " + std::to_string(ring_live_[ring_id]) +
                         " B the open scopes of that ring hold");
                 }
-                ring_live_[ring] += held;
+                ring_live_[ring_id] += held;
                 scope_heap_bytes_.back() += held;
             }
             const uint64_t gm = memory_.allocate(bytes);
@@ -154,8 +174,10 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         return invalid(PTO2_ERROR_HEAP_RING_DEADLOCK, e.what());
     }
 
+    std::vector<uint32_t> retained;  // explicit DEP_RETAIN and creator edges: they hold the producer's slot
     for (int i = 0; i < args.dep_count(); ++i) {
         if (args.dep_kind(i) & DEP_WAIT) task.deps.push_back(static_cast<uint32_t>(args.dep(i).raw));
+        if (args.dep_kind(i) & DEP_RETAIN) retained.push_back(static_cast<uint32_t>(args.dep(i).raw));
     }
     size_t next_output = 0;
     std::vector<Producer> reads, writes, inouts;  // registered once the task is accepted
@@ -168,6 +190,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         // Creator edge.
         if (t->owner_task_id.is_valid() && t->owner_task_id.raw < task.index) {
             task.deps.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
+            retained.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
         }
         Producer range{t->buffer.addr, 0, 0, task.index};
         byte_range(*t, &range.begin, &range.end);
@@ -181,13 +204,60 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         if (e.type == TensorArgType::INOUT) inouts.push_back(range);
         if (e.type == TensorArgType::INOUT || e.type == TensorArgType::OUTPUT_EXISTING) writes.push_back(range);
     }
-    std::sort(task.deps.begin(), task.deps.end());
-    task.deps.erase(std::unique(task.deps.begin(), task.deps.end()), task.deps.end());
-    // simpler keeps 64 fanin edges inline and the rest in the ring's dependency pool.
-    if (task.deps.size() > static_cast<size_t>(PTO2_FANIN_INLINE_CAP + PTO2_DEP_LIST_POOL_SIZE)) {
-        return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW,
-                       std::to_string(task.deps.size()) + " dependencies: more than the 64 inline fanin slots and " +
-                           "the ring's dependency pool (" + std::to_string(PTO2_DEP_LIST_POOL_SIZE) + " entries) hold");
+    auto sort_unique = [](std::vector<uint32_t>& v) {
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    sort_unique(task.deps);
+    sort_unique(retained);
+    // The dependency pool. Fanin edges go to producers not yet consumed (a
+    // consumed one needs none); simpler keeps 64 inline and the rest in the
+    // ring's fanin pool, given back as the task is consumed.
+    auto live = [&](uint32_t p) { return slots_[p].local >= rings_[slots_[p].ring].alive; };
+    std::vector<uint32_t> fanin;
+    std::set_union(task.deps.begin(), task.deps.end(), retained.begin(), retained.end(), std::back_inserter(fanin));
+    fanin.erase(std::remove_if(fanin.begin(), fanin.end(), [&](uint32_t p) { return !live(p); }), fanin.end());
+    retained.erase(std::remove_if(retained.begin(), retained.end(), [&](uint32_t p) { return !live(p); }),
+                   retained.end());
+    const uint64_t pool = ring_size(ring_sizes_.dep_pool, ring_id, PTO2_DEP_LIST_POOL_SIZE);
+    const std::string pool_name =
+        ring_name + "'s dependency pool (runtime_env.ring_dep_pool = " + std::to_string(pool) + " entries)";
+    const uint64_t spill = fanin.size() > PTO2_FANIN_INLINE_CAP ? fanin.size() - PTO2_FANIN_INLINE_CAP : 0;
+    if (spill > pool) {
+        return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(fanin.size()) +
+                                                         " dependencies: more than the 64 inline fanin slots and " +
+                                                         pool_name + " hold");
+    }
+    while (ring.fanin_used + spill > pool) {
+        if (!consume_head(ring, waiting + " fanin entries")) {
+            return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(fanin.size()) + " dependencies: " + pool_name +
+                                                             " cannot give back the " + std::to_string(spill) +
+                                                             " fanin entries beyond the 64 inline: " + stuck_head(ring));
+        }
+    }
+    // A producer the orchestrator has not seen complete gets a fanout link to
+    // this task; wiring needs room for one per dependency. Given back 64
+    // consumed tasks at a time (simpler's PTO2_DEP_POOL_CLEANUP_INTERVAL).
+    const uint64_t links = static_cast<uint64_t>(std::count_if(task.deps.begin(), task.deps.end(), [&](uint32_t p) {
+        return live(p) && (p >= end_ps_.size() || end_ps_[p] == kOpen);
+    }));
+    const uint64_t need = static_cast<uint64_t>(std::count_if(task.deps.begin(), task.deps.end(), live));
+    if (links && need > pool) {
+        return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(need) + " dependencies on running producers: " +
+                                                         "more fanout links than " + pool_name + " holds");
+    }
+    for (uint32_t seen = ring.alive; links && pool - (ring.fanout_top - ring.fanout_tail) < need;) {
+        if (seen > 0 && seen >= ring.fanout_reclaimed + 64) {
+            ring.fanout_tail = std::max(ring.fanout_tail, slots_[ring.tasks[seen - 1]].fanout_mark);
+            ring.fanout_reclaimed = seen;
+            continue;
+        }
+        if (!consume_head(ring, waiting + " fanout links")) {
+            return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(need) + " dependencies: " + pool_name +
+                                                             " cannot give back the fanout links they need: " +
+                                                             stuck_head(ring));
+        }
+        seen = ring.alive;
     }
     // An INOUT covering a producer's whole range retires that entry.
     for (const Producer& r : inouts) {
@@ -202,6 +272,17 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     for (int i = 0; i < args.scalar_count(); ++i) task.scalars.push_back(args.scalar_value(i));
     orch_ps_ += costs_.submit_ps;
     task.release_ps = orch_ps_;
+    Slot slot;
+    slot.ring = ring_id;
+    slot.local = static_cast<uint32_t>(ring.tasks.size());
+    slot.fanin_spill = spill;
+    ring.fanout_top += links;
+    slot.fanout_mark = ring.fanout_top;
+    ring.tasks.push_back(task.index);
+    ring.fanin_used += spill;
+    for (uint32_t p : retained) slots_[p].retainers.push_back(task.index);
+    scope_tasks_.back().push_back(task.index);
+    slots_.push_back(std::move(slot));
     tasks_.push_back(std::move(task));
     if (begun_) hand_over();
     return TaskOutputTensors(id, std::move(outputs));
@@ -282,19 +363,47 @@ std::vector<uint32_t> TaskGraph::hazards(const ChipTensor& t, uint64_t begin, ui
     return out;
 }
 
-void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const std::string& what) {
-    for (uint32_t t : tasks) {
-        if (t < completed_.size() && completed_[t]) continue;
-        hand_over();
-        uint64_t end_ps = 0;
-        if (!live_.wait_task(t, &end_ps)) {
-            throw OrchestrationStalled(what + " waits for " + tasks_[t].name() + " (submitted at " + tasks_[t].site +
-                                       "), which can never complete");
-        }
-        orch_ps_ = std::max(orch_ps_, end_ps);
-        if (completed_.size() <= t) completed_.resize(t + 1, false);
-        completed_[t] = true;
+uint64_t TaskGraph::end_of(uint32_t t, const std::string& what) {
+    if (end_ps_.size() <= t) end_ps_.resize(tasks_.size(), kOpen);
+    if (end_ps_[t] != kOpen) return end_ps_[t];
+    hand_over();
+    uint64_t end_ps = 0;
+    if (!live_.wait_task(t, &end_ps)) {
+        throw OrchestrationStalled(what + " waits for " + tasks_[t].name() + " (submitted at " + tasks_[t].site +
+                                   "), which can never complete");
     }
+    return end_ps_[t] = end_ps;
+}
+
+void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const std::string& what) {
+    for (uint32_t t : tasks) orch_ps_ = std::max(orch_ps_, end_of(t, what));
+}
+
+uint64_t TaskGraph::ring_size(const std::vector<uint64_t>& sizes, uint32_t ring, uint64_t fallback) const {
+    return ring < sizes.size() && sizes[ring] ? sizes[ring] : fallback;
+}
+
+bool TaskGraph::consume_head(Ring& ring, const std::string& what) {
+    if (ring.alive == ring.tasks.size()) return false;
+    const uint32_t head = ring.tasks[ring.alive];
+    const Slot& slot = slots_[head];
+    if (slot.scope_end_ps == kOpen) return false;
+    uint64_t at = std::max(end_of(head, what), slot.scope_end_ps);
+    for (uint32_t c : slot.retainers) {
+        if (tasks_[c].release_ps > at) break;  // taken after it was consumed: no hold
+        at = std::max(at, end_of(c, what));
+    }
+    orch_ps_ = std::max(orch_ps_, at);
+    ring.fanin_used -= slot.fanin_spill;
+    ++ring.alive;
+    return true;
+}
+
+std::string TaskGraph::stuck_head(const Ring& ring) const {
+    if (ring.alive == ring.tasks.size()) return "every earlier task of the ring is already given back";
+    const GraphTask& head = tasks_[ring.tasks[ring.alive]];
+    return "its oldest task, " + head.name() + " (submitted at " + head.site +
+           "), is held by its scope, which is still open";
 }
 
 uint64_t TaskGraph::get_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, Site site) {
@@ -345,12 +454,15 @@ void TaskGraph::warn_once(const std::string& warning) {
 void TaskGraph::scope_begin(PTO2ScopeMode mode) {
     scopes_.push_back(mode);
     scope_heap_bytes_.push_back(0);
+    scope_tasks_.emplace_back();
 }
 
 void TaskGraph::scope_end() {
     if (scopes_.size() <= 1) throw OrchestrationError("rt_scope_end without a matching rt_scope_begin");
     ring_live_[ring_of_scope()] -= scope_heap_bytes_.back();  // its outputs given back
     scope_heap_bytes_.pop_back();
+    for (uint32_t t : scope_tasks_.back()) slots_[t].scope_end_ps = orch_ps_;
+    scope_tasks_.pop_back();
     scopes_.pop_back();
 }
 

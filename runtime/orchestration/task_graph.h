@@ -121,14 +121,35 @@ public:
         Recording& operator=(const Recording&) = delete;
     };
 
-    // The heap ring of each scope depth (simpler's runtime_env.ring_heap: ring r
-    // serves the outputs allocated in scopes at depth r + 1, the last ring all
-    // deeper ones). The outputs of a scope that has ended are given back (the
-    // orchestrator waits for their tasks; that wait is not timed). An output
-    // that does not fit beside those of the open scopes of its ring can never
-    // be allocated: PTO2_ERROR_HEAP_RING_DEADLOCK, naming the task. Empty (the
-    // default): no bound per ring.
-    void set_ring_heap(std::vector<uint64_t> bytes) { ring_heap_ = std::move(bytes); }
+    // simpler's runtime_env ring sizes, an entry per scope-depth ring (ring r
+    // serves the tasks submitted in scopes at depth r + 1, the last ring all
+    // deeper ones; the orchestration's outer scope is depth 1). An entry that
+    // is 0 or absent takes the default.
+    //  - heap: bytes of outputs the open scopes of the ring hold. The outputs
+    //    of a scope that has ended are given back (that wait is not timed); an
+    //    output that does not fit beside those of the open scopes can never be
+    //    allocated: PTO2_ERROR_HEAP_RING_DEADLOCK. Default: no bound per ring.
+    //  - task_window: W slots. A scope takes at most W - 1 tasks of its own
+    //    (the next one is PTO2_ERROR_SCOPE_DEADLOCK); the orchestrator waits,
+    //    in simulated time, before submitting the ring's task i until its task
+    //    i + 1 - W and all before it are consumed: completed, their scope ended,
+    //    and every task that retained them (an explicit or creator dependency
+    //    taken before that) completed. A task whose scope is still open can
+    //    never be consumed: PTO2_ERROR_FLOW_CONTROL_DEADLOCK. Default 16384.
+    //  - dep_pool: P entries in each of the ring's two pools: the fanin edges a
+    //    task has beyond the 64 inline (given back when it is consumed) and the
+    //    fanout links of its dependencies on producers not yet seen to complete
+    //    (given back 64 consumed tasks at a time, as simpler's reclaim batches
+    //    them). The orchestrator waits for the ring's consumption when a pool
+    //    is short; needing more than P, or more than the consumption of every
+    //    earlier task of the ring frees: PTO2_ERROR_DEP_POOL_OVERFLOW. Default
+    //    16384. pfsim counts a fanout link for every producer the orchestrator
+    //    has not waited for (simpler: those not completed at submission), so it
+    //    can only ask for more than the board.
+    struct RingSizes {
+        std::vector<uint64_t> heap, task_window, dep_pool;
+    };
+    void set_ring_sizes(RingSizes sizes) { ring_sizes_ = std::move(sizes); }
     static constexpr uint32_t kRings = 4;  // PTO2_MAX_RING_DEPTH
 
     // Where a call was made: "orch.cpp:42".
@@ -176,6 +197,34 @@ private:
     // Runs the simulation until `tasks` completed; the orchestrator's clock
     // moves to the last end. Throws OrchestrationStalled naming `what`.
     void wait_for(const std::vector<uint32_t>& tasks, const std::string& what);
+    // When task t completed (from the graph's start), running the simulation
+    // until it did; throws OrchestrationStalled naming `what`.
+    uint64_t end_of(uint32_t t, const std::string& what);
+
+    // A task's place in its scope-depth ring.
+    struct Slot {
+        uint32_t ring = 0, local = 0;   // the ring, and the task's place in its order
+        uint64_t scope_end_ps = kOpen;   // when its scope ended (kOpen: still open)
+        std::vector<uint32_t> retainers;  // later tasks holding it (explicit or creator edges), in order
+        uint64_t fanin_spill = 0;         // its fanin edges beyond the inline 64
+        uint64_t fanout_mark = 0;         // the ring's fanout-link top once it was wired
+    };
+    static constexpr uint64_t kOpen = ~uint64_t{0};
+    // One scope depth's ring: its tasks in order, those consumed, and its pools.
+    struct Ring {
+        std::vector<uint32_t> tasks;
+        uint32_t alive = 0;  // tasks [0, alive) are consumed (simpler's last_task_alive)
+        uint64_t fanin_used = 0;
+        uint64_t fanout_top = 1, fanout_tail = 1;  // linear counters of the fanout links
+        uint32_t fanout_reclaimed = 0;             // `alive` at the last reclaim
+    };
+    uint64_t ring_size(const std::vector<uint64_t>& sizes, uint32_t ring, uint64_t fallback) const;
+    // Waits until the oldest unconsumed task of `ring` is consumed (the
+    // orchestrator's clock moves there); false when it never can be: there is
+    // none, or its scope is still open.
+    bool consume_head(Ring& ring, const std::string& what);
+    // Why `ring` cannot consume more: "its oldest ... " for a fatal message.
+    std::string stuck_head(const Ring& ring) const;
     void warn_once(const std::string& warning);
 
     Memory memory_;
@@ -191,14 +240,17 @@ private:
     std::vector<Producer> readers_;  // INPUT / INOUT / NO_DEP accesses, for set_tensor_data
     std::vector<PTO2ScopeMode> scopes_;
     std::vector<uint64_t> scope_heap_bytes_;  // per open scope: its outputs' bytes in its ring
-    std::vector<uint64_t> ring_heap_;
+    std::vector<std::vector<uint32_t>> scope_tasks_;  // per open scope: the tasks submitted in it
+    RingSizes ring_sizes_;
+    Ring rings_[kRings];
+    std::vector<Slot> slots_;  // by task
     uint64_t ring_live_[kRings] = {};  // bytes the open scopes of each ring hold
     uint32_t ring_of_scope() const { return std::min<uint32_t>(static_cast<uint32_t>(scopes_.size()), kRings) - 1; }
     std::vector<std::string> log_;
     int fatal_code_ = 0;
     std::string fatal_message_;
     std::vector<std::string> warnings_;
-    std::vector<bool> completed_;  // tasks known to have completed (waited for)
+    std::vector<uint64_t> end_ps_;  // when each task completed; kOpen: not known (not waited for)
 };
 
 }  // namespace pfsim::rt

@@ -264,18 +264,21 @@ TEST(Predicate, AFalsePredicateRetiresItsTaskWithoutACoreAndATrueOneRuns) {
     EXPECT_FALSE(z["tasks"][3].contains("skipped"));
 }
 
-TEST(Dependencies, SimplersLimitIs64InlinePlusTheDependencyPool) {
-    // 391 (simpler's dep_gen_chain) and exactly the limit run.
-    for (int n : {391, 64 + 16384}) {
+TEST(Dependencies, SimplersLimitsHoldAtTheirDefaults) {
+    // 391 (simpler's dep_gen_chain) run, and 16382: with the consumer, the
+    // 16383 tasks of the outer scope the default task window (16384) holds.
+    for (int n : {391, 16382}) {
         const auto j = run_json("deps" + std::to_string(n), 8, n);
         ASSERT_EQ(j["tasks"].size(), static_cast<size_t>(n + 1));
         EXPECT_EQ(j["tasks"][n]["deps"].size(), static_cast<size_t>(n));
     }
-    // One more is refused, naming the task, the line and the code.
-    const Result over = pfsim("run " + user_case("deps_over", 8, 64 + 16384 + 1));
+    // One more can never fit while the scope is open: simpler's scope deadlock,
+    // naming the task, the line and the code (the pool's own limits:
+    // tests/python/test_rings.py).
+    const Result over = pfsim("run " + user_case("deps_over", 8, 16383));
     EXPECT_EQ(over.status, 2);
-    EXPECT_NE(over.err.find("fatal 4 (PTO2_ERROR_DEP_POOL_OVERFLOW) at " + line_of("LINE many dependencies") +
-                            ": task 16449 (dummy): 16449 dependencies"),
+    EXPECT_NE(over.err.find("fatal 1 (PTO2_ERROR_SCOPE_DEADLOCK) at " + line_of("LINE many dependencies") +
+                            ": task 16383 (dummy): its scope already holds 16383 tasks"),
               std::string::npos)
         << over.err;
 }

@@ -116,7 +116,7 @@ def test_an_ended_scope_gives_its_heap_ring_back(tmp_path):
             worker.run(handle, [out, MIB // 4, 1], ring_heap=rings)
         # Without ring sizes (pfsim's one heap of orch.heap_bytes), both fit.
         worker.run(handle, [out, MIB // 4, 1])
-        with pytest.raises(ValueError, match=r"ring_heap: up to 4 sizes in bytes"):
+        with pytest.raises(ValueError, match=r"runtime_env.ring_heap must be an int \(every ring\) or a list of 4"):
             worker.run(handle, [out, MIB // 4, 0], ring_heap=[0])
 
 

@@ -154,10 +154,11 @@ def test_simpler_s_own_harness_conftest_is_not_loaded_but_other_conftests_are(tm
 
 
 REFUSED_CONFIGS = [
-    ('{"runtime_env": {"ring_task_window": 64}}', "case small: config runtime_env.ring_task_window=64: pfsim's "
-                                                  "runtime does not size its task ring"),
-    ('{"runtime_env": {"ring_dep_pool": 256}}', "case small: config runtime_env.ring_dep_pool=256: pfsim's runtime "
-                                                "does not size its dependency pool"),
+    ('{"runtime_env": {"ring_task_window": 48}}', "case small: config runtime_env.ring_task_window = 48: each "
+                                                  "ring's value must be a power of 2"),
+    ('{"runtime_env": {"ring_dep_pool": [256]}}', "case small: config runtime_env.ring_dep_pool must be an int "
+                                                  "(every ring) or a list of 4 ints"),
+    ('{"enable_pmu": 1}', "case small: unknown config key 'enable_pmu'"),
     ('{"runtime_env": {"ring_size": 1}}', "case small: unknown config.runtime_env key 'ring_size'"),
     ('{"device_count": 2}', "case small: config device_count=2 is not honoured"),
 ]
