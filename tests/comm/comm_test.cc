@@ -1,0 +1,197 @@
+// Two dies in one simulation (SimDies) and the instructions between ranks
+// (include/pto/pfsim_comm.hpp): TPUT into a peer's GM across the link, TNOTIFY
+// of a peer's signal, TWAIT until it holds, TGET from a peer; what each costs;
+// and the misuse: a transfer beyond what the peer allocated, a wait nobody
+// satisfies (named with the signal, its value and its last writer).
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "model/common/peer_window.h"
+#include "pto/pto-inst.hpp"
+#include "runtime/platform/sim/sim_dies.h"
+#include "tests/support/harness.h"
+
+namespace pfsim {
+namespace {
+
+using namespace pto;
+using comm::NotifyOp;
+using comm::WaitCmp;
+
+constexpr int kElems = 4096;  // 16 KiB of floats: two 8 KiB staging tiles
+using Flat = GlobalTensor<float, Shape<1, 1, 1, 1, kElems>, Stride<kElems, kElems, kElems, kElems, 1>>;
+using Signal = GlobalTensor<int32_t, Shape<1, 1, 1, 1, 1>, Stride<1, 1, 1, 1, 1>>;
+using Staging = Tile<TileType::Vec, float, 1, 2048>;
+
+template <typename T>
+T* arg(int64_t* args, int i) {
+    return reinterpret_cast<T*>(args[i]);
+}
+
+// args: 0 local source, 1 the peer's receive buffer, 2 the peer's signal, 3 notify value
+void put_then_notify(int64_t* args) {
+    Staging staging;
+    TASSIGN(staging, 0x0);
+    Flat dst(arg<float>(args, 1)), src(arg<float>(args, 0));
+    comm::TPUT(dst, src, staging);
+    Signal signal(arg<int32_t>(args, 2));
+    comm::TNOTIFY(signal, static_cast<int32_t>(args[3]), NotifyOp::AtomicAdd);
+}
+
+// args: 0 local signal, 1 value waited for, 2 local receive buffer, 3 local output
+void wait_then_copy(int64_t* args) {
+    Signal signal(arg<int32_t>(args, 0));
+    comm::TWAIT(signal, static_cast<int32_t>(args[1]), WaitCmp::GE);
+    Staging staging;
+    TASSIGN(staging, 0x0);
+    Flat out(arg<float>(args, 3)), recv(arg<float>(args, 2));
+    comm::TGET(out, recv, staging);
+}
+
+// args: 0 local output, 1 the peer's data
+void get_from_peer(int64_t* args) {
+    Staging staging;
+    TASSIGN(staging, 0x0);
+    Flat out(arg<float>(args, 0)), peer(arg<float>(args, 1));
+    comm::TGET(out, peer, staging);
+}
+
+// args: 0 local source, 1 a peer buffer the copy starts in
+void put_only(int64_t* args) {
+    Staging staging;
+    TASSIGN(staging, 0x0);
+    Flat dst(arg<float>(args, 1)), src(arg<float>(args, 0));
+    comm::TPUT(dst, src, staging);
+}
+
+class Comm : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (pair_) return;
+        static const Config cfg = test::config_with({"orch.time_limit=50us"});
+        pair_ = new SimDies(cfg, 2, "pair");
+        pair2_ = new SimDies(cfg, 2, "second");
+        test::elaborate();
+    }
+    // `floats` floats on `rank`'s GM, filled with `fill(i)`; returns its GM address.
+    static uint64_t buffer(SimDies& dies, uint32_t rank, int floats, float (*fill)(int)) {
+        SimPlatform& die = dies.die(rank);
+        const uint64_t gm = die.gm_alloc(static_cast<uint64_t>(floats) * 4);
+        std::vector<float> v(static_cast<size_t>(floats));
+        for (int i = 0; i < floats; ++i) v[static_cast<size_t>(i)] = fill(i);
+        die.gm_write(gm, v.data(), v.size() * 4);
+        return gm;
+    }
+    static std::vector<float> read(SimDies& dies, uint32_t rank, uint64_t gm, int floats) {
+        std::vector<float> v(static_cast<size_t>(floats));
+        dies.die(rank).gm_read(gm, v.data(), v.size() * 4);
+        return v;
+    }
+    static int64_t ptr(SimDies& dies, uint32_t rank, uint64_t gm) {
+        return static_cast<int64_t>(dies.device_pointer(rank, gm));
+    }
+    static SimDies::Launch one_core(uint32_t rank, rt::KernelEntry kernel, std::vector<int64_t>& args) {
+        SimDies::Launch l;
+        l.rank = rank;
+        l.entries.aiv = kernel;
+        l.spec = rt::LaunchSpec{1, 1, false};
+        l.args_per_core = {args.data()};
+        return l;
+    }
+    static SimDies* pair_;
+    static SimDies* pair2_;
+};
+SimDies* Comm::pair_ = nullptr;
+SimDies* Comm::pair2_ = nullptr;
+
+float source_value(int i) { return static_cast<float>(i % 977) * 0.5f; }
+float zero(int) { return 0; }
+
+TEST_F(Comm, PutNotifyWaitMovesDataBetweenDiesInOrder) {
+    SimDies& d = *pair_;
+    const uint64_t src = buffer(d, 0, kElems, source_value);
+    const uint64_t recv = buffer(d, 1, kElems, zero), out = buffer(d, 1, kElems, zero), signal = buffer(d, 1, 1, zero);
+    std::vector<int64_t> a0 = {ptr(d, 0, src), ptr(d, 1, recv), ptr(d, 1, signal), 1, 0, 0, 0, 0};
+    std::vector<int64_t> a1 = {ptr(d, 1, signal), 1, ptr(d, 1, recv), ptr(d, 1, out), 0, 0, 0, 0};
+    const uint64_t link_before = d.die(0).soc().link.stats().write_bytes;
+    const std::vector<rt::LaunchResult> r = d.launch({one_core(0, &put_then_notify, a0), one_core(1, &wait_then_copy, a1)});
+    ASSERT_TRUE(r[0].ok()) << r[0].first_error();
+    ASSERT_TRUE(r[1].ok()) << r[1].first_error();
+    EXPECT_EQ(read(d, 1, out, kElems), read(d, 0, src, kElems));
+    int32_t s = 0;
+    d.die(1).gm_read(signal, &s, 4);
+    EXPECT_EQ(s, 1);
+    // The data and the signal crossed die 0's link; die 1 waited for them.
+    EXPECT_EQ(d.die(0).soc().link.stats().write_bytes - link_before, uint64_t{kElems} * 4 + 4);
+    EXPECT_GT(r[1].cores[0].returned_ps, r[0].cores[0].returned_ps);
+    // 16 KiB at 56 GB/s plus the link's latency: the put takes microseconds.
+    EXPECT_GT(r[0].kernel_time_ps, transfer_time(uint64_t{kElems} * 4, 56e9) + 1'000'000);
+}
+
+TEST_F(Comm, GetReadsThePeersGmAndLocalCopiesStayOffTheLink) {
+    SimDies& d = *pair_;
+    const uint64_t peer = buffer(d, 1, kElems, source_value), out = buffer(d, 0, kElems, zero);
+    const uint64_t local_src = buffer(d, 0, kElems, source_value), local_out = buffer(d, 0, kElems, zero);
+    std::vector<int64_t> remote = {ptr(d, 0, out), ptr(d, 1, peer), 0, 0, 0, 0, 0, 0};
+    const LinkStats before = d.die(0).soc().link.stats();
+    const rt::LaunchResult r = d.launch({one_core(0, &get_from_peer, remote)})[0];
+    ASSERT_TRUE(r.ok()) << r.first_error();
+    EXPECT_EQ(read(d, 0, out, kElems), read(d, 1, peer, kElems));
+    EXPECT_EQ(d.die(0).soc().link.stats().read_bytes - before.read_bytes, uint64_t{kElems} * 4);
+    // The control: the same copy within die 0 crosses nothing and is faster.
+    std::vector<int64_t> local = {ptr(d, 0, local_out), ptr(d, 0, local_src), 0, 0, 0, 0, 0, 0};
+    const LinkStats mid = d.die(0).soc().link.stats();
+    const rt::LaunchResult l = d.launch({one_core(0, &get_from_peer, local)})[0];
+    ASSERT_TRUE(l.ok()) << l.first_error();
+    EXPECT_EQ(read(d, 0, local_out, kElems), read(d, 0, local_src, kElems));
+    EXPECT_EQ(d.die(0).soc().link.stats().read_bytes, mid.read_bytes);
+    EXPECT_LT(l.kernel_time_ps * 2, r.kernel_time_ps);
+}
+
+TEST_F(Comm, APutBeyondWhatThePeerAllocatedFailsNamingIt) {
+    SimDies& d = *pair2_;
+    const uint64_t src = buffer(d, 0, kElems, source_value);
+    const uint64_t window = buffer(d, 1, kElems / 2, zero);  // half what the put writes, and the last allocation
+    std::vector<int64_t> bad = {ptr(d, 0, src), ptr(d, 1, window), 0, 0, 0, 0, 0, 0};
+    const rt::LaunchResult r = d.launch({one_core(0, &put_only, bad)})[0];
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.first_error().find("TPUT: the destination"), std::string::npos) << r.first_error();
+    EXPECT_NE(r.first_error().find("rank 1 allocated"), std::string::npos) << r.first_error();
+    EXPECT_NE(r.first_error().find("beyond its communication window"), std::string::npos) << r.first_error();
+    // The control: a window large enough takes the same put.
+    const uint64_t enough = buffer(d, 1, kElems, zero);
+    std::vector<int64_t> good = {ptr(d, 0, src), ptr(d, 1, enough), 0, 0, 0, 0, 0, 0};
+    EXPECT_TRUE(d.launch({one_core(0, &put_only, good)})[0].ok());
+}
+
+TEST_F(Comm, AWaitNobodySatisfiesStopsNamingTheSignalAndItsLastWriter) {
+    SimDies& d = *pair2_;
+    const uint64_t src = buffer(d, 0, kElems, source_value);
+    const uint64_t recv = buffer(d, 1, kElems, zero), out = buffer(d, 1, kElems, zero), signal = buffer(d, 1, 1, zero);
+    // Rank 0 adds 1; rank 1 waits for 2: never.
+    std::vector<int64_t> a0 = {ptr(d, 0, src), ptr(d, 1, recv), ptr(d, 1, signal), 1, 0, 0, 0, 0};
+    std::vector<int64_t> a1 = {ptr(d, 1, signal), 2, ptr(d, 1, recv), ptr(d, 1, out), 0, 0, 0, 0};
+    const uint64_t t0 = d.die(0).now_ps();
+    const std::vector<rt::LaunchResult> r = d.launch({one_core(0, &put_then_notify, a0), one_core(1, &wait_then_copy, a1)});
+    EXPECT_TRUE(r[0].ok()) << r[0].first_error();
+    ASSERT_FALSE(r[1].ok());
+    const std::string e = r[1].first_error();
+    EXPECT_NE(e.find("TWAIT on the signal at GM"), std::string::npos) << e;
+    EXPECT_NE(e.find("never saw it >= 2 (it holds 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("its last writer: second0.aiv0"), std::string::npos) << e;
+    EXPECT_NE(e.find("added 1"), std::string::npos) << e;
+    EXPECT_NE(e.find("waited orch.time_limit"), std::string::npos) << e;
+    EXPECT_GE(d.die(1).now_ps() - t0, 50'000'000u);  // it polled the whole time limit
+    // Nobody notifies at all: the report says so.
+    const uint64_t lonely = buffer(d, 1, 1, zero);
+    std::vector<int64_t> a2 = {ptr(d, 1, lonely), 1, ptr(d, 1, recv), ptr(d, 1, out), 0, 0, 0, 0};
+    const rt::LaunchResult alone = d.launch({one_core(1, &wait_then_copy, a2)})[0];
+    EXPECT_NE(alone.first_error().find("no TNOTIFY wrote it"), std::string::npos) << alone.first_error();
+}
+
+}  // namespace
+}  // namespace pfsim
