@@ -10,7 +10,11 @@
 //   TGET(dst, src, staging)  the same from src (a peer's GM) to local dst;
 //   TNOTIFY(signal, v, op)   sets or atomically adds v to an int32 signal;
 //   TWAIT(signal, v, cmp)    polls a signal until `signal cmp v` holds.
-// Each is synchronous: it returns with its data moved (pipes drained). A
+//   TGET_ASYNC / TPUT_ASYNC(dst, src, session)  one SDMA copy post on the
+//                            session's queue (the ring, doorbell and post-done
+//                            record prefetches use), an AsyncEvent to Wait or
+//                            Test on; BuildAsyncSession builds the session.
+// The others are synchronous: each returns with its data moved (pipes drained). A
 // transfer or signal outside what its rank allocated (beyond the window), or in
 // no rank's GM, fails the kernel naming the instruction; a wait never
 // satisfied stops at the graph's time limit naming the signal, its value and
@@ -108,6 +112,57 @@ void TWAIT(GlobalSignal& signal, int32_t value, WaitCmp cmp) {
     static_assert(sizeof(typename GlobalSignal::DType) == 4, "TWAIT: a signal is an int32_t");
     pfsim::current_core().signal_wait(reinterpret_cast<const volatile int32_t*>(signal.data()), value,
                                       static_cast<int>(cmp));
+}
+
+// The session TGET_ASYNC / TPUT_ASYNC post on: the calling core's channel
+// group of the async-DMA workspace. False (an invalid session) without a
+// workspace or ring. The scratch tile is PTO-ISA's staging of the request
+// fields; pfsim builds requests in its own memory and only checks it is in UB.
+template <typename ScratchTile>
+bool BuildAsyncSession(ScratchTile& scratch, __gm__ uint8_t* workspace, AsyncSession& session, uint32_t sync_id = 0) {
+    static_assert(ScratchTile::type == TileType::Vec, "BuildAsyncSession: the scratch tile lives in UB");
+    (void)scratch.data();  // assigned (TASSIGN) and inside UB
+    if (!pfsim::rt::build_async_session(workspace, session)) return false;
+    session.sync_id = sync_id;
+    return true;
+}
+
+namespace detail {
+// One contiguous run of `global`: its GM address, checked against what its rank allocated.
+template <typename GlobalT>
+uint64_t flat_run(const char* instruction, const char* what, const GlobalT& global) {
+    int64_t expect = 1;
+    for (int k = 4; k >= 0; --k) {
+        if (global.GetShape(k) > 1 && global.GetStride(k) != expect) {
+            pto::detail::fail(instruction, "an async copy moves one contiguous region (a packed global tensor)");
+        }
+        expect *= global.GetShape(k);
+    }
+    return pfsim::current_core().allocated_gm(instruction, what, global.data(),
+                                              static_cast<uint64_t>(global.elements()) * sizeof(typename GlobalT::DType));
+}
+
+template <typename GlobalDst, typename GlobalSrc>
+AsyncEvent copy_async(const char* instruction, const GlobalDst& dst, const GlobalSrc& src, AsyncSession& session) {
+    const uint64_t bytes = static_cast<uint64_t>(src.elements()) * sizeof(typename GlobalSrc::DType);
+    if (static_cast<uint64_t>(dst.elements()) * sizeof(typename GlobalDst::DType) != bytes) {
+        pto::detail::fail(instruction, "the two global tensors' sizes differ");
+    }
+    return pfsim::rt::copy_async(instruction, flat_run(instruction, "destination", dst),
+                                 flat_run(instruction, "source", src), bytes, session);
+}
+}  // namespace detail
+
+// dst (local GM) = src (usually a peer's GM), by the die's SDMA engine.
+template <typename GlobalDst, typename GlobalSrc>
+AsyncEvent TGET_ASYNC(GlobalDst& dst, GlobalSrc& src, AsyncSession& session) {
+    return detail::copy_async("TGET_ASYNC", dst, src, session);
+}
+
+// dst (usually a peer's GM) = src (local GM), by the die's SDMA engine.
+template <typename GlobalDst, typename GlobalSrc>
+AsyncEvent TPUT_ASYNC(GlobalDst& dst, GlobalSrc& src, AsyncSession& session) {
+    return detail::copy_async("TPUT_ASYNC", dst, src, session);
 }
 
 }  // namespace pto::comm

@@ -11,8 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "model/common/peer_window.h"
+#include "backend/sdma/sdma_completion_kernel.h"
 #include "pto/pto-inst.hpp"
 #include "runtime/platform/sim/sim_dies.h"
+#include "runtime/worker.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {
@@ -68,6 +70,17 @@ void put_only(int64_t* args) {
     comm::TPUT(dst, src, staging);
 }
 
+// args: 0 local output, 1 the peer's data; an SDMA copy (send_request_entry),
+// waited for inline (a plain launch has no deferred task).
+void sdma_get(int64_t* args) {
+    Flat out(arg<float>(args, 0)), peer(arg<float>(args, 1));
+    Tile<TileType::Vec, uint8_t, 1, SDMA_SCRATCH_ALIGNMENT> scratch;
+    TASSIGN(scratch, 0x0);
+    auto* workspace = static_cast<__gm__ uint8_t*>(rt::get_dma_workspace(args, rt::DMA_WORKSPACE_SDMA));
+    AsyncCtx ctx = get_async_ctx(args);
+    send_request_entry(ctx, SdmaTget(out, peer, scratch, workspace));
+}
+
 class Comm : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
@@ -75,6 +88,8 @@ protected:
         static const Config cfg = test::config_with({"orch.time_limit=50us"});
         pair_ = new SimDies(cfg, 2, "pair");
         pair2_ = new SimDies(cfg, 2, "second");
+        // Rings of 5 requests: a copy in 4 requests and its flag fill one.
+        shallow_ = new SimDies(test::config_with({"sdma.queue_depth=5"}), 2, "shallow");
         test::elaborate();
     }
     // `floats` floats on `rank`'s GM, filled with `fill(i)`; returns its GM address.
@@ -102,11 +117,29 @@ protected:
         l.args_per_core = {args.data()};
         return l;
     }
+    static rt::KernelLaunch sdma_launch(int64_t out, int64_t peer) {
+        rt::KernelLaunch l;
+        l.name = "sdma_get";
+        l.entries.aiv = &sdma_get;
+        l.spec = rt::LaunchSpec{1, 1, false};
+        l.uses_sdma = true;
+        l.args = {out, peer};
+        return l;
+    }
+    static rt::WorkerOptions sdma_worker(uint64_t request_bytes) {
+        rt::WorkerOptions o;
+        o.enable_sdma = true;
+        o.warmup = false;
+        o.kernel.request_bytes = request_bytes;
+        return o;
+    }
     static SimDies* pair_;
     static SimDies* pair2_;
+    static SimDies* shallow_;
 };
 SimDies* Comm::pair_ = nullptr;
 SimDies* Comm::pair2_ = nullptr;
+SimDies* Comm::shallow_ = nullptr;
 
 float source_value(int i) { return static_cast<float>(i % 977) * 0.5f; }
 float zero(int) { return 0; }
@@ -191,6 +224,41 @@ TEST_F(Comm, AWaitNobodySatisfiesStopsNamingTheSignalAndItsLastWriter) {
     std::vector<int64_t> a2 = {ptr(d, 1, lonely), 1, ptr(d, 1, recv), ptr(d, 1, out), 0, 0, 0, 0};
     const rt::LaunchResult alone = d.launch({one_core(1, &wait_then_copy, a2)})[0];
     EXPECT_NE(alone.first_error().find("no TNOTIFY wrote it"), std::string::npos) << alone.first_error();
+}
+
+TEST_F(Comm, AnSdmaGetCopiesThePeersWindowOnTheEnginesQueue) {
+    SimDies& d = *pair_;
+    rt::Worker w(d.die(0), sdma_worker(uint64_t{64} << 20));
+    const uint64_t peer = buffer(d, 1, kElems, source_value), out = buffer(d, 0, kElems, zero);
+    const SdmaStats sdma = d.die(0).soc().sdma.stats();
+    const LinkStats link = d.die(0).soc().link.stats();
+    const rt::LaunchResult r = w.run(sdma_launch(ptr(d, 0, out), ptr(d, 1, peer)));
+    ASSERT_TRUE(r.ok()) << r.first_error();
+    EXPECT_EQ(read(d, 0, out, kElems), read(d, 1, peer, kElems));
+    // One copy request of the data and one flag copy, on die 0's engine; the data over die 0's link.
+    EXPECT_EQ(d.die(0).soc().sdma.stats().copy_requests - sdma.copy_requests, 2u);
+    EXPECT_EQ(d.die(0).soc().link.stats().read_bytes - link.read_bytes, uint64_t{kElems} * 4);
+    EXPECT_EQ(d.die(1).soc().sdma.stats().copy_requests, 0u);
+}
+
+TEST_F(Comm, AnSdmaCopyFillsTheQueueToItsDepthAndNoFurther) {
+    SimDies& d = *shallow_;
+    // 16 KiB in 4 KiB requests: 4 and the flag copy, the ring's 5 entries.
+    rt::Worker w(d.die(0), sdma_worker(4096));
+    const uint64_t peer = buffer(d, 1, kElems, source_value), out = buffer(d, 0, kElems, zero);
+    const rt::LaunchResult fits = w.run(sdma_launch(ptr(d, 0, out), ptr(d, 1, peer)));
+    ASSERT_TRUE(fits.ok()) << fits.first_error();
+    EXPECT_EQ(read(d, 0, out, kElems), read(d, 1, peer, kElems));
+    w.finalize();  // frees its workspace and what was allocated after it
+    // 3 KiB requests: 6 and the flag, two more than the ring holds.
+    rt::Worker small(d.die(0), sdma_worker(3072));
+    const uint64_t out2 = buffer(d, 0, kElems, zero);
+    const rt::LaunchResult over = small.run(sdma_launch(ptr(d, 0, out2), ptr(d, 1, peer)));
+    ASSERT_FALSE(over.ok());
+    EXPECT_NE(over.first_error().find("TGET_ASYNC: 6 requests of at most 3072 bytes and the flag copy do not fit the "
+                                      "queue's ring of 5 (sdma.queue_depth)"),
+              std::string::npos)
+        << over.first_error();
 }
 
 }  // namespace

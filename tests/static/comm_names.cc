@@ -6,6 +6,7 @@
 
 #include <pto/pto-inst.hpp>
 
+#include "backend/sdma/sdma_completion_kernel.h"
 #include "platform_comm/comm_context.h"
 
 using namespace pto;
@@ -26,6 +27,17 @@ void comm_kernel(__gm__ float* remote, __gm__ float* local, __gm__ int32_t* sign
     comm::TWAIT(s, static_cast<int32_t>(ctx->rankNum), cmp);
     for (comm::WaitCmp c : {comm::WaitCmp::EQ, comm::WaitCmp::NE, comm::WaitCmp::GT, comm::WaitCmp::LT, comm::WaitCmp::LE}) {
         comm::TWAIT(s, 0, c);
+    }
+    Tile<TileType::Vec, uint8_t, 1, SDMA_SCRATCH_ALIGNMENT> scratch;
+    TASSIGN(scratch, 0x0);
+    AsyncCtx async_ctx{};
+    send_request_entry(async_ctx, SdmaTget(src, dst, scratch, reinterpret_cast<__gm__ uint8_t*>(ctx->workSpace)));
+    send_request_entry(async_ctx, SdmaTput(dst, src, scratch, nullptr, 1));
+    comm::AsyncSession session;
+    if (comm::BuildAsyncSession(scratch, nullptr, session)) {
+        comm::AsyncEvent e = comm::TPUT_ASYNC(dst, src, session);
+        e = comm::TGET_ASYNC(src, dst, session);
+        (void)e.Wait(session);
     }
 #ifdef PFSIM_UNKNOWN_NAME
     comm::TWAIT(s, 0, comm::WaitCmp::ALWAYS);

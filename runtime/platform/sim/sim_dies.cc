@@ -7,13 +7,13 @@
 
 namespace pfsim {
 
-SimDies::SimDies(const Config& cfg, uint32_t count, const std::string& prefix) {
+SimDies::SimDies(const Config& cfg, uint32_t count, const std::string& prefix) : cfg_(cfg) {
     if (count == 0 || count > kMaxRanks) {
         throw std::invalid_argument("a simulation holds 1 to " + std::to_string(kMaxRanks) + " dies, not " +
                                     std::to_string(count));
     }
     for (uint32_t r = 0; r < count; ++r) {
-        dies_.push_back(std::make_unique<SimPlatform>((prefix + std::to_string(r)).c_str(), cfg));
+        dies_.push_back(std::make_unique<SimPlatform>((prefix + std::to_string(r)).c_str(), cfg_));
         gms_.push_back(dies_.back()->gm_view());
     }
     for (auto& die : dies_) {

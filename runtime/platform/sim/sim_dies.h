@@ -49,6 +49,7 @@ public:
     std::vector<rt::LaunchResult> launch(const std::vector<Launch>& launches);
 
 private:
+    const Config cfg_;  // the dies keep a reference to it
     std::vector<std::unique_ptr<SimPlatform>> dies_;
     std::vector<Core::PeerGm> gms_;  // by rank
 };
