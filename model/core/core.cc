@@ -174,36 +174,39 @@ void Core::signal_notify(const volatile int32_t* signal, int32_t value, bool add
         (add ? "added " : "set ") + std::to_string(value);
 }
 
+std::string Core::waiting_on() const {
+    if (!signal_wait_.active) return "";
+    const uint64_t gm = signal_wait_.gm;
+    auto it = signal_writers().find(reinterpret_cast<uintptr_t>(host_of(gm)));
+    return std::string("TWAIT on the signal at ") +
+           (in_peer_window(gm) ? "rank " + std::to_string(peer_rank(gm)) + " GM " + hex(peer_offset(gm)) : "GM " + hex(gm)) +
+           " for " + kWaitCmpNames[signal_wait_.cmp] + " " + std::to_string(signal_wait_.expected) + " (it holds " +
+           std::to_string(signal_wait_.value) + "; " +
+           (it == signal_writers().end() ? std::string("no TNOTIFY wrote it") : "its last writer: " + it->second) + ")";
+}
+
 void Core::signal_wait(const volatile int32_t* signal, int32_t expected, int cmp) {
     if (cmp < 0 || cmp > 5) throw KernelError("TWAIT: comparison " + std::to_string(cmp) + " is not a WaitCmp");
     const uint64_t gm = allocated_gm("TWAIT", "signal", signal, 4);
     const Tick since = issue_;
-    int32_t value = 0;
-    // Who waits on what, and who wrote it last: the report of a wait never satisfied.
-    auto never = [&](const std::string& why) {
-        auto it = signal_writers().find(reinterpret_cast<uintptr_t>(host_of(gm)));
-        return KernelError(std::string("TWAIT on the signal at ") +
-                           (in_peer_window(gm) ? "rank " + std::to_string(peer_rank(gm)) + " GM " + hex(peer_offset(gm))
-                                               : "GM " + hex(gm)) +
-                           " never saw it " + kWaitCmpNames[cmp] + " " + std::to_string(expected) + " (it holds " +
-                           std::to_string(value) + "; " +
-                           (it == signal_writers().end() ? std::string("no TNOTIFY wrote it")
-                                                         : "its last writer: " + it->second) +
-                           "): " + why);
-    };
+    signal_wait_ = SignalWait{true, gm, expected, cmp, 0};
+    struct Done {
+        SignalWait& w;
+        ~Done() { w.active = false; }
+    } done{signal_wait_};
     for (;;) {
         try {
             check_stop();
         } catch (const KernelError& e) {
-            throw never(e.what());
+            throw KernelError(waiting_on() + " never held: " + e.what());
         }
-        uncached_read(gm, &value, 4);
-        if (compare(value, expected, cmp)) break;
-        if (issue_ - since >= wait_limit_) throw never("waited orch.time_limit");
+        uncached_read(gm, &signal_wait_.value, 4);
+        if (compare(signal_wait_.value, expected, cmp)) break;
+        if (issue_ - since >= wait_limit_) throw KernelError(waiting_on() + " never held: it waited orch.time_limit");
         spend(signal_poll_);
     }
     trace_slice(index(Pipe::Scalar), "TWAIT", since, issue_,
-                "\"expected\":" + std::to_string(expected) + ",\"value\":" + std::to_string(value));
+                "\"expected\":" + std::to_string(expected) + ",\"value\":" + std::to_string(signal_wait_.value));
 }
 
 void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {

@@ -89,6 +89,10 @@ public:
     // ("" otherwise).
     const sc_core::sc_event& blocked_event() const { return blocked_; }
     std::string blocked_on() const;
+    // What a kernel in TWAIT waits for, the signal's value and its last writer
+    // ("" when it is not in one). Unlike a cross-core flag, another die may
+    // still write the signal: this is never a deadlock by itself.
+    std::string waiting_on() const;
     // Makes the running kernel stop at its next call into the core or GM
     // access (a KernelError naming `why`); a kernel that does neither runs on.
     void request_stop(const std::string& why) {
@@ -265,6 +269,14 @@ private:
     std::map<uint64_t, PendingPost> pending_posts_;
     uint8_t* gm_host_ = nullptr;
     const std::vector<PeerGm>* peer_gms_ = nullptr;
+    struct SignalWait {
+        bool active = false;
+        uint64_t gm = 0;
+        int32_t expected = 0;
+        int cmp = 0;
+        int32_t value = 0;  // as last read
+    };
+    SignalWait signal_wait_;
     uint8_t* host_of(uint64_t gm) const;  // where GM address gm (this die's or a peer window's) is in host memory
     uint64_t alloc_begin_ = 0;
     const uint64_t* alloc_end_ = nullptr;

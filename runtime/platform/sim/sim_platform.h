@@ -91,6 +91,7 @@ public:
     void begin_graph(rt::GraphLaunch& launch) override;
     bool run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) override;
     rt::GraphResult end_graph() override;
+    void close_graph() override { close_submissions(); }
     uint64_t now_ps() const override;
 
 private:

@@ -87,6 +87,7 @@ rt::GraphResult SimPlatform::end_graph() {
 }
 
 void SimPlatform::close_submissions() {
+    if (!graph_) return;  // no graph begun
     check_new_tasks();
     graph_->submissions_done = true;
     if (graph_active_) graph_resume_.notify(sc_core::SC_ZERO_TIME);
@@ -408,6 +409,13 @@ void SimPlatform::scheduler() {
                 result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
                                std::to_string(n - completed) + " tasks: " + pending() +
                                (g.submissions_done ? "" : " (the orchestration has not returned)");
+                for (auto* group : {&aic_, &aiv_}) {
+                    for (auto& core : *group) {
+                        if (core_task[core->core_id()] >= 0 && !core->waiting_on().empty()) {
+                            result.stuck += "; " + running_kernel(*core) + " in " + core->waiting_on();
+                        }
+                    }
+                }
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");
