@@ -26,6 +26,17 @@ protected:
         if (!pairs_.empty()) return;
         const Config cfg = test::config_with({"link.bandwidth=56GB/s", "link.latency=1us"});
         const Config no_latency = test::config_with({"link.bandwidth=56GB/s", "link.latency=0us"});
+        // Links faster than the SDMA engine (280 GB/s): the engine paces peer copies.
+        const Config fast = test::config_with({"link.bandwidth=2TB/s", "link.latency=0us"});
+        for (int i = 0; i < 2; ++i) {
+            test::Harness& a = test::make_harness(fast);
+            test::Harness& b = test::make_harness(fast);
+            for (test::Harness* h : {&a, &b}) {
+                h->soc.link.connect(a.soc.l2);
+                h->soc.link.connect(b.soc.l2);
+            }
+            fast_pairs_.push_back({&a, &b});
+        }
         for (int i = 0; i < 6; ++i) {
             // The last pair's link has no latency: bandwidth alone paces it.
             test::Harness& a = test::make_harness(i == 5 ? no_latency : cfg);
@@ -59,11 +70,12 @@ protected:
         test::run_until_idle();
         return h.soc.sdma.channel(0).last_done - t0;
     }
-    static std::vector<std::pair<test::Harness*, test::Harness*>> pairs_;
+    static std::vector<std::pair<test::Harness*, test::Harness*>> pairs_, fast_pairs_;
     static test::Harness* lone_;
     static size_t next_;
 };
 std::vector<std::pair<test::Harness*, test::Harness*>> Link::pairs_;
+std::vector<std::pair<test::Harness*, test::Harness*>> Link::fast_pairs_;
 test::Harness* Link::lone_ = nullptr;
 size_t Link::next_ = 0;
 
@@ -144,6 +156,38 @@ TEST_F(Link, APeerAddressNoDieHoldsStopsTheChannel) {
     run_one(*lone_, SdmaRequest::copy(1ull << 30, peer_window(0) + 4096, 4096));
     EXPECT_EQ(lone_->soc.sdma.channel(0).error, SdmaError::DestinationOutsideGm);
     (void)b;
+    (void)d;
+}
+
+// The field's mechanism (a2a3-hardware.md, pypto-lib's L2-prefetch guide: a
+// weight warm slowed the all-to-all because both queue on one SDMA engine):
+// a prefetch stream on die 0's engine slows die 0's peer copy; the same stream
+// on die 1's engine (the control) does not.
+TEST_F(Link, APrefetchOnTheSameEngineSlowsAPeerCopy) {
+    auto [a, b] = fast_pairs_.at(0);
+    auto [c, d] = fast_pairs_.at(1);
+    for (test::Harness* h : {a, b, c, d}) {
+        warm(*h, 0);
+        warm(*h, 1);
+    }
+    const uint64_t n = 4 << 20, warm_bytes = 64 << 20;
+    const SdmaRequest copy = SdmaRequest::copy(peer_window(1) + (1ull << 30), 1ull << 31, n);
+    const Tick alone = run_one(*a, copy);
+    // With a 64 MiB prefetch on another channel of the same engine, started together.
+    auto together = [&](test::Harness& copier, test::Harness& prefetcher) {
+        const Tick t0 = test::now();
+        prefetcher.push_request(1, SdmaRequest::cache_prefetch(3ull << 30, warm_bytes));
+        copier.push_request(0, copy);
+        prefetcher.ring(1);
+        copier.ring(0);
+        test::run_until_idle();
+        return copier.soc.sdma.channel(0).last_done - t0;
+    };
+    const Tick shared = together(*c, *c);
+    const Tick apart = together(*a, *b);  // the prefetch on the peer's engine
+    EXPECT_GT(shared, alone * 3 / 2) << "alone " << alone << " ps, with a prefetch on its engine " << shared << " ps";
+    EXPECT_LT(apart, alone * 11 / 10) << "alone " << alone << " ps, with a prefetch on the peer's engine " << apart << " ps";
+    EXPECT_GT(c->soc.sdma.stats().channel_switches, 0u);
     (void)d;
 }
 
