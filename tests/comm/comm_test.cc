@@ -261,5 +261,17 @@ TEST_F(Comm, AnSdmaCopyFillsTheQueueToItsDepthAndNoFurther) {
         << over.first_error();
 }
 
+TEST(Dies, SeveralDiesRefuseWhatCannotReachAPeer) {
+    const Config rtl = test::config_with({"sdma.frontend=rtl"});
+    try {
+        SimDies dies(rtl, 2, "rtl");
+        FAIL() << "built";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("several dies need sdma.frontend = tlm"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(SimDies(test::config_with({}), 0, "none"), std::invalid_argument);
+    EXPECT_THROW(SimDies(test::config_with({}), kMaxRanks + 1, "many"), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace pfsim

@@ -12,6 +12,10 @@ SimDies::SimDies(const Config& cfg, uint32_t count, const std::string& prefix) :
         throw std::invalid_argument("a simulation holds 1 to " + std::to_string(kMaxRanks) + " dies, not " +
                                     std::to_string(count));
     }
+    if (count > 1 && cfg.choice("sdma.frontend") == "rtl") {
+        throw std::invalid_argument("sdma.frontend = rtl: the RTL front-end checks request addresses against this die's "
+                                    "GM and knows no peer window; several dies need sdma.frontend = tlm");
+    }
     for (uint32_t r = 0; r < count; ++r) {
         dies_.push_back(std::make_unique<SimPlatform>((prefix + std::to_string(r)).c_str(), cfg_));
         gms_.push_back(dies_.back()->gm_view());

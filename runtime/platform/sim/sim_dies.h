@@ -22,7 +22,8 @@ namespace pfsim {
 
 class SimDies {
 public:
-    // Throws std::invalid_argument when `count` is 0 or above kMaxRanks.
+    // Throws std::invalid_argument when `count` is 0 or above kMaxRanks, or
+    // for several dies with sdma.frontend = rtl (its checks know no peer window).
     // The dies are named PREFIX0, PREFIX1, ... (SystemC names are unique in a process).
     SimDies(const Config& cfg, uint32_t count, const std::string& prefix = "die");
 
