@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 
 #include "base/host_buffer.h"
 #include "base/user_code.h"
@@ -146,99 +147,161 @@ LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler)
     return c;
 }
 
+namespace {
+
+// One call in phases, so that several ranks' calls can run their graphs
+// together: the constructor writes the tensors into GM, record() runs the
+// orchestration (its graph begun at its first wait for tensor data or when it
+// returns), finish() takes the graph's result and reads the tensors back. The
+// destructor frees the call's GM (the first tensor and everything after it).
+class CallRun {
+public:
+    CallRun(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
+            bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
+            const rt::TaskGraph::RingSizes& rings)
+        : callable_(callable), tensors_(tensors), uses_sdma_(uses_sdma), platform_(platform), worker_(worker),
+          heap_bytes_(heap_bytes), graph_(memory(), platform.core_count() / 3) {
+        graph_.set_ring_sizes(rings);
+        for (const CallTensor& t : tensors) {
+            if (t.data.size() != tensor_bytes(t)) throw std::invalid_argument("a tensor's data does not match its shape");
+            const uint64_t gm = platform.gm_alloc(t.data.size());
+            if (!release_at_) release_at_ = gm;
+            platform.gm_write(gm, t.data.data(), t.data.size());
+            gm_of_.push_back(gm);
+            args_.tensors.push_back(graph_.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
+                                                                      static_cast<uint32_t>(t.shape.size()))));
+        }
+        if (!release_at_) release_at_ = platform.gm_alloc(1);
+        args_.scalars = scalars;
+    }
+    ~CallRun() {
+        if (release_at_) platform_.gm_free(release_at_);
+    }
+    CallRun(const CallRun&) = delete;
+    CallRun& operator=(const CallRun&) = delete;
+
+    // Runs the orchestration. Throws CaseError, rt::OrchestrationError or
+    // rt::RuntimeError as call() does, the graph ended first.
+    void record() {
+        const CallableSpec& spec = callable_.spec;
+        PTO2OrchestrationConfig cfg{};
+        call_user_code(spec.orchestration, spec.config_function, [&] { cfg = callable_.config(args_); });
+        const int given = static_cast<int>(args_.tensors.size() + args_.scalars.size());
+        if (given < cfg.expected_arg_count) {
+            throw CaseError(spec.orchestration + ": " + spec.config_function + " expects " +
+                            std::to_string(cfg.expected_arg_count) + " arguments; the case gives " + std::to_string(given) +
+                            " (" + std::to_string(args_.tensors.size()) + " tensors, " +
+                            std::to_string(args_.scalars.size()) + " scalars)");
+        }
+        // The graph's simulation starts at the orchestration's first wait for
+        // tensor data, or once it returned; it is always ended.
+        rt::TaskGraph::Live live;
+        live.begin = [&] {
+            worker_.begin_graph(callable_.incores, uses_sdma_);
+            simulating_ = true;
+        };
+        live.submitted = [&](const rt::GraphTask& t) { worker_.add_task(t); };
+        live.wait_task = [&](uint32_t t, uint64_t* end_ps) { return worker_.wait_task(t, end_ps); };
+        live.run_until = [&](uint64_t ps) { return worker_.run_until(ps); };
+        graph_.go_live(live, {worker_.scheduler_timing().submit_ps, worker_.scheduler_timing().tensor_data_ps});
+        try {
+            rt::TaskGraph::Recording recording(graph_);
+            call_user_code(spec.orchestration, spec.function, [&] { callable_.entry(args_); });
+        } catch (const rt::OrchestrationStalled& e) {
+            stalled_ = e.what();
+        } catch (...) {
+            if (simulating_) worker_.end_graph();
+            throw;
+        }
+        result_.log = graph_.log_lines();
+        result_.tasks = graph_.tasks();
+        if (graph_.fatal_code()) {
+            if (simulating_) worker_.end_graph();
+            throw rt::OrchestrationError(spec.orchestration + ": " + graph_.fatal_message());
+        }
+        if (stalled_.empty()) graph_.hand_over();
+    }
+
+    CallResult finish(rt::GraphResult graph) {
+        result_.graph = std::move(graph);
+        if (!stalled_.empty()) result_.graph.stuck = stalled_ + (result_.graph.stuck.empty() ? "" : ": " + result_.graph.stuck);
+        for (const std::string& w : graph_.warnings()) result_.graph.warnings.push_back(w);
+        for (size_t i = 0; i < tensors_.size(); ++i) {
+            platform_.gm_read(gm_of_[i], tensors_[i].data.data(), tensors_[i].data.size());
+        }
+        return std::move(result_);
+    }
+
+private:
+    rt::TaskGraph::Memory memory() {
+        rt::TaskGraph::Memory m;
+        m.allocate = [this](uint64_t bytes) {
+            heap_used_ += (bytes + 4095) / 4096 * 4096;
+            if (heap_used_ > heap_bytes_) {
+                throw rt::OrchestrationError("the runtime's heap ring (orch.heap_bytes = " + std::to_string(heap_bytes_) +
+                                             " B) cannot hold the outputs the orchestration allocates");
+            }
+            return platform_.gm_alloc(bytes);
+        };
+        m.device_pointer = [this](uint64_t gm) { return platform_.device_pointer(gm); };
+        m.gm_of = [this](uint64_t pointer, uint64_t bytes) {
+            const uint64_t gm = pointer - platform_.device_pointer(0);
+            return pointer >= platform_.device_pointer(0) && platform_.gm_allocated(gm, bytes) ? gm : ~uint64_t{0};
+        };
+        m.fill = [this](uint64_t gm, uint64_t bytes, uint64_t pattern, uint64_t size) {
+            std::vector<uint8_t> data(bytes);
+            for (uint64_t i = 0; i + size <= bytes; i += size) std::memcpy(data.data() + i, &pattern, size);
+            platform_.gm_write(gm, data.data(), bytes);
+        };
+        m.read = [this](uint64_t gm, void* dst, uint64_t bytes) { platform_.gm_read(gm, dst, bytes); };
+        m.write = [this](uint64_t gm, const void* src, uint64_t bytes) { platform_.gm_write(gm, src, bytes); };
+        return m;
+    }
+
+    const LoadedCallable& callable_;
+    std::vector<CallTensor>& tensors_;
+    const bool uses_sdma_;
+    rt::Platform& platform_;
+    rt::Worker& worker_;
+    const uint64_t heap_bytes_;
+    uint64_t heap_used_ = 0;
+    uint64_t release_at_ = 0;
+    rt::TaskGraph graph_;
+    std::vector<uint64_t> gm_of_;
+    ChipTaskArgs args_;
+    bool simulating_ = false;
+    std::string stalled_;
+    CallResult result_;
+};
+
+}  // namespace
+
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
                 const rt::TaskGraph::RingSizes& rings) {
-    const CallableSpec& spec = callable.spec;
-    CallResult result;
-    // The call's GM is freed after it: the first tensor and everything after it.
-    struct Release {
-        rt::Platform& p;
-        uint64_t at;
-        ~Release() { p.gm_free(at); }
-    } release{platform, 0};
+    CallRun run(callable, tensors, scalars, uses_sdma, platform, worker, heap_bytes, rings);
+    run.record();
+    return run.finish(worker.end_graph());
+}
 
-    rt::TaskGraph::Memory memory;
-    uint64_t heap_used = 0;
-    memory.allocate = [&](uint64_t bytes) {
-        heap_used += (bytes + 4095) / 4096 * 4096;
-        if (heap_used > heap_bytes) {
-            throw rt::OrchestrationError("the runtime's heap ring (orch.heap_bytes = " + std::to_string(heap_bytes) +
-                                         " B) cannot hold the outputs the orchestration allocates");
-        }
-        return platform.gm_alloc(bytes);
-    };
-    memory.device_pointer = [&](uint64_t gm) { return platform.device_pointer(gm); };
-    memory.gm_of = [&](uint64_t pointer, uint64_t bytes) {
-        const uint64_t gm = pointer - platform.device_pointer(0);
-        return pointer >= platform.device_pointer(0) && platform.gm_allocated(gm, bytes) ? gm : ~uint64_t{0};
-    };
-    memory.fill = [&](uint64_t gm, uint64_t bytes, uint64_t pattern, uint64_t size) {
-        std::vector<uint8_t> data(bytes);
-        for (uint64_t i = 0; i + size <= bytes; i += size) std::memcpy(data.data() + i, &pattern, size);
-        platform.gm_write(gm, data.data(), bytes);
-    };
-    memory.read = [&](uint64_t gm, void* dst, uint64_t bytes) { platform.gm_read(gm, dst, bytes); };
-    memory.write = [&](uint64_t gm, const void* src, uint64_t bytes) { platform.gm_write(gm, src, bytes); };
-    rt::TaskGraph graph(memory, platform.core_count() / 3);
-    graph.set_ring_sizes(rings);
-    std::vector<uint64_t> gm_of;
-    ChipTaskArgs args;
-    for (const CallTensor& t : tensors) {
-        if (t.data.size() != tensor_bytes(t)) throw std::invalid_argument("a tensor's data does not match its shape");
-        const uint64_t gm = platform.gm_alloc(t.data.size());
-        if (!release.at) release.at = gm;
-        platform.gm_write(gm, t.data.data(), t.data.size());
-        gm_of.push_back(gm);
-        args.tensors.push_back(graph.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
-                                                                static_cast<uint32_t>(t.shape.size()))));
-    }
-    if (!release.at) release.at = platform.gm_alloc(1);
-    args.scalars = scalars;
-
-    PTO2OrchestrationConfig cfg{};
-    call_user_code(spec.orchestration, spec.config_function, [&] { cfg = callable.config(args); });
-    const int given = static_cast<int>(args.tensors.size() + args.scalars.size());
-    if (given < cfg.expected_arg_count) {
-        throw CaseError(spec.orchestration + ": " + spec.config_function + " expects " +
-                        std::to_string(cfg.expected_arg_count) + " arguments; the case gives " + std::to_string(given) +
-                        " (" + std::to_string(args.tensors.size()) + " tensors, " +
-                        std::to_string(args.scalars.size()) + " scalars)");
-    }
-    // The graph's simulation starts at the orchestration's first wait for
-    // tensor data, or once it returned; it is always ended.
-    bool simulating = false;
-    rt::TaskGraph::Live live;
-    live.begin = [&] {
-        worker.begin_graph(callable.incores, uses_sdma);
-        simulating = true;
-    };
-    live.submitted = [&](const rt::GraphTask& t) { worker.add_task(t); };
-    live.wait_task = [&](uint32_t t, uint64_t* end_ps) { return worker.wait_task(t, end_ps); };
-    live.run_until = [&](uint64_t ps) { return worker.run_until(ps); };
-    graph.go_live(live, {worker.scheduler_timing().submit_ps, worker.scheduler_timing().tensor_data_ps});
-    std::string stalled;
+std::vector<CallResult> call_ranks(const std::vector<RankCall>& calls,
+                                   const std::function<std::vector<rt::GraphResult>()>& run_graphs) {
+    std::vector<std::unique_ptr<CallRun>> runs;
     try {
-        rt::TaskGraph::Recording recording(graph);
-        call_user_code(spec.orchestration, spec.function, [&] { callable.entry(args); });
-    } catch (const rt::OrchestrationStalled& e) {
-        stalled = e.what();
+        for (const RankCall& c : calls) {
+            runs.push_back(std::make_unique<CallRun>(*c.callable, *c.tensors, c.scalars, c.uses_sdma, *c.platform,
+                                                     *c.worker, c.heap_bytes, rt::TaskGraph::RingSizes{}));
+            runs.back()->record();
+            c.worker->close_graph();  // its scheduler runs it out without waiting for this host
+        }
     } catch (...) {
-        if (simulating) worker.end_graph();
+        run_graphs();  // the graphs begun so far, ended
         throw;
     }
-    result.log = graph.log_lines();
-    result.tasks = graph.tasks();
-    if (graph.fatal_code()) {
-        if (simulating) worker.end_graph();
-        throw rt::OrchestrationError(spec.orchestration + ": " + graph.fatal_message());
-    }
-    if (stalled.empty()) graph.hand_over();
-    result.graph = worker.end_graph();
-    if (!stalled.empty()) result.graph.stuck = stalled + (result.graph.stuck.empty() ? "" : ": " + result.graph.stuck);
-    for (const std::string& w : graph.warnings()) result.graph.warnings.push_back(w);
-    for (size_t i = 0; i < tensors.size(); ++i) platform.gm_read(gm_of[i], tensors[i].data.data(), tensors[i].data.size());
-    return result;
+    std::vector<rt::GraphResult> graphs = run_graphs();
+    std::vector<CallResult> results;
+    for (size_t r = 0; r < runs.size(); ++r) results.push_back(runs[r]->finish(std::move(graphs.at(r))));
+    return results;
 }
 
 CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,

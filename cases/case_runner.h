@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,29 @@ struct CallResult {
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
                 const rt::TaskGraph::RingSizes& rings = {});
+
+// One rank's call of a run on several dies (call_ranks): what call() takes,
+// the worker over the rank's own die.
+struct RankCall {
+    const LoadedCallable* callable = nullptr;
+    std::vector<CallTensor>* tensors = nullptr;
+    std::vector<uint64_t> scalars;
+    bool uses_sdma = true;
+    rt::Platform* platform = nullptr;
+    rt::Worker* worker = nullptr;
+    uint64_t heap_bytes = 0;
+};
+
+// The calls of several ranks, each on its own die of one simulation, by rank.
+// Each rank's orchestration runs in turn, alone (its graph begins at its first
+// wait for tensor data or when it returns, and takes no submission after it
+// returned); then `run_graphs` (SimDies::end_graphs) runs every graph to its
+// end together, and each rank's tensors are read back. Throws as call() does
+// (the graphs begun so far ended first). A rank's orchestration that waits
+// for tensor data its peers produce waits in vain: its peers' graphs have not
+// begun.
+std::vector<CallResult> call_ranks(const std::vector<RankCall>& calls,
+                                   const std::function<std::vector<rt::GraphResult>()>& run_graphs);
 
 struct CaseOutput {
     std::string name;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -32,14 +33,14 @@ uint64_t flow_id(Device& dev, const AsyncSession& s, uint64_t post_id) {
 
 // Rings the session's doorbell with its tail; tells the observers when the
 // write held the core (a cold channel).
-void ring_doorbell(Device& dev, PrefetchAsyncContext& ctx) {
+void ring_doorbell(Device& dev, AsyncSession& s, PrefetchAsyncContext* observed) {
     const uint64_t since = dev.now_ps();
-    dev.mmio_write32(ctx.session.doorbell, ctx.session.tail);
+    dev.mmio_write32(s.doorbell, s.tail);
     // A doorbell write completes with its publication (sdma.doorbell_write):
     // one held at least as long as a cold channel's publication was one.
     const uint64_t cold = kernel_runtime_options().cold_doorbell_ps;
-    if (cold == 0 || dev.now_ps() - since < cold) return;
-    for (PrefetchObserver* o : prefetch_observers()) o->doorbell_held(ctx, since);
+    if (!observed || cold == 0 || dev.now_ps() - since < cold) return;
+    for (PrefetchObserver* o : prefetch_observers()) o->doorbell_held(*observed, since);
 }
 
 uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
@@ -175,6 +176,56 @@ void reset_channel_group_owners() { group_owners().clear(); }
 
 PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(ws ? current_device().gm_address(ws) : 0) {}
 
+// Posts on session s, for `bytes` from `gm`, the data requests `request(offset,
+// n)` makes (one per prefetch.request_bytes) and the flag copy after them: the
+// protocol of prefetch-protocol.md §2.4. `observed`, when given, is the
+// prefetch context its observers are told about. Returns the post's event, or
+// handle 0 with `why` set.
+AsyncEvent post_requests(Device& dev, AsyncSession& s, PrefetchAsyncContext* observed, uint64_t gm, uint64_t bytes,
+                         const std::function<SdmaRequest(uint64_t offset, uint32_t n)>& request, DropReason* why) {
+    const KernelRuntimeOptions& opt = kernel_runtime_options();
+    const std::vector<PrefetchObserver*> none;
+    const std::vector<PrefetchObserver*>& observers = observed ? prefetch_observers() : none;
+    auto drop = [&](DropReason reason) {
+        *why = reason;
+        return AsyncEvent{};
+    };
+    const uint64_t requests = (bytes + opt.request_bytes - 1) / opt.request_bytes;
+    if (requests + 1 > s.depth) return drop(DropReason::RingTooSmall);  // on hardware a silent no-op
+    const uint64_t post_id = s.next_post_id + 1;
+    if (post_id >= (uint64_t{1} << kHandleQueueShift)) return drop(DropReason::PostIdsExhausted);
+    // The flag-payload slot must be retired: post (id - max_posts) observed done.
+    if (post_id > opt.max_posts && s.done_post_id < post_id - opt.max_posts) {
+        const uint64_t since = dev.now_ps();
+        uint64_t reads = 0;
+        const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num, &reads);
+        dev.note_prefetch_wait(since, 0, retired, reads);
+        for (PrefetchObserver* o : observers) o->post_blocked(*observed, since, retired);
+        if (!retired) return drop(DropReason::FlagRingTimeout);
+    }
+    warn_shared_group(dev, s);
+    const uint64_t posting = dev.now_ps();
+    const uint64_t slot = WorkspaceLayout::flag_slot(s.workspace, s.group, post_id);
+    dev.gm_write(slot, &post_id, 8);
+    for (uint64_t i = 0; i < requests; ++i) {
+        const uint64_t offset = i * opt.request_bytes;
+        push_request(dev, s, request(offset, static_cast<uint32_t>(std::min(opt.request_bytes, bytes - offset))));
+    }
+    dev.flush();  // dcci(sq_base, ENTIRE_DATA_CACHE) + dsb: the data requests
+    for (PrefetchObserver* o : observers) o->publishing(*observed, post_id, gm, bytes, posting);
+    ring_doorbell(dev, s, observed);
+    const uint64_t flag_request = s.sq_base + uint64_t{s.tail} * kSdmaRequestBytes;
+    push_request(dev, s, SdmaRequest::copy(slot, WorkspaceLayout::post_done(s.workspace, s.group, 0), 8));
+    const uint32_t head_tail[2] = {s.head, s.tail};
+    dev.gm_write(WorkspaceLayout::channel_info(s.workspace, s.group * s.queue_num), head_tail, 8);
+    dev.flush_line(flag_request);  // dcci(flag request, SINGLE_CACHE_LINE) + dsb
+    ring_doorbell(dev, s, observed);
+    s.next_post_id = post_id;
+    dev.note_prefetch_post(posting, flow_id(dev, s, post_id), gm, bytes);
+    for (PrefetchObserver* o : observers) o->posted(*observed, post_id, gm, bytes, posting);
+    return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma, &s};
+}
+
 AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx) {
     Device& dev = current_device();
     if (!dev.is_vector_core()) {
@@ -207,40 +258,42 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     }
     if (gm == 0) return drop(DropReason::NullSource);
     if (bytes == 0) return drop(DropReason::ZeroBytes);
+    DropReason why = DropReason::Disabled;
+    const AsyncEvent event = post_requests(dev, s, &ctx, gm, bytes, [&](uint64_t offset, uint32_t n) {
+        return SdmaRequest::cache_prefetch(gm + offset, n);
+    }, &why);
+    return event.handle ? event : drop(why);
+}
+
+AsyncEvent copy_async(const char* instruction, uint64_t dst, uint64_t src, uint64_t bytes, AsyncSession& s) {
+    auto refuse = [&](const std::string& why) { throw PrefetchError(std::string(instruction) + ": " + why); };
+    if (!s.valid) refuse("the async session is not built (BuildAsyncSession failed or was not called)");
+    if (bytes == 0) refuse("nothing to copy (0 bytes)");
+    DropReason why = DropReason::Disabled;
+    const AsyncEvent event = post_requests(current_device(), s, nullptr, src, bytes, [&](uint64_t offset, uint32_t n) {
+        return SdmaRequest::copy(src + offset, dst + offset, n);
+    }, &why);
+    if (event.handle) return event;
+    const KernelRuntimeOptions& opt = kernel_runtime_options();
     const uint64_t requests = (bytes + opt.request_bytes - 1) / opt.request_bytes;
-    if (requests + 1 > s.depth) return drop(DropReason::RingTooSmall);  // on hardware a silent no-op
-    const uint64_t post_id = s.next_post_id + 1;
-    if (post_id >= (uint64_t{1} << kHandleQueueShift)) return drop(DropReason::PostIdsExhausted);
-    // The flag-payload slot must be retired: post (id - max_posts) observed done.
-    if (post_id > opt.max_posts && s.done_post_id < post_id - opt.max_posts) {
-        const uint64_t since = dev.now_ps();
-        uint64_t reads = 0;
-        const bool retired = poll_done(dev, s, post_id - opt.max_posts, s.queue_num, &reads);
-        dev.note_prefetch_wait(since, 0, retired, reads);
-        for (PrefetchObserver* o : observers) o->post_blocked(ctx, since, retired);
-        if (!retired) return drop(DropReason::FlagRingTimeout);
+    if (why == DropReason::RingTooSmall) {
+        refuse(std::to_string(requests) + " requests of at most " + std::to_string(opt.request_bytes) +
+               " bytes and the flag copy do not fit the queue's ring of " + std::to_string(s.depth) +
+               " (sdma.queue_depth)");
     }
-    warn_shared_group(dev, s);
-    const uint64_t posting = dev.now_ps();
-    const uint64_t slot = WorkspaceLayout::flag_slot(s.workspace, s.group, post_id);
-    dev.gm_write(slot, &post_id, 8);
-    for (uint64_t i = 0; i < requests; ++i) {
-        const uint64_t offset = i * opt.request_bytes;
-        push_request(dev, s, SdmaRequest::cache_prefetch(gm + offset, static_cast<uint32_t>(std::min(opt.request_bytes, bytes - offset))));
+    if (why == DropReason::FlagRingTimeout) {
+        refuse("post " + std::to_string(s.next_post_id + 1) + " needs the flag slot of post " +
+               std::to_string(s.next_post_id + 1 - opt.max_posts) + " (at most " + std::to_string(opt.max_posts) +
+               " posts outstanding, prefetch.max_posts), which did not retire within the poll budget");
     }
-    dev.flush();  // dcci(sq_base, ENTIRE_DATA_CACHE) + dsb: the data requests
-    for (PrefetchObserver* o : observers) o->publishing(ctx, post_id, gm, bytes, posting);
-    ring_doorbell(dev, ctx);
-    const uint64_t flag_request = s.sq_base + uint64_t{s.tail} * kSdmaRequestBytes;
-    push_request(dev, s, SdmaRequest::copy(slot, WorkspaceLayout::post_done(s.workspace, s.group, 0), 8));
-    const uint32_t head_tail[2] = {s.head, s.tail};
-    dev.gm_write(WorkspaceLayout::channel_info(s.workspace, s.group * s.queue_num), head_tail, 8);
-    dev.flush_line(flag_request);  // dcci(flag request, SINGLE_CACHE_LINE) + dsb
-    ring_doorbell(dev, ctx);
-    s.next_post_id = post_id;
-    dev.note_prefetch_post(posting, flow_id(dev, s, post_id), gm, bytes);
-    for (PrefetchObserver* o : observers) o->posted(ctx, post_id, gm, bytes, posting);
-    return AsyncEvent{encode_event_handle(s.queue_num, post_id), kEngineSdma, &s};
+    refuse(drop_reason_text(why));
+    return event;
+}
+
+bool build_async_session(const void* workspace, AsyncSession& s) {
+    Device& dev = current_device();
+    build_session(dev, s, workspace ? dev.gm_address(workspace) : 0);
+    return s.valid;
 }
 
 namespace {

@@ -82,6 +82,17 @@ public:
 // Returns handle 0 (done at once) when there is nothing to do or the post fails.
 AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx);
 
+// TGET_ASYNC / TPUT_ASYNC: one post on session `s` copying [src, src + bytes)
+// to dst (GM addresses; either may be a peer window) with SDMA copy requests on
+// the session's queue, the same ring, doorbell and post-done record as
+// prefetches. Never dropped: what would drop a prefetch (a session not built,
+// more requests than the ring holds, a flag slot that does not retire)
+// throws PrefetchError naming `instruction` and the limit.
+AsyncEvent copy_async(const char* instruction, uint64_t dst, uint64_t src, uint64_t bytes, AsyncSession& s);
+// Builds `s` on the async-DMA workspace (a kernel pointer; null gives an
+// invalid session) for the calling core's channel group. True when valid.
+bool build_async_session(const void* workspace, AsyncSession& s);
+
 // The post-done records an SDMA event completes on, one per queue of its
 // post: (GM address of the record, post id). False when the event cannot be
 // decoded (another engine, a queue count of 0 or beyond the channels, an

@@ -275,6 +275,11 @@ GraphResult Worker::end_graph() {
     return platform_.end_graph();
 }
 
+void Worker::close_graph() {
+    graph_incores_ = nullptr;
+    platform_.close_graph();
+}
+
 void Worker::release_sdma() {
     for (uint32_t q : queues_) platform_.destroy_sdma_queue(q);
     queues_.clear();

@@ -121,6 +121,9 @@ public:
     bool wait_task(uint32_t task, uint64_t* end_ps);
     bool run_until(uint64_t ps);
     GraphResult end_graph();
+    // end_graph's first half, for graphs of several dies run together
+    // (SimDies::end_graphs runs them out and gives the results).
+    void close_graph();
     // Releases every channel and the workspace (also done by the destructor).
     void finalize();
     // Closes the worker and says how. Healthy: every queue destroyed and the

@@ -636,3 +636,4 @@ inline bool wait(const Event& evt, Session& s) { return evt.Wait(s); }
 }  // namespace pl::prefetch
 
 #include "pto/pfsim_tpipe.hpp"  // TPUSH / TPOP / TFREE
+#include "pto/pfsim_comm.hpp"   // TPUT / TGET / TNOTIFY / TWAIT (pto::comm)

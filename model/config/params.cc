@@ -101,6 +101,11 @@ const std::vector<ParamSpec>& param_specs() {
                            "the engine moves data in pieces of this size, and arbitrates between channels per piece")),
         zero_allowed(param("sdma.channel_switch_cost", Kind::Time,
                            "engine time to change from one channel's request to another's between two pieces")),
+        param("comm.poll_interval", Kind::Time, "a TWAIT's pause between two reads of its signal"),
+        param("link.bandwidth", Kind::Bandwidth,
+              "data rate from one die to one peer die (each direction): a die's cores and SDMA engine share it"),
+        zero_allowed(param("link.latency", Kind::Time,
+                           "one way across the die-to-die link: a peer GM access pays it going and again answered")),
 
         param("core.ub_bytes", Kind::Size, "unified buffer of one vector core"),
         param("core.l1_bytes", Kind::Size, "L1 buffer of one cube core"),

@@ -7,6 +7,7 @@
 #include "base/hex.h"
 #include "base/user_code.h"
 #include "model/common/payload.h"
+#include "model/common/peer_window.h"
 #include "model/common/time.h"
 
 namespace pfsim {
@@ -61,11 +62,11 @@ unsigned int block_local_index() {
 void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     Core* core = g_current;
     if (!core) return;
-    const uint64_t gm = addr - reinterpret_cast<uintptr_t>(core->gm_host_);
-    if (gm >= core->gm_size_ || len > core->gm_size_ - gm) return;  // the stack, tiles, the task payload
+    const uint64_t gm = core->gm_address(reinterpret_cast<const volatile void*>(addr), len);
+    if (gm == kNotGm) return;  // the stack, tiles, the task payload
     core->apply_raw_store();
     core->check_stop();
-    if (core->alloc_end_ && (gm < core->alloc_begin_ || gm + len > *core->alloc_end_)) {
+    if (core->alloc_end_ && !in_peer_window(gm) && (gm < core->alloc_begin_ || gm + len > *core->alloc_end_)) {
         throw KernelError(std::string(write ? "store to" : "load from") + " GM address " + hex(gm) + " (" +
                           std::to_string(len) + " bytes) outside every allocation");
     }
@@ -77,7 +78,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     }
     // Read through L2 into the very bytes the load is about to read, so that
     // it sees what the cache holds (a dirty line, a prefetched one).
-    core->scalar_read(gm, core->gm_host_ + gm, len);
+    core->scalar_read(gm, core->host_of(gm), len);
 }
 
 void Core::check_stop() {
@@ -89,13 +90,123 @@ void Core::apply_raw_store() {
     if (!raw_store_len_) return;
     const uint64_t gm = raw_store_gm_, len = raw_store_len_;
     raw_store_len_ = 0;
-    scalar_write(gm, gm_host_ + gm, len);
+    scalar_write(gm, host_of(gm), len);
 }
 
 uint64_t Core::gm_address(const volatile void* p, uint64_t bytes) const {
     const uint64_t gm = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(gm_host_);
-    if (!gm_host_ || gm >= gm_size_ || bytes > gm_size_ - gm) return kNotGm;
+    if (gm_host_ && gm < gm_size_ && bytes <= gm_size_ - gm) return gm;
+    if (!peer_gms_) return kNotGm;
+    for (uint32_t rank = 0; rank < peer_gms_->size(); ++rank) {
+        const PeerGm& peer = (*peer_gms_)[rank];
+        const uint64_t offset = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(peer.host);
+        if (peer.host != gm_host_ && offset < peer.size && bytes <= peer.size - offset) return peer_window(rank) + offset;
+    }
+    return kNotGm;
+}
+
+uint8_t* Core::host_of(uint64_t gm) const {
+    if (!in_peer_window(gm)) return gm_host_ + gm;
+    return (*peer_gms_)[peer_rank(gm)].host + peer_offset(gm);
+}
+
+uint64_t Core::allocated_gm(const char* instruction, const char* what, const volatile void* p, uint64_t bytes) const {
+    const uint64_t gm = gm_address(p, bytes);
+    auto fail = [&](const std::string& why) {
+        throw KernelError(std::string(instruction) + ": the " + what + " (" + std::to_string(bytes) + " bytes at " +
+                          hex(reinterpret_cast<uintptr_t>(p)) + ") " + why);
+    };
+    if (gm == kNotGm) fail("is in no rank's GM");
+    uint64_t at = gm, begin = alloc_begin_;
+    const uint64_t* end = alloc_end_;
+    std::string rank = "this die";
+    if (in_peer_window(gm)) {
+        const PeerGm& peer = (*peer_gms_)[peer_rank(gm)];
+        at = peer_offset(gm);
+        begin = peer.alloc_begin;
+        end = peer.alloc_end;
+        rank = "rank " + std::to_string(peer_rank(gm));
+    }
+    if (end && (at < begin || at + bytes > *end)) {
+        fail("reaches past what " + rank + " allocated (GM " + hex(at) + " + " + std::to_string(bytes) +
+             "; its allocations end at " + hex(*end) + "): beyond its communication window");
+    }
     return gm;
+}
+
+namespace {
+
+// The last notify of each signal (by its host address, unique over every
+// die): who made it, for a wait that is never satisfied.
+std::map<uintptr_t, std::string>& signal_writers() {
+    static std::map<uintptr_t, std::string> writers;
+    return writers;
+}
+
+const char* const kWaitCmpNames[] = {"==", "!=", ">", ">=", "<", "<="};
+
+bool compare(int32_t value, int32_t expected, int cmp) {
+    switch (cmp) {
+        case 0: return value == expected;
+        case 1: return value != expected;
+        case 2: return value > expected;
+        case 3: return value >= expected;
+        case 4: return value < expected;
+        case 5: return value <= expected;
+    }
+    return false;
+}
+
+}  // namespace
+
+void Core::forget_signal_writers() { signal_writers().clear(); }
+
+void Core::signal_notify(const volatile int32_t* signal, int32_t value, bool add) {
+    const uint64_t gm = allocated_gm("TNOTIFY", "signal", signal, 4);
+    auto* host = reinterpret_cast<int32_t*>(host_of(gm));
+    // Values move at the call, one SystemC process at a time: the update is atomic.
+    *host = add ? static_cast<int32_t>(static_cast<uint32_t>(*host) + static_cast<uint32_t>(value)) : value;
+    const int32_t now = *host;
+    scalar_write(gm, &now, 4);
+    const std::string line = calling_kernel_line();
+    signal_writers()[reinterpret_cast<uintptr_t>(host)] =
+        std::string(name()) + " (" + task_label_ + (line.empty() ? "" : ", " + line) + ") " +
+        (add ? "added " : "set ") + std::to_string(value);
+}
+
+std::string Core::waiting_on() const {
+    if (!signal_wait_.active) return "";
+    const uint64_t gm = signal_wait_.gm;
+    auto it = signal_writers().find(reinterpret_cast<uintptr_t>(host_of(gm)));
+    return std::string("TWAIT on the signal at ") +
+           (in_peer_window(gm) ? "rank " + std::to_string(peer_rank(gm)) + " GM " + hex(peer_offset(gm)) : "GM " + hex(gm)) +
+           " for " + kWaitCmpNames[signal_wait_.cmp] + " " + std::to_string(signal_wait_.expected) + " (it holds " +
+           std::to_string(signal_wait_.value) + "; " +
+           (it == signal_writers().end() ? std::string("no TNOTIFY wrote it") : "its last writer: " + it->second) + ")";
+}
+
+void Core::signal_wait(const volatile int32_t* signal, int32_t expected, int cmp) {
+    if (cmp < 0 || cmp > 5) throw KernelError("TWAIT: comparison " + std::to_string(cmp) + " is not a WaitCmp");
+    const uint64_t gm = allocated_gm("TWAIT", "signal", signal, 4);
+    const Tick since = issue_;
+    signal_wait_ = SignalWait{true, gm, expected, cmp, 0};
+    struct Done {
+        SignalWait& w;
+        ~Done() { w.active = false; }
+    } done{signal_wait_};
+    for (;;) {
+        try {
+            check_stop();
+        } catch (const KernelError& e) {
+            throw KernelError(waiting_on() + " never held: " + e.what());
+        }
+        uncached_read(gm, &signal_wait_.value, 4);
+        if (compare(signal_wait_.value, expected, cmp)) break;
+        if (issue_ - since >= wait_limit_) throw KernelError(waiting_on() + " never held: it waited orch.time_limit");
+        spend(signal_poll_);
+    }
+    trace_slice(index(Pipe::Scalar), "TWAIT", since, issue_,
+                "\"expected\":" + std::to_string(expected) + ",\"value\":" + std::to_string(signal_wait_.value));
 }
 
 void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
@@ -146,6 +257,7 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       cached("cached"),
       uncached("uncached"),
       mmio("mmio"),
+      peers("peers"),
       kind_(kind),
       id_(id),
       scalar_op_(cfg.time("core.scalar_op")),
@@ -153,6 +265,8 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       flush_cost_(cfg.time("core.flush_cost")),
       request_build_(cfg.time("core.request_build")),
       quantum_(cfg.time("core.quantum")),
+      signal_poll_(cfg.time("comm.poll_interval")),
+      wait_limit_(cfg.time("orch.time_limit")),
       load_bw_(cfg.bandwidth("core.load_bandwidth")),
       store_bw_(cfg.bandwidth("core.store_bandwidth")),
       vector_bw_(cfg.bandwidth("core.vector_bandwidth")),
@@ -279,7 +393,7 @@ uint8_t* Core::buffer(Buffer b, uint64_t offset, uint64_t bytes) {
 Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr, void* data,
                      uint64_t len, Tick issue) {
     prepare_payload(payload_, write, addr, data, len);
-    const Tick done = transport_at(socket, payload_, issue);
+    const Tick done = transport_at(&socket != &mmio && in_peer_window(addr) ? peers : socket, payload_, issue);
     if (payload_.is_response_error()) {
         throw KernelError(std::string(write ? "write to " : "read from ") + hex(addr) + " + " +
                           std::to_string(len) + " bytes: outside GM");

@@ -75,6 +75,7 @@ public:
     tlm_utils::simple_initiator_socket<Core> cached;
     tlm_utils::simple_initiator_socket<Core> uncached;
     tlm_utils::simple_initiator_socket<Core> mmio;
+    tlm_utils::simple_initiator_socket<Core> peers;  // to the die's link: peer windows (model/common/peer_window.h)
 
     Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id);
 
@@ -88,6 +89,10 @@ public:
     // ("" otherwise).
     const sc_core::sc_event& blocked_event() const { return blocked_; }
     std::string blocked_on() const;
+    // What a kernel in TWAIT waits for, the signal's value and its last writer
+    // ("" when it is not in one). Unlike a cross-core flag, another die may
+    // still write the signal: this is never a deadlock by itself.
+    std::string waiting_on() const;
     // Makes the running kernel stop at its next call into the core or GM
     // access (a KernelError naming `why`); a kernel that does neither runs on.
     void request_stop(const std::string& why) {
@@ -117,6 +122,16 @@ public:
     void dcci(const volatile void* line, bool entire) override;
     // Where this die's GM is mapped in host memory (BackingStore::host_base).
     void set_gm_window(uint8_t* host_base, uint64_t size) { gm_host_ = host_base; gm_size_ = size; }
+    // Every rank's GM in host memory, by rank (this die's own among them): a
+    // kernel's pointer into another rank's GM is that rank's peer window, its
+    // accesses cross the link. Unset (one die): such a pointer is not GM.
+    struct PeerGm {
+        uint8_t* host = nullptr;
+        uint64_t size = 0;
+        uint64_t alloc_begin = 0;            // what the rank allocated: [alloc_begin, *alloc_end)
+        const uint64_t* alloc_end = nullptr;
+    };
+    void set_peer_gms(const std::vector<PeerGm>* by_rank) { peer_gms_ = by_rank; }
     // What is allocated in GM: [begin, *end). A pointer access in GM outside it
     // faults the kernel. Unset: all of GM.
     void set_gm_allocated(uint64_t begin, const uint64_t* end) { alloc_begin_ = begin; alloc_end_ = end; }
@@ -137,6 +152,8 @@ public:
     // the instrumentation of run-time compiled kernels reports it (before the
     // access): GM accesses take the scalar path; anything else is not timed.
     static void on_raw_access(bool write, uintptr_t addr, uint64_t len);
+    // Forgets who last notified each signal (the host, before a run).
+    static void forget_signal_writers();
     // A raw store reported before it happened is applied to the model at the
     // next call into the core (current_core()) or when the kernel returns.
     void apply_raw_store();
@@ -162,6 +179,9 @@ public:
     void barrier() override;
     void cross_core_set(Pipe pipe, uint64_t config) override;
     void cross_core_wait(int flag) override;
+    void signal_notify(const volatile int32_t* signal, int32_t value, bool add) override;
+    void signal_wait(const volatile int32_t* signal, int32_t expected, int cmp) override;
+    uint64_t allocated_gm(const char* instruction, const char* what, const volatile void* p, uint64_t bytes) const override;
     void uncached_write(uint64_t gm, const void* src, uint64_t bytes) override;
     void uncached_read(uint64_t gm, void* dst, uint64_t bytes) override;
     void mmio_write32(uint64_t addr, uint32_t value) override;
@@ -213,7 +233,7 @@ private:
     TimedPasses timed_;
     uint64_t timed_begin_ps_ = 0;
     uint32_t block_idx_ = 0, block_num_ = 0, subblock_ = 0;
-    const Tick scalar_op_, transfer_setup_, flush_cost_, request_build_, quantum_;
+    const Tick scalar_op_, transfer_setup_, flush_cost_, request_build_, quantum_, signal_poll_, wait_limit_;
     const double load_bw_, store_bw_, vector_bw_, vector_special_factor_;
     const uint64_t cube_macs_per_cycle_, cube_macs_int8_, cube_macs_fp32_, line_bytes_;
     const double l1_l0a_bw_, l1_l0b_bw_, l1_ub_bw_, l0c_bw_;
@@ -248,6 +268,16 @@ private:
     };
     std::map<uint64_t, PendingPost> pending_posts_;
     uint8_t* gm_host_ = nullptr;
+    const std::vector<PeerGm>* peer_gms_ = nullptr;
+    struct SignalWait {
+        bool active = false;
+        uint64_t gm = 0;
+        int32_t expected = 0;
+        int cmp = 0;
+        int32_t value = 0;  // as last read
+    };
+    SignalWait signal_wait_;
+    uint8_t* host_of(uint64_t gm) const;  // where GM address gm (this die's or a peer window's) is in host memory
     uint64_t alloc_begin_ = 0;
     const uint64_t* alloc_end_ = nullptr;
     uint64_t gm_size_ = 0;

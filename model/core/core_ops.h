@@ -120,6 +120,22 @@ public:
     virtual void cross_core_set(Pipe pipe, uint64_t config) = 0;
     virtual void cross_core_wait(int flag) = 0;
 
+    // Signals between ranks (pto::comm::TNOTIFY / TWAIT): `signal` is a kernel
+    // pointer to an int32 in this die's GM or a peer's (a communication
+    // window). notify sets it to `value` or adds `value` to it, atomically
+    // against every other notify, through the scalar path (a peer's across the
+    // link). wait polls it (comm.poll_interval apart) until `cmp` (WaitCmp's
+    // order: EQ, NE, GT, GE, LT, LE) holds against `expected`; stopped while it
+    // waits (the graph's time limit), it throws KernelError naming the signal,
+    // its value and the last notify that wrote it. Both throw KernelError for a
+    // signal in no rank's GM or outside what its rank allocated.
+    virtual void signal_notify(const volatile int32_t* signal, int32_t value, bool add) = 0;
+    virtual void signal_wait(const volatile int32_t* signal, int32_t expected, int cmp) = 0;
+    // [p, p + bytes) as a GM address that lies inside what its rank (this die
+    // or a peer) allocated; throws KernelError naming `instruction` and `what`
+    // otherwise (a transfer beyond a communication window).
+    virtual uint64_t allocated_gm(const char* instruction, const char* what, const volatile void* p, uint64_t bytes) const = 0;
+
     // The uncached path (control data: SDMA requests, flags, polls), MMIO, flush.
     virtual void uncached_write(uint64_t gm, const void* src, uint64_t bytes) = 0;
     virtual void uncached_read(uint64_t gm, void* dst, uint64_t bytes) = 0;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "model/common/payload.h"
+#include "model/common/peer_window.h"
 #include "model/common/time.h"
 #include "model/l2/l2_cache.h"
 
@@ -20,6 +21,7 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       mmio("mmio"),
       memory("memory"),
       prefetch("prefetch"),
+      peers("peers"),
       cfg_(cfg),
       mmio_base_(cfg.bytes("sdma.mmio_base")),
       stride_(cfg.bytes("sdma.doorbell_stride")),
@@ -317,15 +319,19 @@ SdmaError SdmaEngine::validate(const SdmaRequest& r) const {
     if (!op) return SdmaError::BadOpcode;
     if (r.length == 0) return SdmaError::ZeroLength;
     if (r.length > max_request_bytes_) return SdmaError::Oversized;
-    if (outside(r.src, r.length)) return SdmaError::SourceOutsideGm;
-    if (op->writes_destination && outside(r.dst, r.length)) return SdmaError::DestinationOutsideGm;
+    // A copy may read or write a peer die's GM through the link; a prefetch fills this die's L2 from its own GM.
+    auto unreachable = [&](uint64_t a, uint64_t n) {
+        return outside(a, n) && !(op->writes_destination && peer_reach_ && in_peer_window(a) && peer_reach_(a, n));
+    };
+    if (unreachable(r.src, r.length)) return SdmaError::SourceOutsideGm;
+    if (op->writes_destination && unreachable(r.dst, r.length)) return SdmaError::DestinationOutsideGm;
     return SdmaError::None;
 }
 
 std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len,
                                               Tick issue) {
     prepare_payload(payload_, write, addr, buf, len);
-    const Tick done = transport_at(memory, payload_, issue);
+    const Tick done = in_peer_window(addr) ? transport_at(peers, payload_, issue) : transport_at(memory, payload_, issue);
     if (payload_.is_response_error()) return std::nullopt;
     return done;
 }

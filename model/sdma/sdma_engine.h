@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -114,6 +115,7 @@ public:
     tlm_utils::multi_passthrough_target_socket<SdmaEngine> mmio;
     tlm_utils::simple_initiator_socket<SdmaEngine> memory;    // to L2's uncached port
     tlm_utils::simple_initiator_socket<SdmaEngine> prefetch;  // to L2's prefetch port
+    tlm_utils::simple_initiator_socket<SdmaEngine> peers;     // to the die's link: peer windows (peer_window.h)
 
     SdmaEngine(sc_core::sc_module_name name, const Config& cfg);
 
@@ -145,6 +147,9 @@ public:
     // With sdma.frontend = rtl: another build of the RTL (tests). Only before
     // the simulation starts.
     void use_rtl_frontend(std::unique_ptr<RtlFrontend> frontend);
+    // Which peer-window ranges a copy may read or write (the die's link says;
+    // unset: none, every peer address is outside GM).
+    void set_peer_reach(std::function<bool(uint64_t addr, uint64_t len)> reaches) { peer_reach_ = std::move(reaches); }
 
 private:
     void transport_mmio(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
@@ -226,6 +231,7 @@ private:
     SdmaFaults faults_;
     uint64_t requests_taken_ = 0, doorbells_seen_ = 0;  // since inject()
     std::vector<SdmaFaultEvent> fault_events_;
+    std::function<bool(uint64_t, uint64_t)> peer_reach_;
 };
 
 }  // namespace pfsim

@@ -3,12 +3,14 @@
 namespace pfsim {
 
 Soc::Soc(sc_core::sc_module_name name, const Config& cfg)
-    : sc_module(name), gm("gm", cfg), l2("l2", cfg), sdma("sdma", cfg) {
+    : sc_module(name), gm("gm", cfg), l2("l2", cfg), sdma("sdma", cfg), link("link", cfg) {
     l2.gm_data.bind(gm.data);
     l2.gm_uncached.bind(gm.uncached);
     l2.attach_direct(&gm);
     sdma.memory.bind(l2.uncached);
     sdma.prefetch.bind(l2.prefetch);
+    sdma.peers.bind(link.in);
+    sdma.set_peer_reach([this](uint64_t addr, uint64_t len) { return link.reaches(addr, len); });
 }
 
 Soc::Stats Soc::stats() const { return {gm.stats(), l2.stats(), sdma.stats()}; }

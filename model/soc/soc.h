@@ -4,6 +4,8 @@
 //   initiators ─► l2.uncached ───────► l2 ─► gm.uncached   (coherent with L2)
 //   initiators ─► sdma.mmio (doorbells)
 //   sdma.memory ─► l2.uncached;  sdma.prefetch ─► l2.prefetch
+//   sdma.peers, initiators' peer accesses ─► link ─► peer dies' l2.uncached
+//   (model/link/die_link.h; a one-die simulation connects no peer)
 #pragma once
 
 #include <string>
@@ -16,6 +18,7 @@
 #include "model/config/config.h"
 #include "model/gm/gm.h"
 #include "model/l2/l2_cache.h"
+#include "model/link/die_link.h"
 #include "model/sdma/sdma_engine.h"
 #include "model/stats/stats.h"
 
@@ -28,6 +31,7 @@ public:
     GlobalMemory gm;
     L2Cache l2;
     SdmaEngine sdma;
+    DieLink link;
 
     // Every block's counters now; stats_delta(after, before) is what a run did.
     struct Stats {

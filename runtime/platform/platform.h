@@ -166,6 +166,10 @@ public:
     virtual void begin_graph(GraphLaunch& launch) = 0;
     virtual bool run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) = 0;
     virtual GraphResult end_graph() = 0;
+    // end_graph without running the graph out: no more submissions; a
+    // simulation of several dies runs the graphs together later
+    // (SimDies::end_graphs), and gives the results.
+    virtual void close_graph() = 0;
     // All at once: begin_graph, then end_graph.
     GraphResult run_graph(GraphLaunch& launch) {
         begin_graph(launch);

@@ -103,6 +103,7 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
             core->cached.bind(soc_.l2.cached);
             core->uncached.bind(soc_.l2.uncached);
             core->mmio.bind(soc_.sdma.mmio);
+            core->peers.bind(soc_.link.in);
         }
     }
 }
@@ -113,6 +114,17 @@ void SimPlatform::attach_trace(TraceRecorder* trace) {
     }
     soc_.sdma.attach_trace(trace);
     sampler_.attach_trace(trace);
+}
+
+void SimPlatform::set_peer_gms(const std::vector<Core::PeerGm>* by_rank) {
+    for (auto* group : {&aic_, &aiv_}) {
+        for (auto& core : *group) core->set_peer_gms(by_rank);
+    }
+}
+
+Core::PeerGm SimPlatform::gm_view() const {
+    const BackingStore& store = soc_.gm.store();
+    return Core::PeerGm{store.host_base(), store.capacity(), kGmBase, &next_free_};
 }
 
 std::vector<std::string> SimPlatform::attach_waves(const std::string& path) {
@@ -240,6 +252,13 @@ uint32_t SimPlatform::live_sdma_queues() const {
 
 rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt::LaunchSpec& spec,
                                      const std::vector<int64_t*>& args_per_core) {
+    const Launched launched = start_launch(entries, spec, args_per_core);
+    sc_core::sc_start();
+    return finish_launch(launched);
+}
+
+SimPlatform::Launched SimPlatform::start_launch(const rt::KernelEntries& entries, const rt::LaunchSpec& spec,
+                                                const std::vector<int64_t*>& args_per_core) {
     const std::vector<rt::CorePlace> places = rt::core_places(spec);
     if (spec.block_dim == 0 || spec.block_dim > aic_.size() || spec.vector_per_block > 2 ||
         places.size() != args_per_core.size()) {
@@ -252,6 +271,7 @@ rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt:
     }
     elaborate();
     if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
+    Core::forget_signal_writers();
     std::vector<Core*> used;
     for (size_t i = 0; i < places.size(); ++i) {
         const rt::CorePlace& p = places[i];
@@ -263,7 +283,12 @@ rt::LaunchResult SimPlatform::launch(const rt::KernelEntries& entries, const rt:
     sampler_.start([used] {
         return std::any_of(used.begin(), used.end(), [](const Core* c) { return c->running(); });
     });
-    sc_core::sc_start();
+    return Launched{used, places};
+}
+
+rt::LaunchResult SimPlatform::finish_launch(const Launched& launched) {
+    const std::vector<Core*>& used = launched.cores;
+    const std::vector<rt::CorePlace>& places = launched.places;
     // Kernels left waiting for cross-core flags nobody set: stop and unwind them.
     bool blocked = false;
     for (Core* core : used) {

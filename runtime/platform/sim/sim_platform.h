@@ -46,6 +46,18 @@ public:
     // the files. Throws std::invalid_argument when there is no RTL block or the
     // file cannot be written.
     std::vector<std::string> attach_waves(const std::string& path);
+    // Every rank's GM, by rank, for this die's cores to reach peers through
+    // (SimDies; unset in a one-die simulation).
+    void set_peer_gms(const std::vector<Core::PeerGm>* by_rank);
+    // This die's GM as a peer's cores see it (its host mapping, what is allocated).
+    Core::PeerGm gm_view() const;
+    // end_graph in two steps, for several dies run at once (SimDies::end_graphs):
+    // no more submissions (the scheduler is resumed to run the graph out), then,
+    // once the simulation has run it to its end, the result.
+    void close_submissions();
+    bool graph_begun() const { return graph_ != nullptr; }   // begin_graph, and no result taken yet
+    bool graph_active() const { return graph_active_; }      // its scheduler still runs it
+    rt::GraphResult graph_result();
     const Sampler& sampler() const { return sampler_; }
     Sampler& sampler() { return sampler_; }
 
@@ -67,9 +79,19 @@ public:
     uint32_t core_count() const override { return static_cast<uint32_t>(aic_.size() + aiv_.size()); }
     rt::CorePlace core_place(uint32_t core_id) const override;
     const Core& core(uint32_t core_id) const;  // by core id (core_place)
+    // launch in two steps, for several dies at once (SimDies::launch): the
+    // cores started, then, once the simulation has run them out, the result.
+    struct Launched {
+        std::vector<Core*> cores;
+        std::vector<rt::CorePlace> places;
+    };
+    Launched start_launch(const rt::KernelEntries& entries, const rt::LaunchSpec& spec,
+                          const std::vector<int64_t*>& args_per_core);
+    rt::LaunchResult finish_launch(const Launched& launched);
     void begin_graph(rt::GraphLaunch& launch) override;
     bool run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) override;
     rt::GraphResult end_graph() override;
+    void close_graph() override { close_submissions(); }
     uint64_t now_ps() const override;
 
 private:

@@ -51,6 +51,7 @@ void SimPlatform::begin_graph(rt::GraphLaunch& launch) {
     if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
     graph_result_ = rt::GraphResult{};
     graph_done_.clear();
+    Core::forget_signal_writers();
     graph_t0_ = sc_core::sc_time_stamp().value();
     pause_task_ = kNoTask;
     pause_at_ps_ = kNoTime;
@@ -80,12 +81,19 @@ bool SimPlatform::run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* en
 }
 
 rt::GraphResult SimPlatform::end_graph() {
+    close_submissions();
+    if (graph_active_) sc_core::sc_start();
+    return graph_result();
+}
+
+void SimPlatform::close_submissions() {
+    if (!graph_) return;  // no graph begun
     check_new_tasks();
     graph_->submissions_done = true;
-    if (graph_active_) {
-        graph_resume_.notify(sc_core::SC_ZERO_TIME);
-        sc_core::sc_start();
-    }
+    if (graph_active_) graph_resume_.notify(sc_core::SC_ZERO_TIME);
+}
+
+rt::GraphResult SimPlatform::graph_result() {
     graph_result_.tasks.resize(graph_->tasks.size());  // those submitted after the graph stopped never ran
     graph_ = nullptr;
     for (const std::string& w : cross_flags_.drain()) graph_result_.warnings.push_back(w);
@@ -401,6 +409,13 @@ void SimPlatform::scheduler() {
                 result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
                                std::to_string(n - completed) + " tasks: " + pending() +
                                (g.submissions_done ? "" : " (the orchestration has not returned)");
+                for (auto* group : {&aic_, &aiv_}) {
+                    for (auto& core : *group) {
+                        if (core_task[core->core_id()] >= 0 && !core->waiting_on().empty()) {
+                            result.stuck += "; " + running_kernel(*core) + " in " + core->waiting_on();
+                        }
+                    }
+                }
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] >= 0) core->request_stop("the graph reached orch.time_limit");

@@ -1,0 +1,195 @@
+// The die-to-die link (model/link/die_link.h): an SDMA copy that names a peer
+// window reads or writes the peer die's GM, paying the link's latency both ways
+// and its bandwidth; an address no connected die holds stops the channel as an
+// address outside GM does.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hw/sdma_request.h"
+#include "model/common/peer_window.h"
+#include "model/common/time.h"
+#include "tests/support/harness.h"
+
+namespace pfsim {
+namespace {
+
+constexpr uint64_t kRing = 1ull << 24;
+constexpr uint64_t kLinkBandwidth = 56'000'000'000;  // the preset's, set again here so the test does not move with it
+constexpr Tick kLatency = 1'000'000;                  // 1 us
+
+// Dies built before elaboration: pairs linked rank 0 <-> rank 1, and a lone die.
+class Link : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        if (!pairs_.empty()) return;
+        const Config cfg = test::config_with({"link.bandwidth=56GB/s", "link.latency=1us"});
+        const Config no_latency = test::config_with({"link.bandwidth=56GB/s", "link.latency=0us"});
+        // Links faster than the SDMA engine (280 GB/s): the engine paces peer copies.
+        const Config fast = test::config_with({"link.bandwidth=2TB/s", "link.latency=0us"});
+        for (int i = 0; i < 2; ++i) {
+            test::Harness& a = test::make_harness(fast);
+            test::Harness& b = test::make_harness(fast);
+            for (test::Harness* h : {&a, &b}) {
+                h->soc.link.connect(a.soc.l2);
+                h->soc.link.connect(b.soc.l2);
+            }
+            fast_pairs_.push_back({&a, &b});
+        }
+        for (int i = 0; i < 6; ++i) {
+            // The last pair's link has no latency: bandwidth alone paces it.
+            test::Harness& a = test::make_harness(i == 5 ? no_latency : cfg);
+            test::Harness& b = test::make_harness(i == 5 ? no_latency : cfg);
+            for (test::Harness* h : {&a, &b}) {
+                h->soc.link.connect(a.soc.l2);
+                h->soc.link.connect(b.soc.l2);
+            }
+            pairs_.push_back({&a, &b});
+        }
+        lone_ = &test::make_harness(cfg);
+        test::elaborate();
+    }
+    std::pair<test::Harness*, test::Harness*> fresh_pair() { return pairs_.at(next_++); }
+    std::pair<test::Harness*, test::Harness*> no_latency_pair() { return pairs_.back(); }
+    static void warm(test::Harness& h, unsigned c) {
+        h.setup_ring(c, kRing + c * (1ull << 20), 2048);
+        h.ring(c);
+        test::run_until_idle();
+    }
+    static std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+        std::vector<uint8_t> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + seed);
+        return v;
+    }
+    // Runs one request on channel 0 of `h` (warmed); returns how long it took.
+    static Tick run_one(test::Harness& h, const SdmaRequest& r) {
+        const Tick t0 = test::now();
+        h.push_request(0, r);
+        h.ring(0);
+        test::run_until_idle();
+        return h.soc.sdma.channel(0).last_done - t0;
+    }
+    static std::vector<std::pair<test::Harness*, test::Harness*>> pairs_, fast_pairs_;
+    static test::Harness* lone_;
+    static size_t next_;
+};
+std::vector<std::pair<test::Harness*, test::Harness*>> Link::pairs_;
+std::vector<std::pair<test::Harness*, test::Harness*>> Link::fast_pairs_;
+test::Harness* Link::lone_ = nullptr;
+size_t Link::next_ = 0;
+
+TEST_F(Link, ACopyFromAPeerWindowReadsThePeersGmAndPaysTheLink) {
+    auto [a, b] = fresh_pair();
+    warm(*a, 0);
+    const uint64_t src = 1ull << 30, dst = 2ull << 30, n = 256 * 1024;
+    const std::vector<uint8_t> data = pattern(n, 3);
+    b->soc.gm.store().write(src, data.data(), n);
+    const Tick local = run_one(*a, SdmaRequest::copy(dst + n, dst + 2 * n, n));  // the control: within die 0
+    const Tick remote = run_one(*a, SdmaRequest::copy(peer_window(1) + src, dst, n));
+    EXPECT_EQ(a->soc.sdma.channel(0).error, SdmaError::None);
+    std::vector<uint8_t> back(n);
+    a->soc.gm.store().read(dst, back.data(), n);
+    EXPECT_EQ(back, data);
+    // The bytes crossed the link at its rate, each piece paying the latency there and back.
+    EXPECT_GE(remote, transfer_time(n, kLinkBandwidth) + 2 * kLatency);
+    EXPECT_GT(remote, 2 * local);
+    EXPECT_EQ(a->soc.link.stats().read_bytes, n);
+    EXPECT_EQ(b->soc.link.stats().read_bytes, 0u);  // die 1's own link carried nothing
+}
+
+TEST_F(Link, ACopyToAPeerWindowWritesThePeersGmCoherentlyWithItsL2) {
+    auto [a, b] = fresh_pair();
+    warm(*a, 0);
+    const uint64_t src = 1ull << 30, dst = 3ull << 30, n = 8192;
+    const std::vector<uint8_t> data = pattern(n, 11);
+    a->soc.gm.store().write(src, data.data(), n);
+    // Die 1 holds the destination's first line in its L2 (a cached read).
+    uint8_t line[512];
+    b->read(dst, line, sizeof line, test::now());
+    ASSERT_TRUE(b->soc.l2.resident(dst));
+    run_one(*a, SdmaRequest::copy(src, peer_window(1) + dst, n));
+    EXPECT_EQ(a->soc.sdma.channel(0).error, SdmaError::None);
+    std::vector<uint8_t> seen(n);
+    b->read(dst, seen.data(), n, test::now());  // through die 1's L2: the new bytes
+    EXPECT_EQ(seen, data);
+    EXPECT_EQ(a->soc.link.stats().write_bytes, n);
+}
+
+TEST_F(Link, TwoCopiesOverTheLinkShareItsBandwidth) {
+    auto [a, b] = no_latency_pair();
+    warm(*a, 0);
+    warm(*a, 1);
+    const uint64_t n = 1 << 20;
+    const Tick one = run_one(*a, SdmaRequest::copy(peer_window(1) + (1ull << 30), 1ull << 31, n));
+    const Tick t0 = test::now();
+    a->push_request(0, SdmaRequest::copy(peer_window(1) + (1ull << 30), 1ull << 31, n));
+    a->push_request(1, SdmaRequest::copy(peer_window(1) + (2ull << 30), 3ull << 30, n));
+    a->ring(0);
+    a->ring(1);
+    test::run_until_idle();
+    const Tick both = std::max(a->soc.sdma.channel(0).last_done, a->soc.sdma.channel(1).last_done) - t0;
+    // The engine (280 GB/s) could run both at once; the 56 GB/s link cannot.
+    EXPECT_GE(one, transfer_time(n, kLinkBandwidth));
+    EXPECT_GE(both, 2 * transfer_time(n, kLinkBandwidth));
+    // The second stream adds most of its time on the link (without sharing it would add next to nothing).
+    EXPECT_GE(both - one, transfer_time(n, kLinkBandwidth) * 3 / 4) << "one " << one << " ps, both " << both << " ps";
+    (void)b;
+    EXPECT_GT(a->soc.link.stats().wait, 0u);
+}
+
+TEST_F(Link, APeerAddressNoDieHoldsStopsTheChannel) {
+    auto [a, b] = fresh_pair();
+    warm(*a, 0);
+    // Rank 2 is not in this simulation: the source is outside GM.
+    run_one(*a, SdmaRequest::copy(peer_window(2) + 4096, 1ull << 30, 4096));
+    EXPECT_EQ(a->soc.sdma.channel(0).error, SdmaError::SourceOutsideGm);
+
+    // A prefetch fills this die's L2 from its own GM: a peer source is refused.
+    auto [c, d] = fresh_pair();
+    warm(*c, 0);
+    run_one(*c, SdmaRequest::cache_prefetch(peer_window(1) + 4096, 4096));
+    EXPECT_EQ(c->soc.sdma.channel(0).error, SdmaError::SourceOutsideGm);
+
+    // A lone die connects no peer: even rank 0's window is outside.
+    warm(*lone_, 0);
+    run_one(*lone_, SdmaRequest::copy(1ull << 30, peer_window(0) + 4096, 4096));
+    EXPECT_EQ(lone_->soc.sdma.channel(0).error, SdmaError::DestinationOutsideGm);
+    (void)b;
+    (void)d;
+}
+
+// The field's mechanism (a2a3-hardware.md, pypto-lib's L2-prefetch guide: a
+// weight warm slowed the all-to-all because both queue on one SDMA engine):
+// a prefetch stream on die 0's engine slows die 0's peer copy; the same stream
+// on die 1's engine (the control) does not.
+TEST_F(Link, APrefetchOnTheSameEngineSlowsAPeerCopy) {
+    auto [a, b] = fast_pairs_.at(0);
+    auto [c, d] = fast_pairs_.at(1);
+    for (test::Harness* h : {a, b, c, d}) {
+        warm(*h, 0);
+        warm(*h, 1);
+    }
+    const uint64_t n = 4 << 20, warm_bytes = 64 << 20;
+    const SdmaRequest copy = SdmaRequest::copy(peer_window(1) + (1ull << 30), 1ull << 31, n);
+    const Tick alone = run_one(*a, copy);
+    // With a 64 MiB prefetch on another channel of the same engine, started together.
+    auto together = [&](test::Harness& copier, test::Harness& prefetcher) {
+        const Tick t0 = test::now();
+        prefetcher.push_request(1, SdmaRequest::cache_prefetch(3ull << 30, warm_bytes));
+        copier.push_request(0, copy);
+        prefetcher.ring(1);
+        copier.ring(0);
+        test::run_until_idle();
+        return copier.soc.sdma.channel(0).last_done - t0;
+    };
+    const Tick shared = together(*c, *c);
+    const Tick apart = together(*a, *b);  // the prefetch on the peer's engine
+    EXPECT_GT(shared, alone * 3 / 2) << "alone " << alone << " ps, with a prefetch on its engine " << shared << " ps";
+    EXPECT_LT(apart, alone * 11 / 10) << "alone " << alone << " ps, with a prefetch on the peer's engine " << apart << " ps";
+    EXPECT_GT(c->soc.sdma.stats().channel_switches, 0u);
+    (void)d;
+}
+
+}  // namespace
+}  // namespace pfsim
