@@ -117,13 +117,13 @@ std::vector<uint8_t> golden_of(const CaseSpec& spec, size_t index, std::vector<s
     return make_values(t, t.golden_values);
 }
 
+}  // namespace
+
 uint64_t tensor_bytes(const CallTensor& t) {
     uint64_t n = 1;
     for (uint32_t d : t.shape) n *= d;
     return n * rt::element_size(t.dtype);
 }
-
-}  // namespace
 
 LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler) {
     LoadedCallable c;
@@ -185,10 +185,14 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
     std::vector<uint64_t> gm_of;
     ChipTaskArgs args;
     for (const CallTensor& t : tensors) {
-        if (t.data.size() != tensor_bytes(t)) throw std::invalid_argument("a tensor's data does not match its shape");
-        const uint64_t gm = platform.gm_alloc(t.data.size());
+        const uint64_t bytes = tensor_bytes(t);
+        if (!t.gm && t.data.size() != bytes) throw std::invalid_argument("a tensor's data does not match its shape");
+        const uint64_t gm = t.gm ? t.gm : platform.gm_alloc(bytes);
         if (!release.at) release.at = gm;
-        platform.gm_write(gm, t.data.data(), t.data.size());
+        // A placed tensor's bytes are GM's own: the write copies nothing but is
+        // counted as every initial value is (gm.touched_bytes).
+        const void* from = t.gm ? reinterpret_cast<const void*>(platform.device_pointer(gm)) : t.data.data();
+        platform.gm_write(gm, from, bytes);
         gm_of.push_back(gm);
         args.tensors.push_back(graph.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
                                                                 static_cast<uint32_t>(t.shape.size()))));
@@ -237,7 +241,9 @@ CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors
     result.graph = worker.end_graph();
     if (!stalled.empty()) result.graph.stuck = stalled + (result.graph.stuck.empty() ? "" : ": " + result.graph.stuck);
     for (const std::string& w : graph.warnings()) result.graph.warnings.push_back(w);
-    for (size_t i = 0; i < tensors.size(); ++i) platform.gm_read(gm_of[i], tensors[i].data.data(), tensors[i].data.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        if (!tensors[i].gm) platform.gm_read(gm_of[i], tensors[i].data.data(), tensors[i].data.size());
+    }
     return result;
 }
 
