@@ -19,6 +19,13 @@ namespace pfsim::api {
 struct DeviceCall {
     int handle = 0;
     std::vector<CallTensor> tensors;  // in order, before the scalars; data updated in place
+    // The client's transfer file, when the tensors' bytes are in it: tensor i
+    // at byte offsets[i], a multiple of 4096. For the run, each tensor's GM is
+    // that part of the file, mapped (tensors' `data` unused): its initial values
+    // are the file's bytes, and what the run leaves there is in the file
+    // afterwards, with no copy either way. After the run that GM reads as zeros.
+    std::string transfer;
+    std::vector<uint64_t> offsets;
     std::vector<uint64_t> scalars;    // bits as the kernel receives them
     bool prefetch = true;
     std::string trace;                // a Chrome trace of this run; empty = none

@@ -3,6 +3,11 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace pfsim {
 
 namespace {
@@ -47,12 +52,60 @@ void compress(uint32_t h[8], const uint8_t block[64]) {
     h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += k;
 }
 
-}  // namespace
+void compress_portable(uint32_t h[8], const uint8_t* data, uint64_t blocks) {
+    for (; blocks; --blocks, data += 64) compress(h, data);
+}
 
-std::string sha256_hex(const uint8_t* data, uint64_t bytes) {
+#if defined(__x86_64__)
+// The same compression by the SHA extensions: the state kept as (A, B, E, F)
+// and (C, D, G, H), four rounds per group of four message words, the next
+// words scheduled by sha256msg1/msg2 as the previous group is consumed.
+__attribute__((target("sha,sse4.1,ssse3"))) void compress_ni(uint32_t h[8], const uint8_t* data, uint64_t blocks) {
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);  // big-endian words
+    __m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)), 0xB1);      // C D A B
+    __m128i efgh = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 4)), 0x1B);  // H G F E
+    __m128i abef = _mm_alignr_epi8(abcd, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, abcd, 0xF0);
+    for (; blocks; --blocks, data += 64) {
+        const __m128i abef_in = abef, cdgh_in = cdgh;
+        __m128i w[4];
+        for (int i = 0; i < 4; ++i) {
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * i)), swap);
+        }
+        for (int g = 0; g < 16; ++g) {
+            __m128i m = _mm_add_epi32(w[g % 4], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kRound + 4 * g)));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
+            m = _mm_shuffle_epi32(m, 0x0E);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, m);
+            if (g < 12) {  // words 4(g+4) .. 4(g+4)+3 from the four groups before them
+                __m128i next = _mm_sha256msg1_epu32(w[g % 4], w[(g + 1) % 4]);
+                next = _mm_add_epi32(next, _mm_alignr_epi8(w[(g + 3) % 4], w[(g + 2) % 4], 4));
+                w[g % 4] = _mm_sha256msg2_epu32(next, w[(g + 3) % 4]);
+            }
+        }
+        abef = _mm_add_epi32(abef, abef_in);
+        cdgh = _mm_add_epi32(cdgh, cdgh_in);
+    }
+    const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+    const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h), _mm_blend_epi16(feba, dchg, 0xF0));      // A B C D
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(dchg, feba, 8));     // E F G H
+}
+
+bool host_has_sha() {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3)) return false;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_SHA);
+}
+#endif
+
+using Compress = void (*)(uint32_t*, const uint8_t*, uint64_t);
+
+std::string digest(const uint8_t* data, uint64_t bytes, Compress blocks_of) {
     uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    uint64_t i = 0;
-    for (; i + 64 <= bytes; i += 64) compress(h, data + i);
+    const uint64_t whole = bytes / 64;
+    blocks_of(h, data, whole);
+    const uint64_t i = whole * 64;
     uint8_t tail[128] = {};
     const uint64_t rest = bytes - i;
     std::memcpy(tail, data + i, rest);
@@ -60,8 +113,7 @@ std::string sha256_hex(const uint8_t* data, uint64_t bytes) {
     const uint64_t padded = rest + 9 <= 64 ? 64 : 128;
     const uint64_t bits = bytes * 8;
     for (int b = 0; b < 8; ++b) tail[padded - 1 - b] = static_cast<uint8_t>(bits >> (8 * b));
-    compress(h, tail);
-    if (padded == 128) compress(h, tail + 64);
+    blocks_of(h, tail, padded / 64);
     static const char* hexdigits = "0123456789abcdef";
     std::string out;
     for (uint32_t v : h) {
@@ -69,5 +121,17 @@ std::string sha256_hex(const uint8_t* data, uint64_t bytes) {
     }
     return out;
 }
+
+}  // namespace
+
+std::string sha256_hex(const uint8_t* data, uint64_t bytes) {
+#if defined(__x86_64__)
+    static const bool sha = host_has_sha();
+    if (sha) return digest(data, bytes, compress_ni);
+#endif
+    return digest(data, bytes, compress_portable);
+}
+
+std::string sha256_hex_portable(const uint8_t* data, uint64_t bytes) { return digest(data, bytes, compress_portable); }
 
 }  // namespace pfsim

@@ -118,13 +118,13 @@ std::vector<uint8_t> golden_of(const CaseSpec& spec, size_t index, std::vector<s
     return make_values(t, t.golden_values);
 }
 
+}  // namespace
+
 uint64_t tensor_bytes(const CallTensor& t) {
     uint64_t n = 1;
     for (uint32_t d : t.shape) n *= d;
     return n * rt::element_size(t.dtype);
 }
-
-}  // namespace
 
 LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler) {
     LoadedCallable c;
@@ -163,10 +163,14 @@ public:
           heap_bytes_(heap_bytes), graph_(memory(), platform.core_count() / 3) {
         graph_.set_ring_sizes(rings);
         for (const CallTensor& t : tensors) {
-            if (t.data.size() != tensor_bytes(t)) throw std::invalid_argument("a tensor's data does not match its shape");
-            const uint64_t gm = platform.gm_alloc(t.data.size());
+            const uint64_t bytes = tensor_bytes(t);
+            if (!t.gm && t.data.size() != bytes) throw std::invalid_argument("a tensor's data does not match its shape");
+            const uint64_t gm = t.gm ? t.gm : platform.gm_alloc(bytes);
             if (!release_at_) release_at_ = gm;
-            platform.gm_write(gm, t.data.data(), t.data.size());
+            // A placed tensor's bytes are GM's own: the write copies nothing but is
+            // counted as every initial value is (gm.touched_bytes).
+            const void* from = t.gm ? reinterpret_cast<const void*>(platform.device_pointer(gm)) : t.data.data();
+            platform.gm_write(gm, from, bytes);
             gm_of_.push_back(gm);
             args_.tensors.push_back(graph_.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
                                                                       static_cast<uint32_t>(t.shape.size()))));
@@ -227,7 +231,7 @@ public:
         if (!stalled_.empty()) result_.graph.stuck = stalled_ + (result_.graph.stuck.empty() ? "" : ": " + result_.graph.stuck);
         for (const std::string& w : graph_.warnings()) result_.graph.warnings.push_back(w);
         for (size_t i = 0; i < tensors_.size(); ++i) {
-            platform_.gm_read(gm_of_[i], tensors_[i].data.data(), tensors_[i].data.size());
+            if (!tensors_[i].gm) platform_.gm_read(gm_of_[i], tensors_[i].data.data(), tensors_[i].data.size());
         }
         return std::move(result_);
     }

@@ -37,12 +37,19 @@ struct LoadedCallable {
 LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler);
 
 // A tensor argument: `data` holds its initial values going in and what the
-// run left in GM coming out.
+// run left in GM coming out. Or, with `gm` set, the caller has placed the
+// tensor in GM already: allocated there by gm_alloc, in argument order right
+// before the call, its initial values in place; `data` stays empty and
+// nothing is copied in or read back (the caller reads GM itself).
 struct CallTensor {
     rt::DataType dtype = rt::DataType::FLOAT32;
     std::vector<uint32_t> shape;
     std::vector<uint8_t> data;
+    uint64_t gm = 0;
 };
+
+// Bytes of a tensor's elements (its shape times its element size).
+uint64_t tensor_bytes(const CallTensor& t);
 
 struct CallResult {
     rt::GraphResult graph;

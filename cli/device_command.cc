@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -74,44 +73,24 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.rings.heap = request.value("ring_heap", std::vector<uint64_t>{});
         call.rings.task_window = request.value("ring_task_window", std::vector<uint64_t>{});
         call.rings.dep_pool = request.value("ring_dep_pool", std::vector<uint64_t>{});
-        const std::string data_path = request.value("data", "");
-        std::fstream data(data_path, std::ios::in | std::ios::out | std::ios::binary);
-        std::error_code ec;
-        const uint64_t data_size = request.at("tensors").empty() ? 0 : std::filesystem::file_size(data_path, ec);
-        if (ec) throw api::BadInput("cannot read the tensors' file " + data_path + ": " + ec.message());
-        std::vector<uint64_t> offsets;
+        call.transfer = request.value("data", "");
         for (const json& t : request.at("tensors")) {
+            const std::string what = "tensor " + std::to_string(call.tensors.size());
             CallTensor ct;
-            ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), "tensor " + std::to_string(offsets.size()));
+            ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), what);
             ct.shape = json_integers<uint32_t>(t.at("shape"));
             const uint64_t bytes = json_integer<uint64_t>(t.at("bytes"));
             uint64_t expected = rt::element_size(ct.dtype);
             for (uint32_t d : ct.shape) expected = d && expected > ~uint64_t{0} / d ? ~uint64_t{0} : expected * d;
             if (bytes != expected) {
-                throw api::BadInput("tensor " + std::to_string(offsets.size()) + ": bytes = " + std::to_string(bytes) +
-                                    ", but its shape and dtype make " + std::to_string(expected));
+                throw api::BadInput(what + ": bytes = " + std::to_string(bytes) + ", but its shape and dtype make " +
+                                    std::to_string(expected));
             }
-            const uint64_t offset = json_integer<uint64_t>(t.at("offset"));
-            if (offset > data_size || bytes > data_size - offset) {
-                throw api::BadInput("tensor " + std::to_string(offsets.size()) + ": " + std::to_string(bytes) +
-                                    " bytes at offset " + std::to_string(offset) + " lie beyond " + data_path + " (" +
-                                    std::to_string(data_size) + " bytes)");
-            }
-            ct.data.resize(bytes);
-            offsets.push_back(json_integer<uint64_t>(t.at("offset")));
-            data.seekg(static_cast<std::streamoff>(offsets.back()));
-            data.read(reinterpret_cast<char*>(ct.data.data()), static_cast<std::streamsize>(ct.data.size()));
-            if (!data) throw api::BadInput("cannot read tensor " + std::to_string(offsets.size() - 1) + " from " + data_path);
+            call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             call.tensors.push_back(std::move(ct));
         }
-        const api::RunResult r = device.run(call);
-        for (size_t i = 0; i < call.tensors.size(); ++i) {
-            data.seekp(static_cast<std::streamoff>(offsets[i]));
-            data.write(reinterpret_cast<const char*>(call.tensors[i].data.data()),
-                       static_cast<std::streamsize>(call.tensors[i].data.size()));
-        }
-        data.flush();
-        if (!data) throw api::BadInput("cannot write the tensors back to " + data_path);
+        if (!call.tensors.empty() && call.transfer.empty()) throw api::BadInput("tensors without a \"data\" file");
+        const api::RunResult r = device.run(call);  // the tensors' file holds what the run left
         return {{"ok", true}, {"result", api::to_json(r, cfg)}};
     }
     throw api::BadInput("unknown request '" + op + "'");

@@ -62,23 +62,31 @@ unsigned int block_local_index() {
 void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     Core* core = g_current;
     if (!core) return;
-    const uint64_t gm = core->gm_address(reinterpret_cast<const volatile void*>(addr), len);
-    if (gm == kNotGm) return;  // the stack, tiles, the task payload
-    core->apply_raw_store();
-    core->check_stop();
-    if (core->alloc_end_ && !in_peer_window(gm) && (gm < core->alloc_begin_ || gm + len > *core->alloc_end_)) {
-        throw KernelError(std::string(write ? "store to" : "load from") + " GM address " + hex(gm) + " (" +
-                          std::to_string(len) + " bytes) outside every allocation");
+    uint64_t gm = addr - reinterpret_cast<uintptr_t>(core->gm_host_);
+    if (gm >= core->gm_size_ || len > core->gm_size_ - gm) {
+        if (!core->peer_gms_) return;  // the stack, tiles, the task payload
+        gm = core->gm_address(reinterpret_cast<const volatile void*>(addr), len);  // a peer's window
+        if (gm == kNotGm) return;
     }
-    if (write) {
-        core->raw_store_gm_ = gm;
-        core->raw_store_len_ = len;
-        for (CoreObserver* o : core->observers_) o->scalar_stored(*core, gm, len);
-        return;
-    }
-    // Read through L2 into the very bytes the load is about to read, so that
-    // it sees what the cache holds (a dirty line, a prefetched one).
-    core->scalar_read(gm, core->host_of(gm), len);
+    // A GM access, out of line: the tests above, which most instrumented accesses
+    // end at, stay a few instructions with no frame to set up.
+    [](Core* core, bool write, uint64_t gm, uint64_t len) __attribute__((noinline)) {
+        core->apply_raw_store();
+        core->check_stop();
+        if (core->alloc_end_ && !in_peer_window(gm) && (gm < core->alloc_begin_ || gm + len > *core->alloc_end_)) {
+            throw KernelError(std::string(write ? "store to" : "load from") + " GM address " + hex(gm) + " (" +
+                              std::to_string(len) + " bytes) outside every allocation");
+        }
+        if (write) {
+            core->raw_store_gm_ = gm;
+            core->raw_store_len_ = len;
+            for (CoreObserver* o : core->observers_) o->scalar_stored(*core, gm, len);
+            return;
+        }
+        // Read through L2 into the very bytes the load is about to read, so that
+        // it sees what the cache holds (a dirty line, a prefetched one).
+        core->scalar_read(gm, core->host_of(gm), len);
+    }(core, write, gm, len);
 }
 
 void Core::check_stop() {

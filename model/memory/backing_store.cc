@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,27 @@ BackingStore::BackingStore(uint64_t capacity, HostPages pages)
     // Advice only (a host without transparent huge pages ignores it); "small"
     // and "auto" refuse huge pages even where THP is "always".
     madvise(p, capacity ? capacity : 1, pages == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
+void BackingStore::map_file(uint64_t addr, uint64_t len, int fd, uint64_t offset) {
+    assert(contains(addr, len));
+    if (len == 0) return;
+    void* p = mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, static_cast<off_t>(offset));
+    if (p == MAP_FAILED) {
+        const std::string why = std::strerror(errno);
+        unmap_file(addr, len);  // a failed MAP_FIXED may have left the range unmapped
+        throw std::runtime_error("cannot map " + std::to_string(len) + " bytes of a file at offset " +
+                                 std::to_string(offset) + " into simulated memory: " + why);
+    }
+}
+
+void BackingStore::unmap_file(uint64_t addr, uint64_t len) {
+    assert(contains(addr, len));
+    if (len == 0) return;
+    void* p = mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+                   -1, 0);
+    if (p == MAP_FAILED) std::abort();  // the store would have a hole: nothing sensible can go on
+    madvise(p, len, pages_ == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
 BackingStore::~BackingStore() { munmap(base_, capacity_ ? capacity_ : 1); }

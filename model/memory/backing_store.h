@@ -55,6 +55,17 @@ public:
     // pages on a read). Only for a store that every writer reaches through
     // write(): not one whose host range kernels store into (pfsim replay has none).
     void read_unwritten_as_zero() { unwritten_reads_zero_ = true; }
+    // Backs [addr, addr + len) with bytes [offset, offset + len) of the open
+    // file `fd`, shared: the store's bytes there are the file's (nothing is
+    // copied) and every store lands in the file. addr, len and offset are
+    // multiples of the host page size, the range within the store. Touched
+    // pages are counted by write() as before (a write() whose source is the
+    // store's own bytes copies nothing). Throws std::runtime_error when the
+    // host refuses the mapping.
+    void map_file(uint64_t addr, uint64_t len, int fd, uint64_t offset);
+    // Detaches [addr, addr + len) from the file map_file put there: the range
+    // reads as zeros again, its pages private to the store.
+    void unmap_file(uint64_t addr, uint64_t len);
     // Where store address 0 is in host memory.
     uint8_t* host_base() const { return base_; }
     size_t touched_pages() const { return touched_pages_; }

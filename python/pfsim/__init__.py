@@ -274,15 +274,20 @@ class Worker:
                 tensors.append(i)
             else:
                 scalars.append(_tensors.scalar_bits(v, f"argument {names[i]}"))
+        # The tensors go to the device in one file (in /dev/shm where there is one), each at a
+        # page boundary: the device maps those pages as the tensors' GM, so the values are
+        # copied once in (here) and once out (the outputs, below), never through the pipe.
         path = os.path.join(self._dir, "args.bin")
         layout, offset = [], 0
         with open(path, "wb") as f:
             for i in tensors:
-                data = _tensors.tensor_bytes(values[i])
+                data = _tensors.tensor_buffer(values[i])
                 layout.append({"dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
-                               "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": len(data)})
+                               "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": data.nbytes})
+                f.seek(offset)
                 f.write(data)
-                offset += len(data)
+                offset += -(-data.nbytes // _tensors.PAGE) * _tensors.PAGE
+            f.truncate(offset)
         request = {"op": "run", "handle": handle.id, "tensors": layout, "scalars": scalars, "data": path,
                    "prefetch": bool(prefetch), "sanitize": bool(sanitize), "advise": bool(advise),
                    "inject": [str(f) for f in (inject or [])]}
@@ -293,12 +298,16 @@ class Worker:
                              ("ring_dep_pool", ring_dep_pool)):
             if value is not None:
                 request[field] = ring_values(field, value)
-        reply = self._request(request, timeout)
-        with open(path, "rb") as f:
-            for n, i in enumerate(tensors):
-                if handle.callable.is_output(n):
-                    f.seek(layout[n]["offset"])
-                    _tensors.write_back(values[i], f.read(layout[n]["bytes"]))
+        try:
+            reply = self._request(request, timeout)
+            with open(path, "rb") as f:
+                for n, i in enumerate(tensors):
+                    if handle.callable.is_output(n):
+                        f.seek(layout[n]["offset"])
+                        _tensors.read_into(values[i], f)
+        finally:
+            if os.path.exists(path):
+                os.truncate(path, 0)  # the file's pages are memory (/dev/shm): given back after each run
         result = RunResult.from_summary(reply["result"], request.get("trace"))
         problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
         if problems:

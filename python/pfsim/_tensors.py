@@ -39,24 +39,58 @@ def dtype_name(value, what: str) -> str:
     return name
 
 
-def tensor_bytes(value) -> bytes:
-    """The tensor's elements, row-major, as the kernel sees them in GM."""
+PAGE = 4096  # the device maps each tensor's pages from the transfer file: tensors start at its multiples
+
+
+def tensor_buffer(value) -> np.ndarray:
+    """The tensor's elements, row-major, as the kernel sees them in GM: a flat
+    uint8 array that shares the tensor's memory where it is contiguous (a copy
+    only where it is not, or lives off the CPU)."""
     if torch is not None and isinstance(value, torch.Tensor):
         flat = value.detach().cpu().contiguous().reshape(-1)
-        return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
-    return np.ascontiguousarray(value).tobytes()
+        return flat.view(torch.uint8).numpy() if flat.numel() else np.empty(0, np.uint8)
+    return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
 
 
-def write_back(value, data: bytes) -> None:
-    """Copies what the run left in GM into the caller's tensor, in place."""
+def same_bytes(a, b) -> bool:
+    """Whether two tensors hold the same bytes (compared a piece at a time, no copy of either)."""
+    x, y = tensor_buffer(a), tensor_buffer(b)
+    if x.nbytes != y.nbytes:
+        return False
+    piece = 1 << 24
+    return all(np.array_equal(x[i:i + piece], y[i:i + piece]) for i in range(0, x.nbytes, piece))
+
+
+def read_into(value, f) -> None:
+    """Reads the tensor's bytes from the file `f` at its position into the
+    caller's tensor, in place (straight into its memory where it is a
+    contiguous CPU tensor)."""
     if torch is not None and isinstance(value, torch.Tensor):
         if value.numel() == 0:
             return
-        raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+        if value.is_contiguous() and value.device.type == "cpu":
+            _read_exactly(f, value.detach().reshape(-1).view(torch.uint8).numpy())
+            return
+        raw = torch.empty(value.numel() * value.element_size(), dtype=torch.uint8)
+        _read_exactly(f, raw.numpy())
         with torch.no_grad():
             value.copy_(raw.view(value.dtype).reshape(value.shape))
         return
-    value[...] = np.frombuffer(data, dtype=value.dtype).reshape(value.shape)
+    if value.flags.c_contiguous and value.flags.writeable:
+        _read_exactly(f, value.reshape(-1).view(np.uint8))
+        return
+    raw = np.empty(value.nbytes, np.uint8)
+    _read_exactly(f, raw)
+    value[...] = raw.view(value.dtype).reshape(value.shape)
+
+
+def _read_exactly(f, into: np.ndarray) -> None:
+    view = memoryview(into).cast("B")
+    while view.nbytes:
+        n = f.readinto(view)
+        if not n:
+            raise RuntimeError("the device left a tensor's bytes short in the transfer file")
+        view = view[n:]
 
 
 def shape_of(value) -> list[int]:

@@ -56,3 +56,37 @@ def test_the_cube_takes_its_time_by_operand_type(cube):
         r = worker.run(handle, [a, b, torch.zeros(N, dtype=acc), torch.zeros(M, N, dtype=acc), 0])
         times[dtype] = r.time_ns
     assert times[torch.int8] < times[torch.float16] < times[torch.float32], times
+
+
+def _k_order(a, b, c_in=None, bias=None, ks=None):
+    """The float matmul as the cube computes it: each element's products summed in k order
+    (or the order `ks`), each product and each sum rounded to float (torch's float elementwise
+    ops round each)."""
+    a, b = a.float(), b.float()
+    acc = c_in.clone() if c_in is not None else torch.zeros(a.shape[0], b.shape[1])
+    for k in ks if ks is not None else range(a.shape[1]):
+        acc = acc + a[:, k:k + 1] * b[k:k + 1, :]
+    return acc + bias[None, :] if bias is not None else acc
+
+
+@pytest.mark.parametrize("n", [32, 48])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=lambda d: str(d).split(".")[-1])
+@pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
+def test_matmul_is_the_k_order_sum_bit_for_bit(typed_kernels, dtype, form, n):
+    """TMATMUL's float values are exactly the k-order sum (columns 8 at a time in vector
+    arithmetic must not change a bit). Negative control: the same sum in reverse k order
+    differs from it in some bit."""
+    ta, tc, _ = TYPES[dtype]
+    worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
+                                   "cube_types.h", f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
+                                                   f"constexpr int M = {M}, K = {K}, N = {n};\n")
+    g = torch.Generator().manual_seed(11)
+    a, b = torch.randn(M, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
+    bias, c_in = torch.randn(n, generator=g), torch.randn(M, n, generator=g)
+    op = {"TMATMUL": 0, "TMATMUL_BIAS": 2, "TMATMUL_ACC(c, c_in, a, b)": 3}[form]
+    c = c_in.clone()
+    worker.run(handle, [a, b, bias, c, op])
+    want = _k_order(a, b, c_in if op == 3 else None, bias if op == 2 else None)
+    assert torch.equal(c, want)
+    reverse = _k_order(a, b, c_in if op == 3 else None, bias if op == 2 else None, ks=range(K - 1, -1, -1))
+    assert not torch.equal(c, reverse)

@@ -89,6 +89,37 @@ def test_inputs_are_not_written_back(copy_worker, byte_copy):
     assert torch.equal(src, keep)
 
 
+def test_tensors_of_several_pages_and_non_contiguous_outputs_come_back(copy_worker, byte_copy):
+    """Each tensor is mapped into GM from its own pages of the transfer file: one of a few pages
+    and a bit, then an output that is a transposed view (read back through a copy)."""
+    src = torch.arange(3 * 1024 + 5, dtype=torch.int32).reshape(-1)
+    out = torch.zeros(src.numel(), dtype=torch.int32)
+    copy_worker.run(copy_worker.register(byte_copy), [src, out, 0])
+    assert torch.equal(out, src)
+    square = torch.arange(64, dtype=torch.float32).reshape(8, 8)
+    view = torch.zeros(8, 8).t()
+    copy_worker.run(copy_worker.register(byte_copy), [square, view, 0])
+    assert torch.equal(view, square)
+
+
+def test_the_device_refuses_a_tensor_off_a_page_boundary_naming_it(copy_worker, byte_copy):
+    """The device maps each tensor's pages of the transfer file as its GM: an offset that is not a
+    multiple of 4096 is bad input naming the tensor (the package never writes one: the same call at
+    offset 4096 runs)."""
+    handle = copy_worker.register(byte_copy)
+    path = os.path.join(copy_worker._dir, "args.bin")
+    with open(path, "wb") as f:
+        f.write(bytes(3 * 4096))
+    tensor = {"dtype": "int32", "shape": [16], "bytes": 64}
+    request = {"op": "run", "handle": handle.id, "scalars": [0], "data": path, "prefetch": False}
+    with pytest.raises(ValueError, match=r"tensor 1: offset 4160 in .*args.bin is not a multiple of 4096"):
+        copy_worker._request({**request, "tensors": [{**tensor, "offset": 0}, {**tensor, "offset": 4160}]})
+    reply = copy_worker._request({**request, "tensors": [{**tensor, "offset": 0}, {**tensor, "offset": 4096}]})
+    assert reply["ok"]
+    with pytest.raises(ValueError, match=r"tensor 1: 4096 bytes .* at offset 12288 lie beyond"):
+        copy_worker._request({**request, "tensors": [{**tensor, "offset": 0}, {**tensor, "offset": 12288}]})
+
+
 def test_a_dtype_a2a3_has_no_name_for_is_refused(copy_worker, byte_copy):
     with pytest.raises(TypeError, match=r"argument arg0: dtype torch.complex64 has no a2a3 DataType"):
         copy_worker.run(copy_worker.register(byte_copy), [torch.zeros(4, dtype=torch.complex64), torch.zeros(4), 0])

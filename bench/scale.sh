@@ -1,0 +1,103 @@
+#!/bin/bash
+# Benchmark (#49): pfsim at the scale of real graphs, in one invocation.
+# usage: bench/scale.sh SIMPLER_CHECKOUT [PFSIM]
+#   PFSIM: a built pfsim (default: bazel-bin/cli/pfsim); PFSIM_PYTHON picks the python3
+#   that has torch (e.g. /usr/bin/python3), as for `pfsim test`.
+#
+# For each of simpler's large scene-test cases (alternating_matmul_add Case1 and Case2,
+# benchmark_bgemm Case0, paged_attention Case1: the largest paged-attention case simpler
+# ships), run unedited from a copy of the checkout by `pfsim test --case CLASS::CASE`
+# (prefetch off, then on, each on a fresh die), one row:
+#   wall s off / on    each Worker.run (the harness's pfsim_wall_off_s / _on_s)
+#   limit s            the same values computed on the host: the case's own compute_golden
+#                      with torch (the host's BLAS), no timing model (bench/host_limit.py)
+#   x limit            the slower run's wall over the limit (#49's target: at most 3)
+#   tensors MiB        the bytes of the case's tensors
+#   peak RSS MiB       the largest process of `pfsim test` (GNU time's maximum resident set:
+#                      pytest or the device process); target: at most 1.5 x tensors + a few
+#                      hundred MiB
+#   total s            `pfsim test`'s wall (python start, golden, both runs, comparisons)
+#   user / sys s       its CPU seconds, every process
+#   sim us/s, tasks/s  simulated time and tasks per wall second of the off run
+# Then a generated graph (bench/cases/graph10k) with 1,000 and 10,000 tasks: peak RSS of
+# `pfsim run`, which must not grow with the task count (its tensors are 24 KiB).
+set -u -o pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+simpler=$(cd "${1:?usage: scale.sh SIMPLER_CHECKOUT [PFSIM]}" && pwd)
+pfsim=${2:-$here/../bazel-bin/cli/pfsim}
+pfsim=$(cd "$(dirname "$pfsim")" && pwd)/$(basename "$pfsim")
+python=${PFSIM_PYTHON:-python3}
+# As `pfsim test` sets it, for the limit too; OMP_WAIT_POLICY=default: unset (an older pfsim's runs).
+if [ "${OMP_WAIT_POLICY:-}" = default ]; then unset OMP_WAIT_POLICY; else export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export PFSIM_CACHE_DIR=${PFSIM_CACHE_DIR:-$work/cache}
+cp -r "$simpler" "$work/simpler"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/ {print $2}') GiB"
+echo "pfsim: $pfsim"
+pypath=$("$pfsim" python-path)
+
+cases=(
+    "tests/st/a2a3/tensormap_and_ringbuffer/alternating_matmul_add/test_alternating_matmul_add.py TestAlternatingMatmulAdd Case1"
+    "tests/st/a2a3/tensormap_and_ringbuffer/alternating_matmul_add/test_alternating_matmul_add.py TestAlternatingMatmulAdd Case2"
+    "examples/a2a3/tensormap_and_ringbuffer/benchmark_bgemm/test_benchmark_bgemm.py TestBenchmarkBgemm Case0"
+    "examples/a2a3/tensormap_and_ringbuffer/paged_attention/test_paged_attention.py TestPagedAttention Case1"
+)
+printf '| %-38s | %-13s | %7s | %7s | %11s | %12s | %7s | %14s | %8s | %7s | %s |\n' case 'wall s off/on' 'limit s' \
+    'x limit' 'tensors MiB' 'peak RSS MiB' 'total s' 'user / sys s' 'sim us/s' 'tasks/s' 'outcome'
+cd "$work/simpler" || exit 2
+for row in "${cases[@]}"; do
+    read -r file cls case <<<"$row"
+    xml=$work/result.xml
+    rm -f "$xml"
+    /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$pfsim" test "$file" --case "$cls::$case" --manual include -q \
+        -p no:cacheprovider --junitxml="$xml" >"$work/out.txt" 2>&1
+    rc=$?
+    read -r total rss user sys <"$work/time"
+    read -r limit bytes _ < <(PYTHONPATH="$pypath" "$python" "$here/host_limit.py" "$file" "$cls" "$case" 2>/dev/null ||
+        echo "- 0 0")
+    "$python" - "$xml" "$rc" "$cls::$case" "$total" "$rss" "$limit" "$bytes" "$user" "$sys" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+xml, rc, name, total, rss, limit, size, user, sys_s = sys.argv[1:]
+p = {}
+try:
+    for prop in ET.parse(xml).iter("property"):
+        p[prop.get("name")] = float(prop.get("value"))
+except Exception:
+    pass
+outcome = "passed" if rc == "0" and p else f"failed (exit {rc})"
+mib = int(size) / 2**20
+if "pfsim_wall_off_s" in p:
+    off, on = p["pfsim_wall_off_s"], p["pfsim_wall_on_s"]
+    walls = f"{off:.2f} / {on:.2f}"
+    ratio = f"{max(off, on) / float(limit):.1f}" if limit != "-" and float(limit) > 0 else "-"
+    sim = f"{p['pfsim_time_off_ns'] / 1e3 / off:.1f}"
+    tasks = f"{p['pfsim_tasks'] / off:.0f}"
+else:
+    walls = ratio = sim = tasks = "-"
+print(f"| {name:38} | {walls:13} | {limit:>7} | {ratio:>7} | {mib:11.0f} | {int(rss) / 1024:12.0f} | {float(total):7.1f} "
+      f"| {float(user):6.1f} / {float(sys_s):5.1f} | {sim:>8} | {tasks:>7} | {outcome} |")
+EOF
+    [ "$rc" = 0 ] || grep -m3 -E '^E |Error|error' "$work/out.txt" | cut -c1-200
+done
+
+cd "$here/.." || exit 2
+"$pfsim" run bench/cases/graph10k/case.toml --arg tasks=1 >/dev/null 2>&1  # compiles its sources outside the figures
+for tasks in 1000 10000; do
+    /usr/bin/time -f '%e %M' -o "$work/time" "$pfsim" run bench/cases/graph10k/case.toml --arg tasks=$tasks \
+        --prefetch off --json >"$work/run.json" 2>"$work/err.txt"
+    rc=$?
+    read -r wall rss <"$work/time"
+    "$python" - "$work/run.json" "$tasks" "$wall" "$rss" "$rc" <<'EOF'
+import json, sys
+path, tasks, wall, rss, rc = sys.argv[1:]
+try:
+    s = json.load(open(path))
+    sim = s.get("kernel_time_ns", 0) / 1e3
+    n = len(s.get("tasks", []))
+except Exception:
+    sim, n = 0, 0
+print(f"graph10k tasks={tasks}: exit {rc}, {n} tasks run, wall {wall} s, peak RSS {int(rss) / 1024:.0f} MiB, "
+      f"{sim:.0f} us simulated, {n / float(wall):.0f} tasks/s")
+EOF
+done
