@@ -258,6 +258,11 @@ void Config::validate() const {
                             std::to_string(kMaxTaggedLines) + " (a larger l2.line_bytes or a smaller gm.size)");
     }
     if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
+    const uint64_t alias = bytes("gm.l2_cache_offset");
+    if (alias != 0 && (alias < gm_size || alias % 4096 != 0 || alias > (uint64_t{64} << 40))) {
+        fail("gm.l2_cache_offset", "must be 0 (no uncached alias) or a multiple of 4 KiB from gm.size to 64 TiB (the alias "
+                                   "lies above GM in the host's address space)");
+    }
     // Below this a cycle lasts over a microsecond: the simulated times of a
     // kernel (and the run's time) grow beyond what any a2a3 part shows.
     if (frequency("chip.clock") < 1e6) fail("chip.clock", "below 1 MHz");
