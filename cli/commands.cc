@@ -36,6 +36,7 @@ commands:
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
       [--drop-prefetch FILE:LINE]... [--free-prefetch FILE:LINE]... [--warm-loads FILE:LINE]...
+      [--bypass-loads FILE:LINE]...
       [--timeout SECONDS]
                     run one kernel, or a case file (an orchestration and its incores
                     from source, docs/cases.md), on the simulated die; --outputs writes
@@ -50,7 +51,8 @@ commands:
                     (docs/advisor.md); --drop-prefetch: prefetches from that line of
                     a kernel's source are no-ops; --free-prefetch: they make their
                     region resident at no cost instead; --warm-loads: loads from that
-                    line find their region resident; --inject FAULT (repeatable):
+                    line find their region resident; --bypass-loads: loads from that
+                    line read around the L2 (as TLOAD<TLoadL2Hint::NotAllocKeep>); --inject FAULT (repeatable):
                     prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall,
                     doorbell-lost[:K], core-fault[:CORE], reset-fail[:K]
                     (docs/runtime.md); the summary's `faults` says which channel,

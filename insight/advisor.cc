@@ -174,7 +174,7 @@ void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start
         }
         auto lv = load_victims_.find(line);
         if (lv != load_victims_.end()) {
-            ++loads_[lv->second].pollution;
+            ++load_pollution_[{lv->second, load}];
             load_victims_.erase(lv);
         }
         if (load != kNoPost && !around) {
@@ -310,6 +310,12 @@ AdvisorReport Advisor::finish() {
         st.wait_ns += static_cast<double>(p.wait_ps) / 1e3;
         st.fill_ns.insert(st.fill_ns.end(), p.fill_ns.begin(), p.fill_ns.end());
         st.lead_ns.insert(st.lead_ns.end(), p.lead_ns.begin(), p.lead_ns.end());
+    }
+    for (const auto& [loads, misses] : load_pollution_) {
+        const auto& [evicting, missing] = loads;
+        if (missing == kNoPost || sites[loads_[missing].call].where != sites[loads_[evicting].call].where) {
+            loads_[evicting].pollution += misses;
+        }
     }
     std::map<std::string, size_t> loads_by_where;
     for (const Load& l : loads_) {

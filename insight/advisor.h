@@ -219,6 +219,9 @@ private:
     std::unordered_map<uint64_t, size_t> victims_;  // lines a prefetch fill evicted -> that post
     std::unordered_map<uint64_t, size_t> allocated_;  // lines a load's miss brought in, not read since -> that load
     std::unordered_map<uint64_t, size_t> load_victims_;  // lines a load's miss evicted -> that load
+    // (the load whose miss evicted a line, the access that then missed it: a
+    // load, or npos) -> how often; a site missing its own lines is no pollution.
+    std::map<std::pair<size_t, size_t>, uint64_t> load_pollution_;
     std::vector<Load> loads_;
     std::map<uint32_t, ActiveLoad> active_loads_;  // core id -> its load in progress
     uint64_t demand_misses_ = 0;

@@ -177,6 +177,40 @@ TEST(ShippedCases, WeightsReadAroundTheL2LeaveItsResidencyWhereTheTwinAllocates)
     }
 }
 
+// The advisor tells a streamed load that evicts what other loads reuse to read
+// around the L2, and measures it: the twin's weight site (read once a round,
+// none of its lines read again, its allocations the activations' second-round
+// misses) is advised to bypass, its what-if run with --bypass-loads is faster
+// and is the run the advice reports. Not advised: the same stream in an L2
+// that holds everything (nothing evicted), nor the run that already bypasses.
+TEST(ShippedCases, TheAdvisorTellsAStreamThatEvictsReusedLinesToBypassAndMeasuresIt) {
+    const std::string small = "l2_bypass --arg experts=8 --arg n=512 --arg d=2048 --arg blocks=4 --json";
+    const Result advised = pfsim("run " + small + " --set l2.size=3MiB --advise");
+    ASSERT_EQ(advised.status, 0) << advised.err;
+    const auto j = json_of(advised);
+    nlohmann::json bypass;
+    for (const auto& a : j["advisor"]["advice"]) bypass = a["verdict"] == "bypass" ? a : bypass;
+    ASSERT_FALSE(bypass.is_null()) << j["advisor"].dump();
+    const std::string site = bypass["where"];
+    EXPECT_EQ(site, "kernel_expert_stream.cpp:41");  // the allocating TLOAD of the weights
+    for (const auto& l : j["advisor"]["load_sites"]) {
+        if (l["where"] != site) continue;
+        EXPECT_EQ(l["reused"], 0);
+        EXPECT_EQ(l["allocated"], 2 * 8 * 512 * 2048 / 512);
+        EXPECT_EQ(l["pollution_misses"], 8 * 16 * 2048 / 512);  // every activation line, missed again in round 2
+    }
+    const Result around = pfsim("run " + small + " --set l2.size=3MiB --bypass-loads " + site);
+    ASSERT_EQ(around.status, 0) << around.err;
+    EXPECT_EQ(bypass["around_ns"], json_of(around)["kernel_time_ns"]);
+    EXPECT_LT(bypass["around_ns"].get<double>(), j["kernel_time_ns"].get<double>());
+    EXPECT_EQ(json_of(around)["l2"]["bypass_lines"], 2 * 8 * 512 * 2048 / 512);
+    for (const std::string& quiet : {small + " --advise --no-what-if", small + " --set l2.size=3MiB --arg mode=1 --advise --no-what-if"}) {
+        const Result r = pfsim("run " + quiet);
+        ASSERT_EQ(r.status, 0) << r.err;
+        for (const auto& a : json_of(r)["advisor"]["advice"]) EXPECT_NE(a["verdict"], "bypass") << quiet << a.dump();
+    }
+}
+
 TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     const Result r = pfsim("run kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
     ASSERT_EQ(r.status, 0) << r.err;
