@@ -254,6 +254,8 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"chip.clock=-1MHz", "chip.clock"},
         {"sdma.provider=maybe", "sdma.provider"},
         {"l2.size", "l2.size"},                   // no value at all
+        {"gm.l2_cache_offset=1GiB", "gm.l2_cache_offset"},       // the alias would overlap GM
+        {"gm.l2_cache_offset=0x1000000001", "gm.l2_cache_offset"},  // not whole pages
     };
     for (const auto& [assignment, key] : cases) {
         const std::string e = error_of([&] { with(assignment); });
