@@ -120,7 +120,11 @@ void Config::load_toml(const std::string& text, const std::string& source, bool 
         for (const auto& [k, node] : *table) {
             std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
             if (const toml::table* sub = node.as_table()) {
-                stack.push_back({key, sub});
+                if (key == "ranges") {
+                    load_ranges(sub, source);
+                } else {
+                    stack.push_back({key, sub});
+                }
                 continue;
             }
             const std::string where = at(source, node.source());
@@ -142,6 +146,28 @@ void Config::load_toml(const std::string& text, const std::string& source, bool 
             }
             assign(*spec, value, where);
         }
+    }
+}
+
+void Config::load_ranges(const void* table, const std::string& source) {
+    for (const auto& [k, node] : *static_cast<const toml::table*>(table)) {
+        const std::string key(k.str());
+        const std::string where = at(source, node.source());
+        const ParamSpec* spec = find_param(key);
+        if (!spec) throw ConfigError(where + ": ranges: unknown key '" + key + "'");
+        const toml::array* ends = node.as_array();
+        if (!ends || ends->size() != 2) throw ConfigError(where + ": ranges: " + key + ": expected [LOW, HIGH]");
+        Range r;
+        r.origin = where;
+        for (size_t i = 0; i < 2; ++i) {
+            bool ok = false;
+            const std::string text = toml_scalar_text(*ends->get(i), &ok);
+            if (!ok) throw ConfigError(where + ": ranges: " + key + ": expected [LOW, HIGH]");
+            Config probe = *this;
+            probe.assign(*spec, text, where + ": ranges");  // a value of the key's kind, or the error naming it
+            (i == 0 ? r.low : r.high) = text;
+        }
+        ranges_[key] = r;
     }
 }
 
