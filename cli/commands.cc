@@ -24,6 +24,7 @@ commands:
       [--out DIR] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
       [--progress SECONDS] [--timeout SECONDS]
   check --collect DIR [--json] [--junit FILE] [--strict-gain]
+  check [KERNEL | CASE.toml ...] --uncertainty [--vary KEY,...] [--arg NAME=VALUE]... [--json]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
                     shipped kernel and case); --arg sets a [params] value of every case
@@ -31,7 +32,10 @@ commands:
                     prefetch-on run; --out DIR, --slurm and --collect DIR as for sweep
                     (each kernel or case a point; not with --advise on Slurm); a
                     run still going after --progress seconds (10; 0: never) says so
-                    on stderr with its arguments, and again
+                    on stderr with its arguments, and again; --uncertainty: the check
+                    again at each end of every parameter's plausible range (the
+                    preset's [ranges]; --vary picks some), one at a time: each gain
+                    as a range, the parameter moving it most, whether its sign holds
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
