@@ -188,7 +188,10 @@ RunResult run(const Config& cfg, const RunRequest& request) {
 
     SimPlatform platform("die", cfg);
     for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
-        for (const auto& core : *group) core->set_warm_load_sites(request.warm_load_sites);
+        for (const auto& core : *group) {
+            core->set_warm_load_sites(request.warm_load_sites);
+            core->set_around_load_sites(request.around_load_sites);
+        }
     }
     if (request.progress) {
         platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
@@ -213,7 +216,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         const char* unused;
     } site_options[] = {{"--drop-prefetch", &request.dropped_sites, &rt::dropped_site_counts(), "no prefetch was posted"},
                         {"--free-prefetch", &request.free_sites, &rt::free_site_counts(), "no prefetch was posted"},
-                        {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"}};
+                        {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"},
+                        {"--bypass-loads", &request.around_load_sites, &Core::around_load_counts(), "no load was made"}};
     for (const auto& [option, sites, uses, unused] : site_options) {
         uses->clear();
         for (const std::string& site : *sites) {

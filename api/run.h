@@ -47,6 +47,7 @@ struct RunRequest {
     std::vector<std::string> dropped_sites;  // what-if: prefetches from these "file:line" sites are no-ops
     std::vector<std::string> free_sites;     // what-if: their regions resident at no cost instead (docs/advisor.md)
     std::vector<std::string> warm_load_sites;  // what-if: loads from these sites find their region resident
+    std::vector<std::string> around_load_sites;  // what-if: loads from these sites read around the L2
     // Told the simulated ns since a launch began, about every progress_ms of wall
     // time while it runs (null: never).
     std::function<void(double simulated_ns)> progress;

@@ -1,11 +1,13 @@
 // pfsim check: every kernel with prefetch off and on, each run in a fresh
 // process (a fresh simulated die), compared.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -313,11 +315,102 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
     return sanitizer_failed ? sanitize.error_exitcode : 0;
 }
 
+// pfsim check --uncertainty: the check as asked, then again at each end of
+// every parameter's plausible range (the preset's [ranges]; --vary KEY,...
+// picks some), one parameter at a time. Per case: the gain as a range, the
+// parameter whose ends move it most, and whether its sign holds.
+int check_uncertainty(const CommonOptions& o) {
+    const Config cfg = resolve_config(o);
+    std::vector<std::string> keys;
+    std::stringstream vary(value_of(o, "--vary", ""));
+    for (std::string key; std::getline(vary, key, ',');) {
+        if (!cfg.ranges().count(key)) throw UsageError("--vary: '" + key + "' has no range in the configuration");
+        keys.push_back(key);
+    }
+    if (keys.empty()) {
+        for (const auto& [key, range] : cfg.ranges()) {
+            if (range.low != range.high) keys.push_back(key);  // a range of one value moves nothing
+        }
+    }
+    std::vector<std::string> base = {"check"};
+    const std::vector<std::string> defining = defining_arguments(o);
+    base.insert(base.end(), defining.begin(), defining.end());
+    base.push_back("--json");
+    std::vector<std::vector<std::string>> runs = {base};
+    for (const std::string& key : keys) {
+        for (const std::string& end : {cfg.ranges().at(key).low, cfg.ranges().at(key).high}) {
+            runs.push_back(base);
+            runs.back().insert(runs.back().end(), {"--set", key + "=" + end});
+        }
+    }
+    // Each check runs its cases two at a time already.
+    const std::vector<ChildRun> children = run_children(runs, 1);
+    // The gain of each case of one check, by name; none when the check printed no result.
+    auto gains = [](const ChildRun& c) {
+        std::map<std::string, double> g;
+        if (c.summary.is_discarded() || !c.summary.contains("kernels")) return g;
+        for (const auto& k : c.summary["kernels"]) {
+            if (k.contains("gain_pct")) g[k["name"].get<std::string>()] = k["gain_pct"].get<double>();
+        }
+        return g;
+    };
+    const std::map<std::string, double> at_preset = gains(children[0]);
+    if (at_preset.empty()) throw std::runtime_error("the check at the configuration's values gave no gain: " + children[0].error_output);
+    nlohmann::json cases = nlohmann::json::array();
+    if (!o.json) {
+        std::printf("%-22s %9s %17s  %-48s %s\n", "kernel", "gain %", "range %", "moved most by (gain % at its ends)", "sign");
+    }
+    for (const auto& [name, gain] : at_preset) {
+        double low = gain, high = gain, widest = -1;
+        std::string most;
+        nlohmann::json per_key = nlohmann::json::object();
+        std::vector<std::string> missing;
+        for (size_t i = 0; i < keys.size(); ++i) {
+            const auto lo = gains(children[1 + 2 * i]), hi = gains(children[2 + 2 * i]);
+            if (!lo.count(name) || !hi.count(name)) {
+                missing.push_back(keys[i]);
+                continue;
+            }
+            const double a = lo.at(name), b = hi.at(name);
+            per_key[keys[i]] = {a, b};
+            low = std::min({low, a, b});
+            high = std::max({high, a, b});
+            const double moved = std::max(std::fabs(a - gain), std::fabs(b - gain));
+            if (moved > widest) widest = moved, most = keys[i];
+        }
+        const bool sign_holds = (low > 0 && high > 0) || (low < 0 && high < 0) || (low == 0 && high == 0);
+        cases.push_back({{"name", name}, {"gain_pct", gain}, {"low_pct", low}, {"high_pct", high},
+                         {"most_sensitive", most}, {"sign_holds", sign_holds}, {"per_key", per_key},
+                         {"not_measured", missing}});
+        if (!o.json) {
+            char range[64], moved[160];
+            std::snprintf(range, sizeof range, "%.2f..%.2f", low, high);
+            if (most.empty()) {
+                std::snprintf(moved, sizeof moved, "-");
+            } else {
+                std::snprintf(moved, sizeof moved, "%s (%.2f, %.2f)", most.c_str(), per_key[most][0].get<double>(),
+                              per_key[most][1].get<double>());
+            }
+            const std::string unmeasured =
+                missing.empty() ? "" : "; not measured at " + std::to_string(missing.size()) + " parameters' ends (a run failed)";
+            std::printf("%-22s %9.2f %17s  %-48s %s%s\n", name.c_str(), gain, range, moved, sign_holds ? "holds" : "CHANGES",
+                        unmeasured.c_str());
+        }
+    }
+    if (o.json) {
+        std::cout << nlohmann::json{{"schema", "pfsim.uncertainty/1"}, {"varied", keys}, {"cases", cases}}.dump(2) << "\n";
+    } else {
+        std::printf("%zu cases, %zu parameters varied one at a time (%zu runs of check)\n", at_preset.size(), keys.size(),
+                    runs.size());
+    }
+    return 0;
+}
+
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& args) {
-    std::vector<std::string> flags = {"--strict-gain", "--slurm", "--wait"};
-    std::vector<std::string> valued = {"--junit", "--out", "--collect", "--progress", "--timeout"};
+    std::vector<std::string> flags = {"--strict-gain", "--slurm", "--wait", "--uncertainty"};
+    std::vector<std::string> valued = {"--junit", "--out", "--collect", "--progress", "--timeout", "--vary"};
     flags.insert(flags.end(), kCheckDefiningFlags.begin(), kCheckDefiningFlags.end());
     valued.insert(valued.end(), kCheckDefiningValues.begin(), kCheckDefiningValues.end());
     valued.insert(valued.end(), kSlurmValues.begin(), kSlurmValues.end());
@@ -326,6 +419,14 @@ int cmd_check(const std::vector<std::string>& args) {
     set_still_running_every(progress_option_ms(o));
     const bool on_slurm = has_flag(o, "--slurm");
     const std::string out = value_of(o, "--out", "");
+    if (has_flag(o, "--uncertainty")) {
+        if (on_slurm || !out.empty() || o.values.count("--collect") || o.values.count("--junit") || has_flag(o, "--advise") ||
+            has_flag(o, "--sanitize")) {
+            throw UsageError("check --uncertainty runs here, with --json, --vary, --arg and the configuration options only");
+        }
+        return check_uncertainty(o);
+    }
+    if (o.values.count("--vary")) throw UsageError("--vary is for --uncertainty");
 
     if (o.values.count("--collect")) {
         const std::string dir = value_of(o, "--collect", "");

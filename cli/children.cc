@@ -100,6 +100,7 @@ insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult
 }
 
 std::vector<std::string> SiteWhatIf::args() const {
+    if (kind == Kind::Around) return {"--bypass-loads", where};
     if (load_site) return {"--warm-loads", where};
     return {kind == Kind::Removed ? "--drop-prefetch" : "--free-prefetch", where};
 }
@@ -111,8 +112,10 @@ std::vector<SiteWhatIf> site_what_ifs(const insight::AdvisorReport& report) {
         if (a.where.empty() || std::find(sites.begin(), sites.end(), a.where) != sites.end()) continue;
         if (sites.size() == kMaxSiteWhatIfs) break;
         sites.push_back(a.where);
-        const bool load_site = a.verdict == "prefetch";
-        if (load_site) {
+        const bool load_site = a.verdict == "prefetch" || a.verdict == "bypass";
+        if (a.verdict == "bypass") {
+            out.push_back({a.where, SiteWhatIf::Kind::Around, true});
+        } else if (load_site) {
             out.push_back({a.where, SiteWhatIf::Kind::Resident, true});
         } else {
             out.push_back({a.where, SiteWhatIf::Kind::Removed, false});
@@ -131,6 +134,9 @@ void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<Site
             if (what_ifs[i].kind == SiteWhatIf::Kind::Removed) {
                 a.measured = true;
                 a.without_ns = runs[i].kernel_time_ns;
+            } else if (what_ifs[i].kind == SiteWhatIf::Kind::Around) {
+                a.around_measured = true;
+                a.around_ns = runs[i].kernel_time_ns;
             } else {
                 a.resident_measured = true;
                 a.resident_ns = runs[i].kernel_time_ns;

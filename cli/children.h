@@ -44,11 +44,12 @@ insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult
 // The re-runs `run --advise` and `check --advise` make for the advised sites
 // (at most kMaxSiteWhatIfs, each once, in the advice's order): a prefetch site
 // removed (--drop-prefetch) and its lines resident at no cost
-// (--free-prefetch); a load site's region warmed (--warm-loads).
+// (--free-prefetch); a load site's region warmed (--warm-loads), or its loads
+// read around the L2 (--bypass-loads) where the advice is to bypass.
 constexpr size_t kMaxSiteWhatIfs = 4;
 struct SiteWhatIf {
     std::string where;
-    enum class Kind { Removed, Resident } kind = Kind::Removed;
+    enum class Kind { Removed, Resident, Around } kind = Kind::Removed;
     bool load_site = false;
     // The run's extra arguments.
     std::vector<std::string> args() const;

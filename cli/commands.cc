@@ -24,6 +24,7 @@ commands:
       [--out DIR] [--slurm --out DIR [--partition P] [--slurm-opt OPT]... [--chunk N] [--wait]]
       [--progress SECONDS] [--timeout SECONDS]
   check --collect DIR [--json] [--junit FILE] [--strict-gain]
+  check [KERNEL | CASE.toml ...] --uncertainty [--vary KEY,...] [--arg NAME=VALUE]... [--json]
                     run each kernel or case with prefetch off and on: outputs must be
                     bit-identical and equal to the reference or golden (default: every
                     shipped kernel and case); --arg sets a [params] value of every case
@@ -31,11 +32,15 @@ commands:
                     prefetch-on run; --out DIR, --slurm and --collect DIR as for sweep
                     (each kernel or case a point; not with --advise on Slurm); a
                     run still going after --progress seconds (10; 0: never) says so
-                    on stderr with its arguments, and again
+                    on stderr with its arguments, and again; --uncertainty: the check
+                    again at each end of every parameter's plausible range (the
+                    preset's [ranges]; --vary picks some), one at a time: each gain
+                    as a range, the parameter moving it most, whether its sign holds
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]
       [--sanitize [--error-exitcode N] [--print-limit N] [--suppressions FILE]] [--advise [--no-what-if]]
       [--drop-prefetch FILE:LINE]... [--free-prefetch FILE:LINE]... [--warm-loads FILE:LINE]...
+      [--bypass-loads FILE:LINE]...
       [--timeout SECONDS]
                     run one kernel, or a case file (an orchestration and its incores
                     from source, docs/cases.md), on the simulated die; --outputs writes
@@ -50,7 +55,8 @@ commands:
                     (docs/advisor.md); --drop-prefetch: prefetches from that line of
                     a kernel's source are no-ops; --free-prefetch: they make their
                     region resident at no cost instead; --warm-loads: loads from that
-                    line find their region resident; --inject FAULT (repeatable):
+                    line find their region resident; --bypass-loads: loads from that
+                    line read around the L2 (as TLOAD<TLoadL2Hint::NotAllocKeep>); --inject FAULT (repeatable):
                     prefetch-corrupt, skip-wait, sdma-error[:K], sdma-stall,
                     doorbell-lost[:K], core-fault[:CORE], reset-fail[:K]
                     (docs/runtime.md); the summary's `faults` says which channel,

@@ -17,7 +17,8 @@ namespace pfsim {
 int cmd_run(const std::vector<std::string>& args) {
     std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
     std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
-                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--progress", "--timeout"};
+                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--bypass-loads", "--progress",
+                                       "--timeout"};
     flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
     valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
     CommonOptions o = parse_options(args, flags, valued);
@@ -44,6 +45,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.dropped_sites = o.values["--drop-prefetch"];
     request.free_sites = o.values["--free-prefetch"];
     request.warm_load_sites = o.values["--warm-loads"];
+    request.around_load_sites = o.values["--bypass-loads"];
     // A long run says on stderr that it is still going (every --progress seconds; 0: never).
     const int64_t progress_ms = progress_option_ms(o);
     if (progress_ms > 0) {

@@ -49,6 +49,11 @@ static __aicore__ inline int32_t get_block_num(__gm__ int64_t* args) {
 static __aicore__ inline int32_t get_sub_block_id(__gm__ int64_t* args) {
     return pfsim_intrinsic::global_context(args)->sub_block_id;
 }
+// How far above GM its uncached alias lies (gm.l2_cache_offset; 0: none): a
+// load from a pointer moved up by it reads around the L2 (simpler #2323).
+static __aicore__ inline uint64_t get_l2_cache_offset(__gm__ int64_t* args) {
+    return pfsim_intrinsic::global_context(args)->l2_cache_offset;
+}
 // The async-DMA workspace of `kind`, or null (a kind out of range, or a worker
 // without enable_sdma).
 static __aicore__ inline __gm__ uint8_t* get_dma_workspace(__gm__ int64_t* args, int kind) {

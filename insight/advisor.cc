@@ -158,11 +158,12 @@ void Advisor::transfer_ended(Core& core, bool write, uint64_t, uint64_t, Tick st
     active_loads_.erase(it);
 }
 
-void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start, Tick) {
+void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start, Tick, bool around) {
     const size_t load = load_of(line);
     if (load != kNoPost) {
         ++loads_[load].lines;
         loads_[load].misses += hit ? 0 : 1;
+        loads_[load].around += around ? 1 : 0;
     }
     if (!hit) {
         ++demand_misses_;
@@ -171,7 +172,20 @@ void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start
             ++posts_[v->second].pollution;
             victims_.erase(v);
         }
+        auto lv = load_victims_.find(line);
+        if (lv != load_victims_.end()) {
+            ++load_pollution_[{lv->second, load}];
+            load_victims_.erase(lv);
+        }
+        if (load != kNoPost && !around) {
+            ++loads_[load].allocated;
+            allocated_[line] = load;
+        }
         return;
+    }
+    if (auto a = allocated_.find(line); a != allocated_.end()) {  // read again while still in L2
+        ++loads_[a->second].reused;
+        allocated_.erase(a);
     }
     if (!first_touch) return;
     auto it = untouched_.find(line);
@@ -191,6 +205,11 @@ void Advisor::demand(uint64_t line, bool, bool hit, bool first_touch, Tick start
 }
 
 void Advisor::evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_t line) {
+    allocated_.erase(victim);  // evicted before anyone read it again
+    if (!by_prefetch) {
+        const size_t load = load_of(line);
+        if (load != kNoPost) load_victims_[victim] = load;
+    }
     if (untouched) {
         auto it = untouched_.find(victim);
         if (it != untouched_.end()) {
@@ -292,6 +311,12 @@ AdvisorReport Advisor::finish() {
         st.fill_ns.insert(st.fill_ns.end(), p.fill_ns.begin(), p.fill_ns.end());
         st.lead_ns.insert(st.lead_ns.end(), p.lead_ns.begin(), p.lead_ns.end());
     }
+    for (const auto& [loads, misses] : load_pollution_) {
+        const auto& [evicting, missing] = loads;
+        if (missing == kNoPost || sites[loads_[missing].call].where != sites[loads_[evicting].call].where) {
+            loads_[evicting].pollution += misses;
+        }
+    }
     std::map<std::string, size_t> loads_by_where;
     for (const Load& l : loads_) {
         LoadSiteStats& st = stats_of_site(r.load_sites, loads_by_where, sites[l.call]);
@@ -299,6 +324,10 @@ AdvisorReport Advisor::finish() {
         st.bytes += l.bytes;
         st.lines += l.lines;
         st.misses += l.misses;
+        st.around += l.around;
+        st.allocated += l.allocated;
+        st.reused += l.reused;
+        st.pollution_misses += l.pollution;
         st.stall_ns += static_cast<double>(l.stall) / 1e3;
         for (const auto& [post, lines] : l.covered) {
             const std::string& by = sites[posts_[post].call].where;
@@ -309,6 +338,18 @@ AdvisorReport Advisor::finish() {
                      [](const LoadSiteStats& a, const LoadSiteStats& b) { return a.stall_ns > b.stall_ns; });
     for (const LoadSiteStats& st : r.load_sites) {
         const double cores = static_cast<double>(std::max<size_t>(1, st.cores.size()));
+        // A stream read once whose allocations cost other loads their lines: a
+        // prefetch would pollute as much; reading around the L2 keeps them.
+        if (st.allocated > 0 && st.reuse() <= thresholds_.load_reuse && st.pollution_misses > 0) {
+            r.advice.push_back({st.where, "bypass",
+                                "load around the L2 (TLOAD<TLoadL2Hint::NotAllocKeep>): of the " +
+                                    std::to_string(st.allocated) + " lines its loads brought into L2, " +
+                                    std::to_string(st.reused) + " were read again, and " +
+                                    std::to_string(st.pollution_misses) +
+                                    " later demand misses were on lines those allocations evicted",
+                                0});
+            continue;
+        }
         if (st.miss_rate() < thresholds_.load_miss_rate || st.stall_ns / cores < thresholds_.load_stall_ns) continue;
         const double late = st.stall_ns / static_cast<double>(std::max<uint64_t>(1, st.loads));
         r.advice.push_back({st.where, "prefetch",
@@ -423,6 +464,11 @@ std::string AdvisorReport::text() const {
             os << (a.measured ? "; " : "; measured: ") << "with its lines resident at no cost " << us(a.resident_ns) << ", "
                << us(g < 0 ? -g : g) << (g >= 0 ? " less" : " more");
         }
+        if (a.around_measured && what_if.measured) {
+            const double g = what_if.this_run_ns - a.around_ns;
+            os << "; measured: with its loads around the L2 the run takes " << us(a.around_ns) << ", "
+               << us(g < 0 ? -g : g) << (g >= 0 ? " less" : " more");
+        }
         os << "\n";
     }
     return os.str();
@@ -445,14 +491,16 @@ nlohmann::json AdvisorReport::to_json() const {
     for (const LoadSiteStats& l : load_sites) {
         loads.push_back({{"where", l.where}, {"cores", l.cores}, {"tasks", l.tasks}, {"loads", l.loads}, {"bytes", l.bytes},
                          {"lines", l.lines}, {"misses", l.misses}, {"miss_rate", l.miss_rate()}, {"stall_ns", l.stall_ns},
-                         {"covered_by", l.covered_by}});
+                         {"around", l.around}, {"allocated", l.allocated}, {"reused", l.reused},
+                         {"pollution_misses", l.pollution_misses}, {"covered_by", l.covered_by}});
     }
     nlohmann::json adv = nlohmann::json::array();
     for (const Advice& a : advice) {
         adv.push_back({{"where", a.where}, {"verdict", a.verdict}, {"message", a.message},
                        {"estimated_gain_ns", a.estimated_gain_ns},
                        {"without_ns", a.measured ? nlohmann::json(a.without_ns) : nlohmann::json(nullptr)},
-                       {"resident_ns", a.resident_measured ? nlohmann::json(a.resident_ns) : nlohmann::json(nullptr)}});
+                       {"resident_ns", a.resident_measured ? nlohmann::json(a.resident_ns) : nlohmann::json(nullptr)},
+                       {"around_ns", a.around_measured ? nlohmann::json(a.around_ns) : nlohmann::json(nullptr)}});
     }
     nlohmann::json what = nullptr;
     if (what_if.measured) {
@@ -467,6 +515,7 @@ nlohmann::json AdvisorReport::to_json() const {
              {{"accuracy_high", thresholds.accuracy_high}, {"accuracy_low", thresholds.accuracy_low},
               {"lateness", thresholds.lateness}, {"pollution", thresholds.pollution},
               {"load_miss_rate", thresholds.load_miss_rate}, {"load_stall_ns", thresholds.load_stall_ns},
+              {"load_reuse", thresholds.load_reuse},
               {"post_ns", thresholds.post_ns}}},
             {"advice", adv}};
 }
@@ -483,6 +532,7 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
                     t.at("pollution").get<double>(), t.value("load_miss_rate", AdvisorThresholds{}.load_miss_rate),
                     t.value("load_stall_ns", AdvisorThresholds{}.load_stall_ns),
                     t.value("post_ns", AdvisorThresholds{}.post_ns)};
+    r.thresholds.load_reuse = t.value("load_reuse", AdvisorThresholds{}.load_reuse);
     for (const nlohmann::json& l : j.value("load_sites", nlohmann::json::array())) {
         LoadSiteStats st;
         st.where = l.at("where").get<std::string>();
@@ -493,6 +543,10 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         st.lines = json_integer<uint64_t>(l.at("lines"));
         st.misses = json_integer<uint64_t>(l.at("misses"));
         st.stall_ns = l.at("stall_ns").get<double>();
+        st.around = l.value("around", uint64_t{0});
+        st.allocated = l.value("allocated", uint64_t{0});
+        st.reused = l.value("reused", uint64_t{0});
+        st.pollution_misses = l.value("pollution_misses", uint64_t{0});
         st.covered_by = l.at("covered_by").get<std::map<std::string, uint64_t>>();
         r.load_sites.push_back(std::move(st));
     }
@@ -527,6 +581,10 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         if (a.contains("resident_ns") && !a["resident_ns"].is_null()) {
             x.resident_measured = true;
             x.resident_ns = a["resident_ns"].get<double>();
+        }
+        if (a.contains("around_ns") && !a["around_ns"].is_null()) {
+            x.around_measured = true;
+            x.around_ns = a["around_ns"].get<double>();
         }
         r.advice.push_back(std::move(x));
     }

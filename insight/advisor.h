@@ -37,6 +37,10 @@ struct AdvisorThresholds {
     double load_stall_ns = 1000;
     // A prefetch site is called costly when its posts held each of its cores this long.
     double post_ns = 10000;
+    // A load site is advised to read around the L2 instead when at most this
+    // share of the lines it allocated were read again, and its allocations
+    // evicted lines a later access missed.
+    double load_reuse = 0.01;
 };
 
 struct PrefetchSiteStats {
@@ -67,15 +71,20 @@ struct LoadSiteStats {
     uint64_t loads = 0, bytes = 0;
     uint64_t lines = 0;   // line accesses its loads made
     uint64_t misses = 0;  // of them, demand misses
+    uint64_t around = 0;  // of them, reads around the L2 (through GM's uncached alias)
+    uint64_t allocated = 0;  // lines its misses brought into L2
+    uint64_t reused = 0;     // of them, lines some core access found there later
+    uint64_t pollution_misses = 0;  // demand misses on lines its allocations evicted
     double stall_ns = 0;  // summed over its loads: how much later their data came than the MTE2 rate alone brings it
     // Prefetch site -> lines of these loads that were the first use of a line it filled.
     std::map<std::string, uint64_t> covered_by;
     double miss_rate() const { return lines ? double(misses) / double(lines) : 0; }
+    double reuse() const { return allocated ? double(reused) / double(allocated) : 0; }
 };
 
 struct Advice {
     std::string where;  // the site
-    std::string verdict;  // drop, earlier, pollutes, redundant, costly; for a load site: prefetch
+    std::string verdict;  // drop, earlier, pollutes, redundant, costly; for a load site: prefetch, bypass
     std::string message;
     double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
     // Measured: the same run with this site's prefetches removed (run --advise).
@@ -86,6 +95,9 @@ struct Advice {
     // prefetch site's regions at each post, a load site's at each load.
     bool resident_measured = false;
     double resident_ns = 0;
+    // Measured: the same run with the load site's loads reading around the L2.
+    bool around_measured = false;
+    double around_ns = 0;
 };
 
 // Re-runs made for the report: the same inputs, so the differences are exact.
@@ -155,7 +167,7 @@ public:
     void deferred(const rt::AsyncEvent&) override {}
     // L2Observer
     void prefetched(uint64_t line, bool filled, Tick issue, Tick ready) override;
-    void demand(uint64_t line, bool write, bool hit, bool first_touch, Tick start, Tick ready) override;
+    void demand(uint64_t line, bool write, bool hit, bool first_touch, Tick start, Tick ready, bool around) override;
     void evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_t line) override;
     // CoreObserver: the loads, by call site
     void tile_placed(Core&, Buffer, uint64_t, uint64_t) override {}
@@ -180,7 +192,7 @@ private:
     };
     struct Load {
         size_t call = 0;
-        uint64_t bytes = 0, lines = 0, misses = 0;
+        uint64_t bytes = 0, lines = 0, misses = 0, around = 0, allocated = 0, reused = 0, pollution = 0;
         Tick stall = 0;
         std::map<size_t, uint64_t> covered;  // post -> first uses of its lines
     };
@@ -205,6 +217,11 @@ private:
     std::map<std::pair<uint32_t, const void*>, std::vector<size_t>> session_posts_;
     std::unordered_map<uint64_t, Line> untouched_;  // prefetched lines no core has accessed yet
     std::unordered_map<uint64_t, size_t> victims_;  // lines a prefetch fill evicted -> that post
+    std::unordered_map<uint64_t, size_t> allocated_;  // lines a load's miss brought in, not read since -> that load
+    std::unordered_map<uint64_t, size_t> load_victims_;  // lines a load's miss evicted -> that load
+    // (the load whose miss evicted a line, the access that then missed it: a
+    // load, or npos) -> how often; a site missing its own lines is no pollution.
+    std::map<std::pair<size_t, size_t>, uint64_t> load_pollution_;
     std::vector<Load> loads_;
     std::map<uint32_t, ActiveLoad> active_loads_;  // core id -> its load in progress
     uint64_t demand_misses_ = 0;

@@ -309,6 +309,7 @@ struct LocalContext {
 struct GlobalContext {
     int32_t sub_block_id;  // 0 or 1: which vector core of its cluster
     uint64_t dma_workspace[DMA_WORKSPACE_KIND_COUNT];  // device pointers, 0 when none
+    uint64_t l2_cache_offset;  // GM's uncached alias above GM (simpler #2323); 0: none
 };
 
 }  // namespace pfsim::rt

@@ -174,6 +174,7 @@ GlobalContext Worker::global_context(uint32_t sub_block) const {
     for (int k = 0; k < DMA_WORKSPACE_KINDS; ++k) {
         g.dma_workspace[k] = workspace_[k] ? platform_.device_pointer(workspace_[k]) : 0;
     }
+    g.l2_cache_offset = platform_.l2_cache_offset();
     return g;
 }
 

@@ -85,6 +85,22 @@ struct Extents {
 [[noreturn]] inline void fail(const char* instruction, const char* what) {
     throw pfsim::KernelError(std::string(instruction) + ": " + what);
 }
+
+// Where [p, p + bytes) of a global tensor is: its GM address, and whether the
+// pointer is into GM's uncached alias (gm.l2_cache_offset), through which a
+// load reads around the L2.
+struct GmPlace {
+    uint64_t gm;
+    bool around_l2;
+};
+inline GmPlace gm_place(const char* instruction, const volatile void* p, uint64_t bytes) {
+    pfsim::CoreOps& core = pfsim::current_core();
+    const uint64_t gm = core.gm_address(p, bytes);
+    if (gm != pfsim::CoreOps::kNotGm) return {gm, false};
+    const uint64_t alias = core.gm_alias_address(p, bytes);
+    if (alias == pfsim::CoreOps::kNotGm) fail(instruction, "the global tensor is not in GM");
+    return {alias, true};
+}
 }  // namespace detail
 
 template <int64_t N1 = DYNAMIC, int64_t N2 = DYNAMIC, int64_t N3 = DYNAMIC, int64_t N4 = DYNAMIC,
@@ -128,14 +144,17 @@ public:
         for (int64_t d : shape_.values) n *= d;
         return n;
     }
-    // The GM address of element (i0, i1, i2, i3, 0), checked to lie in GM with
-    // `bytes` after it.
-    uint64_t gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
+    // The GM place of element (i0, i1, i2, i3, 0), checked to lie in GM (or its
+    // uncached alias) with `bytes` after it.
+    detail::GmPlace gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
         int64_t offset = 0;
         for (int k = 0; k < 4; ++k) offset += index[k] * stride_.values[k];
-        const uint64_t gm = pfsim::current_core().gm_address(data_ + offset, bytes);
-        if (gm == pfsim::CoreOps::kNotGm) detail::fail(instruction, "the global tensor is not in GM");
-        return gm;
+        return detail::gm_place(instruction, data_ + offset, bytes);
+    }
+    // The same view `bytes` further up the address space (a2a3's L2 hints:
+    // the address plus the L2-cache offset).
+    GlobalTensor moved_up(uint64_t bytes) const {
+        return GlobalTensor(reinterpret_cast<__gm__ Element*>(reinterpret_cast<uintptr_t>(data_) + bytes), shape_, stride_);
     }
 
 private:
@@ -263,20 +282,28 @@ constexpr pfsim::AtomicElement atomic_element() {
 // GM. staged: `n` tile elements back to back in GM but not in the tile
 // (element(i) is the i-th), gathered into a staging run for a store,
 // scattered from it after a load.
+// A load from GM's uncached alias reads around the L2; a store to it is
+// refused (not modelled).
 template <bool kStore, typename T, AtomicType kAtomic, typename GlobalElement>
 class Mover {
 public:
-    void move(uint64_t gm, uint8_t* at, uint64_t bytes) {
+    explicit Mover(const char* instruction) : instruction_(instruction) {}
+    void move(GmPlace place, uint8_t* at, uint64_t bytes) {
+        if (kStore && place.around_l2) {
+            fail(instruction_, "a store through GM's uncached alias (gm.l2_cache_offset) is not modelled");
+        }
         if constexpr (kAtomic == AtomicType::AtomicAdd) {
-            core_.store_add(gm, at, bytes, atomic_element<GlobalElement>());
+            core_.store_add(place.gm, at, bytes, atomic_element<GlobalElement>());
         } else if (kStore) {
-            core_.store(gm, at, bytes);
+            core_.store(place.gm, at, bytes);
+        } else if (place.around_l2) {
+            core_.load_around_l2(place.gm, at, bytes);
         } else {
-            core_.load(gm, at, bytes);
+            core_.load(place.gm, at, bytes);
         }
     }
     template <typename Element>
-    void staged(uint64_t gm, int64_t n, Element element) {
+    void staged(GmPlace gm, int64_t n, Element element) {
         staging_.resize(static_cast<uint64_t>(n) * sizeof(T));
         for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging_.data() + i * sizeof(T), &element(i), sizeof(T));
         move(gm, staging_.data(), staging_.size());
@@ -284,6 +311,7 @@ public:
     }
 
 private:
+    const char* instruction_;
     pfsim::CoreOps& core_ = pfsim::current_core();
     std::vector<uint8_t> staging_;
 };
@@ -312,7 +340,7 @@ void move_nz(const char* instruction, TileT& tile, const GlobalT& global) {
     if (vr > global.GetShape(2) * fractal_rows || vc > column_blocks * c0) {
         fail(instruction, "the tile is larger than the NZ global tensor");
     }
-    Mover<kStore, T, kAtomic, typename GlobalT::DType> mover;
+    Mover<kStore, T, kAtomic, typename GlobalT::DType> mover(instruction);
     const bool rows_back_to_back = global.GetStride(3) == c0 && global.GetStride(2) == fractal_rows * c0;
     for (int64_t cb = 0; cb * c0 < vc; ++cb) {
         const int64_t first = cb * c0, n = std::min(c0, vc - first);
@@ -344,7 +372,6 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     constexpr bool kVector = TileT::rows == 1 || TileT::cols == 1;
     constexpr bool kColMajor = !kVector && TileT::blayout == BLayout::ColMajor;
     constexpr bool kDn = GlobalT::layout == Layout::DN;
-    auto& core = pfsim::current_core();
     if constexpr (GlobalT::layout == Layout::NZ) {
         move_nz<kStore, TileT, GlobalT, kAtomic>(instruction, tile, global);
         return;
@@ -359,7 +386,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     auto* local = reinterpret_cast<uint8_t*>(tile.data());
     const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
     const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
-    Mover<kStore, T, kAtomic, typename GlobalT::DType> mover;
+    Mover<kStore, T, kAtomic, typename GlobalT::DType> mover(instruction);
     // Tile row r's place in GM: r unravelled over dimensions 0..3.
     auto row_address = [&](int64_t r, uint64_t bytes) {
         int64_t index[4], rest = r;
@@ -376,8 +403,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
         for (int64_t c = 0; c < vc; ++c) {
-            const uint64_t gm = core.gm_address(global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
-            if (gm == pfsim::CoreOps::kNotGm) fail(instruction, "the global tensor is not in GM");
+            const GmPlace gm = gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
             mover.staged(gm, vr, [&](int64_t r) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
@@ -402,10 +428,38 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
 
 }  // namespace detail
 
-// GM -> tile (MTE2, through L2) and tile -> GM (MTE3).
+// GM -> tile (MTE2, through L2) and tile -> GM (MTE3). A global tensor in
+// GM's uncached alias (its pointer offset by get_l2_cache_offset(args)) loads
+// around the L2: nothing allocated, nothing evicted.
 template <typename TileT, typename GlobalT>
 void TLOAD(TileT& tile, const GlobalT& global) {
     detail::move_tile<false>("TLOAD", tile, global);
+}
+
+// TLOAD's L2 hint (PTO-ISA from its PR !1582 on; not in the PTO-ISA simpler
+// pins). On a2a3 the Normal hints are the default allocating load, and the
+// NotAlloc ones all read through GM's uncached alias: the source address plus
+// the die's L2-cache offset (gm.l2_cache_offset; 0: an ordinary load).
+enum class TLoadL2Hint : uint8_t {
+    NormalFirstVictim = 0,
+    NormalLastVictim = 1,
+    NormalPersistent = 2,
+    NotAllocKeep = 4,
+    NotAllocClean = 5,
+    NotAllocDrop = 6,
+};
+template <TLoadL2Hint kHint, typename TileT, typename GlobalT, typename... WaitEvents>
+void TLOAD(TileT& tile, const GlobalT& global, WaitEvents&...) {
+    constexpr bool kNotAlloc = kHint == TLoadL2Hint::NotAllocKeep || kHint == TLoadL2Hint::NotAllocClean ||
+                               kHint == TLoadL2Hint::NotAllocDrop;
+    static_assert(kNotAlloc || kHint == TLoadL2Hint::NormalFirstVictim || kHint == TLoadL2Hint::NormalLastVictim ||
+                      kHint == TLoadL2Hint::NormalPersistent,
+                  "TLOAD: not a TLoadL2Hint");
+    if constexpr (kNotAlloc) {
+        detail::move_tile<false>("TLOAD", tile, global.moved_up(pfsim::current_core().l2_cache_offset()));
+    } else {
+        detail::move_tile<false>("TLOAD", tile, global);
+    }
 }
 template <typename GlobalT, typename TileT>
 void TSTORE(const GlobalT& global, const TileT& tile) {

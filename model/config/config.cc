@@ -120,7 +120,11 @@ void Config::load_toml(const std::string& text, const std::string& source, bool 
         for (const auto& [k, node] : *table) {
             std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
             if (const toml::table* sub = node.as_table()) {
-                stack.push_back({key, sub});
+                if (key == "ranges") {
+                    load_ranges(sub, source);
+                } else {
+                    stack.push_back({key, sub});
+                }
                 continue;
             }
             const std::string where = at(source, node.source());
@@ -142,6 +146,28 @@ void Config::load_toml(const std::string& text, const std::string& source, bool 
             }
             assign(*spec, value, where);
         }
+    }
+}
+
+void Config::load_ranges(const void* table, const std::string& source) {
+    for (const auto& [k, node] : *static_cast<const toml::table*>(table)) {
+        const std::string key(k.str());
+        const std::string where = at(source, node.source());
+        const ParamSpec* spec = find_param(key);
+        if (!spec) throw ConfigError(where + ": ranges: unknown key '" + key + "'");
+        const toml::array* ends = node.as_array();
+        if (!ends || ends->size() != 2) throw ConfigError(where + ": ranges: " + key + ": expected [LOW, HIGH]");
+        Range r;
+        r.origin = where;
+        for (size_t i = 0; i < 2; ++i) {
+            bool ok = false;
+            const std::string text = toml_scalar_text(*ends->get(i), &ok);
+            if (!ok) throw ConfigError(where + ": ranges: " + key + ": expected [LOW, HIGH]");
+            Config probe = *this;
+            probe.assign(*spec, text, where + ": ranges");  // a value of the key's kind, or the error naming it
+            (i == 0 ? r.low : r.high) = text;
+        }
+        ranges_[key] = r;
     }
 }
 
@@ -258,6 +284,11 @@ void Config::validate() const {
                             std::to_string(kMaxTaggedLines) + " (a larger l2.line_bytes or a smaller gm.size)");
     }
     if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
+    const uint64_t alias = bytes("gm.l2_cache_offset");
+    if (alias != 0 && (alias < gm_size || alias % 4096 != 0 || alias > (uint64_t{64} << 40))) {
+        fail("gm.l2_cache_offset", "must be 0 (no uncached alias) or a multiple of 4 KiB from gm.size to 64 TiB (the alias "
+                                   "lies above GM in the host's address space)");
+    }
     // Below this a cycle lasts over a microsecond: the simulated times of a
     // kernel (and the run's time) grow beyond what any a2a3 part shows.
     if (frequency("chip.clock") < 1e6) fail("chip.clock", "below 1 MHz");

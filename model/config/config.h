@@ -51,6 +51,14 @@ public:
     bool flag(const std::string& key) const;
 
     const std::string& preset() const { return preset_; }
+    // A parameter's plausible range (a [ranges] table of a preset or file:
+    // "key" = [LOW, HIGH], each a value of the key's kind; for a choice, two
+    // alternatives): what `pfsim check --uncertainty` runs each case at.
+    struct Range {
+        std::string low, high;
+        std::string origin;  // "preset a2a3:120"
+    };
+    const std::map<std::string, Range>& ranges() const { return ranges_; }
     // Every parameter in canonical units (B, B/s, ps, Hz), plus "preset".
     nlohmann::json to_json() const;
     // Every parameter as TOML, with its origin and description as comments.
@@ -78,6 +86,8 @@ private:
 
     std::string preset_;
     std::map<std::string, Setting> settings_;
+    std::map<std::string, Range> ranges_;
+    void load_ranges(const void* table, const std::string& source);  // a toml::table
 };
 
 }  // namespace pfsim

@@ -45,6 +45,8 @@ const std::vector<ParamSpec>& param_specs() {
                            "bytes mapped to one channel before the next channel")),
         choice("gm.channel_map", "piece to channel: modulo = piece mod channels; xor = piece xor its upper bits, mod channels",
                {"modulo", "xor"}),
+        zero_allowed(param("gm.l2_cache_offset", Kind::Size,
+                           "where GM's uncached alias starts, above GM (the driver's rtGetL2CacheOffset; kernels read it with get_l2_cache_offset(args)): a load through the alias neither allocates nor evicts in L2, as TLOAD<TLoadL2Hint::NotAlloc*> makes it; 0: no alias, such loads are ordinary cached ones")),
         param("gm.bandwidth", Kind::Bandwidth, "aggregate GM bandwidth, split evenly over channels"),
         param("gm.read_latency", Kind::Time, "GM read access latency, once per request"),
         param("gm.write_latency", Kind::Time, "GM write access latency, once per request"),

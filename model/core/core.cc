@@ -64,6 +64,12 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
     if (!core) return;
     uint64_t gm = addr - reinterpret_cast<uintptr_t>(core->gm_host_);
     if (gm >= core->gm_size_ || len > core->gm_size_ - gm) {
+        if (core->alias_offset_ && gm - core->alias_offset_ < core->gm_size_) {
+            throw KernelError(std::string("a scalar ") + (write ? "store to" : "load from") + " GM address " +
+                              hex(gm - core->alias_offset_) +
+                              " through GM's uncached alias (gm.l2_cache_offset) is not modelled: TLOAD from the "
+                              "alias reads around the L2");
+        }
         if (!core->peer_gms_) return;  // the stack, tiles, the task payload
         gm = core->gm_address(reinterpret_cast<const volatile void*>(addr), len);  // a peer's window
         if (gm == kNotGm) return;
@@ -217,6 +223,13 @@ void Core::signal_wait(const volatile int32_t* signal, int32_t expected, int cmp
                 "\"expected\":" + std::to_string(expected) + ",\"value\":" + std::to_string(signal_wait_.value));
 }
 
+uint64_t Core::gm_alias_address(const volatile void* p, uint64_t bytes) const {
+    if (!alias_offset_) return kNotGm;
+    const uint64_t gm = reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(gm_host_) - alias_offset_;
+    if (!gm_host_ || gm >= gm_size_ || bytes > gm_size_ - gm) return kNotGm;
+    return gm;
+}
+
 void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
     hold_within_quantum(issue_);
     Tick done = issue_;
@@ -290,7 +303,8 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       clock_hz_(cfg.frequency("chip.clock")),
       inflight_(),
       cross_latency_(cfg.time("core.cross_core_latency")),
-      dcci_line_(cfg.time("core.dcci_line_cost")) {
+      dcci_line_(cfg.time("core.dcci_line_cost")),
+      alias_offset_(cfg.bytes("gm.l2_cache_offset")) {
     for (auto& window : inflight_) window.assign(cfg.count("core.outstanding_lines"), 0);
     align_ = {cfg.bytes("core.ub_align"), cfg.bytes("core.l1_align"), cfg.bytes("core.l0a_align"),
               cfg.bytes("core.l0b_align"), cfg.bytes("core.l0c_align")};
@@ -490,6 +504,11 @@ std::map<std::string, uint64_t>& Core::warmed_load_counts() {
     return counts;
 }
 
+std::map<std::string, uint64_t>& Core::around_load_counts() {
+    static std::map<std::string, uint64_t> counts;
+    return counts;
+}
+
 namespace {
 // `e` on the payload for one call, cleared on the way out (an exception too).
 template <typename Extension>
@@ -512,15 +531,28 @@ void Core::make_resident(uint64_t gm, uint64_t bytes) {
     transport(cached, false, gm, nullptr, bytes, issue_);
 }
 
-void Core::load(uint64_t gm, uint8_t* local, uint64_t bytes) {
-    if (!warm_load_sites_.empty()) {
+void Core::load(uint64_t gm, uint8_t* local, uint64_t bytes) { load_from(gm, local, bytes, false); }
+
+void Core::load_around_l2(uint64_t gm, uint8_t* local, uint64_t bytes) { load_from(gm, local, bytes, true); }
+
+void Core::load_from(uint64_t gm, uint8_t* local, uint64_t bytes, bool around) {
+    if (!warm_load_sites_.empty() || !around_load_sites_.empty()) {
         const std::string site = calling_kernel_line();
         if (std::find(warm_load_sites_.begin(), warm_load_sites_.end(), site) != warm_load_sites_.end()) {
             ++warmed_load_counts()[site];
             make_resident(gm, bytes);
         }
+        if (std::find(around_load_sites_.begin(), around_load_sites_.end(), site) != around_load_sites_.end()) {
+            ++around_load_counts()[site];
+            around = true;
+        }
     }
     stats_.load_bytes += bytes;
+    if (!around) {
+        transfer(Pipe::Mte2, false, gm, local, bytes, load_bw_);
+        return;
+    }
+    const ScopedExtension<ReadAroundL2Extension> read_around(payload_, &read_around_);
     transfer(Pipe::Mte2, false, gm, local, bytes, load_bw_);
 }
 

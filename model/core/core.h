@@ -23,6 +23,7 @@
 
 #include "base/zero_buffer.h"
 #include "model/common/atomic_add.h"
+#include "model/common/read_around_l2.h"
 #include "model/common/what_if.h"
 #include "model/config/config.h"
 #include "model/core/core_observer.h"
@@ -117,6 +118,8 @@ public:
     int64_t* kernel_args() const override { return args_; }
     uint64_t gm_address(const volatile void* p, uint64_t bytes) const override;
     uint64_t device_pointer(uint64_t gm) const override { return reinterpret_cast<uintptr_t>(gm_host_) + gm; }
+    uint64_t l2_cache_offset() const override { return alias_offset_; }
+    uint64_t gm_alias_address(const volatile void* p, uint64_t bytes) const override;
     void scalar_read(uint64_t gm, void* dst, uint64_t bytes) override;
     void scalar_write(uint64_t gm, const void* src, uint64_t bytes) override;
     void dcci(const volatile void* line, bool entire) override;
@@ -159,6 +162,7 @@ public:
     void apply_raw_store();
     uint8_t* buffer(Buffer b, uint64_t offset, uint64_t bytes) override;
     void load(uint64_t gm, uint8_t* local, uint64_t bytes) override;
+    void load_around_l2(uint64_t gm, uint8_t* local, uint64_t bytes) override;
     void store(uint64_t gm, const uint8_t* local, uint64_t bytes) override;
     void store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicElement element) override;
     void vector(uint64_t bytes) override;
@@ -169,6 +173,10 @@ public:
     void set_warm_load_sites(std::vector<std::string> sites) { warm_load_sites_ = std::move(sites); }
     // How many loads each warm load site warmed, over every core.
     static std::map<std::string, uint64_t>& warmed_load_counts();
+    // What-if: the loads made from these sites read around the L2 (as through
+    // GM's uncached alias); around_load_counts() counts them per site.
+    void set_around_load_sites(std::vector<std::string> sites) { around_load_sites_ = std::move(sites); }
+    static std::map<std::string, uint64_t>& around_load_counts();
     void set_vector_mask_mode(bool counter) override;
     void set_vector_mask(uint64_t high, uint64_t low) override;
     void cube(uint64_t macs, CubeOperand operand) override;
@@ -226,6 +234,8 @@ private:
     void catch_up(Tick until);  // SystemC time to `until`
     void hold_within_quantum(Tick start);
     void maybe_sync();
+    // load() and load_around_l2(), and the load-site what-ifs.
+    void load_from(uint64_t gm, uint8_t* local, uint64_t bytes, bool around);
     Tick drained() const;
 
     const CoreKind kind_;
@@ -282,8 +292,9 @@ private:
     const uint64_t* alloc_end_ = nullptr;
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
-    std::vector<std::string> warm_load_sites_;
+    std::vector<std::string> warm_load_sites_, around_load_sites_;
     ResidentExtension resident_;
+    ReadAroundL2Extension read_around_;
     bool mask_counter_ = false;                      // the vector mask register
     uint64_t mask_high_ = ~uint64_t{0}, mask_low_ = ~uint64_t{0};
     void check_vector_mask() const;
@@ -297,6 +308,7 @@ private:
     std::string task_label_;
     const Tick cross_latency_;
     const Tick dcci_line_;
+    const uint64_t alias_offset_;  // gm.l2_cache_offset
 };
 
 }  // namespace pfsim

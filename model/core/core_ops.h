@@ -69,6 +69,11 @@ public:
     virtual uint64_t gm_address(const volatile void* p, uint64_t bytes) const = 0;
     // The `__gm__` pointer of GM address `gm`.
     virtual uint64_t device_pointer(uint64_t gm) const = 0;
+    // GM's uncached alias (a2a3: every GM page mapped a second time,
+    // l2_cache_offset() bytes above the first; 0: no alias). The GM address of
+    // [p, p + bytes) when it all lies in the alias, else kNotGm.
+    virtual uint64_t l2_cache_offset() const = 0;
+    virtual uint64_t gm_alias_address(const volatile void* p, uint64_t bytes) const = 0;
     // The scalar unit's GM accesses through L2: what dereferencing a `__gm__`
     // pointer does. A read waits for its data; a write is posted.
     virtual void scalar_read(uint64_t gm, void* dst, uint64_t bytes) = 0;
@@ -83,6 +88,9 @@ public:
 
     // GM -> local through L2 (MTE2) and local -> GM (MTE3).
     virtual void load(uint64_t gm, uint8_t* local, uint64_t bytes) = 0;
+    // A load through GM's uncached alias: as load(), but it reads around the
+    // L2 (model/common/read_around_l2.h): it allocates and evicts nothing.
+    virtual void load_around_l2(uint64_t gm, uint8_t* local, uint64_t bytes) = 0;
     virtual void store(uint64_t gm, const uint8_t* local, uint64_t bytes) = 0;
     // A store whose bytes the L2 adds to GM's, element by element (TSTORE with
     // AtomicType::AtomicAdd): atomic against every other core's access; `gm`

@@ -8,7 +8,7 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const Config& cfg)
     : sc_module(name),
       data("data"),
       uncached("uncached"),
-      store_(cfg.bytes("gm.size"), BackingStore::host_pages(cfg.choice("gm.host_pages"))),
+      store_(cfg.bytes("gm.size"), BackingStore::host_pages(cfg.choice("gm.host_pages")), cfg.bytes("gm.l2_cache_offset")),
       timing_(cfg) {
     data.register_b_transport(this, &GlobalMemory::transport_data);
     uncached.register_b_transport(this, &GlobalMemory::transport_uncached);

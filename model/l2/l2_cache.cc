@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "model/common/payload.h"
+#include "model/common/read_around_l2.h"
 #include "model/common/time.h"
 #include "model/common/what_if.h"
 
@@ -132,7 +133,7 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     const TagResult t = tags_->access(set, line, write, start, Fill::Demand);
     const int64_t slot = take_slot(set, line, t, start, false);
     Tick done;
-    if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0);
+    if (observer_) observer_->demand(line, write, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0, false);
     if (t.hit) {
         ++stats_.hits;
         if (!sequential_.promised) start = same_line_.serve(static_cast<uint64_t>(slot), line, initiator, start);
@@ -147,12 +148,8 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
         ready_[slot] = done;
     } else {
         ++stats_.misses;
-        const Tick begin = mshrs_.reserve(start, miss_estimate_) - miss_estimate_ + hit_latency_;
-        Tick filled = begin;
-        if (!overwrites_line) {  // a full-line write needs no refill
-            filled = gm_access(true, false, line * line_bytes_, nullptr, line_bytes_, begin);
-        }
-        done = filled + miss_latency_;
+        // A full-line write needs no refill.
+        done = miss_round_trip(true, line * line_bytes_, overwrites_line ? 0 : line_bytes_, start);
         ready_[slot] = done;
     }
     const uint64_t addr = line * line_bytes_ + offset;
@@ -165,6 +162,39 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
     } else {
         values(write, addr, buf, len);
     }
+    return done;
+}
+
+Tick L2Cache::miss_round_trip(bool cached_path, uint64_t addr, uint64_t len, Tick start) {
+    const Tick begin = mshrs_.reserve(start, miss_estimate_) - miss_estimate_ + hit_latency_;
+    const Tick filled = len ? gm_access(cached_path, false, addr, nullptr, len, begin) : begin;
+    return filled + miss_latency_;
+}
+
+Tick L2Cache::read_around(int initiator, uint64_t line, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue) {
+    const uint64_t set = set_of(line * line_bytes_);
+    const uint64_t addr = line * line_bytes_ + offset;
+    Tick start = reserve_slice(set, false, len, issue);
+    const TagResult t = tags_->lookup(set, line, start);
+    const auto slot = static_cast<int64_t>(set * ways_ + t.way);
+    ++stats_.bypass_lines;
+    Tick done;
+    if (observer_) observer_->demand(line, false, t.hit, t.hit && prefetched_[slot], start, t.hit ? ready_[slot] : 0, true);
+    if (t.hit) {
+        ++stats_.bypass_hits;
+        if (!sequential_.promised) start = same_line_.serve(static_cast<uint64_t>(slot), line, initiator, start);
+        done = std::max(start + hit_latency_, ready_[slot]);
+        if (prefetched_[slot]) {
+            prefetched_[slot] = 0;
+            --prefetched_untouched_;
+        }
+    } else if (ideal_demand_) {  // what-if: served as a hit
+        done = start + hit_latency_;
+    } else {
+        // Through the alias GM sees an uncached read of the bytes asked for.
+        done = miss_round_trip(false, addr, len, start);
+    }
+    if (buf) values(false, addr, buf, len);
     return done;
 }
 
@@ -197,9 +227,10 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
         p.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
     }
+    const bool around = p.get_extension<ReadAroundL2Extension>() != nullptr;
     AtomicAddExtension* atomic = nullptr;
     p.get_extension(atomic);
-    if (atomic && !buf) {  // an add needs its addends
+    if ((atomic && !buf) || (around && write)) {  // an add needs its addends; only reads go around
         p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
@@ -207,12 +238,16 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
         const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
-        done = std::max(done, access_line(id, line, write, buf, offset, n, issue, atomic));
-        ++(write ? stats_.write_lines : stats_.read_lines);
+        if (around) {
+            done = std::max(done, read_around(id, line, buf, offset, n, issue));
+        } else {
+            done = std::max(done, access_line(id, line, write, buf, offset, n, issue, atomic));
+            ++(write ? stats_.write_lines : stats_.read_lines);
+        }
         if (buf) buf += n;
         a += n;
     }
-    (write ? stats_.write_bytes : stats_.read_bytes) += len;
+    if (!around) (write ? stats_.write_bytes : stats_.read_bytes) += len;
     sequential_.last_done = done;
     set_done(p, delay, done);
     p.set_response_status(tlm::TLM_OK_RESPONSE);

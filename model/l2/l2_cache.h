@@ -4,7 +4,9 @@
 // TLM-2.0 sockets (LT: the delay argument is the issue time relative to
 // sc_time_stamp() on entry and the completion time on return):
 //   cached    - core reads and writes; each line touched counts one hit or miss
-//               (a null data pointer: timed and counted alike, no bytes moved)
+//               (a null data pointer: timed and counted alike, no bytes moved);
+//               a read with a ReadAroundL2Extension (model/common/read_around_l2.h)
+//               allocates nothing and counts a bypass line instead
 //   uncached  - reads and writes straight to GM, coherent with resident lines,
 //               allocating nothing and counting no hit or miss; its debug
 //               transport (transport_dbg) does the same taking no time
@@ -63,6 +65,8 @@ struct PrefetchPacing : tlm::tlm_extension<PrefetchPacing> {
     COUNTER(write_lines, "lines", "cached-path line writes (hits and misses)")                                \
     COUNTER(read_bytes, "bytes", "bytes read on the cached path")                                             \
     COUNTER(write_bytes, "bytes", "bytes written on the cached path")                                         \
+    COUNTER(bypass_lines, "lines", "cached-path line reads around the L2 (a load through GM's uncached alias): none allocated, none evicted") \
+    COUNTER(bypass_hits, "lines", "of those, lines found resident (read as a hit, the replacement state unchanged)")             \
     COUNTER(uncached_read_bytes, "bytes", "bytes read on the uncached path (through to GM, coherent with L2)") \
     COUNTER(uncached_write_bytes, "bytes", "bytes written on the uncached path (through to GM, resident lines updated)")
 PFSIM_STATS(L2Stats, PFSIM_L2_STATS)
@@ -138,6 +142,12 @@ private:
     // data even when it covers the whole line). A null `buf` moves no bytes.
     Tick access_line(int initiator, uint64_t line, bool write, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue,
                      const AtomicAddExtension* atomic);
+    // One core read of part of one line around the L2 (ReadAroundL2Extension):
+    // no allocation, no eviction, no replacement update. Returns its completion time.
+    Tick read_around(int initiator, uint64_t line, uint8_t* buf, uint64_t offset, uint64_t len, Tick issue);
+    // A demand miss's round trip from `start`: a miss register, the GM read of
+    // `len` bytes at `addr` on the path named (none when `len` is 0), the L2's miss handling.
+    Tick miss_round_trip(bool cached_path, uint64_t addr, uint64_t len, Tick start);
     // The slot that `t` (an access of a line of `set`) names, after writing back
     // the line it replaced if that one was dirty.
     int64_t take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick when, bool by_prefetch);

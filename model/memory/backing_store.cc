@@ -20,13 +20,22 @@ BackingStore::HostPages BackingStore::host_pages(const std::string& name) {
     return HostPages::Auto;
 }
 
-BackingStore::BackingStore(uint64_t capacity, HostPages pages)
-    : capacity_(capacity), touched_((capacity / kPageBytes + 64) / 64, 0), pages_(pages) {
-    void* p = mmap(nullptr, capacity ? capacity : 1, PROT_READ | PROT_WRITE,
+BackingStore::BackingStore(uint64_t capacity, HostPages pages, uint64_t alias_offset)
+    : capacity_(capacity),
+      reserved_(alias_offset ? alias_offset + capacity : capacity ? capacity : 1),
+      touched_((capacity / kPageBytes + 64) / 64, 0),
+      pages_(pages) {
+    if (alias_offset && alias_offset < capacity) throw std::logic_error("pfsim: GM's alias overlaps GM");
+    // One reservation for GM and, above it, the alias: no other mapping of the
+    // host can land where a kernel's alias pointer points.
+    void* p = mmap(nullptr, reserved_, alias_offset ? PROT_NONE : PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-        throw std::runtime_error("cannot reserve " + std::to_string(capacity) +
-                                 " bytes of address space for simulated memory: " + std::strerror(errno));
+    if (p == MAP_FAILED || (alias_offset && capacity && mprotect(p, capacity, PROT_READ | PROT_WRITE) != 0)) {
+        const std::string why = std::strerror(errno);
+        if (p != MAP_FAILED) munmap(p, reserved_);
+        throw std::runtime_error("cannot reserve " + std::to_string(reserved_) +
+                                 " bytes of address space for simulated memory" +
+                                 (alias_offset ? " and its uncached alias (gm.l2_cache_offset)" : "") + ": " + why);
     }
     base_ = static_cast<uint8_t*>(p);
     // Advice only (a host without transparent huge pages ignores it); "small"
@@ -55,7 +64,7 @@ void BackingStore::unmap_file(uint64_t addr, uint64_t len) {
     madvise(p, len, pages_ == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
-BackingStore::~BackingStore() { munmap(base_, capacity_ ? capacity_ : 1); }
+BackingStore::~BackingStore() { munmap(base_, reserved_); }
 
 void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     assert(contains(addr, len));

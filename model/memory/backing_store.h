@@ -8,6 +8,11 @@
 // Touched pages are counted at 64 KiB granularity for writes made through
 // write(); bytes a kernel stores through a raw pointer are counted when the
 // model writes them back.
+//
+// GM's uncached alias (gm.l2_cache_offset): the store can also keep the host
+// range [host_base() + alias_offset, + capacity) for itself, inaccessible, so
+// that a kernel pointer into the alias names GM and nothing else of the host's
+// (the core serves loads through it; see Core::gm_alias_address).
 #pragma once
 
 #include <cstddef>
@@ -30,9 +35,10 @@ public:
     enum class HostPages { Huge, Small, Auto };
     static HostPages host_pages(const std::string& name);  // "huge", "small", else auto (the configuration checked it)
 
-    // Reserves `capacity` bytes of address space (no memory). Throws
+    // Reserves `capacity` bytes of address space (no memory), and with a
+    // non-zero `alias_offset` (at least `capacity`) the alias range too. Throws
     // std::runtime_error when the host cannot reserve it.
-    explicit BackingStore(uint64_t capacity, HostPages pages = HostPages::Auto);
+    explicit BackingStore(uint64_t capacity, HostPages pages = HostPages::Auto, uint64_t alias_offset = 0);
     ~BackingStore();
     BackingStore(const BackingStore&) = delete;
     BackingStore& operator=(const BackingStore&) = delete;
@@ -76,6 +82,7 @@ private:
     void read_written(uint64_t addr, uint8_t* dst, size_t len) const;
 
     uint64_t capacity_;
+    uint64_t reserved_;  // bytes of host address space from base_: capacity_, or up to the alias's end
     uint8_t* base_;
     std::vector<uint64_t> touched_;  // one bit per page
     size_t touched_pages_ = 0;

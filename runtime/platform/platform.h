@@ -138,6 +138,8 @@ public:
     // The pointer a kernel dereferences to reach GM address `addr` (what goes
     // into ChipTensor.buffer.addr and the contexts).
     virtual uint64_t device_pointer(uint64_t addr) const = 0;
+    // How far above GM its uncached alias lies (rtGetL2CacheOffset); 0: none.
+    virtual uint64_t l2_cache_offset() const = 0;
 
     // The async-DMA workspace provider: supported kinds (bit mask), channel count,
     // and the queues themselves. A platform without a provider supports mask 0.

@@ -144,6 +144,73 @@ TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
 
 void expect_bad(const std::string& args, const std::string& needle);
 
+// The L2-bypass twin (kernels/cases/l2_bypass): weights streamed beside
+// activations that each round reuses, in an L2 smaller than a round's weights.
+// Read around the L2 -- by the hint or by the pointer moved up by
+// get_l2_cache_offset(args) -- the weights leave the L2's residency as it was:
+// the only lines allocated are the activations', the second round finds them
+// all, and it is faster. The twin (no hint, or the no-op Normal hint) allocates
+// every weight line and evicts the activations. Without an alias
+// (gm.l2_cache_offset = 0) the hint loads as the twin does.
+TEST(ShippedCases, WeightsReadAroundTheL2LeaveItsResidencyWhereTheTwinAllocates) {
+    const std::string shape = " --arg experts=8 --arg n=512 --arg d=2048 --arg blocks=4 --set l2.size=3MiB --json";
+    auto run = [&](const std::string& more) {
+        const Result r = pfsim("run l2_bypass" + shape + more);
+        EXPECT_EQ(r.status, 0) << r.err;
+        return json_of(r);
+    };
+    const uint64_t x_lines = 8 * 16 * 2048 / 512, w_lines = 8 * 512 * 2048 / 512;  // per round
+    const nlohmann::json twin = run(" --arg mode=0"), normal_hint = run(" --arg mode=2");
+    const nlohmann::json hint = run(" --arg mode=1"), raw = run(" --arg mode=3");
+    const nlohmann::json no_alias = run(" --arg mode=1 --set gm.l2_cache_offset=0");
+    for (const nlohmann::json* around : {&hint, &raw}) {
+        EXPECT_EQ((*around)["l2"]["bypass_lines"], 2 * w_lines);
+        EXPECT_EQ((*around)["l2"]["misses"], x_lines);                 // the activations' first round only
+        EXPECT_EQ((*around)["l2"]["hits"], 2 * 2 * x_lines - x_lines);  // 2 rounds of 2 n tiles load them
+        EXPECT_LT((*around)["timed_pass"]["ns"].get<double>(), twin["timed_pass"]["ns"].get<double>());
+    }
+    EXPECT_EQ(hint["timed_pass"], raw["timed_pass"]);
+    for (const nlohmann::json* allocating : {&twin, &normal_hint, &no_alias}) {
+        EXPECT_EQ((*allocating)["l2"]["bypass_lines"], 0);
+        EXPECT_GE((*allocating)["l2"]["misses"].get<uint64_t>(), 2 * (w_lines + x_lines));  // the activations evicted
+        EXPECT_EQ((*allocating)["timed_pass"], twin["timed_pass"]);
+    }
+}
+
+// The advisor tells a streamed load that evicts what other loads reuse to read
+// around the L2, and measures it: the twin's weight site (read once a round,
+// none of its lines read again, its allocations the activations' second-round
+// misses) is advised to bypass, its what-if run with --bypass-loads is faster
+// and is the run the advice reports. Not advised: the same stream in an L2
+// that holds everything (nothing evicted), nor the run that already bypasses.
+TEST(ShippedCases, TheAdvisorTellsAStreamThatEvictsReusedLinesToBypassAndMeasuresIt) {
+    const std::string small = "l2_bypass --arg experts=8 --arg n=512 --arg d=2048 --arg blocks=4 --json";
+    const Result advised = pfsim("run " + small + " --set l2.size=3MiB --advise");
+    ASSERT_EQ(advised.status, 0) << advised.err;
+    const auto j = json_of(advised);
+    nlohmann::json bypass;
+    for (const auto& a : j["advisor"]["advice"]) bypass = a["verdict"] == "bypass" ? a : bypass;
+    ASSERT_FALSE(bypass.is_null()) << j["advisor"].dump();
+    const std::string site = bypass["where"];
+    EXPECT_EQ(site, "kernel_expert_stream.cpp:41");  // the allocating TLOAD of the weights
+    for (const auto& l : j["advisor"]["load_sites"]) {
+        if (l["where"] != site) continue;
+        EXPECT_EQ(l["reused"], 0);
+        EXPECT_EQ(l["allocated"], 2 * 8 * 512 * 2048 / 512);
+        EXPECT_EQ(l["pollution_misses"], 8 * 16 * 2048 / 512);  // every activation line, missed again in round 2
+    }
+    const Result around = pfsim("run " + small + " --set l2.size=3MiB --bypass-loads " + site);
+    ASSERT_EQ(around.status, 0) << around.err;
+    EXPECT_EQ(bypass["around_ns"], json_of(around)["kernel_time_ns"]);
+    EXPECT_LT(bypass["around_ns"].get<double>(), j["kernel_time_ns"].get<double>());
+    EXPECT_EQ(json_of(around)["l2"]["bypass_lines"], 2 * 8 * 512 * 2048 / 512);
+    for (const std::string& quiet : {small + " --advise --no-what-if", small + " --set l2.size=3MiB --arg mode=1 --advise --no-what-if"}) {
+        const Result r = pfsim("run " + quiet);
+        ASSERT_EQ(r.status, 0) << r.err;
+        for (const auto& a : json_of(r)["advisor"]["advice"]) EXPECT_NE(a["verdict"], "bypass") << quiet << a.dump();
+    }
+}
+
 TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     const Result r = pfsim("run kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -527,6 +594,21 @@ TEST(UserCase, AFaultingKernelNamesTheTaskCoreAndWhy) {
     EXPECT_EQ(wild.status, 1);
     EXPECT_NE(wild.err.find("block 0 on die.aiv0"), std::string::npos) << wild.err;
     EXPECT_NE(wild.err.find("bytes) outside every allocation"), std::string::npos) << wild.err;
+}
+
+TEST(UserCase, AScalarAccessThroughGmsUncachedAliasIsRefusedByName) {
+    // A pointer moved up by get_l2_cache_offset(args) names GM's uncached alias:
+    // TLOAD reads around the L2 through it; a raw pointer access is not modelled.
+    const std::string kernel = replaced(kUserKernel, "dst[i] = src[idx[i]];",
+                                        "dst[i] = *reinterpret_cast<__gm__ float*>(reinterpret_cast<uint64_t>(src + idx[i]) + "
+                                        "get_l2_cache_offset(args));");
+    const Result r = pfsim("run " + user_case(tmp("alias"), "", kUserOrch, kernel));
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("a scalar load from GM address"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("through GM's uncached alias (gm.l2_cache_offset) is not modelled"), std::string::npos) << r.err;
+    // With no alias (offset 0) the same kernel reads GM as any pointer does.
+    const Result plain = pfsim("run " + tmp("alias") + "/case.toml --set gm.l2_cache_offset=0");
+    EXPECT_EQ(plain.status, 0) << plain.err;
 }
 
 TEST(UserCase, AGraphThatCannotFinishStopsAtTheTimeLimitNamingWhatIsPending) {

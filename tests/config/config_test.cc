@@ -1,11 +1,13 @@
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "model/config/config.h"
 #include "model/config/params.h"
+#include "model/config/presets/presets.h"
 #include "model/config/units.h"
 
 namespace pfsim {
@@ -58,6 +60,62 @@ TEST(Config, DefaultPresetSetsEveryParameterAndValidates) {
 TEST(Config, EveryPresetSetsEveryKnownKey) {
     for (const std::string& name : Config::preset_names()) {
         EXPECT_NO_THROW(Config::from_preset(name).validate()) << name;
+    }
+}
+
+// Every value a preset marks GUESS or FITTED has a plausible range in the
+// preset (its [ranges] table), each end a valid value, with its reason.
+TEST(Config, EveryGuessedOrFittedValueHasARangeWithItsReason) {
+    for (const EmbeddedPreset& p : embedded_presets()) {
+        const Config cfg = Config::from_preset(p.name);
+        std::istringstream text(p.text);
+        std::string section, line;
+        int guessed = 0;
+        bool in_ranges = false;
+        while (std::getline(text, line)) {
+            if (line.rfind("[", 0) == 0) {
+                section = line.substr(1, line.find(']') - 1);
+                in_ranges = section == "ranges";
+                continue;
+            }
+            if (in_ranges && line.rfind("\"", 0) == 0) {
+                EXPECT_NE(line.find("# "), std::string::npos) << p.name << ": a range without its reason: " << line;
+                continue;
+            }
+            const size_t eq = line.find(" = ");
+            if (eq == std::string::npos || line[0] == '#') continue;
+            if (line.find("# GUESS") == std::string::npos && line.find("# FITTED") == std::string::npos) continue;
+            const std::string key = section + "." + line.substr(0, line.find_first_of(" =", 0));
+            ++guessed;
+            EXPECT_TRUE(cfg.ranges().count(key)) << p.name << ": " << key << " is GUESS or FITTED but has no range";
+        }
+        if (std::string(p.name) == "a2a3") {
+            EXPECT_GT(guessed, 30);
+        }
+        for (const auto& [key, range] : cfg.ranges()) {  // each end is a configuration that validates
+            for (const std::string& end : {range.low, range.high}) {
+                Config c = cfg;
+                c.set(key + "=" + end);
+                EXPECT_NO_THROW(c.validate()) << p.name << ": " << key << " = " << end;
+            }
+        }
+    }
+    EXPECT_EQ(Config::from_preset("a2a3-2026-07").ranges().at("l2.ways").low, "6");  // inherited with extends
+}
+
+TEST(Config, ABadRangeNamesTheKeyFileAndLine) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"[ranges]\n\"l2.nosuch\" = [1, 2]\n", "unknown key 'l2.nosuch'"},
+        {"[ranges]\n\"l2.ways\" = [1]\n", "l2.ways: expected [LOW, HIGH]"},
+        {"[ranges]\n\"gm.read_latency\" = [\"1 us\", \"3 parsecs\"]\n", "gm.read_latency"},
+        {"[ranges]\n\"l2.replacement\" = [\"lru\", \"fifo\"]\n", "'fifo' is not one of"},
+    };
+    for (const auto& [toml, what] : cases) {
+        const std::string path = write_temp("bad_range.toml", toml);
+        Config cfg = Config::from_preset();
+        const std::string e = error_of([&] { cfg.load_file(path); });
+        EXPECT_NE(e.find(path + ":2"), std::string::npos) << toml << " -> " << e;
+        EXPECT_NE(e.find(what), std::string::npos) << toml << " -> " << e;
     }
 }
 
@@ -254,6 +312,8 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"chip.clock=-1MHz", "chip.clock"},
         {"sdma.provider=maybe", "sdma.provider"},
         {"l2.size", "l2.size"},                   // no value at all
+        {"gm.l2_cache_offset=1GiB", "gm.l2_cache_offset"},       // the alias would overlap GM
+        {"gm.l2_cache_offset=0x1000000001", "gm.l2_cache_offset"},  // not whole pages
     };
     for (const auto& [assignment, key] : cases) {
         const std::string e = error_of([&] { with(assignment); });

@@ -161,6 +161,25 @@ TEST(BackingStore, UnwrittenPagesReadAsZeroWithoutHostMemory) {
     EXPECT_EQ(std::vector<uint8_t>(back, back + 8), (std::vector<uint8_t>{1, 2, 3, 4, 0, 0, 0, 0}));
 }
 
+// GM's uncached alias: its host range is the store's, so that nothing else of
+// the host can be mapped where a kernel's alias pointer points; it holds no
+// memory and cannot be read (the core serves loads through it, model/core).
+TEST(BackingStore, KeepsTheAliasRangeAboveItForItself) {
+    constexpr uint64_t kCapacity = 1ull << 30, kAlias = 1ull << 36;
+    BackingStore store(kCapacity, BackingStore::HostPages::Small, kAlias);
+    const uint8_t data[4] = {5, 6, 7, 8};
+    store.write(kCapacity - 4, data, 4);
+    uint8_t back[4] = {};
+    store.read(kCapacity - 4, back, 4);
+    EXPECT_EQ(std::vector<uint8_t>(back, back + 4), (std::vector<uint8_t>{5, 6, 7, 8}));
+    for (const uint64_t at : {kCapacity, kAlias, kAlias + kCapacity - 4096}) {
+        void* p = mmap(store.host_base() + at, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        EXPECT_EQ(p, MAP_FAILED) << at;  // taken: EEXIST
+        if (p != MAP_FAILED) munmap(p, 4096);
+    }
+    EXPECT_THROW(BackingStore(kCapacity, BackingStore::HostPages::Small, kCapacity / 2), std::logic_error);
+}
+
 class GmModule : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {

@@ -280,6 +280,65 @@ TEST_F(L2, HitIsFasterThanMissByTheConfiguredLatencies) {
     EXPECT_GE(miss, cfg.time("l2.hit_latency") + cfg.time("l2.miss_latency") + cfg.time("gm.read_latency"));
 }
 
+// A read around the L2 (a load through GM's uncached alias) against its twin,
+// the same reads allocating: the bypass leaves the L2's residency as it was --
+// a resident set stays, a full set's replacement order is unchanged -- while
+// the twin's reads evict it. Both read GM's values, and a resident (dirty)
+// line's from the L2.
+TEST_F(L2, AReadAroundTheL2NeitherAllocatesNorEvictsWhereItsTwinDoes) {
+    test::Harness& h = *modulo_.harness;
+    const L2Cache& l2 = h.soc.l2;
+    const uint64_t stride = l2.sets() * l2.line_bytes();  // same set every time
+    const uint64_t base = 40ull << 20;
+    // The set filled with `ways` lines, the first written (dirty).
+    uint32_t v = 0xBEEF;
+    h.write(base, &v, 4, test::now());
+    for (uint64_t i = 1; i < l2.ways(); ++i) h.read(base + i * stride, &v, 4, test::now());
+    v = 0;
+    const L2Stats before = l2.stats();
+    uint32_t got = 0;
+    // Around: a dirty resident line is read from the L2 (a hit), values included...
+    h.read_around(base, &got, 4, test::now());
+    EXPECT_EQ(h.status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(got, 0xBEEFu);
+    // ...and `ways` lines of the same set not resident are read, none allocated.
+    uint32_t written = 0x5EED;
+    h.soc.gm.store().write(base + 100 * stride, &written, 4);
+    for (uint64_t i = 100; i < 100 + l2.ways(); ++i) h.read_around(base + i * stride, &got, 4, test::now());
+    EXPECT_EQ(l2.stats().bypass_lines - before.bypass_lines, l2.ways() + 1);
+    EXPECT_EQ(l2.stats().bypass_hits - before.bypass_hits, 1u);
+    EXPECT_EQ(l2.stats().misses, before.misses);  // no allocation counted as a miss
+    EXPECT_EQ(l2.stats().hits, before.hits);
+    EXPECT_EQ(l2.stats().writebacks, before.writebacks);
+    for (uint64_t i = 0; i < l2.ways(); ++i) EXPECT_TRUE(l2.resident(base + i * stride)) << i;
+    for (uint64_t i = 100; i < 100 + l2.ways(); ++i) EXPECT_FALSE(l2.resident(base + i * stride)) << i;
+    h.read_around(base + 100 * stride, &got, 4, test::now());
+    EXPECT_EQ(got, 0x5EEDu);  // GM's value
+    // The replacement order is unchanged: the around hit on `base` did not make
+    // it the most recent, so one allocating miss evicts it (the LRU line).
+    h.read(base + 200 * stride, &got, 4, test::now());
+    EXPECT_FALSE(l2.resident(base));
+    EXPECT_EQ(l2.stats().writebacks, before.writebacks + 1);  // its dirty value went to GM
+    // The twin: the same reads allocating evict the whole set.
+    for (uint64_t i = 100; i < 100 + l2.ways(); ++i) h.read(base + i * stride, &got, 4, test::now());
+    for (uint64_t i = 1; i < l2.ways(); ++i) EXPECT_FALSE(l2.resident(base + i * stride)) << i;
+    for (uint64_t i = 100; i < 100 + l2.ways(); ++i) EXPECT_TRUE(l2.resident(base + i * stride)) << i;
+}
+
+// A read around the L2 that misses takes a miss's time: it only allocates nothing.
+TEST_F(L2, AReadAroundTheL2MissesInAMissTime) {
+    test::Harness& h = *timing_.harness;
+    std::vector<uint8_t> b(512);
+    const uint64_t addr = 5ull << 30;
+    const Tick t0 = test::now();
+    const Tick around = h.read_around(addr, b.data(), 512, t0) - t0;
+    const Tick t1 = test::now() + around + 1000000;
+    const Tick twin = h.read(addr + (1 << 20), b.data(), 512, t1) - t1;
+    EXPECT_EQ(around, twin);
+    EXPECT_FALSE(h.soc.l2.resident(addr));
+    EXPECT_TRUE(h.soc.l2.resident(addr + (1 << 20)));
+}
+
 // One initiator issuing each access when the previous one completed (the
 // replay): the L2 that keeps no same-line ports under that promise times every
 // access as the one that keeps them. Lines are hit again at gaps around the

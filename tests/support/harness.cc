@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "model/common/payload.h"
+#include "model/common/read_around_l2.h"
 #include "model/common/time.h"
 
 namespace pfsim::test {
@@ -28,6 +29,13 @@ Tick Harness::read(uint64_t addr, void* data, uint64_t len, Tick issue) {
 }
 Tick Harness::write(uint64_t addr, const void* data, uint64_t len, Tick issue) {
     return transport(cached, true, addr, const_cast<void*>(data), len, issue);
+}
+Tick Harness::read_around(uint64_t addr, void* data, uint64_t len, Tick issue) {
+    ReadAroundL2Extension around;
+    payload_.set_extension(&around);
+    const Tick done = transport(cached, false, addr, data, len, issue);
+    payload_.clear_extension(&around);
+    return done;
 }
 Tick Harness::atomic_add(uint64_t addr, const void* data, uint64_t len, AtomicElement element, Tick issue) {
     AtomicAddExtension add;

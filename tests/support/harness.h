@@ -35,6 +35,8 @@ public:
     Tick read(uint64_t addr, void* data, uint64_t len, Tick issue = 0);
     Tick write(uint64_t addr, const void* data, uint64_t len, Tick issue = 0);
     Tick uncached_read(uint64_t addr, void* data, uint64_t len, Tick issue = 0);
+    // A cached-path read around the L2 (a load through GM's uncached alias).
+    Tick read_around(uint64_t addr, void* data, uint64_t len, Tick issue = 0);
     Tick uncached_write(uint64_t addr, const void* data, uint64_t len, Tick issue = 0);
     // A cached write whose elements the L2 adds to the line's (an atomic-add store).
     Tick atomic_add(uint64_t addr, const void* data, uint64_t len, AtomicElement element, Tick issue = 0);

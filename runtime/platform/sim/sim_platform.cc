@@ -216,6 +216,8 @@ uint32_t SimPlatform::dma_workspace_supported_mask() const {
     return cfg_.choice("sdma.provider") == "model" ? 1u << rt::DMA_WORKSPACE_SDMA : 0u;
 }
 
+uint64_t SimPlatform::l2_cache_offset() const { return cfg_.bytes("gm.l2_cache_offset"); }
+
 uint32_t SimPlatform::dma_channel_count() const { return static_cast<uint32_t>(cfg_.count("sdma.channels")); }
 
 uint32_t SimPlatform::doorbell_tail_offset() const {

@@ -70,6 +70,7 @@ public:
     uint64_t device_pointer(uint64_t addr) const override;
     uint32_t dma_workspace_supported_mask() const override;
     uint32_t dma_channel_count() const override;
+    uint64_t l2_cache_offset() const override;
     uint32_t doorbell_tail_offset() const override;
     rt::SdmaQueue create_sdma_queue(uint32_t index) override;
     void destroy_sdma_queue(uint32_t index) override;
