@@ -21,26 +21,35 @@ BackingStore::HostPages BackingStore::host_pages(const std::string& name) {
 }
 
 BackingStore::BackingStore(uint64_t capacity, HostPages pages, uint64_t alias_offset)
-    : capacity_(capacity),
-      reserved_(alias_offset ? alias_offset + capacity : capacity ? capacity : 1),
-      touched_((capacity / kPageBytes + 64) / 64, 0),
-      pages_(pages) {
+    : capacity_(capacity), touched_((capacity / kPageBytes + 64) / 64, 0), pages_(pages) {
     if (alias_offset && alias_offset < capacity) throw std::logic_error("pfsim: GM's alias overlaps GM");
-    // One reservation for GM and, above it, the alias: no other mapping of the
-    // host can land where a kernel's alias pointer points.
-    void* p = mmap(nullptr, reserved_, alias_offset ? PROT_NONE : PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED || (alias_offset && capacity && mprotect(p, capacity, PROT_READ | PROT_WRITE) != 0)) {
-        const std::string why = std::strerror(errno);
-        if (p != MAP_FAILED) munmap(p, reserved_);
-        throw std::runtime_error("cannot reserve " + std::to_string(reserved_) +
-                                 " bytes of address space for simulated memory" +
-                                 (alias_offset ? " and its uncached alias (gm.l2_cache_offset)" : "") + ": " + why);
+    void* p = mmap(nullptr, capacity ? capacity : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+        throw std::runtime_error("cannot reserve " + std::to_string(capacity) +
+                                 " bytes of address space for simulated memory: " + std::strerror(errno));
     }
     base_ = static_cast<uint8_t*>(p);
     // Advice only (a host without transparent huge pages ignores it); "small"
     // and "auto" refuse huge pages even where THP is "always".
     madvise(p, capacity ? capacity : 1, pages == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    if (!alias_offset || !capacity) return;
+    // The alias range only, inaccessible: no other mapping of the host can land
+    // where a kernel's alias pointer points. (Not the gap up to it: at 8 TiB a
+    // whole-span reservation per die ran a process out of address space.)
+    void* a = mmap(base_ + alias_offset, capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+                   -1, 0);
+    if (a == base_ + alias_offset) {
+        alias_ = static_cast<uint8_t*>(a);
+        return;
+    }
+    const int why = errno;
+    if (a != MAP_FAILED) munmap(a, capacity);  // a kernel without MAP_FIXED_NOREPLACE placed it elsewhere
+    // Past the host's address space (ENOMEM) nothing can be mapped there: nothing to keep.
+    if (a == MAP_FAILED && why == ENOMEM) return;
+    munmap(base_, capacity);
+    throw std::runtime_error("cannot keep the host range of GM's uncached alias (gm.l2_cache_offset) for it: " +
+                             std::string(a == MAP_FAILED ? std::strerror(why) : "the kernel would not place it there"));
 }
 
 void BackingStore::map_file(uint64_t addr, uint64_t len, int fd, uint64_t offset) {
@@ -64,7 +73,10 @@ void BackingStore::unmap_file(uint64_t addr, uint64_t len) {
     madvise(p, len, pages_ == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
-BackingStore::~BackingStore() { munmap(base_, reserved_); }
+BackingStore::~BackingStore() {
+    munmap(base_, capacity_ ? capacity_ : 1);
+    if (alias_) munmap(alias_, capacity_);
+}
 
 void BackingStore::write(uint64_t addr, const void* src, size_t len) {
     assert(contains(addr, len));

@@ -36,7 +36,8 @@ public:
     static HostPages host_pages(const std::string& name);  // "huge", "small", else auto (the configuration checked it)
 
     // Reserves `capacity` bytes of address space (no memory), and with a
-    // non-zero `alias_offset` (at least `capacity`) the alias range too. Throws
+    // non-zero `alias_offset` (at least `capacity`) the alias range
+    // [host_base() + alias_offset, + capacity) too (not the gap between). Throws
     // std::runtime_error when the host cannot reserve it.
     explicit BackingStore(uint64_t capacity, HostPages pages = HostPages::Auto, uint64_t alias_offset = 0);
     ~BackingStore();
@@ -82,8 +83,8 @@ private:
     void read_written(uint64_t addr, uint8_t* dst, size_t len) const;
 
     uint64_t capacity_;
-    uint64_t reserved_;  // bytes of host address space from base_: capacity_, or up to the alias's end
     uint8_t* base_;
+    uint8_t* alias_ = nullptr;  // the alias range kept for it (PROT_NONE), if any
     std::vector<uint64_t> touched_;  // one bit per page
     size_t touched_pages_ = 0;
     HostPages pages_;
