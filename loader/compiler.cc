@@ -331,6 +331,11 @@ bool takes_precompiled_prelude(const std::string& text) {
     static const std::regex standard_include(R"(#\s*include\s*<([a-z_]+|(assert|errno|float|limits|math|stdarg|stddef|stdint|stdio|stdlib|string)\.h)>)");
     static const std::regex pto_include(R"(#\s*include\s*<pto/pto-inst\.hpp>)");
     static const std::regex pragma_once(R"(#\s*pragma\s+once)");
+    // `#ifndef M` of a macro every kernel's command line defines: the block up
+    // to its #endif is skipped (simpler's kernels guard __gm__ and __aicore__ so).
+    static const std::regex dead_block(R"(#\s*ifndef\s+(__gm__|__aicore__|AICORE|__CPU_SIM|__PFSIM__))");
+    static const std::regex opens(R"(#\s*if.*)"), closes(R"(#\s*endif.*)"), branches(R"(#\s*(else|elif).*)");
+    int skipping = 0;  // depth inside a skipped block
     bool in_comment = false;
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
@@ -350,6 +355,16 @@ bool takes_precompiled_prelude(const std::string& text) {
         if (begin == std::string::npos) continue;
         const size_t end = code.find_last_not_of(" \t\r");
         code = code.substr(begin, end - begin + 1);
+        if (skipping) {
+            if (std::regex_match(code, opens)) ++skipping;
+            if (std::regex_match(code, closes)) --skipping;
+            if (skipping == 1 && std::regex_match(code, branches)) return false;  // a branch that is taken
+            continue;
+        }
+        if (std::regex_match(code, dead_block)) {
+            skipping = 1;
+            continue;
+        }
         if (std::regex_match(code, pto_include)) return true;
         if (!std::regex_match(code, standard_include) && !std::regex_match(code, pragma_once)) return false;
     }

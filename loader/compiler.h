@@ -75,8 +75,10 @@ int run_tool(const std::vector<std::string>& argv, std::string* output);
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs);
 
 // Whether a kernel source reaches `#include <pto/pto-inst.hpp>` with nothing
-// before it but blank lines, comments, `#pragma once` and includes of standard
-// headers (`<cstdint>`, `<string.h>`, ...). Such a kernel is compiled with
+// before it but blank lines, comments, `#pragma once`, includes of standard
+// headers (`<cstdint>`, `<string.h>`, ...) and `#ifndef M ... #endif` blocks
+// (no #else) of a macro the kernel's command line defines (__gm__, __aicore__,
+// AICORE, __CPU_SIM, __PFSIM__), which the preprocessor skips. Such a kernel is compiled with
 // PTO-ISA's headers from a precompiled prelude included first, which it cannot
 // tell apart from its own include (the same object code, a third of the time);
 // any other kernel is compiled from its text alone.

@@ -180,6 +180,13 @@ TEST(Compiler, OnlyAKernelWhosePtoIncludeComesFirstTakesThePrecompiledPrelude) {
     EXPECT_FALSE(takes_precompiled_prelude("int x;\n#include <pto/pto-inst.hpp>\n"));
     EXPECT_FALSE(takes_precompiled_prelude("/* #include <pto/pto-inst.hpp> */\n#include <cstdint>\n"));
     EXPECT_FALSE(takes_precompiled_prelude("#include <cstdint>\n"));
+    // simpler's guard of macros pfsim defines on the command line: a skipped block.
+    EXPECT_TRUE(takes_precompiled_prelude("#include <cstdint>\n#ifndef __gm__\n#define __gm__\n#endif\n"
+                                          "#ifndef __aicore__\n#if 1\n#define X\n#else\n#endif\n"
+                                          "#define __aicore__ [aicore]\n#endif\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#ifndef __gm__\n#else\n#define PTO_FLAG\n#endif\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#ifndef MY_FLAG\n#define MY_FLAG\n#endif\n#include <pto/pto-inst.hpp>\n"));
+    EXPECT_FALSE(takes_precompiled_prelude("#ifndef __gm__\n#define __gm__\n#include <pto/pto-inst.hpp>\n"));
 
     const std::string dir = scratch("prelude");
     KernelCompiler c(dir + "/cache");
