@@ -506,16 +506,18 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
 
     // Compile, then link without the instrumentation's runtime library (pfsim
     // provides the hooks).
-    const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
-    const CleanUpOnInterrupt clean_up(tmp);
     std::vector<std::string> argv = cmd;
     if (kind != BuildKind::Orchestration && takes_precompiled_prelude(text)) {
         // Not part of the key: the prelude changes how fast, not what, is built.
         // Built without the kernel's include folders, which come after pfsim's
         // include set and so cannot change what PTO-ISA's headers include.
+        // Before this build's clean-up guard: the prelude's build has its own,
+        // and the guards do not nest.
         const std::vector<std::string> prelude = prelude_flags(command(kind));
         argv.insert(argv.end(), prelude.begin(), prelude.end());
     }
+    const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
+    const CleanUpOnInterrupt clean_up(tmp);
     std::string compiled = abs;
     if (!rewritten.empty()) {  // compiled from a copy; #line keeps the file and lines the user's
         compiled = tmp + ".cc";
