@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 source bench/prologue.sh
 runs=${1:-3}
 cache=$work/cache
-kernel=kernels/cases/vector_chain/kernels/aiv/kernel_add.cpp
-demo=kernels/cases/prefetch_demo/case.toml
+kernel=cases/vector_chain/kernels/aiv/kernel_add.cpp
+demo=cases/prefetch_demo/case.toml
 graph=bench/cases/graph500/case.toml
 compile_cold=$(measure 1 "$bin" compile "$kernel")
 compile_warm=$(measure 0 "$bin" compile "$kernel")

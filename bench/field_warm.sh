@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage: bench/field_warm.sh [work] — the field's use of prefetch as a case: the
-# cross-task weight warm (kernels/cases/weight_warm) scaled to the published
+# cross-task weight warm (cases/weight_warm) scaled to the published
 # workload shape, a ~150 MB fire-and-forget warm beside ~0.55 ms of compute
 # (pypto-lib #963), and the 256 MiB warm of case_oversize (more than the L2).
 # Prints, per case, the graph's time and the consumer task's time with
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //:pfsim >/dev/null 2>&1
 bin=bazel-bin/cli/pfsim
-dir=kernels/cases/weight_warm
+dir=cases/weight_warm
 report() {  # LABEL CASE ARGS...
     local label=$1 case=$2
     shift 2

@@ -7,7 +7,7 @@
 set -u
 runs=${1:-3}
 pfsim=${2:-bazel-bin/cli/pfsim}
-targets=(gemv_stream gather_rows kernels/cases/weight_warm/case.toml kernels/cases/attention_step/case.toml)
+targets=(gemv_stream gather_rows cases/weight_warm/case.toml cases/attention_step/case.toml)
 modes=("" "--sanitize --error-exitcode 0")
 if "$pfsim" help 2>/dev/null | grep -q -- "--advise"; then
     modes+=("--advise --no-what-if" "--sanitize --error-exitcode 0 --advise --no-what-if")

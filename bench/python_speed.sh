@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 source bench/prologue.sh
 runs=${1:-5}
 cache=$work/cache
-scene=kernels/cases/prefetch_demo/test_prefetch_demo.py
-demo=kernels/cases/prefetch_demo/case.toml
+scene=cases/prefetch_demo/test_prefetch_demo.py
+demo=cases/prefetch_demo/case.toml
 scene_cold=$(measure 1 "$bin" test "$scene" -q -p no:cacheprovider)
 scene_warm=$(measure 0 "$bin" test "$scene" -q -p no:cacheprovider)
 cli_run=$(measure 0 "$bin" run "$demo")
@@ -20,7 +20,7 @@ read -r start register run_ms <<<"$(PFSIM_CACHE_DIR=$cache PYTHONPATH=$("$bin" p
 import os, statistics, sys, time
 import torch, pfsim
 runs = int(sys.argv[1])
-base = "kernels/cases/prefetch_demo"
+base = "cases/prefetch_demo"
 call = pfsim.Callable.from_dict({
     "orchestration": {"source": "kernels/orchestration/prefetch_demo_orch.cpp", "function_name": "prefetch_demo_orchestration",
                       "config_name": "prefetch_demo_config", "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},

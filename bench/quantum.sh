@@ -15,9 +15,9 @@ json() { "$bin" run "$@" --json 2>/dev/null; }
 printf '%-8s %14s %9s %18s %14s\n' quantum "row-sum us" "warm gain" "warm row-sum us" same_address
 for q in "${quanta[@]}"; do
     set_q=(--set "core.quantum=$q")
-    json kernels/cases/weight_warm/case.toml --prefetch off --arg blocks=32 --arg rows=8192 "${set_q[@]}" >"$work/rowsum"
-    json kernels/cases/weight_warm/case_oversize.toml --prefetch off "${set_q[@]}" >"$work/off"
-    json kernels/cases/weight_warm/case_oversize.toml "${set_q[@]}" >"$work/on"
+    json cases/weight_warm/case.toml --prefetch off --arg blocks=32 --arg rows=8192 "${set_q[@]}" >"$work/rowsum"
+    json cases/weight_warm/case_oversize.toml --prefetch off "${set_q[@]}" >"$work/off"
+    json cases/weight_warm/case_oversize.toml "${set_q[@]}" >"$work/on"
     stream=(calib_stream --arg cores=48 --arg bytes=1MiB --arg warm=1 "${set_q[@]}")
     json "${stream[@]}" >"$work/own"
     json "${stream[@]}" --arg shared=1 >"$work/shared"

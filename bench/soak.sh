@@ -26,12 +26,12 @@ demo = pfsim.Callable.from_dict({
     "orchestration": {"source": "kernels/orchestration/prefetch_demo_orch.cpp", "function_name": "prefetch_demo_orchestration",
                       "config_name": "prefetch_demo_config", "signature": [D.IN, D.OUT]},
     "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_prefetch_copy.cpp", "core_type": "aiv"}]},
-    "kernels/cases/prefetch_demo")
+    "cases/prefetch_demo")
 chain = pfsim.Callable.from_dict({
     "orchestration": {"source": "kernels/orchestration/vector_chain_orch.cpp", "signature": [D.IN, D.IN, D.OUT]},
     "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
                 {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}]},
-    "kernels/cases/vector_chain")
+    "cases/vector_chain")
 
 def demo_run(w, h, i):
     src, out = torch.arange(128, dtype=torch.float32) + i, torch.zeros(128)

@@ -19,7 +19,7 @@
 #include "cli/options.h"
 #include "cli/slurm.h"
 #include "cli/text.h"
-#include "cases/case_file.h"
+#include "session/case_file.h"
 
 namespace pfsim {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/run.h"
+#include "session/run.h"
 
 namespace pfsim {
 

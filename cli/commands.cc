@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "api/run.h"
-#include "api/summary.h"
+#include "session/run.h"
+#include "session/summary.h"
 #include "cli/exit_status.h"
 #include "cli/options.h"
 #include "model/config/config.h"

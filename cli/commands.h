@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "api/run.h"
-#include "kernels/shipped_cases.h"
+#include "session/run.h"
+#include "session/shipped_cases.h"
 
 namespace pfsim {
 

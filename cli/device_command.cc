@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/device.h"
+#include "session/device.h"
 #include "base/json_integer.h"
 #include "cli/commands.h"
 #include "cli/options.h"

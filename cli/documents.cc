@@ -7,7 +7,7 @@
 
 #include "base/json_integer.h"
 #include "cli/options.h"
-#include "api/schema.h"
+#include "session/schema.h"
 
 namespace pfsim {
 

@@ -5,7 +5,7 @@
 
 #include <systemc>
 
-#include "api/run.h"
+#include "session/run.h"
 #include "cli/options.h"
 #include "model/config/config.h"
 #include "replay/trace.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "cases/case_file.h"
+#include "session/case_file.h"
 
 namespace pfsim {
 

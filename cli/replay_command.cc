@@ -9,7 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "api/summary.h"
+#include "session/summary.h"
 #include "model/soc/soc.h"
 #include "model/trace/recorder.h"
 #include "replay/replay.h"

@@ -1,13 +1,13 @@
 // pfsim run KERNEL|CASE.toml: parses the options into an api::RunRequest,
-// runs it (api/run.h), prints the result.
+// runs it (session/run.h), prints the result.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "api/faults.h"
-#include "api/run.h"
+#include "session/faults.h"
+#include "session/run.h"
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"

@@ -12,7 +12,7 @@
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "cases/case_file.h"
+#include "session/case_file.h"
 #include "cli/plot.h"
 #include "cli/slurm.h"
 

@@ -1,6 +1,6 @@
 // Case files (docs/cases.md): the TOML and what it names. Bad input is a
 // CaseError naming the file and key; nothing else may escape.
-#include "cases/case_file.h"
+#include "session/case_file.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

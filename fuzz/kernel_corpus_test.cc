@@ -51,7 +51,7 @@ std::string case_with(const std::string& file) {
     const std::string dir = tmp("corpus/" + fs::path(file).stem().string());
     fs::remove_all(dir);
     fs::create_directories(dir);
-    fs::copy("kernels/cases/prefetch_demo", dir, fs::copy_options::recursive);
+    fs::copy("cases/prefetch_demo", dir, fs::copy_options::recursive);
     const std::string source = slurp("fuzz/kernels/" + file);
     std::string replaced = "/kernels/aiv/kernel_prefetch_copy.cpp";
     if (file.rfind("orch_", 0) == 0) replaced = "/kernels/orchestration/prefetch_demo_orch.cpp";

@@ -103,7 +103,7 @@ public:
     const SchedulerTiming& scheduler_timing() const { return options_.scheduler; }
     // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
     void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
-    void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (api/faults.h)
+    void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (session/faults.h)
 
     // Runs a kernel. Throws RuntimeError before anything reaches the device when
     // an SDMA kernel meets a worker without enable_sdma.

@@ -46,7 +46,7 @@ nlohmann::json json_of(const Result& r) {
 }
 
 TEST(ShippedCases, TheDemoRunsAsOneAivTaskAndCopiesExactly) {
-    const Result r = pfsim("run kernels/cases/prefetch_demo/case.toml --json");
+    const Result r = pfsim("run cases/prefetch_demo/case.toml --json");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = json_of(r);
     ASSERT_EQ(j["tasks"].size(), 1u);
@@ -58,15 +58,15 @@ TEST(ShippedCases, TheDemoRunsAsOneAivTaskAndCopiesExactly) {
 }
 
 TEST(ShippedCases, CheckPassesAndAFlippedPrefetchedByteFailsIt) {
-    const Result good = pfsim("check kernels/cases/prefetch_demo/case.toml");
+    const Result good = pfsim("check cases/prefetch_demo/case.toml");
     EXPECT_EQ(good.status, 0) << good.out << good.err;
-    const Result bad = pfsim("check kernels/cases/prefetch_demo/case.toml --inject prefetch-corrupt");
+    const Result bad = pfsim("check cases/prefetch_demo/case.toml --inject prefetch-corrupt");
     EXPECT_EQ(bad.status, 1) << bad.out;
     EXPECT_NE(bad.out.find("output out differs between prefetch off and on"), std::string::npos) << bad.out;
 }
 
 TEST(ShippedCases, DependenciesComeFromTheTensorsAcrossNestedScopes) {
-    const Result r = pfsim("run kernels/cases/vector_chain/case.toml --json");
+    const Result r = pfsim("run cases/vector_chain/case.toml --json");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = json_of(r);
     ASSERT_EQ(j["tasks"].size(), 3u);
@@ -88,7 +88,7 @@ TEST(ShippedCases, DependenciesComeFromTheTensorsAcrossNestedScopes) {
 
 TEST(ShippedCases, TheTraceHasALanePerCoreOfTheTasksAndAnArrowPerDependency) {
     const std::string path = tmp("chain.trace.json");
-    ASSERT_EQ(pfsim("run kernels/cases/vector_chain/case.toml --trace " + path).status, 0);
+    ASSERT_EQ(pfsim("run cases/vector_chain/case.toml --trace " + path).status, 0);
     const auto t = nlohmann::json::parse(pfsim::test::slurp(path));
     const auto& events = t.is_object() ? t["traceEvents"] : t;
     int pid = -1;
@@ -112,7 +112,7 @@ TEST(ShippedCases, TheTraceHasALanePerCoreOfTheTasksAndAnArrowPerDependency) {
 }
 
 TEST(ShippedCases, AWarmOfTheNextTasksWeightsDuringAMatmulMakesItsLoadsHit) {
-    const Result r = pfsim("check kernels/cases/weight_warm/case.toml --strict-gain --json");
+    const Result r = pfsim("check cases/weight_warm/case.toml --strict-gain --json");
     ASSERT_EQ(r.status, 0) << r.out << r.err;
     const auto row = json_of(r)["kernels"][0];
     EXPECT_GT(row["l2_hit_rate_on"].get<double>(), 0.9);
@@ -122,7 +122,7 @@ TEST(ShippedCases, AWarmOfTheNextTasksWeightsDuringAMatmulMakesItsLoadsHit) {
 
 TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
     const std::string csv = tmp("warm.csv");
-    const Result r = pfsim("sweep kernels/cases/weight_warm/case.toml --grid sdma.bandwidth=140GB/s,280GB/s --csv " + csv);
+    const Result r = pfsim("sweep cases/weight_warm/case.toml --grid sdma.bandwidth=140GB/s,280GB/s --csv " + csv);
     ASSERT_EQ(r.status, 0) << r.err;
     std::istringstream rows(pfsim::test::slurp(csv));
     std::string header, slow, fast;
@@ -137,14 +137,14 @@ TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
     };
     EXPECT_LT(gain(slow), 5.0) << slow;   // the warm is still running when the matmul ends
     EXPECT_GT(gain(fast), 10.0) << fast;
-    const Result bad = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.size=1");
+    const Result bad = pfsim("sweep cases/weight_warm/case.toml --grid arg.size=1");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("has no parameter 'size'"), std::string::npos) << bad.err;
 }
 
 void expect_bad(const std::string& args, const std::string& needle);
 
-// The L2-bypass twin (kernels/cases/l2_bypass): weights streamed beside
+// The L2-bypass twin (cases/l2_bypass): weights streamed beside
 // activations that each round reuses, in an L2 smaller than a round's weights.
 // Read around the L2 -- by the hint or by the pointer moved up by
 // get_l2_cache_offset(args) -- the weights leave the L2's residency as it was:
@@ -212,24 +212,24 @@ TEST(ShippedCases, TheAdvisorTellsAStreamThatEvictsReusedLinesToBypassAndMeasure
 }
 
 TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
-    const Result r = pfsim("run kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
+    const Result r = pfsim("run cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = json_of(r);
     EXPECT_EQ(j["params"]["iters"], 20.0);
     EXPECT_EQ(j["params"]["rows"], 1024.0);
     EXPECT_TRUE(j["reference_equal"].get<bool>());  // the goldens follow: C = iters x 128
-    expect_bad("run kernels/cases/weight_warm/case.toml --arg size=3",
-               "--arg size=3: kernels/cases/weight_warm/case.toml has no parameter 'size' (params: blocks, iters, rows, work)");
-    expect_bad("run kernels/cases/weight_warm/case.toml --arg rows=many", "--arg rows=many: the value is not a number");
+    expect_bad("run cases/weight_warm/case.toml --arg size=3",
+               "--arg size=3: cases/weight_warm/case.toml has no parameter 'size' (params: blocks, iters, rows, work)");
+    expect_bad("run cases/weight_warm/case.toml --arg rows=many", "--arg rows=many: the value is not a number");
     // check takes them too, for every case it is given: each must have the parameter.
-    const Result check = pfsim("check kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
+    const Result check = pfsim("check cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json");
     ASSERT_EQ(check.status, 0) << check.err;
     const auto c = json_of(check)["kernels"][0];
     EXPECT_EQ(c["params"]["iters"], 20.0);
     EXPECT_EQ(c["params"]["rows"], 1024.0);
     EXPECT_EQ(c["verdict"], "pass");  // C = 20 x 128 is the golden, and both runs give it
     // ... and so do the advisor's measured what-ifs: the load site warmed at no cost is the same run by hand.
-    const std::string args = "kernels/cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json";
+    const std::string args = "cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json";
     const Result advised = pfsim("check " + args + " --advise");
     ASSERT_EQ(advised.status, 0) << advised.err;
     const auto advice = json_of(advised)["kernels"][0]["advisor"]["advice"][0];
@@ -237,10 +237,10 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     const Result warmed = pfsim("run " + args + " --prefetch on --warm-loads kernel_rowsum.cpp:41");
     ASSERT_EQ(warmed.status, 0) << warmed.err;
     EXPECT_EQ(advice["resident_ns"], json_of(warmed)["kernel_time_ns"]);
-    expect_bad("check kernels/cases/weight_warm/case.toml kernels/cases/prefetch_demo/case.toml --arg iters=20",
+    expect_bad("check cases/weight_warm/case.toml cases/prefetch_demo/case.toml --arg iters=20",
                "prefetch_demo/case.toml has no parameter 'iters' (params: none)");
     const std::string csv = tmp("iters.csv");
-    const Result sweep = pfsim("sweep kernels/cases/weight_warm/case.toml --grid arg.iters=10,150 --csv " + csv);
+    const Result sweep = pfsim("sweep cases/weight_warm/case.toml --grid arg.iters=10,150 --csv " + csv);
     ASSERT_EQ(sweep.status, 0) << sweep.err;
     EXPECT_NE(pfsim::test::slurp(csv).find("\n10,"), std::string::npos);
 }
@@ -250,7 +250,7 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
 // its own time (before, it jumped to SystemC time, and a 0.25 us quantum made
 // this graph 10 % slower: 91.5 against 83.0 us).
 TEST(ShippedCases, TimesDoNotDependOnTheQuantumWithoutContention) {
-    const std::string run = "run kernels/cases/weight_warm/case.toml --arg blocks=1 --arg rows=256 --arg iters=20 --json";
+    const std::string run = "run cases/weight_warm/case.toml --arg blocks=1 --arg rows=256 --arg iters=20 --json";
     for (const char* prefetch : {"off", "on"}) {
         std::vector<double> times;
         for (const char* quantum : {"0.25us", "1us", "2us"}) {
@@ -268,7 +268,7 @@ TEST(ShippedCases, TimesUnderGmContentionBarelyDependOnTheQuantum) {
     // core's next load can start before the SystemC time its previous store held
     // it to; served at SystemC time instead, the row-sum took 122 / 112 / 99 us
     // at these quanta.
-    const std::string run = "run kernels/cases/weight_warm/case.toml --prefetch off --arg blocks=32 --arg rows=8192 "
+    const std::string run = "run cases/weight_warm/case.toml --prefetch off --arg blocks=32 --arg rows=8192 "
                             "--json --set core.quantum=";
     std::vector<double> times;
     for (const char* quantum : {"0.1us", "0.5us", "2us"}) {
@@ -448,7 +448,7 @@ TEST(Compile, AMissingCompilerOrAnUnwritableCacheIsNamed) {
     const std::string src = put(tmp("nocc") + "/k.cpp", kUserKernel);
     setenv("PFSIM_CXX", "/nonexistent/g++", 1);
     const Result missing = pfsim("compile " + src);
-    const Result run = pfsim("run kernels/cases/prefetch_demo/case.toml");
+    const Result run = pfsim("run cases/prefetch_demo/case.toml");
     unsetenv("PFSIM_CXX");
     EXPECT_EQ(missing.status, 2);
     EXPECT_NE(missing.err.find("cannot run the compiler '/nonexistent/g++'"), std::string::npos) << missing.err;
@@ -674,7 +674,7 @@ TEST(UserCase, AParameterNameThatIsNotDefinedIsNamedWithItsLine) {
 
 // Deferred completion (protocol §3.5, §5 items 20-22).
 TEST(Deferred, AWarmRegisteredForDeferredCompletionHoldsItsConsumersUntilTheRecordIsReached) {
-    const Result deferred = pfsim("run kernels/cases/weight_warm/case_deferred.toml --json");
+    const Result deferred = pfsim("run cases/weight_warm/case_deferred.toml --json");
     ASSERT_EQ(deferred.status, 0) << deferred.err;
     const auto d = json_of(deferred)["tasks"];
     // The warm's kernel returns at once; its task completes when the 8 MiB are in (~35 us).
@@ -682,7 +682,7 @@ TEST(Deferred, AWarmRegisteredForDeferredCompletionHoldsItsConsumersUntilTheReco
     EXPECT_GE(d[2]["start_ns"].get<double>(), d[1]["end_ns"].get<double>());
     EXPECT_EQ(d[2]["deps"], nlohmann::json::array({0, 1}));
     // Control: the same warm not registered completes with its kernel.
-    const Result plain = pfsim("run kernels/cases/weight_warm/case.toml --json");
+    const Result plain = pfsim("run cases/weight_warm/case.toml --json");
     ASSERT_EQ(plain.status, 0) << plain.err;
     const auto p = json_of(plain)["tasks"];
     EXPECT_LT(p[1]["end_ns"].get<double>() - p[1]["start_ns"].get<double>(), 10000.0);

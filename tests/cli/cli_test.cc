@@ -235,7 +235,7 @@ TEST(Cli, ErrorsAreNeverLost) {
     const Result twice = pfsim("run gather_rows --arg rows=4 --arg rows=8");
     EXPECT_EQ(twice.status, 2);
     EXPECT_NE(twice.err.find("--arg rows given twice"), std::string::npos) << twice.err;
-    EXPECT_EQ(pfsim("run kernels/cases/weight_warm/case.toml --arg rows=512 --arg rows=1024").status, 2);
+    EXPECT_EQ(pfsim("run cases/weight_warm/case.toml --arg rows=512 --arg rows=1024").status, 2);
     for (const char* bad : {"sweep prefetch_demo --grid l2.ways=12 --jobs -1", "calibrate --only hit_latency --jobs 0",
                             "sweep prefetch_demo --grid l2.ways=12 --grid l2.ways=12"}) {
         const Result r = pfsim(bad);
@@ -313,16 +313,16 @@ TEST(Run, ALongRunSaysOnStderrThatItIsStillGoing) {
 
 TEST(Check, ARunThatTakesLongSaysSoOnStderrWithItsArguments) {
     // check's children keep their stderr: check itself reports each one still running.
-    const Result r = pfsim("check kernels/cases/vector_chain/case.toml --progress 0.001 --json");
+    const Result r = pfsim("check cases/vector_chain/case.toml --progress 0.001 --json");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("pfsim: still running after "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("s: run "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("vector_chain/case.toml --json"), std::string::npos) << r.err;
     EXPECT_NO_THROW(nlohmann::json::parse(r.out));
-    const Result quiet = pfsim("check kernels/cases/vector_chain/case.toml --progress 0");
+    const Result quiet = pfsim("check cases/vector_chain/case.toml --progress 0");
     EXPECT_EQ(quiet.err.find("still running"), std::string::npos) << quiet.err;
-    EXPECT_EQ(pfsim("check kernels/cases/vector_chain/case.toml --progress -1").status, 2);
-    EXPECT_EQ(pfsim("sweep kernels/cases/vector_chain/case.toml --grid arg.n=4096 --progress soon").status, 2);
+    EXPECT_EQ(pfsim("check cases/vector_chain/case.toml --progress -1").status, 2);
+    EXPECT_EQ(pfsim("sweep cases/vector_chain/case.toml --grid arg.n=4096 --progress soon").status, 2);
 }
 
 TEST(Cli, ConfigPrintsTheResolvedConfiguration) {
@@ -355,7 +355,7 @@ TEST(Check, EveryKernelIsEquivalentAndMeetsItsExpectedGain) {
             EXPECT_GT(k["gain_pct"].get<double>(), 0.0);
         }
     }
-    // The shipped cases (kernels/cases/) are part of the plain check.
+    // The shipped cases (cases/) are part of the plain check.
     std::set<std::string> names;
     for (const auto& k : j["kernels"]) names.insert(k["name"].get<std::string>());
     for (const char* n : {"prefetch_demo", "vector_chain", "weight_warm", "weight_warm_waited", "weight_warm_oversize",

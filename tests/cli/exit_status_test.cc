@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
-#include "api/run.h"
+#include "session/run.h"
 #include "cli/options.h"
 #include "model/config/config.h"
 #include "replay/trace.h"

@@ -1,4 +1,4 @@
-// Faults injected into the SDMA path (pfsim run --inject, api/faults.h): each
+// Faults injected into the SDMA path (pfsim run --inject, session/faults.h): each
 // ends in a report naming the channel, the request or doorbell and the post,
 // deterministically, and never hangs.
 #include <string>
@@ -102,7 +102,7 @@ TEST(Faults, ALostDoorbellDelaysItsRequestsUntilTheNextDoorbell) {
 TEST(Faults, TasksTheFaultDidNotTouchKeepTheirOutputs) {
     // weight_warm: the warm task's wait fails; the prefetch changes no value,
     // so every output still matches its golden, and the run says what failed.
-    const auto j = run_json("kernels/cases/weight_warm/case_waited.toml --arg iters=10 --inject sdma-error:1", 0);
+    const auto j = run_json("cases/weight_warm/case_waited.toml --arg iters=10 --inject sdma-error:1", 0);
     EXPECT_TRUE(j["reference_equal"].get<bool>());
     for (const auto& o : j["outputs"]) EXPECT_TRUE(o["equal_reference"].get<bool>()) << o;
     EXPECT_EQ(j["faults"][0]["kind"], "sdma-error");
@@ -112,7 +112,7 @@ TEST(Faults, TasksTheFaultDidNotTouchKeepTheirOutputs) {
 // A core trap: the run fails naming the task, block and core; the worker is
 // closed as after a fatal device error (protocol §3.6, §5 item 23).
 TEST(Faults, ACoreFaultFailsTheRunAndTheOtherCoresKeepTheirOutputs) {
-    const auto j = run_json("kernels/cases/weight_warm/case.toml --inject core-fault:aiv3", 1);
+    const auto j = run_json("cases/weight_warm/case.toml --inject core-fault:aiv3", 1);
     const std::string error = j["error"];
     EXPECT_NE(error.find("task 2 (aiv, func 2) block 3 on die.aiv3"), std::string::npos) << error;
     EXPECT_NE(error.find("kernel_rowsum.cpp:"), std::string::npos) << error;
@@ -127,7 +127,7 @@ TEST(Faults, ACoreFaultFailsTheRunAndTheOtherCoresKeepTheirOutputs) {
 }
 
 TEST(Faults, AFatalCloseWithSdmaWaitsTheHandOffAndResetsOnce) {
-    const auto j = run_json("kernels/cases/weight_warm/case.toml --inject core-fault", 1);
+    const auto j = run_json("cases/weight_warm/case.toml --inject core-fault", 1);
     const auto& t = j["teardown"];
     EXPECT_TRUE(t["fatal"].get<bool>());
     EXPECT_TRUE(t["sdma"].get<bool>());
@@ -140,19 +140,19 @@ TEST(Faults, AFatalCloseWithSdmaWaitsTheHandOffAndResetsOnce) {
     EXPECT_EQ(t["time_ns"], 50.3e9);
     // At the floor: an op timeout of 5 s or less waits 10 s; 6 s waits 11 s.
     for (const auto& [timeout, wait] : {std::pair{"1s", 10e9}, {"5s", 10e9}, {"6s", 11e9}}) {
-        const auto k = run_json(std::string("kernels/cases/weight_warm/case.toml --inject core-fault --set "
+        const auto k = run_json(std::string("cases/weight_warm/case.toml --inject core-fault --set "
                                             "teardown.op_timeout=") + timeout, 1);
         EXPECT_EQ(k["teardown"]["steps"][0]["ns"], wait) << timeout;
     }
     // Its one attempt failing: the handles are quarantined; there is no second attempt.
-    const auto q = run_json("kernels/cases/weight_warm/case.toml --inject core-fault --inject reset-fail", 1);
+    const auto q = run_json("cases/weight_warm/case.toml --inject core-fault --inject reset-fail", 1);
     EXPECT_FALSE(q["teardown"]["reset_confirmed"].get<bool>());
     EXPECT_EQ(q["teardown"]["reset_attempts"], 1);
     EXPECT_NE(q["teardown"]["steps"].back()["step"].get<std::string>().find("quarantined"), std::string::npos);
 }
 
 TEST(Faults, AFatalCloseWithoutSdmaTriesUpToThreeResetsAndDoesNotWait) {
-    const std::string run = "kernels/cases/vector_chain/case.toml --no-sdma --inject core-fault";
+    const std::string run = "cases/vector_chain/case.toml --no-sdma --inject core-fault";
     const auto two = run_json(run + " --inject reset-fail:2", 1);
     const auto& t = two["teardown"];
     EXPECT_FALSE(t["sdma"].get<bool>());
@@ -170,9 +170,9 @@ TEST(Faults, AFatalCloseWithoutSdmaTriesUpToThreeResetsAndDoesNotWait) {
 }
 
 TEST(Faults, AHealthyRunHasNoTeardownAndAnUnusedTrapIsAWarning) {
-    const auto healthy = run_json("kernels/cases/vector_chain/case.toml", 0);
+    const auto healthy = run_json("cases/vector_chain/case.toml", 0);
     EXPECT_FALSE(healthy.contains("teardown"));
-    const auto unused = run_json("kernels/cases/vector_chain/case.toml --inject core-fault:aic5", 0);
+    const auto unused = run_json("cases/vector_chain/case.toml --inject core-fault:aic5", 0);
     EXPECT_FALSE(unused.contains("teardown"));
     EXPECT_FALSE(unused["faults"][0]["trapped"].get<bool>());
     EXPECT_TRUE(has_warning(unused, "--inject core-fault: no kernel started on aic5")) << unused["warnings"];

@@ -18,8 +18,8 @@
 
 #include <gtest/gtest.h>
 
-#include "api/graph_result.h"
-#include "cases/case_runner.h"
+#include "session/graph_result.h"
+#include "session/case_runner.h"
 #include "include/platform_comm/comm_context.h"
 #include "loader/compiler.h"
 #include "runtime/platform/sim/sim_dies.h"

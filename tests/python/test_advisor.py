@@ -135,7 +135,7 @@ def test_a_late_prefetch_off_the_critical_path_is_estimated_to_gain_nothing():
     """weight_warm_waited: the warm task waits for its whole warm at once (100 %
     late), but beside a longer matmul: had it ended later the graph would not
     have. The single-task kernel above is the critical control (estimate = wait)."""
-    waited = os.path.join(HERE, "..", "..", "kernels", "cases", "weight_warm", "case_waited.toml")
+    waited = os.path.join(HERE, "..", "..", "cases", "weight_warm", "case_waited.toml")
     p = subprocess.run([pfsim._device.find_binary(), "run", waited, "--advise", "--no-what-if", "--json"],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr

@@ -17,7 +17,7 @@ TORCH = "2.13.0"
 
 
 def regenerate(case, out):
-    test = os.path.join(ROOT, "kernels/cases", case, f"test_{case}.py")
+    test = os.path.join(ROOT, "cases", case, f"test_{case}.py")
     return subprocess.run([sys.executable, os.path.join(ROOT, "tools/case_data.py"), test, str(out)],
                           capture_output=True, text=True, check=True, env={**os.environ}).stdout.split()
 
@@ -29,7 +29,7 @@ def test_the_committed_npy_files_are_the_scene_tests_values(case, tmp_path):
     if torch.__version__.split("+")[0] != TORCH:
         pytest.skip(f"the committed goldens are torch {TORCH}'s; this is torch {torch.__version__}")
     written = regenerate(case, tmp_path)
-    committed = os.path.join(ROOT, "kernels/cases", case, "data")
+    committed = os.path.join(ROOT, "cases", case, "data")
     assert written
     for path in written:
         rel = os.path.relpath(path, tmp_path)
@@ -45,5 +45,5 @@ def test_a_changed_golden_is_caught(tmp_path):
     with open(golden, "r+b") as f:
         f.seek(-4, os.SEEK_END)
         f.write(b"\x00\x00\x80\x7f")
-    committed = os.path.join(ROOT, "kernels/cases/cv_pipeline/data", os.path.relpath(golden, tmp_path))
+    committed = os.path.join(ROOT, "cases/cv_pipeline/data", os.path.relpath(golden, tmp_path))
     assert not filecmp.cmp(golden, committed, shallow=False)

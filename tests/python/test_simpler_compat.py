@@ -17,7 +17,7 @@ import pytest
 import pfsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
+CASES = os.path.join(HERE, "..", "..", "cases")
 
 SIMPLER_HEADER = """
 import torch

@@ -347,7 +347,7 @@ def test_a_run_that_takes_long_says_so_on_stderr(capfd):
                           "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.IN, pfsim.ArgDirection.OUT]},
         "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
                     {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}]},
-        os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../kernels/cases/vector_chain"))
+        os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../cases/vector_chain"))
     n = 1 << 18
     a, b = torch.arange(n, dtype=torch.float32), torch.ones(n)
     for every, said in ((1e-4, True), (0, False)):

@@ -33,7 +33,7 @@ std::string demo_copy(const std::string& name) {
     const std::string dir = tmp(name);
     fs::remove_all(dir);
     fs::create_directories(dir);
-    fs::copy("kernels/cases/prefetch_demo", dir, fs::copy_options::recursive);
+    fs::copy("cases/prefetch_demo", dir, fs::copy_options::recursive);
     return dir + "/case.toml";
 }
 
@@ -286,7 +286,7 @@ TEST(Interrupts, NothingIsLeftBehind) {
     // A compile interrupted in the compiler.
     const std::string cache = tmp("interrupt_cache");
     EXPECT_EQ(shell("PFSIM_CACHE_DIR=" + cache + " timeout -s TERM 1 " + pfsim_path +
-                    " compile kernels/cases/prefetch_demo/kernels/aiv/kernel_prefetch_copy.cpp"),
+                    " compile cases/prefetch_demo/kernels/aiv/kernel_prefetch_copy.cpp"),
               124);
     EXPECT_EQ(entries(cache, ".tmp."), 0u);
     // calibrate with a figure it does not know: exit 2, its folder gone.

@@ -413,7 +413,7 @@ TEST_F(Sdma, LengthAtTheLimitPassesOneByteMoreIsRefused) {
     EXPECT_EQ(h.soc.sdma.channel(0).error, SdmaError::Oversized);
 }
 
-// Injected faults (pfsim run --inject, api/faults.h). Each counts from the
+// Injected faults (pfsim run --inject, session/faults.h). Each counts from the
 // moment it is set; warm()'s doorbell (an empty ring) comes before. They are the
 // TLM front-end's: the RTL twin of this test checks the engine refuses them.
 bool refused_by_rtl(test::Harness& h, const SdmaFaults& f) {

@@ -1,4 +1,4 @@
-#include "api/device.h"
+#include "session/device.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,9 +11,9 @@
 
 #include <filesystem>
 
-#include "api/faults.h"
-#include "api/graph_result.h"
-#include "api/summary.h"
+#include "session/faults.h"
+#include "session/graph_result.h"
+#include "session/summary.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/compiler.h"

@@ -1,9 +1,9 @@
-#include "api/graph_result.h"
+#include "session/graph_result.h"
 
 #include <filesystem>
 #include <set>
 
-#include "api/summary.h"
+#include "session/summary.h"
 
 namespace pfsim::api {
 

@@ -1,6 +1,6 @@
-#include "api/summary.h"
+#include "session/summary.h"
 
-#include "api/run.h"
+#include "session/run.h"
 
 namespace pfsim {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/run.h"
-#include "cases/case_runner.h"
+#include "session/run.h"
+#include "session/case_runner.h"
 #include "model/trace/recorder.h"
 #include "runtime/platform/sim/sim_platform.h"
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/schema.h"
+#include "session/schema.h"
 #include "model/core/core.h"
 #include "model/config/config.h"
 #include "model/soc/sampler.h"

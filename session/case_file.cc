@@ -1,4 +1,4 @@
-#include "cases/case_file.h"
+#include "session/case_file.h"
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 
 #include "base/host_buffer.h"
 #include "base/toml_text.h"
-#include "cases/npy.h"
+#include "session/npy.h"
 #include "pto/pfsim_elements.hpp"
 
 namespace pfsim {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cases/case_file.h"
+#include "session/case_file.h"
 #include "loader/compiler.h"
 #include "runtime/orchestration/orchestration_api.h"
 #include "runtime/orchestration/task_graph.h"

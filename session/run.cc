@@ -1,4 +1,4 @@
-#include "api/run.h"
+#include "session/run.h"
 
 #include <algorithm>
 
@@ -11,16 +11,16 @@
 
 #include <systemc>
 
-#include "api/faults.h"
-#include "api/graph_result.h"
-#include "api/summary.h"
+#include "session/faults.h"
+#include "session/graph_result.h"
+#include "session/summary.h"
 #include "base/json_integer.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
-#include "cases/case_file.h"
-#include "cases/case_runner.h"
-#include "cases/npy.h"
-#include "kernels/shipped_cases.h"
+#include "session/case_file.h"
+#include "session/case_runner.h"
+#include "session/npy.h"
+#include "session/shipped_cases.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
 #include "model/trace/recorder.h"

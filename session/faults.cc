@@ -1,10 +1,10 @@
-#include "api/faults.h"
+#include "session/faults.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <set>
 
-#include "api/run.h"
+#include "session/run.h"
 #include "base/json_integer.h"
 #include "runtime/platform/device.h"
 #include "runtime/platform/sim/sim_platform.h"

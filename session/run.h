@@ -39,7 +39,7 @@ struct RunRequest {
     bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
     bool enable_sdma = true;               // a case file can turn it off too
     bool warmup = true;
-    std::vector<std::string> faults;       // --inject: api/faults.h
+    std::vector<std::string> faults;       // --inject: session/faults.h
     std::string trace, waves, outputs_dir; // paths; empty = none
     bool sanitize = false;                 // run the protocol sanitizer (insight/sanitizer.h)
     std::string suppressions;              // its suppressions file; empty = none
@@ -91,7 +91,7 @@ struct RunResult {
     bool graph = false;             // a task graph ran (a case, a device call): `tasks` is set
     std::vector<TaskResult> tasks;  // a graph's
     nlohmann::json lanes, series, timed_pass;
-    nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (api/faults.h)
+    nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (session/faults.h)
     nlohmann::json teardown;  // after a fatal error (a kernel trapped, a graph stopped): how the worker closed
     double sim_time_total_ns = 0;
     bool sanitized = false;                // `sanitizer` holds the report

@@ -1,4 +1,4 @@
-#include "cases/npy.h"
+#include "session/npy.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "cases/case_runner.h"
+#include "session/case_runner.h"
 
 #include <cmath>
 #include <cstring>

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cases/case_file.h"
+#include "session/case_file.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // worker (SDMA channels provisioned and warmed once) and the registered
 // callables live as long as the session; L2 contents and simulated time carry
 // over from one run to the next. The Python package's Worker drives one
-// session per device process (`pfsim device`, api/device_protocol.h), since
+// session per device process (`pfsim device`, docs/python.md), since
 // SystemC elaborates one die per process.
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "api/run.h"
-#include "cases/case_runner.h"
+#include "session/run.h"
+#include "session/case_runner.h"
 
 namespace pfsim::api {
 
@@ -31,7 +31,7 @@ struct DeviceCall {
     std::string trace;                // a Chrome trace of this run; empty = none
     bool sanitize = false;            // run the protocol sanitizer: the result's `sanitizer`
     bool advise = false;              // run the prefetch advisor: the result's `advisor`
-    std::vector<std::string> faults;  // injected into this run only (api/faults.h)
+    std::vector<std::string> faults;  // injected into this run only (session/faults.h)
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
 };
 

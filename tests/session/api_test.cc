@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "api/run.h"
-#include "api/summary.h"
+#include "session/run.h"
+#include "session/summary.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {
