@@ -19,11 +19,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kPlanFormat = 1;
+constexpr int kPlanFormat = 2;  // 2: each run a run spec (session/run_spec.h), not an argument list
 
 nlohmann::json plan_json(const BatchPlan& plan) {
     nlohmann::json points = nlohmann::json::array();
-    for (const BatchPoint& p : plan.points) points.push_back({{"label", p.label}, {"runs", p.runs}});
+    for (const BatchPoint& p : plan.points) {
+        nlohmann::json runs = nlohmann::json::array();
+        for (const api::RunSpec& r : p.runs) runs.push_back(api::to_json(r));
+        points.push_back({{"label", p.label}, {"runs", runs}});
+    }
     return {{"pfsim_batch", kPlanFormat}, {"command", plan.command}, {"arguments", plan.arguments}, {"points", points}};
 }
 
@@ -37,11 +41,14 @@ BatchPlan plan_from_json(const nlohmann::json& j, const std::string& path) {
         plan.command = j.at("command").get<std::string>();
         plan.arguments = j.at("arguments").get<std::vector<std::string>>();
         for (const nlohmann::json& p : j.at("points")) {
-            plan.points.push_back({p.at("label").get<std::string>(),
-                                   p.at("runs").get<std::vector<std::vector<std::string>>>()});
+            BatchPoint point{p.at("label").get<std::string>(), {}};
+            for (const nlohmann::json& r : p.at("runs")) point.runs.push_back(api::run_spec_from_json(r));
+            plan.points.push_back(point);
         }
         return plan;
     } catch (const nlohmann::json::exception& e) {
+        throw UsageError(path + ": not a pfsim batch plan (" + e.what() + ")");
+    } catch (const api::BadInput& e) {
         throw UsageError(path + ": not a pfsim batch plan (" + e.what() + ")");
     }
 }
@@ -158,7 +165,7 @@ void BatchStore::write(size_t point, const PointResults& results) const {
 
 std::vector<PointResults> run_points(const BatchPlan& plan, const std::vector<size_t>& points, unsigned jobs,
                                      const BatchStore* store, const std::function<void(size_t, size_t)>& progress) {
-    std::vector<std::vector<std::string>> runs;
+    std::vector<api::RunSpec> runs;
     std::vector<size_t> owner;                    // runs[i] belongs to points[owner[i]]
     std::vector<size_t> first(points.size()), left(points.size());  // per point: its first run, runs to go
     std::vector<PointResults> results(points.size());

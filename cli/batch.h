@@ -3,7 +3,7 @@
 // `--collect` — can run points or read them back.
 //
 // The folder holds plan.json (the command that made the batch and every
-// point's child argument lists) and points/NNNNNN.json, one per finished
+// point's run specs, session/run_spec.h) and points/NNNNNN.json, one per finished
 // point: each child's exit status, stdout and stderr, exactly as run_children
 // returned them. A point file appears whole or not at all (written to a
 // temporary name, then renamed), so a killed writer never leaves half a point.
@@ -21,7 +21,7 @@ namespace pfsim {
 
 struct BatchPoint {
     std::string label;                           // e.g. "arg.distance=2, l2.size=48MiB"
-    std::vector<std::vector<std::string>> runs;  // pfsim argument lists, run as one point
+    std::vector<api::RunSpec> runs;  // run as one point
     bool operator==(const BatchPoint& o) const { return label == o.label && runs == o.runs; }
 };
 

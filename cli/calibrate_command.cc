@@ -29,7 +29,7 @@ namespace {
 struct Item {
     std::string id, what, unit, source;
     double published_low, published_high;  // a value within 5 %, or a published range
-    std::vector<std::vector<std::string>> runs;
+    std::vector<api::RunSpec> runs;
     std::function<double(const std::vector<nlohmann::json>&)> value;
 };
 
@@ -57,10 +57,43 @@ double field(const nlohmann::json& j, const std::vector<std::string>& path) {
     return p->get<double>();
 }
 
-std::vector<std::string> run(const std::string& kernel, const std::vector<std::string>& more) {
-    std::vector<std::string> a = {"run", kernel, "--json"};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
+// A run of a shipped case for the table, written as `run` would take it:
+// "--arg", "NAME=VALUE" and "--set", "KEY=VALUE" pairs, and "--no-warmup".
+// The command's own configuration options come after the table's sets.
+api::RunSpec run(const std::string& kernel, const std::vector<std::string>& more) {
+    api::RunSpec spec;
+    spec.run.target = api::resolve_target(kernel);
+    for (size_t i = 0; i < more.size(); ++i) {
+        const bool pair = (more[i] == "--arg" || more[i] == "--set") && i + 1 < more.size();
+        if (pair) {
+            std::vector<std::string>& to = more[i] == "--arg" ? spec.run.kernel_args : spec.config.sets;
+            to.push_back(more[i + 1]);
+            ++i;
+        } else if (more[i] == "--no-warmup") {
+            spec.run.warmup = false;
+        } else {
+            throw std::logic_error("calibrate's table: '" + more[i] + "' in the runs of " + kernel);
+        }
+    }
+    return spec;
+}
+
+// A replay of `trace` for the table.
+api::RunSpec replay_run(const std::string& trace) {
+    api::RunSpec spec;
+    spec.is_replay = true;
+    spec.replay.file = trace;
+    spec.replay.label = trace;
+    return spec;
+}
+
+// `spec` on the command's configuration: its preset and files, the table's
+// sets, then the command's --set values.
+api::RunSpec on_config(api::RunSpec spec, const CommonOptions& o) {
+    api::ConfigChoice config = config_choice(o);
+    config.sets.insert(config.sets.begin(), spec.config.sets.begin(), spec.config.sets.end());
+    spec.config = config;
+    return spec;
 }
 
 double warmup_ms(const nlohmann::json& j) {
@@ -77,15 +110,11 @@ std::string write_trace(const std::string& dir, const std::string& name, const s
 // Curves for the page: GM bandwidth against transfer size from 1, 8 and 48
 // cores, and the second-pass L2 hit rate against the working-set size.
 std::string curves(const CommonOptions& o, unsigned jobs, const std::function<std::string(uint64_t)>& trace) {
-    const std::vector<std::string> config = config_args(o);
-    auto with_config = [&](std::vector<std::string> r) {
-        r.insert(r.end(), config.begin(), config.end());
-        return r;
-    };
+
     const std::vector<uint64_t> sizes = {64, 512, 4096, 16384, 65536, 1 << 20, 64 << 20};
     const std::vector<uint64_t> cores = {1, 8, 48};
     const std::vector<uint64_t> sets = {32, 64, 128, 160, 192, 224, 256, 384, 512};
-    std::vector<std::vector<std::string>> runs;
+    std::vector<api::RunSpec> runs;
     // Enough transfers for a steady rate, at most 64 MiB per core and 512 MiB in
     // all (the case's region is written on the host): 48 cores stop at 1 MiB.
     auto bytes_per_core = [](uint64_t cores, uint64_t s) {
@@ -95,11 +124,12 @@ std::string curves(const CommonOptions& o, unsigned jobs, const std::function<st
         for (uint64_t s : sizes) {
             const uint64_t bytes = bytes_per_core(c, s);
             if (bytes == 0) continue;
-            runs.push_back(with_config({"run", "calib_stream", "--json", "--arg", "cores=" + std::to_string(c), "--arg",
-                                        "size=" + std::to_string(s), "--arg", "bytes=" + std::to_string(bytes)}));
+            runs.push_back(on_config(run("calib_stream", {"--arg", "cores=" + std::to_string(c), "--arg", "size=" + std::to_string(s),
+                                                          "--arg", "bytes=" + std::to_string(bytes)}),
+                                     o));
         }
     }
-    for (uint64_t mib : sets) runs.push_back(with_config({"replay", trace(mib), "--json"}));
+    for (uint64_t mib : sets) runs.push_back(on_config(replay_run(trace(mib)), o));
     const std::vector<ChildRun> r = run_children(runs, jobs);
     std::vector<Line> bandwidth;
     size_t k = 0;
@@ -197,15 +227,15 @@ int cmd_calibrate(const std::vector<std::string>& args) {
           run("calib_stream", {"--arg", "cores=48", "--arg", "bytes=1MiB", "--arg", "warm=1"})},
          [&](const auto& r) { return field(r[0], {"timed_pass", "ns"}) / field(r[1], {"timed_pass", "ns"}); }},
         {"working_set_160mib", "second-pass L2 hit rate, 160 MiB working set", "ratio", "CFG L2 192 MiB: it fits",
-         0.99, 1.0, {{"replay", hex_trace(160), "--json"}}, hit_rate_second_pass},
+         0.99, 1.0, {replay_run(hex_trace(160))}, hit_rate_second_pass},
         {"working_set_256mib", "second-pass L2 hit rate, 256 MiB working set", "ratio",
-         "LRU thrash beyond 192 MiB", 0.0, 0.01, {{"replay", hex_trace(256), "--json"}}, hit_rate_second_pass},
+         "LRU thrash beyond 192 MiB", 0.0, 0.01, {replay_run(hex_trace(256))}, hit_rate_second_pass},
         {"hit_latency", "dependent reads of one line, time per read", "ns", "the model's l2.hit_latency",
-         hit_ns * 0.95, hit_ns * 1.05, {{"replay", hit_trace, "--json"}},
+         hit_ns * 0.95, hit_ns * 1.05, {replay_run(hit_trace)},
          [&](const auto& r) { return field(r[0], {"sim_time_ns"}) / 2000; }},
         {"miss_latency", "pointer chase over 1 GiB, time per read", "ns",
          "the model's l2.hit_latency + l2.miss_latency + gm.read_latency", miss_ns * 0.95, miss_ns * 1.05,
-         {{"replay", chase_trace, "--json"}},
+         {replay_run(chase_trace)},
          [&](const auto& r) { return field(r[0], {"sim_time_ns"}) / 2000; }},
         {"sdma_peak", "SDMA prefetch of 256 MiB in one request", "GB/s", "MEAS about 280 GB/s peak",
          280 * 0.95, 280 * 1.05,
@@ -292,18 +322,17 @@ int cmd_calibrate(const std::vector<std::string>& args) {
         only.insert(id);
     }
     // Each distinct run once, however many figures read it.
-    std::vector<std::vector<std::string>> runs;
-    std::map<std::vector<std::string>, size_t> run_index;
+    std::vector<api::RunSpec> runs;
+    std::map<std::string, size_t> run_index;  // by the spec's JSON
     std::vector<const Item*> chosen;
     std::vector<std::vector<size_t>> item_runs;
     for (const Item& i : items) {
         if (!only.empty() && !only.count(i.id)) continue;
         chosen.push_back(&i);
         item_runs.emplace_back();
-        const std::vector<std::string> config = config_args(o);
-        for (auto r : i.runs) {
-            r.insert(r.end(), config.begin(), config.end());
-            const auto it = run_index.emplace(r, runs.size()).first;
+        for (const api::RunSpec& spec : i.runs) {
+            const api::RunSpec r = on_config(spec, o);
+            const auto it = run_index.emplace(api::to_json(r).dump(), runs.size()).first;
             if (it->second == runs.size()) runs.push_back(r);
             item_runs.back().push_back(it->second);
         }

@@ -20,6 +20,7 @@
 #include "cli/slurm.h"
 #include "cli/text.h"
 #include "session/case_file.h"
+#include "session/verdict.h"
 
 namespace pfsim {
 
@@ -35,27 +36,6 @@ std::string expected_gain_text(double min_pct, double max_pct) {
         return os.str();
     };
     return bound(min_pct) + ".." + bound(max_pct);
-}
-
-// Why a pair of runs fails the equivalence check ("" when it passes).
-std::string equivalence_failure(const api::RunResult& off, const api::RunResult& on) {
-    for (const auto* r : {&off, &on}) {
-        const char* mode = r == &off ? "prefetch off" : "prefetch on";
-        if (!r->error.empty()) return std::string(mode) + ": " + r->error;
-        if (!r->violations.empty()) return std::string(mode) + ": protocol violation: " + r->violations[0];
-    }
-    if (off.outputs.size() != on.outputs.size()) return "the runs produced different outputs";
-    for (size_t i = 0; i < off.outputs.size(); ++i) {
-        if (off.outputs[i].sha256 != on.outputs[i].sha256) {
-            return "output " + off.outputs[i].name + " differs between prefetch off and on";
-        }
-    }
-    for (const auto* r : {&off, &on}) {
-        if (!r->reference_equal) {
-            return std::string(r == &off ? "prefetch off" : "prefetch on") + ": output differs from the reference";
-        }
-    }
-    return "";
 }
 
 // What to check: a case file, and the gain range `--strict-gain` holds it to.
@@ -78,16 +58,20 @@ const std::vector<std::string> kCheckDefiningFlags = {"--advise", "--sanitize"};
 const std::vector<std::string> kCheckDefiningValues = {"--arg", "--inject", "--trace", "--error-exitcode",
                                                        "--print-limit", "--suppressions"};
 
-// The `pfsim run` of `target` that every run of a check starts from: its
-// --arg values and the configuration options.
-std::vector<std::string> item_run(const CommonOptions& o, const std::string& target) {
-    std::vector<std::string> run = {"run", target, "--json"};
-    if (o.values.count("--arg")) {
-        for (const std::string& a : o.values.at("--arg")) run.insert(run.end(), {"--arg", a});
-    }
-    const std::vector<std::string> common = config_args(o);
-    run.insert(run.end(), common.begin(), common.end());
+// The run of `target` that every run of a check starts from: its --arg values
+// and the configuration options, prefetch `prefetch`.
+api::RunSpec item_run(const CommonOptions& o, const std::string& target, bool prefetch) {
+    api::RunSpec run;
+    run.config = config_choice(o);
+    run.run.target = target;
+    if (o.values.count("--arg")) run.run.kernel_args = o.values.at("--arg");
+    run.run.prefetch = prefetch;
     return run;
+}
+
+// The --inject faults of a check, which go into its prefetch-on runs.
+std::vector<std::string> injected(const CommonOptions& o) {
+    return o.values.count("--inject") ? o.values.at("--inject") : std::vector<std::string>{};
 }
 
 CheckPlan plan_check(const std::vector<std::string>& arguments) {
@@ -124,27 +108,22 @@ CheckPlan plan_check(const std::vector<std::string>& arguments) {
     p.batch.command = "check";
     p.batch.arguments = arguments;
     for (const CheckItem& k : p.items) {
-        std::vector<std::string> off_args = item_run(o, k.target), on_args = off_args;
-        off_args.insert(off_args.end(), {"--prefetch", "off"});
-        on_args.insert(on_args.end(), {"--prefetch", "on"});
+        api::RunSpec off = item_run(o, k.target, false), on = item_run(o, k.target, true);
         const std::string prefix = value_of(o, "--trace", "");
         if (!prefix.empty()) {  // PREFIX.KERNEL.off.json and PREFIX.KERNEL.on.json
             for (const char* run : {".off.json", ".on.json"}) {
                 refuse_overwriting_an_input(o, "--trace", prefix + "." + k.name + run, p.inputs);
             }
-            off_args.insert(off_args.end(), {"--trace", user_path(prefix) + "." + k.name + ".off.json"});
-            on_args.insert(on_args.end(), {"--trace", user_path(prefix) + "." + k.name + ".on.json"});
+            off.run.trace = user_path(prefix) + "." + k.name + ".off.json";
+            on.run.trace = user_path(prefix) + "." + k.name + ".on.json";
         }
-        if (o.values.count("--inject")) {
-            for (const std::string& f : o.values.at("--inject")) on_args.insert(on_args.end(), {"--inject", f});
-        }
-        const std::vector<std::string> sanitize_on = sanitize_args(p.sanitize);  // the prefetch-on run only
-        on_args.insert(on_args.end(), sanitize_on.begin(), sanitize_on.end());
-        if (has_flag(o, "--advise")) on_args.insert(on_args.end(), {"--advise", "--no-what-if"});  // check runs the what-if
-        BatchPoint point{k.name, {off_args, on_args}};
+        on.run.faults = injected(o);
+        apply_sanitize(p.sanitize, on.run);  // the prefetch-on run only
+        on.run.advise = has_flag(o, "--advise");  // check measures the what-ifs itself
+        BatchPoint point{k.name, {off, on}};
         if (has_flag(o, "--advise")) {  // the advisor's upper bound: prefetch off, every core access an L2 hit
-            point.runs.push_back(off_args);
-            point.runs.back().insert(point.runs.back().end(), {"--set", "l2.demand=ideal"});
+            point.runs.push_back(off);
+            point.runs.back().config.sets.push_back("l2.demand=ideal");
         }
         p.batch.points.push_back(point);
     }
@@ -179,15 +158,11 @@ std::vector<std::string> defining_arguments(const CommonOptions& o) {
 // resident at no cost, or warmed (site_what_ifs).
 void measure_site_what_ifs(const CheckPlan& p, const CheckItem& k, api::RunResult& on) {
     const std::vector<SiteWhatIf> what_ifs = site_what_ifs(on.advisor);
-    std::vector<std::vector<std::string>> runs;
+    std::vector<api::RunSpec> runs;
     for (const SiteWhatIf& w : what_ifs) {
-        runs.push_back(item_run(p.options, k.target));
-        runs.back().insert(runs.back().end(), {"--prefetch", "on"});
-        const std::vector<std::string> extra = w.args();
-        runs.back().insert(runs.back().end(), extra.begin(), extra.end());
-        if (p.options.values.count("--inject")) {
-            for (const std::string& f : p.options.values.at("--inject")) runs.back().insert(runs.back().end(), {"--inject", f});
-        }
+        runs.push_back(item_run(p.options, k.target, true));
+        w.apply_to(runs.back().run);
+        runs.back().run.faults = injected(p.options);
     }
     std::vector<api::RunResult> measured;
     for (const ChildRun& c : run_children(runs, 2)) measured.push_back(run_result(c));
@@ -210,7 +185,8 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
     for (size_t i = 0; i < p.items.size(); ++i) {
         const CheckItem* k = &p.items[i];
         const std::optional<PointResults> pair = results_of(i);
-        std::string failure = "not run (no result in the batch folder)";
+        api::Verdict verdict;
+        verdict.failure = "not run (no result in the batch folder)";
         api::RunResult off, on;
         if (pair) {
             off = run_result((*pair)[0]);
@@ -222,20 +198,17 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
                 on.advisor.what_if = measured_what_if(off, on, run_result((*pair)[2]));
                 measure_site_what_ifs(p, *k, on);
             }
-            failure = equivalence_failure(off, on);
+            verdict = api::judge(off, on, {k->expected_min_pct, k->expected_max_pct});
         }
+        const std::string& failure = verdict.failure;
         nlohmann::json row = {{"name", k->name}, {"equal", failure.empty()},
                               {"expected_gain_pct", {k->expected_min_pct, k->expected_max_pct}}};
         if (!on.params.empty()) row["params"] = on.params;  // a case's [params], after --arg
-        double gain = 0;
-        bool gain_met = false;
+        const double gain = verdict.gain_pct;
+        const bool gain_met = verdict.gain_met;
         if (failure.empty()) {
-            const double t_off = off.kernel_time_ns;
-            const double t_on = on.kernel_time_ns;
-            gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
-            gain_met = gain >= k->expected_min_pct && gain <= k->expected_max_pct;
-            row["time_off_ns"] = t_off;
-            row["time_on_ns"] = t_on;
+            row["time_off_ns"] = verdict.time_off_ns;
+            row["time_on_ns"] = verdict.time_on_ns;
             row["gain_pct"] = gain;
             row["l2_hit_rate_off"] = off.l2_hit_rate();
             row["l2_hit_rate_on"] = on.l2_hit_rate();
@@ -332,29 +305,36 @@ int check_uncertainty(const CommonOptions& o) {
             if (range.low != range.high) keys.push_back(key);  // a range of one value moves nothing
         }
     }
-    std::vector<std::string> base = {"check"};
-    const std::vector<std::string> defining = defining_arguments(o);
-    base.insert(base.end(), defining.begin(), defining.end());
-    base.push_back("--json");
-    std::vector<std::vector<std::string>> runs = {base};
+    // The check's pairs at the configuration as given (variant 0), then at each
+    // end of each key's range (variants 1 + 2i and 2 + 2i).
+    const CheckPlan plan = plan_check(defining_arguments(o));
+    std::vector<std::string> variants = {""};
     for (const std::string& key : keys) {
-        for (const std::string& end : {cfg.ranges().at(key).low, cfg.ranges().at(key).high}) {
-            runs.push_back(base);
-            runs.back().insert(runs.back().end(), {"--set", key + "=" + end});
+        for (const std::string& end : {cfg.ranges().at(key).low, cfg.ranges().at(key).high}) variants.push_back(key + "=" + end);
+    }
+    std::vector<api::RunSpec> runs;
+    for (const std::string& set : variants) {
+        for (const BatchPoint& point : plan.batch.points) {
+            for (size_t mode = 0; mode < 2; ++mode) {  // off, on
+                runs.push_back(point.runs[mode]);
+                if (!set.empty()) runs.back().config.sets.push_back(set);
+            }
         }
     }
-    // Each check runs its cases two at a time already.
-    const std::vector<ChildRun> children = run_children(runs, 1);
-    // The gain of each case of one check, by name; none when the check printed no result.
-    auto gains = [](const ChildRun& c) {
+    const std::vector<ChildRun> children = run_children(runs, 2);
+    // The gain of each case at one variant, by name; none for a pair that is not equivalent.
+    auto gains = [&](size_t variant) {
         std::map<std::string, double> g;
-        if (c.summary.is_discarded() || !c.summary.contains("kernels")) return g;
-        for (const auto& k : c.summary["kernels"]) {
-            if (k.contains("gain_pct")) g[k["name"].get<std::string>()] = k["gain_pct"].get<double>();
+        for (size_t i = 0; i < plan.items.size(); ++i) {
+            const size_t first = 2 * (variant * plan.items.size() + i);
+            const api::Verdict v = api::judge(run_result(children[first]), run_result(children[first + 1]));
+            if (v.equivalent()) g[plan.items[i].name] = v.gain_pct;
         }
         return g;
     };
-    const std::map<std::string, double> at_preset = gains(children[0]);
+    std::vector<std::map<std::string, double>> gain_at;
+    for (size_t v = 0; v < variants.size(); ++v) gain_at.push_back(gains(v));
+    const std::map<std::string, double>& at_preset = gain_at[0];
     if (at_preset.empty()) throw std::runtime_error("the check at the configuration's values gave no gain: " + children[0].error_output);
     nlohmann::json cases = nlohmann::json::array();
     if (!o.json) {
@@ -366,7 +346,7 @@ int check_uncertainty(const CommonOptions& o) {
         nlohmann::json per_key = nlohmann::json::object();
         std::vector<std::string> missing;
         for (size_t i = 0; i < keys.size(); ++i) {
-            const auto lo = gains(children[1 + 2 * i]), hi = gains(children[2 + 2 * i]);
+            const auto &lo = gain_at[1 + 2 * i], &hi = gain_at[2 + 2 * i];
             if (!lo.count(name) || !hi.count(name)) {
                 missing.push_back(keys[i]);
                 continue;
@@ -400,7 +380,7 @@ int check_uncertainty(const CommonOptions& o) {
     if (o.json) {
         std::cout << nlohmann::json{{"schema", "pfsim.uncertainty/1"}, {"varied", keys}, {"cases", cases}}.dump(2) << "\n";
     } else {
-        std::printf("%zu cases, %zu parameters varied one at a time (%zu runs of check)\n", at_preset.size(), keys.size(),
+        std::printf("%zu cases, %zu parameters varied one at a time (%zu runs)\n", at_preset.size(), keys.size(),
                     runs.size());
     }
     return 0;

@@ -1,5 +1,7 @@
 #include "cli/children.h"
 
+#include "base/atomic_file.h"
+
 #include <algorithm>
 
 #include <fcntl.h>
@@ -28,13 +30,15 @@ namespace pfsim {
 namespace {
 
 // Starts argv[0] (looked up on PATH unless it names a path) with stdout to
-// `out` and stderr to `err`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err) {
+// `out` and stderr to `err`, and stdin from `in` (none: the parent's).
+pid_t spawn(const std::vector<std::string>& args, const std::string& out, const std::string& err,
+            const std::string& in = "") {
     std::vector<char*> argv;
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
+    if (!in.empty()) posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, in.c_str(), O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid = 0;
@@ -99,10 +103,14 @@ insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult
     return {true, off.kernel_time_ns, advised.kernel_time_ns, ideal.kernel_time_ns};
 }
 
-std::vector<std::string> SiteWhatIf::args() const {
-    if (kind == Kind::Around) return {"--bypass-loads", where};
-    if (load_site) return {"--warm-loads", where};
-    return {kind == Kind::Removed ? "--drop-prefetch" : "--free-prefetch", where};
+void SiteWhatIf::apply_to(api::RunRequest& request) const {
+    if (kind == Kind::Around) {
+        request.around_load_sites.push_back(where);
+    } else if (load_site) {
+        request.warm_load_sites.push_back(where);
+    } else {
+        (kind == Kind::Removed ? request.dropped_sites : request.free_sites).push_back(where);
+    }
 }
 
 std::vector<SiteWhatIf> site_what_ifs(const insight::AdvisorReport& report) {
@@ -168,11 +176,12 @@ ProgramRun run_program(const std::vector<std::string>& argv) {
 namespace {
 int64_t g_still_running_every_ms = 10000;
 
-// "run gemv_stream --json ..." of a child's arguments (a long path by its last
-// two parts), at most 200 characters.
-std::string describe(const std::vector<std::string>& args) {
+// A spec's words (RunSpec::describe), a long path by its last two parts, at
+// most 200 characters.
+std::string describe(const api::RunSpec& spec) {
     std::string s;
-    for (std::string a : args) {
+    std::istringstream words(spec.describe());
+    for (std::string a; words >> a;) {
         const size_t last = a.rfind('/');
         const size_t before = last == std::string::npos || last == 0 ? std::string::npos : a.rfind('/', last - 1);
         if (a.size() > 60 && before != std::string::npos) a = "..." + a.substr(before);
@@ -229,7 +238,7 @@ void stop_children(const std::map<pid_t, size_t>& running) {
 
 }  // namespace
 
-std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
+std::vector<ChildRun> run_children(const std::vector<api::RunSpec>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress,
                                    const std::function<void(size_t, const ChildRun&)>& finished) {
     const std::string exe = self_path();
@@ -253,6 +262,7 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
     auto next_report = std::chrono::steady_clock::now() + every;
     auto out_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".json"; };
     auto err_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".err"; };
+    auto spec_path = [&](size_t i) { return dir + "/" + std::to_string(i) + ".spec"; };
     while (done < runs.size()) {
         if (g_interrupted) {
             stop_children(running);
@@ -262,9 +272,8 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
             interruptible.finish();
         }
         while (next < runs.size() && running.size() < std::max(1u, jobs)) {
-            std::vector<std::string> argv = {exe};
-            argv.insert(argv.end(), runs[next].begin(), runs[next].end());
-            const pid_t child = spawn(argv, out_path(next), err_path(next));
+            write_atomically(spec_path(next), api::to_json(runs[next]).dump() + "\n");
+            const pid_t child = spawn({exe, "run-request"}, out_path(next), err_path(next), spec_path(next));
             running[child] = next;
             started[child] = std::chrono::steady_clock::now();
             ++next;
@@ -292,6 +301,7 @@ std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& 
         results[i].status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         results[i].summary = nlohmann::json::parse(take_file(out_path(i)), nullptr, false);
         results[i].error_output = take_file(err_path(i));
+        std::remove(spec_path(i).c_str());
         ++done;
         if (finished) finished(i, results[i]);
         if (progress) progress(done, runs.size());

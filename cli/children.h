@@ -1,5 +1,8 @@
-// Runs this pfsim binary as child processes (a fresh simulated die each), up to
-// `jobs` at a time, collecting each one's JSON summary from its stdout.
+// The local executor: runs a plan's run specs (session/run_spec.h) as child
+// processes of this pfsim binary (a fresh simulated die each: SystemC
+// elaborates once per process), up to `jobs` at a time. Each child is
+// `pfsim run-request` reading its spec as JSON on stdin; its JSON summary is
+// read back from its stdout. This is the one place that starts pfsim itself.
 #pragma once
 
 #include <functional>
@@ -9,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/run.h"
+#include "session/run_spec.h"
 
 namespace pfsim {
 
@@ -51,12 +55,12 @@ struct SiteWhatIf {
     std::string where;
     enum class Kind { Removed, Resident, Around } kind = Kind::Removed;
     bool load_site = false;
-    // The run's extra arguments.
-    std::vector<std::string> args() const;
+    // Makes `request` this what-if's run (the site dropped, resident, warmed or read around).
+    void apply_to(api::RunRequest& request) const;
 };
 std::vector<SiteWhatIf> site_what_ifs(const insight::AdvisorReport& report);
 // Records, for each advice of what_ifs[i].where, the time of runs[i] (the same
-// run with what_ifs[i].args()), when that run ran.
+// run made by what_ifs[i].apply_to), when that run ran.
 void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<SiteWhatIf>& what_ifs,
                           const std::vector<api::RunResult>& runs);
 
@@ -65,10 +69,10 @@ void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<Site
 // gemv_stream ..."); 0: never. 10 s unless a command's --progress sets it.
 void set_still_running_every(int64_t ms);
 
-// Runs every argument list, `jobs` at a time; as each child ends,
+// Runs every spec, `jobs` at a time; as each child ends,
 // `finished(index, result)` then `progress(done, total)` are called. Results
 // are in the order of `runs`, whatever order they finish in.
-std::vector<ChildRun> run_children(const std::vector<std::vector<std::string>>& runs, unsigned jobs,
+std::vector<ChildRun> run_children(const std::vector<api::RunSpec>& runs, unsigned jobs,
                                    const std::function<void(size_t, size_t)>& progress = nullptr,
                                    const std::function<void(size_t, const ChildRun&)>& finished = nullptr);
 

@@ -101,6 +101,8 @@ commands:
                     every counter and lane a run's summary shows: key, unit, meaning
   help              this text
   batch-task DIR K  what a Slurm array task of submission K runs (written by sweep --slurm)
+  run-request       one run spec (JSON, docs/architecture.md) read on stdin, its summary
+                    printed: what check, sweep and calibrate run in each child process
 
 options shared by every command:
   --preset NAME     start from an embedded preset (default: a2a3)
@@ -180,6 +182,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "test") return cmd_test(rest);
         if (args[0] == "python-path") return cmd_python_path(rest);
         if (args[0] == "batch-task") return cmd_batch_task(rest);
+        if (args[0] == "run-request") return cmd_run_request(rest);
         if (args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
             throw UsageError(args[0] + " takes no argument (not '" + args[1] + "'; there is no --json form)");
         }

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "session/run.h"
 #include "session/shipped_cases.h"
 
@@ -28,5 +30,11 @@ int cmd_python_path(const std::vector<std::string>& args);
 // $SLURM_ARRAY_TASK_ID of submission K (cli/slurm.h), $SLURM_CPUS_PER_TASK
 // children at a time (default 1).
 int cmd_batch_task(const std::vector<std::string>& args);
+// The executor's child (cli/children.h): `run-request` runs the one run spec
+// (session/run_spec.h) it reads as JSON on stdin and prints its summary.
+int cmd_run_request(const std::vector<std::string>& args);
+// Prints a replay's summary as `pfsim replay` does (--json: the document); its
+// exit status (1 for a failed replay or a --verify mismatch).
+int print_replay(const nlohmann::json& summary, bool json);
 
 }  // namespace pfsim

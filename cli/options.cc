@@ -111,13 +111,11 @@ void write_output(const std::string& path, const std::string& text) {
     if (!out) throw UsageError(path + ": cannot write (" + std::strerror(errno) + ")");
 }
 
-Config resolve_config(const CommonOptions& options) {
-    Config cfg = Config::from_preset(options.preset);
-    for (const std::string& f : options.config_files) cfg.load_file(f);
-    for (const std::string& s : options.sets) cfg.set(s);
-    cfg.validate();
-    return cfg;
+api::ConfigChoice config_choice(const CommonOptions& options) {
+    return {options.preset, options.config_files, options.sets};
 }
+
+Config resolve_config(const CommonOptions& options) { return config_choice(options).resolve(); }
 
 std::vector<std::string> config_args(const CommonOptions& options) {
     std::vector<std::string> out = {"--preset", options.preset};
@@ -160,12 +158,9 @@ SanitizeOptions sanitize_options(const CommonOptions& o) {
     return s;
 }
 
-std::vector<std::string> sanitize_args(const SanitizeOptions& s) {
-    if (!s.on) return {};
-    std::vector<std::string> a = {"--sanitize", "--error-exitcode", std::to_string(s.error_exitcode), "--print-limit",
-                                  std::to_string(s.print_limit)};
-    if (!s.suppressions.empty()) a.insert(a.end(), {"--suppressions", s.suppressions});
-    return a;
+void apply_sanitize(const SanitizeOptions& s, api::RunRequest& request) {
+    request.sanitize = s.on;
+    request.suppressions = s.suppressions;
 }
 
 }  // namespace pfsim

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/config/config.h"
+#include "session/run_spec.h"
 
 namespace pfsim {
 
@@ -43,11 +44,13 @@ unsigned jobs_option(const CommonOptions& o);
 // in milliseconds; throws UsageError for anything but 0 to 86400 seconds.
 int64_t progress_option_ms(const CommonOptions& o);
 
+// The --preset, --config files and --set values, as a run spec carries them.
+api::ConfigChoice config_choice(const CommonOptions& options);
 // Preset, then --config files in order, then --set in order; validated.
 Config resolve_config(const CommonOptions& options);
 
-// The --preset, --config and --set arguments that give a child run the same
-// configuration.
+// The --preset, --config and --set arguments as the user gave them: what a
+// batch folder keeps of the command that made it (cli/batch.h).
 std::vector<std::string> config_args(const CommonOptions& options);
 
 // The sanitizer's options, shared by run and check: --sanitize,
@@ -64,8 +67,9 @@ inline const std::vector<std::string> kSanitizeFlags = {"--sanitize"};
 inline const std::vector<std::string> kSanitizeValues = {"--error-exitcode", "--print-limit", "--suppressions"};
 // Throws UsageError for a value that does not parse, or options without --sanitize.
 SanitizeOptions sanitize_options(const CommonOptions& o);
-// The same options for a child run.
-std::vector<std::string> sanitize_args(const SanitizeOptions& s);
+// Asks `request` for the sanitizer these options turn on (the exit code and
+// print limit stay with the command that reports).
+void apply_sanitize(const SanitizeOptions& s, api::RunRequest& request);
 
 // Output files (--csv, --html, --junit): check_writable at the start of a
 // command, so an unwritable path fails before anything runs; write_output at

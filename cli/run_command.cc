@@ -1,93 +1,31 @@
-// pfsim run KERNEL|CASE.toml: parses the options into an api::RunRequest,
-// runs it (session/run.h), prints the result.
+// pfsim run KERNEL|CASE.toml: parses the options into an api::RunSpec, runs it
+// (session/run.h), measures the advisor's what-ifs through the executor,
+// prints the result. pfsim run-request: the executor's child, one spec on stdin.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "session/faults.h"
 #include "session/run.h"
+#include "session/replay_run.h"
+#include "session/run_spec.h"
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 
 namespace pfsim {
 
-int cmd_run(const std::vector<std::string>& args) {
-    std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
-    std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
-                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--bypass-loads", "--progress",
-                                       "--timeout"};
-    flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
-    valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
-    CommonOptions o = parse_options(args, flags, valued);
-    const SanitizeOptions sanitize = sanitize_options(o);
-    if (o.positional.size() != 1) throw UsageError("run takes exactly one kernel name or case file");
-    const Config cfg = resolve_config(o);
-    api::RunRequest request;
-    request.target = o.positional[0];
-    request.target = api::resolve_target(request.is_case() ? user_path(request.target) : request.target);
-    request.kernel_args = o.values["--arg"];
-    const std::string prefetch = value_of(o, "--prefetch", "on");
-    if (prefetch != "on" && prefetch != "off") throw UsageError("--prefetch takes on or off, not '" + prefetch + "'");
-    request.prefetch = prefetch == "on";
-    request.enable_sdma = !has_flag(o, "--no-sdma");
-    request.warmup = !has_flag(o, "--no-warmup");
-    request.faults = o.values["--inject"];
-    request.trace = user_path(value_of(o, "--trace", ""));
-    request.waves = value_of(o, "--waves", "");
-    request.outputs_dir = user_path(value_of(o, "--outputs", ""));
-    refuse_overwriting_an_input(o, "--trace", request.trace);  // the case's own inputs: api::run
-    request.sanitize = sanitize.on;
-    request.suppressions = sanitize.suppressions;
-    request.advise = has_flag(o, "--advise");
-    request.dropped_sites = o.values["--drop-prefetch"];
-    request.free_sites = o.values["--free-prefetch"];
-    request.warm_load_sites = o.values["--warm-loads"];
-    request.around_load_sites = o.values["--bypass-loads"];
-    // A long run says on stderr that it is still going (every --progress seconds; 0: never).
-    const int64_t progress_ms = progress_option_ms(o);
-    if (progress_ms > 0) {
-        request.progress_ms = progress_ms;
-        const std::string name = o.positional[0];  // as the user named it
-        request.progress = [name](double ns) {
-            std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
-        };
-    }
+namespace {
 
-    api::RunResult r = api::run(cfg, request);
-    if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
-        // The advisor's measured what-ifs: the same run with prefetch off; with
-        // prefetch off and every core access an L2 hit; and, per advised site
-        // (at most kMaxSiteWhatIfs), this run without that site's prefetches.
-        auto child = [&](bool prefetch) {
-            std::vector<std::string> a = {"run", o.positional[0], "--json", "--prefetch", prefetch ? "on" : "off"};
-            for (const std::string& arg : request.kernel_args) a.insert(a.end(), {"--arg", arg});
-            for (const char* f : {"--no-sdma", "--no-warmup"}) {
-                if (has_flag(o, f)) a.push_back(f);
-            }
-            const std::vector<std::string> common = config_args(o);
-            a.insert(a.end(), common.begin(), common.end());
-            return a;
-        };
-        std::vector<std::string> ideal = child(false);
-        ideal.insert(ideal.end(), {"--set", "l2.demand=ideal"});
-        std::vector<std::vector<std::string>> runs = {child(false), ideal};
-        const std::vector<SiteWhatIf> what_ifs = site_what_ifs(r.advisor);
-        for (const SiteWhatIf& w : what_ifs) {
-            runs.push_back(child(request.prefetch));
-            for (const std::string& d : request.dropped_sites) runs.back().insert(runs.back().end(), {"--drop-prefetch", d});
-            const std::vector<std::string> extra = w.args();
-            runs.back().insert(runs.back().end(), extra.begin(), extra.end());
-        }
-        const std::vector<ChildRun> children = run_children(runs, 2);
-        r.advisor.what_if = measured_what_if(run_result(children[0]), r, run_result(children[1]));
-        std::vector<api::RunResult> measured;
-        for (size_t i = 2; i < children.size(); ++i) measured.push_back(run_result(children[i]));
-        record_site_what_ifs(r.advisor, what_ifs, measured);
-    }
-    if (o.json) {
+// Prints a run's result (--json: the summary) and what users' code and the
+// runtime said on stderr; the run's exit status, or the sanitizer's
+// `error_exitcode` for a run that passed with sanitizer errors.
+int report_run(const api::RunResult& r, const Config& cfg, bool json, const SanitizeOptions& sanitize) {
+    const std::string prefetch = r.prefetch ? "on" : "off";
+    if (json) {
         std::cout << api::to_json(r, cfg).dump(2) << "\n";
     } else {
         std::printf("kernel           %s (prefetch %s)\n", r.name.c_str(), prefetch.c_str());
@@ -140,6 +78,104 @@ int cmd_run(const std::vector<std::string>& args) {
     if (r.sanitized) std::cerr << r.sanitizer.text(sanitize.print_limit);
     if (r.exit_status() == 0 && r.sanitized && r.sanitizer.count(insight::Severity::Error) > 0) return sanitize.error_exitcode;
     return r.exit_status();
+}
+
+// What the advisor's measured what-ifs start from: the same case, arguments,
+// SDMA and warm-up choices and configuration, nothing observed or injected.
+api::RunSpec what_if_base(const api::RunSpec& spec, bool prefetch) {
+    api::RunSpec base;
+    base.config = spec.config;
+    base.run.target = spec.run.target;
+    base.run.kernel_args = spec.run.kernel_args;
+    base.run.enable_sdma = spec.run.enable_sdma;
+    base.run.warmup = spec.run.warmup;
+    base.run.prefetch = prefetch;
+    return base;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+    std::vector<std::string> flags = {"--no-sdma", "--no-warmup", "--advise", "--no-what-if"};
+    std::vector<std::string> valued = {"--prefetch", "--arg", "--inject", "--trace", "--waves", "--outputs",
+                                       "--drop-prefetch", "--free-prefetch", "--warm-loads", "--bypass-loads", "--progress",
+                                       "--timeout"};
+    flags.insert(flags.end(), kSanitizeFlags.begin(), kSanitizeFlags.end());
+    valued.insert(valued.end(), kSanitizeValues.begin(), kSanitizeValues.end());
+    CommonOptions o = parse_options(args, flags, valued);
+    const SanitizeOptions sanitize = sanitize_options(o);
+    if (o.positional.size() != 1) throw UsageError("run takes exactly one kernel name or case file");
+    api::RunSpec spec;
+    spec.config = config_choice(o);
+    const Config cfg = resolve_config(o);
+    api::RunRequest& request = spec.run;
+    request.target = o.positional[0];
+    request.target = api::resolve_target(request.is_case() ? user_path(request.target) : request.target);
+    request.kernel_args = o.values["--arg"];
+    const std::string prefetch = value_of(o, "--prefetch", "on");
+    if (prefetch != "on" && prefetch != "off") throw UsageError("--prefetch takes on or off, not '" + prefetch + "'");
+    request.prefetch = prefetch == "on";
+    request.enable_sdma = !has_flag(o, "--no-sdma");
+    request.warmup = !has_flag(o, "--no-warmup");
+    request.faults = o.values["--inject"];
+    request.trace = user_path(value_of(o, "--trace", ""));
+    request.waves = value_of(o, "--waves", "");
+    request.outputs_dir = user_path(value_of(o, "--outputs", ""));
+    refuse_overwriting_an_input(o, "--trace", request.trace);  // the case's own inputs: api::run
+    request.sanitize = sanitize.on;
+    request.suppressions = sanitize.suppressions;
+    request.advise = has_flag(o, "--advise");
+    request.dropped_sites = o.values["--drop-prefetch"];
+    request.free_sites = o.values["--free-prefetch"];
+    request.warm_load_sites = o.values["--warm-loads"];
+    request.around_load_sites = o.values["--bypass-loads"];
+    // A long run says on stderr that it is still going (every --progress seconds; 0: never).
+    request.progress_ms = progress_option_ms(o);
+    if (request.progress_ms > 0) {
+        const std::string name = o.positional[0];  // as the user named it
+        request.progress = [name](double ns) {
+            std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
+        };
+    }
+
+    api::RunResult r = api::run(cfg, request);
+    if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
+        // The advisor's measured what-ifs: the same run with prefetch off; with
+        // prefetch off and every core access an L2 hit; and, per advised site
+        // (at most kMaxSiteWhatIfs), this run without that site's prefetches.
+        api::RunSpec ideal = what_if_base(spec, false);
+        ideal.config.sets.push_back("l2.demand=ideal");
+        std::vector<api::RunSpec> runs = {what_if_base(spec, false), ideal};
+        const std::vector<SiteWhatIf> what_ifs = site_what_ifs(r.advisor);
+        for (const SiteWhatIf& w : what_ifs) {
+            runs.push_back(what_if_base(spec, request.prefetch));
+            runs.back().run.dropped_sites = request.dropped_sites;
+            w.apply_to(runs.back().run);
+        }
+        const std::vector<ChildRun> children = run_children(runs, 2);
+        r.advisor.what_if = measured_what_if(run_result(children[0]), r, run_result(children[1]));
+        std::vector<api::RunResult> measured;
+        for (size_t i = 2; i < children.size(); ++i) measured.push_back(run_result(children[i]));
+        record_site_what_ifs(r.advisor, what_ifs, measured);
+    }
+    return report_run(r, cfg, o.json, sanitize);
+}
+
+int cmd_run_request(const std::vector<std::string>& args) {
+    if (!args.empty()) throw UsageError("run-request takes no argument: it reads one run spec (JSON) on stdin");
+    const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) throw api::BadInput("run-request: stdin holds no JSON document");
+    api::RunSpec spec = api::run_spec_from_json(j);
+    const Config cfg = spec.config.resolve();
+    if (spec.is_replay) return print_replay(api::replay(cfg, spec.replay), true);
+    if (spec.run.progress_ms > 0) {
+        const std::string name = spec.run.target;
+        spec.run.progress = [name](double ns) {
+            std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
+        };
+    }
+    return report_run(api::run(cfg, spec.run), cfg, true, SanitizeOptions{});
 }
 
 }  // namespace pfsim

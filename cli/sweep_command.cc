@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "session/case_file.h"
+#include "session/verdict.h"
 #include "cli/plot.h"
 #include "cli/slurm.h"
 
@@ -114,18 +115,19 @@ Sweep plan_sweep(const std::vector<std::string>& arguments) {
         for (size_t i = 0; i < sweep.grids.size(); ++i) {
             point.label += (i ? ", " : "") + sweep.grids[i].key + "=" + p[i];
         }
-        for (const char* mode : {"off", "on"}) {
-            std::vector<std::string> a = {"run", target, "--json", "--prefetch", mode};
-            const std::vector<std::string> config = config_args(o);
-            a.insert(a.end(), config.begin(), config.end());
+        for (const bool prefetch : {false, true}) {
+            api::RunSpec run;
+            run.config = config_choice(o);
+            run.run.target = target;
+            run.run.prefetch = prefetch;
             for (size_t i = 0; i < sweep.grids.size(); ++i) {
                 if (sweep.grids[i].key.rfind("arg.", 0) == 0) {
-                    a.insert(a.end(), {"--arg", sweep.grids[i].key.substr(4) + "=" + p[i]});
+                    run.run.kernel_args.push_back(sweep.grids[i].key.substr(4) + "=" + p[i]);
                 } else {
-                    a.insert(a.end(), {"--set", sweep.grids[i].key + "=" + p[i]});
+                    run.config.sets.push_back(sweep.grids[i].key + "=" + p[i]);
                 }
             }
-            point.runs.push_back(a);
+            point.runs.push_back(run);
         }
         sweep.plan.points.push_back(point);
     }
@@ -172,22 +174,13 @@ int report_sweep(const Sweep& sweep, const std::vector<std::optional<PointResult
         const PointResults& pair = *results[i];
         const api::RunResult off = run_result(pair[0]);
         const api::RunResult on = run_result(pair[1]);
-        std::string error;
-        for (size_t k = 0; k < 2 && error.empty(); ++k) {
-            const api::RunResult& r = k == 0 ? off : on;
-            if (!r.error.empty()) {  // a child that printed no summary: what it said on stderr
-                error = r.error;
-            } else if (pair[k].status != 0) {
-                error = "exit status " + std::to_string(pair[k].status);
-            }
-        }
-        if (!error.empty()) {
-            csv << ",,,,," << csv_cell(error) << "\n";
+        const api::Verdict verdict = api::judge(off, on);
+        if (!verdict.equivalent()) {
+            csv << ",,,,," << csv_cell(verdict.failure) << "\n";
             ++failed;
             continue;
         }
-        const double t_off = off.kernel_time_ns, t_on = on.kernel_time_ns;
-        const double gain = t_off > 0 ? (t_off - t_on) / t_off * 100 : 0;
+        const double t_off = verdict.time_off_ns, t_on = verdict.time_on_ns, gain = verdict.gain_pct;
         char row[256];
         std::snprintf(row, sizeof row, "%.3f,%.3f,%.3f,%.4f,%.4f,\n", t_off, t_on, gain,
                       off.l2_hit_rate(), on.l2_hit_rate());

@@ -147,10 +147,6 @@ void trace_insight(TraceRecorder& trace, const RunResult& r, Tick start) {
 
 }  // namespace
 
-bool RunRequest::is_case() const {
-    return is_case_file(target);
-}
-
 double RunResult::l2_hit_rate() const {
     return counters.contains("l2") && counters["l2"].contains("hit_rate") ? counters["l2"]["hit_rate"].get<double>() : 0;
 }

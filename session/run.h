@@ -23,37 +23,9 @@
 #include "insight/advisor.h"
 #include "insight/sanitizer.h"
 #include "model/config/config.h"
+#include "session/request.h"
 
 namespace pfsim::api {
-
-// Input the run cannot use: the message names the file and line, key, task or
-// argument at fault (the CLI exits 2 with it).
-class BadInput : public std::invalid_argument {
-public:
-    using std::invalid_argument::invalid_argument;
-};
-
-struct RunRequest {
-    std::string target;                    // a shipped case's name, or a case file's path (*.toml)
-    std::vector<std::string> kernel_args;  // NAME=VALUE: the case's [params]
-    bool prefetch = true;                  // off: every prefetch is a no-op (handle 0)
-    bool enable_sdma = true;               // a case file can turn it off too
-    bool warmup = true;
-    std::vector<std::string> faults;       // --inject: session/faults.h
-    std::string trace, waves, outputs_dir; // paths; empty = none
-    bool sanitize = false;                 // run the protocol sanitizer (insight/sanitizer.h)
-    std::string suppressions;              // its suppressions file; empty = none
-    bool advise = false;                   // run the prefetch advisor (insight/advisor.h)
-    std::vector<std::string> dropped_sites;  // what-if: prefetches from these "file:line" sites are no-ops
-    std::vector<std::string> free_sites;     // what-if: their regions resident at no cost instead (docs/advisor.md)
-    std::vector<std::string> warm_load_sites;  // what-if: loads from these sites find their region resident
-    std::vector<std::string> around_load_sites;  // what-if: loads from these sites read around the L2
-    // Told the simulated ns since a launch began, about every progress_ms of wall
-    // time while it runs (null: never).
-    std::function<void(double simulated_ns)> progress;
-    int64_t progress_ms = 10000;
-    bool is_case() const;
-};
 
 struct OutputResult {
     std::string name;

@@ -21,6 +21,7 @@ using pfsim::test::pfsim;
 using pfsim::test::Result;
 using pfsim::test::slurp;
 using pfsim::test::tmp;
+using pfsim::test::write_file;
 
 std::string write_trace(const std::string& name, const std::string& text) {
     return pfsim::test::write_file(name, text);
@@ -311,13 +312,51 @@ TEST(Run, ALongRunSaysOnStderrThatItIsStillGoing) {
     }
 }
 
+TEST(RunRequest, TheExecutorsChildPrintsWhatRunAndReplayPrint) {
+    // check, sweep and calibrate run each run as `pfsim run-request`, its spec
+    // (session/run_spec.h) as JSON on stdin: the same summary, byte for byte.
+    const Result direct = pfsim("run prefetch_demo --prefetch off --set l2.replacement=srrip --json");
+    ASSERT_EQ(direct.status, 0) << direct.err;
+    const std::string spec = write_file(
+        "spec.json", R"({"config": {"sets": ["l2.replacement=srrip"]}, "run": {"target": "prefetch_demo", "prefetch": false}})");
+    const Result child = pfsim("run-request < " + spec);
+    ASSERT_EQ(child.status, 0) << child.err;
+    EXPECT_EQ(child.out, direct.out);
+    // The control: the spec's prefetch on is another run.
+    const Result on = pfsim("run-request < " + write_file("on.json", R"({"run": {"target": "prefetch_demo"}})"));
+    EXPECT_NE(on.out, direct.out);
+
+    const Result replay = pfsim("replay traces/examples/stream_prefetch.trace --json");
+    const Result replayed =
+        pfsim("run-request < " + write_file("replay.json", R"({"replay": {"file": "traces/examples/stream_prefetch.trace"}})"));
+    ASSERT_EQ(replayed.status, 0) << replayed.err;
+    EXPECT_EQ(replayed.out, replay.out);
+}
+
+TEST(RunRequest, ABadSpecIsBadInputNamingWhatIsWrong) {
+    const std::pair<const char*, const char*> bad[] = {
+        {"{", "stdin holds no JSON document"},
+        {R"({"run": {"target": "prefetch_demo", "prefetchh": false}})", "run.prefetchh: unknown field"},
+        {R"({"run": {"prefetch": false}})", "run.target: missing"},
+        {R"({"run": {"target": "prefetch_demo"}, "config": {"sets": ["l2.nope=1"]}})", "l2.nope"},
+        {R"({"run": {"target": "no_such_case"}})", "no_such_case"},
+    };
+    for (const auto& [text, expected] : bad) {
+        const Result r = pfsim("run-request < " + write_file("bad.json", text));
+        EXPECT_EQ(r.status, 2) << text << ": " << r.err;
+        EXPECT_NE(r.err.find(expected), std::string::npos) << text << ": " << r.err;
+        EXPECT_EQ(r.out, "") << text;
+    }
+    EXPECT_EQ(pfsim("run-request extra < /dev/null").status, 2);
+}
+
 TEST(Check, ARunThatTakesLongSaysSoOnStderrWithItsArguments) {
     // check's children keep their stderr: check itself reports each one still running.
     const Result r = pfsim("check cases/vector_chain/case.toml --progress 0.001 --json");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("pfsim: still running after "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("s: run "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("vector_chain/case.toml --json"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("vector_chain/case.toml --prefetch o"), std::string::npos) << r.err;
     EXPECT_NO_THROW(nlohmann::json::parse(r.out));
     const Result quiet = pfsim("check cases/vector_chain/case.toml --progress 0");
     EXPECT_EQ(quiet.err.find("still running"), std::string::npos) << quiet.err;
@@ -605,7 +644,7 @@ TEST(Sweep, RunsTheGridAndKeepsFailingPointsInTheCsv) {
     ASSERT_EQ(rows.size(), 4u);  // ...and the others still ran
     EXPECT_EQ(rows[0].rfind("model,4KiB,", 0), 0u);
     EXPECT_EQ(rows[0].back(), ',');  // no error
-    EXPECT_NE(rows[2].find("none,4KiB,,,,,,async-DMA workspace provisioning (mask=1) failed with code -1"),
+    EXPECT_NE(rows[2].find("none,4KiB,,,,,,prefetch off: async-DMA workspace provisioning (mask=1) failed with code -1"),
               std::string::npos) << rows[2];
     EXPECT_NE(s.err.find("sweep prefetch_wait: 4/4 points done"), std::string::npos);  // plain progress off a terminal
     EXPECT_EQ(pfsim("sweep prefetch_wait --grid l2.ways=16").status, 2);

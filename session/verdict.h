@@ -1,0 +1,32 @@
+// The one verdict on a pair of runs of the same work, prefetch off and on:
+// both ran cleanly (no error, no protocol violation), their outputs are
+// bit-identical to each other and equal to the reference or golden, and what
+// the prefetch gained. `check`, `check --uncertainty` and `sweep` judge with it.
+#pragma once
+
+#include <string>
+
+#include "session/run.h"
+
+namespace pfsim::api {
+
+// The gain a case expects, in % of the prefetch-off time (case.toml's
+// expected_gain_pct); +-1e9 is a side without bound.
+struct Expectation {
+    double min_gain_pct = -1e9, max_gain_pct = 1e9;
+};
+
+struct Verdict {
+    // Why the pair is not equivalent or not golden-equal ("prefetch on: output
+    // differs from the reference"); empty when it is, and only then are the
+    // times and the gain set.
+    std::string failure;
+    double time_off_ns = 0, time_on_ns = 0;
+    double gain_pct = 0;    // (off - on) / off, in %; 0 when off took no time
+    bool gain_met = false;  // equivalent, and the gain within the expectation
+    bool equivalent() const { return failure.empty(); }
+};
+
+Verdict judge(const RunResult& off, const RunResult& on, const Expectation& expected = {});
+
+}  // namespace pfsim::api
