@@ -314,11 +314,18 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"l2.size", "l2.size"},                   // no value at all
         {"gm.l2_cache_offset=1GiB", "gm.l2_cache_offset"},       // the alias would overlap GM
         {"gm.l2_cache_offset=0x1000000001", "gm.l2_cache_offset"},  // not whole pages
+        {"gm.l2_cache_offset=0x400000001000", "gm.l2_cache_offset"},  // 4 KiB above 64 TiB: into the peer windows' plan
     };
     for (const auto& [assignment, key] : cases) {
         const std::string e = error_of([&] { with(assignment); });
         EXPECT_NE(e.find(key), std::string::npos) << assignment << " -> '" << e << "'";
     }
+}
+
+// The highest alias the address plan leaves below the peer windows
+// (model/common/peer_window.h) is taken; one page above it is refused (above).
+TEST(Config, GmAliasAtItsHighestOffsetIsTaken) {
+    EXPECT_EQ(with("gm.l2_cache_offset=0x400000000000").bytes("gm.l2_cache_offset"), uint64_t{64} << 40);
 }
 
 TEST(Config, UnknownPresetListsTheKnownOnes) {
