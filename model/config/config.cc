@@ -285,6 +285,7 @@ void Config::validate() const {
                             std::to_string(kMaxTaggedLines) + " (a larger l2.line_bytes or a smaller gm.size)");
     }
     if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
+    if (gm_size > kPeerWindowBytes) fail("gm.size", "at most 1 TiB, the size of a peer die's address window");
     const uint64_t alias = bytes("gm.l2_cache_offset");
     // Its highest value keeps the alias below the peer windows (model/common/peer_window.h).
     if (alias != 0 && (alias < gm_size || alias % 4096 != 0 || alias > kMaxL2CacheOffset)) {

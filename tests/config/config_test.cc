@@ -322,10 +322,19 @@ TEST(Config, ImpossibleValuesNameTheKey) {
     }
 }
 
-// The highest alias the address plan leaves below the peer windows
-// (model/common/peer_window.h) is taken; one page above it is refused (above).
-TEST(Config, GmAliasAtItsHighestOffsetIsTaken) {
+// The highest alias the address plan leaves below the peer windows, and the
+// largest GM, one window (model/common/peer_window.h), are taken; one page
+// above the alias (above) and twice the GM are refused.
+TEST(Config, GmAndItsAliasAtTheirLimitsAreTaken) {
     EXPECT_EQ(with("gm.l2_cache_offset=0x400000000000").bytes("gm.l2_cache_offset"), uint64_t{64} << 40);
+    EXPECT_EQ(with("gm.size=1TiB").bytes("gm.size"), uint64_t{1} << 40);  // one peer window, the largest GM
+    // Twice that, in lines the L2's tags can still number, is refused naming the window.
+    Config twice = Config::from_preset();
+    twice.set("l2.line_bytes=1KiB");
+    twice.set("gm.size=2TiB");
+    EXPECT_NE(error_of([&] { twice.validate(); }).find("gm.size: at most 1 TiB, the size of a peer die's address window"),
+              std::string::npos)
+        << error_of([&] { twice.validate(); });
 }
 
 TEST(Config, UnknownPresetListsTheKnownOnes) {
