@@ -3,6 +3,11 @@
 // and its bandwidth; an address no connected die holds stops the channel as an
 // address outside GM does.
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,6 +15,7 @@
 #include "hw/sdma_request.h"
 #include "model/common/peer_window.h"
 #include "model/common/time.h"
+#include "model/trace/recorder.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {
@@ -191,8 +197,33 @@ TEST_F(Link, APrefetchOnTheSameEngineSlowsAPeerCopy) {
         test::run_until_idle();
         return copier.soc.sdma.channel(0).last_done - t0;
     };
-    const Tick shared = together(*c, *c);
-    const Tick apart = together(*a, *b);  // the prefetch on the peer's engine
+    // Traced: the copy's slice is told from the prefetch's by its name, with
+    // how long its pieces waited for the engine (behind the prefetch's).
+    auto traced = [&](test::Harness& copier, test::Harness& prefetcher, const char* name) {
+        const char* dir = std::getenv("TEST_TMPDIR");
+        const std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+        TraceRecorder trace(path, 1 << 20);
+        copier.soc.sdma.attach_trace(&trace);
+        if (&prefetcher != &copier) prefetcher.soc.sdma.attach_trace(&trace);
+        const Tick took = together(copier, prefetcher);
+        copier.soc.sdma.attach_trace(nullptr);
+        prefetcher.soc.sdma.attach_trace(nullptr);
+        trace.close();
+        std::ifstream in(path);
+        return std::make_pair(took, std::string(std::istreambuf_iterator<char>(in), {}));
+    };
+    // The engine wait the trace shows for the peer get (ns), -1 when there is no such slice.
+    auto engine_wait_ns = [](const std::string& trace) {
+        const size_t get = trace.find("\"name\":\"peer get\"");
+        const size_t at = trace.find("\"engine_wait_ns\":", get);
+        return get == std::string::npos || at == std::string::npos ? -1.0 : std::stod(trace.substr(at + 17));
+    };
+    const auto [shared, shared_trace] = traced(*c, *c, "shared.json");
+    const auto [apart, apart_trace] = traced(*a, *b, "apart.json");  // the prefetch on the peer's engine
+    EXPECT_NE(shared_trace.find("\"name\":\"prefetch\""), std::string::npos);
+    EXPECT_NE(shared_trace.find("\"rank\":1"), std::string::npos);
+    EXPECT_GT(engine_wait_ns(shared_trace), 0.5 * (shared - alone) / 1000.0);
+    EXPECT_EQ(engine_wait_ns(apart_trace), 0.0);
     EXPECT_GT(shared, alone * 3 / 2) << "alone " << alone << " ps, with a prefetch on its engine " << shared << " ps";
     EXPECT_LT(apart, alone * 11 / 10) << "alone " << alone << " ps, with a prefetch on the peer's engine " << apart << " ps";
     EXPECT_GT(c->soc.sdma.stats().channel_switches, 0u);
