@@ -148,6 +148,7 @@ protected:
         pair2_ = new SimDies(cfg, 2, "second");
         // Rings of 5 requests: a copy in 4 requests and its flag fill one.
         shallow_ = new SimDies(test::config_with({"sdma.queue_depth=5"}), 2, "shallow");
+        windowed_ = new SimDies(cfg, 2, "windowed");
         test::elaborate();
     }
     // `floats` floats on `rank`'s GM, filled with `fill(i)`; returns its GM address.
@@ -203,10 +204,12 @@ protected:
     static SimDies* pair_;
     static SimDies* pair2_;
     static SimDies* shallow_;
+    static SimDies* windowed_;
 };
 SimDies* Comm::pair_ = nullptr;
 SimDies* Comm::pair2_ = nullptr;
 SimDies* Comm::shallow_ = nullptr;
+SimDies* Comm::windowed_ = nullptr;
 
 float source_value(int i) { return static_cast<float>(i % 977) * 0.5f; }
 float zero(int) { return 0; }
@@ -266,6 +269,30 @@ TEST_F(Comm, APutBeyondWhatThePeerAllocatedFailsNamingIt) {
     const uint64_t enough = buffer(d, 1, kElems, zero);
     std::vector<int64_t> good = {ptr(d, 0, src), ptr(d, 1, enough), 0, 0, 0, 0, 0, 0};
     EXPECT_TRUE(d.launch({one_core(0, &put_only, good)})[0].ok());
+}
+
+// The communication window's size (CommContext.winSize) at its limit: a put of
+// the window's exact size fits; with the window 4 bytes smaller the same put
+// fails naming the window, though GM after it is allocated (the control: with
+// no window set, only the allocations bound it, and the put passes).
+TEST_F(Comm, APutPastTheCommunicationWindowFailsAtItsSize) {
+    SimDies& d = *windowed_;
+    const uint64_t src = buffer(d, 0, kElems, source_value);
+    const uint64_t window = buffer(d, 1, kElems, zero);
+    buffer(d, 1, kElems, zero);  // allocated after the window
+    std::vector<int64_t> put = {ptr(d, 0, src), ptr(d, 1, window), 0, 0, 0, 0, 0, 0};
+    d.set_comm_window(1, window, uint64_t{kElems} * 4);
+    const rt::LaunchResult fits = d.launch({one_core(0, &put_only, put)})[0];
+    EXPECT_TRUE(fits.ok()) << fits.first_error();
+    d.set_comm_window(1, window, uint64_t{kElems} * 4 - 4);
+    const rt::LaunchResult over = d.launch({one_core(0, &put_only, put)})[0];
+    ASSERT_FALSE(over.ok());
+    EXPECT_NE(over.first_error().find("TPUT: the destination"), std::string::npos) << over.first_error();
+    EXPECT_NE(over.first_error().find("reaches past rank 1's communication window"), std::string::npos)
+        << over.first_error();
+    EXPECT_NE(over.first_error().find("+ 16380, CommContext.winSize)"), std::string::npos) << over.first_error();
+    d.set_comm_window(1, 0, 0);
+    EXPECT_TRUE(d.launch({one_core(0, &put_only, put)})[0].ok());
 }
 
 TEST_F(Comm, AWaitNobodySatisfiesStopsNamingTheSignalAndItsLastWriter) {
