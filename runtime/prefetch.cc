@@ -17,10 +17,15 @@ namespace {
 
 constexpr uint64_t kPostIdMask = (uint64_t{1} << kHandleQueueShift) - 1;
 
-// (workspace, group) -> the core that first posted on it during this launch,
-// for the shared-group warning.
-std::map<std::pair<uint64_t, uint32_t>, uint32_t>& group_owners() {
-    static std::map<std::pair<uint64_t, uint32_t>, uint32_t> owners;
+// Who posted on a channel group during this launch: the first core, and
+// whether another core did too (the shared-group warning).
+struct GroupUse {
+    uint32_t first_core = 0;
+    bool shared = false;
+};
+// By (workspace, group).
+std::map<std::pair<uint64_t, uint32_t>, GroupUse>& group_owners() {
+    static std::map<std::pair<uint64_t, uint32_t>, GroupUse> owners;
     return owners;
 }
 
@@ -104,13 +109,37 @@ void push_request(Device& dev, AsyncSession& s, SdmaRequest request) {
 // Two cores of one launch posting on one channel group run concurrently on
 // hardware: their sessions share the group's queue, ring tail and post-done record.
 void warn_shared_group(Device& dev, const AsyncSession& s) {
-    const uint32_t first = group_owners().emplace(std::make_pair(s.workspace, s.group), dev.core_id()).first->second;
+    GroupUse& use = group_owners().emplace(std::make_pair(s.workspace, s.group), GroupUse{dev.core_id()}).first->second;
+    const uint32_t first = use.first_core;
     if (first == dev.core_id()) return;
+    use.shared = true;
     std::ostringstream os;
     os << "cores " << std::min(first, dev.core_id()) << " and " << std::max(first, dev.core_id())
        << " both post on SDMA channel group " << s.group << " in one launch (the two vector cores of a "
        << "cluster share a group, as on hardware): their sessions share one queue and post-done record";
     dev.warn(os.str());
+}
+
+// A session keeps its group's ring tail (and its own post ids) from its build
+// on, and persists the tail in the channel record at each post. When the
+// record holds another tail, another session of this core has posted on the
+// group since (a prefetch context's and send_request_entry's, or
+// BuildAsyncSession's, each their own): a post at the kept tail would
+// overwrite that session's requests, and the two sessions' post ids would
+// repeat on one post-done record. Refused naming `instruction`. A group two
+// cores post on is the shared-group warning's, not checked here.
+void check_ring_tail(Device& dev, const AsyncSession& s, const char* instruction) {
+    auto use = group_owners().find(std::make_pair(s.workspace, s.group));
+    if (use == group_owners().end() || use->second.shared || use->second.first_core != dev.core_id()) return;
+    uint32_t head_tail[2] = {0, 0};
+    dev.peek(WorkspaceLayout::channel_info(s.workspace, s.group * s.queue_num), head_tail, sizeof head_tail);
+    if (head_tail[1] == s.tail) return;
+    throw PrefetchError(std::string(instruction) + ": SDMA channel group " + std::to_string(s.group) +
+                        "'s ring tail is " + std::to_string(head_tail[1]) + ", not the " + std::to_string(s.tail) +
+                        " this session keeps: another session of this core posted on the group since (a prefetch "
+                        "context and send_request_entry / BuildAsyncSession each build their own), and a post at the "
+                        "kept tail would overwrite its requests. Post the copies on the context's session "
+                        "(TGET_ASYNC(dst, src, ctx.session)) or from another channel group");
 }
 
 }  // namespace
@@ -181,7 +210,8 @@ PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(ws ? curr
 // protocol of prefetch-protocol.md §2.4. `observed`, when given, is the
 // prefetch context its observers are told about. Returns the post's event, or
 // handle 0 with `why` set.
-AsyncEvent post_requests(Device& dev, AsyncSession& s, PrefetchAsyncContext* observed, uint64_t gm, uint64_t bytes,
+AsyncEvent post_requests(Device& dev, AsyncSession& s, const char* instruction, PrefetchAsyncContext* observed,
+                         uint64_t gm, uint64_t bytes,
                          const std::function<SdmaRequest(uint64_t offset, uint32_t n)>& request, DropReason* why) {
     const KernelRuntimeOptions& opt = kernel_runtime_options();
     const std::vector<PrefetchObserver*> none;
@@ -203,6 +233,7 @@ AsyncEvent post_requests(Device& dev, AsyncSession& s, PrefetchAsyncContext* obs
         for (PrefetchObserver* o : observers) o->post_blocked(*observed, since, retired);
         if (!retired) return drop(DropReason::FlagRingTimeout);
     }
+    check_ring_tail(dev, s, instruction);
     warn_shared_group(dev, s);
     const uint64_t posting = dev.now_ps();
     const uint64_t slot = WorkspaceLayout::flag_slot(s.workspace, s.group, post_id);
@@ -259,7 +290,7 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     if (gm == 0) return drop(DropReason::NullSource);
     if (bytes == 0) return drop(DropReason::ZeroBytes);
     DropReason why = DropReason::Disabled;
-    const AsyncEvent event = post_requests(dev, s, &ctx, gm, bytes, [&](uint64_t offset, uint32_t n) {
+    const AsyncEvent event = post_requests(dev, s, "TPREFETCH_ASYNC", &ctx, gm, bytes, [&](uint64_t offset, uint32_t n) {
         return SdmaRequest::cache_prefetch(gm + offset, n);
     }, &why);
     return event.handle ? event : drop(why);
@@ -270,7 +301,7 @@ AsyncEvent copy_async(const char* instruction, uint64_t dst, uint64_t src, uint6
     if (!s.valid) refuse("the async session is not built (BuildAsyncSession failed or was not called)");
     if (bytes == 0) refuse("nothing to copy (0 bytes)");
     DropReason why = DropReason::Disabled;
-    const AsyncEvent event = post_requests(current_device(), s, nullptr, src, bytes, [&](uint64_t offset, uint32_t n) {
+    const AsyncEvent event = post_requests(current_device(), s, instruction, nullptr, src, bytes, [&](uint64_t offset, uint32_t n) {
         return SdmaRequest::copy(src + offset, dst + offset, n);
     }, &why);
     if (event.handle) return event;

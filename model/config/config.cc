@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "base/toml_text.h"
+#include "model/common/peer_window.h"
 #include "model/config/presets/presets.h"
 
 namespace pfsim {
@@ -284,8 +285,10 @@ void Config::validate() const {
                             std::to_string(kMaxTaggedLines) + " (a larger l2.line_bytes or a smaller gm.size)");
     }
     if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
+    if (gm_size > kPeerWindowBytes) fail("gm.size", "at most 1 TiB, the size of a peer die's address window");
     const uint64_t alias = bytes("gm.l2_cache_offset");
-    if (alias != 0 && (alias < gm_size || alias % 4096 != 0 || alias > (uint64_t{64} << 40))) {
+    // Its highest value keeps the alias below the peer windows (model/common/peer_window.h).
+    if (alias != 0 && (alias < gm_size || alias % 4096 != 0 || alias > kMaxL2CacheOffset)) {
         fail("gm.l2_cache_offset", "must be 0 (no uncached alias) or a multiple of 4 KiB from gm.size to 64 TiB (the alias "
                                    "lies above GM in the host's address space)");
     }

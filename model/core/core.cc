@@ -140,6 +140,13 @@ uint64_t Core::allocated_gm(const char* instruction, const char* what, const vol
         begin = peer.alloc_begin;
         end = peer.alloc_end;
         rank = "rank " + std::to_string(peer_rank(gm));
+        if (peer.window_bytes &&
+            (at < peer.window_begin || at - peer.window_begin > peer.window_bytes ||
+             bytes > peer.window_bytes - (at - peer.window_begin))) {
+            fail("reaches past " + rank + "'s communication window (GM " + hex(at) + " + " + std::to_string(bytes) +
+                 "; the window is GM " + hex(peer.window_begin) + " + " + std::to_string(peer.window_bytes) +
+                 ", CommContext.winSize)");
+        }
     }
     if (end && (at < begin || at + bytes > *end)) {
         fail("reaches past what " + rank + " allocated (GM " + hex(at) + " + " + std::to_string(bytes) +

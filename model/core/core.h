@@ -133,6 +133,9 @@ public:
         uint64_t size = 0;
         uint64_t alloc_begin = 0;            // what the rank allocated: [alloc_begin, *alloc_end)
         const uint64_t* alloc_end = nullptr;
+        // The rank's communication window in its GM (CommContext.winSize
+        // bytes), when one is set: an access from another die must lie in it.
+        uint64_t window_begin = 0, window_bytes = 0;
     };
     void set_peer_gms(const std::vector<PeerGm>* by_rank) { peer_gms_ = by_rank; }
     // What is allocated in GM: [begin, *end). A pointer access in GM outside it

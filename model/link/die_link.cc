@@ -15,9 +15,6 @@ DieLink::DieLink(sc_core::sc_module_name name, const Config& cfg)
       gm_size_(cfg.bytes("gm.size")),
       bandwidth_(cfg.bandwidth("link.bandwidth")),
       latency_(cfg.time("link.latency")) {
-    if (gm_size_ > kPeerWindowBytes) {
-        throw std::invalid_argument("gm.size: at most 1 TiB, the size of a peer die's address window");
-    }
     in.register_b_transport(this, &DieLink::transport);
     in.register_transport_dbg(this, &DieLink::transport_dbg);
 }

@@ -47,7 +47,7 @@ public:
                                                   sc_core::SC_ZERO_OR_MORE_BOUND>
         out;
 
-    // Throws std::invalid_argument when gm.size does not fit a peer window.
+    // gm.size fits a peer window (the configuration checked it).
     DieLink(sc_core::sc_module_name name, const Config& cfg);
 
     // Binds `out` to rank 0, 1, ... in that order: call once per rank (this

@@ -459,10 +459,15 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
     // Data moves one piece at a time, so that each reservation of GM, L2 and
     // engine bandwidth is made when it happens and channels interleave fairly.
     Tick done = sc_core::sc_time_stamp().value();
+    Tick engine_wait = 0;  // traced: beyond the pieces' own transfer time (other channels' pieces, the switches to them)
     for (uint64_t off = 0; off < r.length;) {
         const uint64_t n = std::min(chunk_bytes_ - (r.src + off) % chunk_bytes_, uint64_t{r.length} - off);
         const Tick t = sc_core::sc_time_stamp().value();
         const Tick paced = reserve_bandwidth(c, n, t);
+        if (trace_) {
+            const Tick alone = t + std::max(transfer_time(n, channel_bw_), transfer_time(n, aggregate_bw_));
+            if (paced > alone) engine_wait += paced - alone;
+        }
         done = std::max({done, (this->*op.piece)(c, r, off, n, t, paced), paced});
         const Tick moved = sc_core::sc_time_stamp().value();
         if (paced > moved) sc_core::wait(to_sc(paced - moved));
@@ -484,10 +489,18 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
             trace_lane_.assign(state_.size(), 0);
         }
         if (!trace_lane_[c]) trace_lane_[c] = trace_->lane(trace_pid_, "channel " + std::to_string(c), static_cast<int>(c));
-        char args[160];
-        std::snprintf(args, sizeof args, "\"bytes\":%u,\"src\":\"0x%llx\",\"dst\":\"0x%llx\"", r.length,
-                      static_cast<unsigned long long>(r.src), static_cast<unsigned long long>(r.dst));
-        trace_->slice(trace_pid_, trace_lane_[c], op.name, started, finished, args);
+        char args[240];
+        int at = std::snprintf(args, sizeof args, "\"bytes\":%u,\"src\":\"0x%llx\",\"dst\":\"0x%llx\"", r.length,
+                               static_cast<unsigned long long>(r.src), static_cast<unsigned long long>(r.dst));
+        // A copy between dies (communication: TGET_ASYNC, TPUT_ASYNC) is told
+        // from a prefetch and from a copy within the die by its name, with the
+        // peer's rank and how long its pieces waited for the engine.
+        const bool get = in_peer_window(r.src), put = op.writes_destination && in_peer_window(r.dst);
+        if (get || put) {
+            std::snprintf(args + at, sizeof args - static_cast<size_t>(at), ",\"rank\":%u,\"engine_wait_ns\":%.3f",
+                          peer_rank(get ? r.src : r.dst), static_cast<double>(engine_wait) / 1000.0);
+        }
+        trace_->slice(trace_pid_, trace_lane_[c], get ? "peer get" : put ? "peer put" : op.name, started, finished, args);
     }
     ++stats_.requests;
     ch.last_done = done;

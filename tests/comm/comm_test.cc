@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -81,6 +83,62 @@ void sdma_get(int64_t* args) {
     send_request_entry(ctx, SdmaTget(out, peer, scratch, workspace));
 }
 
+using Scratch = Tile<TileType::Vec, uint8_t, 1, SDMA_SCRATCH_ALIGNMENT>;
+
+__gm__ uint8_t* sdma_workspace(int64_t* args) {
+    return static_cast<__gm__ uint8_t*>(rt::get_dma_workspace(args, rt::DMA_WORKSPACE_SDMA));
+}
+
+// A prefetch context and async copies on one core (one channel group).
+// args: 0 local output, 1 the peer's data, 2 a local region to prefetch, 3 the order:
+//   0  prefetch, send_request_entry (a session of its own), prefetch again
+//   1  a session of BuildAsyncSession copies, a prefetch, the first session copies again
+//   2  the control of 0: the copy posted on the context's own session
+//   3  the control of 1: the copies' session built again after the prefetch
+void prefetch_beside_copies(int64_t* args) {
+    Flat out(arg<float>(args, 0)), peer(arg<float>(args, 1)), region(arg<float>(args, 2));
+    Scratch scratch;
+    TASSIGN(scratch, 0x0);
+    __gm__ uint8_t* workspace = sdma_workspace(args);
+    PrefetchAsyncContext ctx(workspace);
+    comm::AsyncSession copies;
+    switch (args[3]) {
+        case 0: {
+            TPREFETCH_ASYNC(region, ctx).Wait(ctx.session);
+            AsyncCtx async = get_async_ctx(args);
+            send_request_entry(async, SdmaTget(out, peer, scratch, workspace));
+            TPREFETCH_ASYNC(region, ctx).Wait(ctx.session);
+            break;
+        }
+        case 1:
+        case 3:
+            comm::BuildAsyncSession(scratch, workspace, copies);
+            comm::TGET_ASYNC(out, peer, copies).Wait(copies);
+            TPREFETCH_ASYNC(region, ctx).Wait(ctx.session);
+            if (args[3] == 3) comm::BuildAsyncSession(scratch, workspace, copies);
+            comm::TGET_ASYNC(out, peer, copies).Wait(copies);
+            break;
+        case 2:
+            TPREFETCH_ASYNC(region, ctx).Wait(ctx.session);
+            comm::TGET_ASYNC(out, peer, ctx.session).Wait(ctx.session);
+            TPREFETCH_ASYNC(region, ctx).Wait(ctx.session);
+            break;
+    }
+}
+
+// args: 0 local output, 1 the peer's data, 2 copies posted on one session
+// before the last is waited for (each of all the data).
+void copies_outstanding(int64_t* args) {
+    Flat out(arg<float>(args, 0)), peer(arg<float>(args, 1));
+    Scratch scratch;
+    TASSIGN(scratch, 0x0);
+    comm::AsyncSession session;
+    comm::BuildAsyncSession(scratch, sdma_workspace(args), session);
+    comm::AsyncEvent last;
+    for (int64_t i = 0; i < args[2]; ++i) last = comm::TGET_ASYNC(out, peer, session);
+    last.Wait(session);
+}
+
 class Comm : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
@@ -90,6 +148,7 @@ protected:
         pair2_ = new SimDies(cfg, 2, "second");
         // Rings of 5 requests: a copy in 4 requests and its flag fill one.
         shallow_ = new SimDies(test::config_with({"sdma.queue_depth=5"}), 2, "shallow");
+        windowed_ = new SimDies(cfg, 2, "windowed");
         test::elaborate();
     }
     // `floats` floats on `rank`'s GM, filled with `fill(i)`; returns its GM address.
@@ -126,6 +185,15 @@ protected:
         l.args = {out, peer};
         return l;
     }
+    static rt::KernelLaunch sdma_launch(const char* name, rt::KernelEntry kernel, std::vector<int64_t> args) {
+        rt::KernelLaunch l;
+        l.name = name;
+        l.entries.aiv = kernel;
+        l.spec = rt::LaunchSpec{1, 1, false};
+        l.uses_sdma = true;
+        l.args = std::move(args);
+        return l;
+    }
     static rt::WorkerOptions sdma_worker(uint64_t request_bytes) {
         rt::WorkerOptions o;
         o.enable_sdma = true;
@@ -136,10 +204,12 @@ protected:
     static SimDies* pair_;
     static SimDies* pair2_;
     static SimDies* shallow_;
+    static SimDies* windowed_;
 };
 SimDies* Comm::pair_ = nullptr;
 SimDies* Comm::pair2_ = nullptr;
 SimDies* Comm::shallow_ = nullptr;
+SimDies* Comm::windowed_ = nullptr;
 
 float source_value(int i) { return static_cast<float>(i % 977) * 0.5f; }
 float zero(int) { return 0; }
@@ -201,6 +271,30 @@ TEST_F(Comm, APutBeyondWhatThePeerAllocatedFailsNamingIt) {
     EXPECT_TRUE(d.launch({one_core(0, &put_only, good)})[0].ok());
 }
 
+// The communication window's size (CommContext.winSize) at its limit: a put of
+// the window's exact size fits; with the window 4 bytes smaller the same put
+// fails naming the window, though GM after it is allocated (the control: with
+// no window set, only the allocations bound it, and the put passes).
+TEST_F(Comm, APutPastTheCommunicationWindowFailsAtItsSize) {
+    SimDies& d = *windowed_;
+    const uint64_t src = buffer(d, 0, kElems, source_value);
+    const uint64_t window = buffer(d, 1, kElems, zero);
+    buffer(d, 1, kElems, zero);  // allocated after the window
+    std::vector<int64_t> put = {ptr(d, 0, src), ptr(d, 1, window), 0, 0, 0, 0, 0, 0};
+    d.set_comm_window(1, window, uint64_t{kElems} * 4);
+    const rt::LaunchResult fits = d.launch({one_core(0, &put_only, put)})[0];
+    EXPECT_TRUE(fits.ok()) << fits.first_error();
+    d.set_comm_window(1, window, uint64_t{kElems} * 4 - 4);
+    const rt::LaunchResult over = d.launch({one_core(0, &put_only, put)})[0];
+    ASSERT_FALSE(over.ok());
+    EXPECT_NE(over.first_error().find("TPUT: the destination"), std::string::npos) << over.first_error();
+    EXPECT_NE(over.first_error().find("reaches past rank 1's communication window"), std::string::npos)
+        << over.first_error();
+    EXPECT_NE(over.first_error().find("+ 16380, CommContext.winSize)"), std::string::npos) << over.first_error();
+    d.set_comm_window(1, 0, 0);
+    EXPECT_TRUE(d.launch({one_core(0, &put_only, put)})[0].ok());
+}
+
 TEST_F(Comm, AWaitNobodySatisfiesStopsNamingTheSignalAndItsLastWriter) {
     SimDies& d = *pair2_;
     const uint64_t src = buffer(d, 0, kElems, source_value);
@@ -259,6 +353,82 @@ TEST_F(Comm, AnSdmaCopyFillsTheQueueToItsDepthAndNoFurther) {
                                       "queue's ring of 5 (sdma.queue_depth)"),
               std::string::npos)
         << over.first_error();
+}
+
+// A prefetch context keeps its channel group's ring tail; a session of
+// send_request_entry (or BuildAsyncSession) on the same core posting in
+// between moves it. The stale post is refused naming the instruction and the
+// group, in both orders; one session for both (the context's), or a session
+// built after the other's post, is the control.
+TEST_F(Comm, APrefetchContextAndAnotherCopySessionOnOneCoreDoNotShareARingTail) {
+    SimDies& d = *pair_;
+    rt::Worker w(d.die(0), sdma_worker(uint64_t{64} << 20));
+    const uint64_t peer = buffer(d, 1, kElems, source_value), region = buffer(d, 0, kElems, source_value);
+    auto run = [&](int64_t order) {
+        const uint64_t out = buffer(d, 0, kElems, zero);
+        const rt::LaunchResult r = w.run(sdma_launch(
+            "prefetch_beside_copies", &prefetch_beside_copies,
+            {ptr(d, 0, out), ptr(d, 1, peer), ptr(d, 0, region), order}));
+        return std::make_pair(r, read(d, 0, out, kElems) == read(d, 1, peer, kElems));
+    };
+    const auto [prefetch_first, _0] = run(0);
+    ASSERT_FALSE(prefetch_first.ok());
+    const std::string e0 = prefetch_first.first_error();
+    EXPECT_NE(e0.find("TPREFETCH_ASYNC: SDMA channel group 0's ring tail is 4, not the 2 this session keeps"), std::string::npos) << e0;
+    EXPECT_NE(e0.find("another session of this core posted on the group since"), std::string::npos) << e0;
+    const auto [copy_first, _1] = run(1);
+    ASSERT_FALSE(copy_first.ok());
+    EXPECT_NE(copy_first.first_error().find("TGET_ASYNC: SDMA channel group 0's ring tail is"), std::string::npos)
+        << copy_first.first_error();
+    for (int64_t control : {2, 3}) {
+        const auto [r, copied] = run(control);
+        EXPECT_TRUE(r.ok()) << "order " << control << ": " << r.first_error();
+        EXPECT_TRUE(copied) << "order " << control;
+    }
+}
+
+// prefetch.max_posts for copies: with at most 2 posts outstanding, two copies
+// post without waiting; the third waits for the first's flag slot (one more
+// polling wait); with a poll budget of 1 that wait gives up and the copy is
+// refused naming the limit.
+TEST_F(Comm, CopiesPostUpToMaxPostsAndTheNextWaitsForTheOldestSlot) {
+    SimDies& d = *pair_;
+    const uint64_t peer = buffer(d, 1, kElems, source_value);
+    auto run = [&](int64_t copies, uint64_t poll_limit) {
+        rt::WorkerOptions o = sdma_worker(4096);
+        o.kernel.max_posts = 2;
+        o.kernel.poll_limit = poll_limit;
+        rt::Worker w(d.die(0), o);
+        const uint64_t out = buffer(d, 0, kElems, zero);
+        auto polling_waits = [&] {  // over every core of die 0
+            uint64_t n = 0;
+            for (uint32_t c = 0; c < d.die(0).core_count(); ++c) n += d.die(0).core(c).stats().prefetch_waits;
+            return n;
+        };
+        const uint64_t waits = polling_waits();
+        const rt::LaunchResult r = w.run(
+            sdma_launch("copies_outstanding", &copies_outstanding, {ptr(d, 0, out), ptr(d, 1, peer), copies}));
+        const bool copied = read(d, 0, out, kElems) == read(d, 1, peer, kElems);
+        const uint64_t polled = polling_waits() - waits;
+        w.finalize();
+        return std::make_tuple(r, copied, polled);
+    };
+    const auto [at_limit, copied2, waits2] = run(2, 100000);
+    ASSERT_TRUE(at_limit.ok()) << at_limit.first_error();
+    EXPECT_TRUE(copied2);
+    EXPECT_EQ(waits2, 1u);  // the last copy's wait only
+    const auto [over, copied3, waits3] = run(3, 100000);
+    ASSERT_TRUE(over.ok()) << over.first_error();
+    EXPECT_TRUE(copied3);
+    EXPECT_EQ(waits3, 2u);  // and the third post's wait for post 1's slot
+    const auto [refused, copied_r, waits_r] = run(3, 1);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.first_error().find("TGET_ASYNC: post 3 needs the flag slot of post 1 (at most 2 posts "
+                                         "outstanding, prefetch.max_posts)"),
+              std::string::npos)
+        << refused.first_error();
+    (void)copied_r;
+    (void)waits_r;
 }
 
 TEST(Dies, SeveralDiesRefuseWhatCannotReachAPeer) {

@@ -93,6 +93,7 @@ protected:
             std::vector<uint8_t> bytes(kWindowBytes, 0);
             if (!window_data.empty()) std::memcpy(bytes.data(), window_data[r].data(), window_data[r].size() * 4);
             die.gm_write(window[r], bytes.data(), bytes.size());
+            dies_->set_comm_window(r, window[r], kWindowBytes);
         }
         for (uint32_t r = 0; r < 2; ++r) {
             CommContext c{};

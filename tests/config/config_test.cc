@@ -314,11 +314,27 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"l2.size", "l2.size"},                   // no value at all
         {"gm.l2_cache_offset=1GiB", "gm.l2_cache_offset"},       // the alias would overlap GM
         {"gm.l2_cache_offset=0x1000000001", "gm.l2_cache_offset"},  // not whole pages
+        {"gm.l2_cache_offset=0x400000001000", "gm.l2_cache_offset"},  // 4 KiB above 64 TiB: into the peer windows' plan
     };
     for (const auto& [assignment, key] : cases) {
         const std::string e = error_of([&] { with(assignment); });
         EXPECT_NE(e.find(key), std::string::npos) << assignment << " -> '" << e << "'";
     }
+}
+
+// The highest alias the address plan leaves below the peer windows, and the
+// largest GM, one window (model/common/peer_window.h), are taken; one page
+// above the alias (above) and twice the GM are refused.
+TEST(Config, GmAndItsAliasAtTheirLimitsAreTaken) {
+    EXPECT_EQ(with("gm.l2_cache_offset=0x400000000000").bytes("gm.l2_cache_offset"), uint64_t{64} << 40);
+    EXPECT_EQ(with("gm.size=1TiB").bytes("gm.size"), uint64_t{1} << 40);  // one peer window, the largest GM
+    // Twice that, in lines the L2's tags can still number, is refused naming the window.
+    Config twice = Config::from_preset();
+    twice.set("l2.line_bytes=1KiB");
+    twice.set("gm.size=2TiB");
+    EXPECT_NE(error_of([&] { twice.validate(); }).find("gm.size: at most 1 TiB, the size of a peer die's address window"),
+              std::string::npos)
+        << error_of([&] { twice.validate(); });
 }
 
 TEST(Config, UnknownPresetListsTheKnownOnes) {

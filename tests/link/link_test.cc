@@ -3,6 +3,11 @@
 // and its bandwidth; an address no connected die holds stops the channel as an
 // address outside GM does.
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -10,6 +15,7 @@
 #include "hw/sdma_request.h"
 #include "model/common/peer_window.h"
 #include "model/common/time.h"
+#include "model/trace/recorder.h"
 #include "tests/support/harness.h"
 
 namespace pfsim {
@@ -48,6 +54,12 @@ protected:
             pairs_.push_back({&a, &b});
         }
         lone_ = &test::make_harness(cfg);
+        // Eight dies, each linked to all: rank 7's window is where the preset's
+        // alias (8 TiB) lay in the plan before.
+        for (int i = 0; i < 8; ++i) eight_.push_back(&test::make_harness(test::config_with({})));
+        for (test::Harness* h : eight_) {
+            for (test::Harness* rank : eight_) h->soc.link.connect(rank->soc.l2);
+        }
         test::elaborate();
     }
     std::pair<test::Harness*, test::Harness*> fresh_pair() { return pairs_.at(next_++); }
@@ -72,11 +84,13 @@ protected:
     }
     static std::vector<std::pair<test::Harness*, test::Harness*>> pairs_, fast_pairs_;
     static test::Harness* lone_;
+    static std::vector<test::Harness*> eight_;
     static size_t next_;
 };
 std::vector<std::pair<test::Harness*, test::Harness*>> Link::pairs_;
 std::vector<std::pair<test::Harness*, test::Harness*>> Link::fast_pairs_;
 test::Harness* Link::lone_ = nullptr;
+std::vector<test::Harness*> Link::eight_;
 size_t Link::next_ = 0;
 
 TEST_F(Link, ACopyFromAPeerWindowReadsThePeersGmAndPaysTheLink) {
@@ -183,12 +197,93 @@ TEST_F(Link, APrefetchOnTheSameEngineSlowsAPeerCopy) {
         test::run_until_idle();
         return copier.soc.sdma.channel(0).last_done - t0;
     };
-    const Tick shared = together(*c, *c);
-    const Tick apart = together(*a, *b);  // the prefetch on the peer's engine
+    // Traced: the copy's slice is told from the prefetch's by its name, with
+    // how long its pieces waited for the engine (behind the prefetch's).
+    auto traced = [&](test::Harness& copier, test::Harness& prefetcher, const char* name) {
+        const char* dir = std::getenv("TEST_TMPDIR");
+        const std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+        TraceRecorder trace(path, 1 << 20);
+        copier.soc.sdma.attach_trace(&trace);
+        if (&prefetcher != &copier) prefetcher.soc.sdma.attach_trace(&trace);
+        const Tick took = together(copier, prefetcher);
+        copier.soc.sdma.attach_trace(nullptr);
+        prefetcher.soc.sdma.attach_trace(nullptr);
+        trace.close();
+        std::ifstream in(path);
+        return std::make_pair(took, std::string(std::istreambuf_iterator<char>(in), {}));
+    };
+    // The engine wait the trace shows for the peer get (ns), -1 when there is no such slice.
+    auto engine_wait_ns = [](const std::string& trace) {
+        const size_t get = trace.find("\"name\":\"peer get\"");
+        const size_t at = trace.find("\"engine_wait_ns\":", get);
+        return get == std::string::npos || at == std::string::npos ? -1.0 : std::stod(trace.substr(at + 17));
+    };
+    const auto [shared, shared_trace] = traced(*c, *c, "shared.json");
+    const auto [apart, apart_trace] = traced(*a, *b, "apart.json");  // the prefetch on the peer's engine
+    EXPECT_NE(shared_trace.find("\"name\":\"prefetch\""), std::string::npos);
+    EXPECT_NE(shared_trace.find("\"rank\":1"), std::string::npos);
+    EXPECT_GT(engine_wait_ns(shared_trace), 0.5 * (shared - alone) / 1000.0);
+    EXPECT_EQ(engine_wait_ns(apart_trace), 0.0);
     EXPECT_GT(shared, alone * 3 / 2) << "alone " << alone << " ps, with a prefetch on its engine " << shared << " ps";
     EXPECT_LT(apart, alone * 11 / 10) << "alone " << alone << " ps, with a prefetch on the peer's engine " << apart << " ps";
     EXPECT_GT(c->soc.sdma.stats().channel_switches, 0u);
     (void)d;
+}
+
+// The address plan at its limits: GM's alias at its highest offset (64 TiB) and
+// gm.size at its largest (one window) meet no window of the 64 ranks, and each
+// window's first and last byte belong to its rank alone. The control: the plan
+// before (rank r at (r + 1) << 40) put rank 7's window on the preset's alias.
+TEST(AddressPlan, NoPeerWindowMeetsGmOrItsAliasUpToTheLastRank) {
+    auto meets = [](uint64_t window, uint64_t begin, uint64_t end) {
+        return window < end && begin < window + kPeerWindowBytes;
+    };
+    auto first_meeting = [&](uint64_t (*window)(uint32_t), uint64_t alias) -> int {
+        for (uint32_t r = 0; r < kMaxRanks; ++r) {
+            if (meets(window(r), 0, kPeerWindowBytes) || meets(window(r), alias, alias + kPeerWindowBytes)) {
+                return static_cast<int>(r);
+            }
+        }
+        return -1;
+    };
+    const uint64_t preset_alias = test::config_with({}).bytes("gm.l2_cache_offset");
+    ASSERT_EQ(preset_alias, uint64_t{1} << 43);
+    EXPECT_EQ(first_meeting(&peer_window, kMaxL2CacheOffset), -1);
+    EXPECT_EQ(first_meeting(&peer_window, preset_alias), -1);
+    EXPECT_EQ(first_meeting([](uint32_t r) { return uint64_t{r + 1} << 40; }, preset_alias), 7);
+    for (uint32_t r : {0u, 7u, kMaxRanks - 1}) {
+        EXPECT_TRUE(in_peer_window(peer_window(r)));
+        EXPECT_EQ(peer_rank(peer_window(r)), r);
+        EXPECT_EQ(peer_rank(peer_window(r) + kPeerWindowBytes - 1), r);
+        EXPECT_EQ(peer_offset(peer_window(r) + kPeerWindowBytes - 1), kPeerWindowBytes - 1);
+    }
+    EXPECT_FALSE(in_peer_window(peer_window(kMaxRanks)));  // past the last rank
+    EXPECT_FALSE(in_peer_window(kMaxL2CacheOffset + kPeerWindowBytes - 1));  // the last byte of the highest alias
+    EXPECT_FALSE(in_peer_window(kPeerWindowBytes - 1));                      // the last byte of the largest GM
+}
+
+// Eight dies with the preset's alias (8 TiB, where rank 7's window lay in the
+// old plan): die 0's copy from rank 7's window brings rank 7's bytes, and a read
+// through die 0's alias its own.
+TEST_F(Link, EightDiesReachRankSevenAndTheAliasApart) {
+    test::Harness& a = *eight_.front();
+    test::Harness& seventh = *eight_.back();
+    ASSERT_EQ(a.soc.link.ranks(), 8u);
+    warm(a, 0);
+    const uint64_t at = 1ull << 30, n = 8192;
+    const std::vector<uint8_t> mine = pattern(n, 5), theirs = pattern(n, 9);
+    a.soc.gm.store().write(at, mine.data(), n);
+    seventh.soc.gm.store().write(at, theirs.data(), n);
+    run_one(a, SdmaRequest::copy(peer_window(7) + at, 2ull << 30, n));
+    ASSERT_EQ(a.soc.sdma.channel(0).error, SdmaError::None);
+    std::vector<uint8_t> copied(n), around(n);
+    a.soc.gm.store().read(2ull << 30, copied.data(), n);
+    EXPECT_EQ(copied, theirs);
+    EXPECT_EQ(a.soc.link.stats().read_bytes, n);
+    const uint64_t links_before = a.soc.link.stats().read_bytes;
+    a.read_around(at, around.data(), n, test::now());
+    EXPECT_EQ(around, mine);
+    EXPECT_EQ(a.soc.link.stats().read_bytes, links_before);  // the alias stays on the die
 }
 
 }  // namespace

@@ -32,6 +32,15 @@ public:
     // The pointer rank `rank`'s kernels dereference to reach its GM address `addr`
     // (what a communication context's window holds; any rank's kernels may use it).
     uint64_t device_pointer(uint32_t rank, uint64_t addr) const { return dies_.at(rank)->device_pointer(addr); }
+    // Rank `rank`'s communication window: [addr, addr + bytes) of its GM (what
+    // its CommContext's windowsIn and winSize say). Once set, an instruction
+    // of another die's kernel on that rank's GM (TPUT, TGET, TNOTIFY, TWAIT,
+    // TGET_ASYNC, TPUT_ASYNC) that leaves the window fails naming it; unset,
+    // only what the rank allocated bounds it. (A raw pointer access is not checked.)
+    void set_comm_window(uint32_t rank, uint64_t addr, uint64_t bytes) {
+        gms_.at(rank).window_begin = addr;
+        gms_.at(rank).window_bytes = bytes;
+    }
 
     // Ends the graphs begun on the dies (begin_graph on each, tasks appended
     // to each launch) and runs them together until every one has ended or
