@@ -434,7 +434,7 @@ TEST(Run, BadKernelInputExitsTwo) {
     EXPECT_NE(unknown.err.find("calib_stream"), std::string::npos) << unknown.err;  // the instruments too
     const Result param = pfsim("run prefetch_wait --arg bogus=1");  // a shipped case's params
     EXPECT_EQ(param.status, 2);
-    EXPECT_NE(param.err.find("prefetch_wait/case.toml has no parameter 'bogus' (params: bytes, cores, part, rounds, scopes, wait)"),
+    EXPECT_NE(param.err.find("prefetch_wait/case.toml has no parameter 'bogus' (params: bytes, cores, lead, part, rounds, scopes, wait)"),
               std::string::npos)
         << param.err;
     const Result size = pfsim("run prefetch_wait --arg bytes=4KiBs");
