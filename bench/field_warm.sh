@@ -7,8 +7,12 @@
 # prefetch off and on. About 10 s on 2 cores (four runs).
 # `work`: instead, the 8 MiB case with the consumer doing 1 to 64 vector passes
 # over each tile it loads (--arg work=N), from bandwidth-bound to compute-bound,
-# then the 150 MB warm at work=6 and 8 (about 30 s). docs/calibration.md
-# records both outputs.
+# then the 150 MB warm at work=6 and 8 (about 30 s).
+# `sizes`: the warm set from 32 MiB to 320 MiB, across the 192 MiB L2, with the
+# cube task's steps scaled so that its compute covers the warm at the engine's
+# rate (2000 steps per 150 MB, as the 150 MB row), plus the warm task's time
+# when it completes with its prefetch (case_deferred: deferred completion, its
+# consumer then waits for it). docs/calibration.md records the outputs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //:pfsim >/dev/null 2>&1
@@ -37,6 +41,20 @@ print(f"| {label} | {g_off:.1f} | {g_on:.1f} | {100 * (g_off - g_on) / g_off:+.1
 PY
     rm -f "$off" "$on"
 }
+if [ "${1:-}" = sizes ]; then
+    echo "| warm set | graph off, us | graph on, us | gain | consumer off, us | consumer on, us | consumer gain | warm task, us | L2 hit rate on | deferred warm task, us |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    for mib in 32 64 128 143 176 192 224 256 320; do
+        rows=$((mib * 64))             # 16 KiB per row
+        iters=$((rows * 2000 / 9152))  # the 150 MB row's compute per byte
+        args=(--arg rows=$rows --arg iters=$iters)
+        line=$(report "$mib MiB" "$dir/case.toml" "${args[@]}")
+        deferred=$("$bin" run "$dir/case_deferred.toml" "${args[@]}" --json |
+            python3 -c 'import json, sys; t = json.load(sys.stdin)["tasks"][1]; print("%.1f" % ((t["end_ns"] - t["start_ns"]) / 1e3))')
+        echo "$line $deferred |"
+    done
+    exit 0
+fi
 echo "| case | graph off, us | graph on, us | gain | consumer off, us | consumer on, us | consumer gain | warm task, us | L2 hit rate on |"
 echo "|---|---|---|---|---|---|---|---|---|"
 if [ "${1:-}" = work ]; then

@@ -42,6 +42,10 @@ const std::map<std::string, std::string>& known_gaps() {
         {"l2_bypass_gain", "the model's L2 (LRU, or SRRIP) keeps the reused activations while 24 MiB of weights stream "
                            "between two of their loads: the allocating twin loses only each round's first activation "
                            "loads, not the field's 7.9 %; what evicts them on the card (its replacement) is not published"},
+        {"setup_rounds_after_5", "pfsim's scheduler puts a lone warm on the lowest free cluster, so a loop's warms reuse "
+                                 "one channel and only its first round pays the set-up; the field's rounds land their "
+                                 "warms on about 48 channels (the decode step's other tasks hold cores), a placement a "
+                                 "microbenchmark loop does not have"},
         {"l2_bypass_mte2", "as l2_bypass_gain: with the activations kept either way, a bypassed weight line costs its "
                            "MTE2 what an allocating one does (a miss's time), so the load side barely moves"},
     };
@@ -94,6 +98,13 @@ api::RunSpec on_config(api::RunSpec spec, const CommonOptions& o) {
     config.sets.insert(config.sets.begin(), spec.config.sets.begin(), spec.config.sets.end());
     spec.config = config;
     return spec;
+}
+
+// Task t's span in a run summary, in microseconds.
+double task_us(const nlohmann::json& j, size_t t) {
+    if (!j.contains("tasks") || j["tasks"].size() <= t) throw std::runtime_error("run summary has no task " + std::to_string(t));
+    const nlohmann::json& task = j["tasks"][t];
+    return (task.at("end_ns").get<double>() - task.at("start_ns").get<double>()) / 1e3;
 }
 
 double warmup_ms(const nlohmann::json& j) {
@@ -282,6 +293,56 @@ int cmd_calibrate(const std::vector<std::string>& args) {
               {"--arg", "bytes=1536MiB", "--arg", "part=64MiB", "--arg", "wait=0", "--arg", "cores=16", "--arg",
                "scopes=1"})},
          [&](const auto& r) { return field(r[0], {"timed_pass", "mean_interval_ns"}) / 1e3; }},
+        // The pypto-lib l2-prefetch guide's figures (shared a2a3-hardware.md, its newer rows). Two warm scopes at
+        // once in a fresh process (sdma.channel_setup=pending): each core's first prefetch pays the channel's
+        // set-up, one at a time in the engine, so the second scope starts streaming after two set-ups.
+        {"two_scopes_first", "two warm scopes at once, fresh process: the 67.1 MB scope (prefetch + wait)", "GB/s",
+         "MEAS about 122 GB/s, 67.1 MB in 552 us (pypto-lib l2-prefetch guide)", 122 * 0.85, 122 * 1.15,
+         {run("prefetch_wait", {"--arg", "bytes=100700000", "--arg", "lead=67100000", "--arg", "cores=2", "--arg",
+                                "scopes=1", "--set", "sdma.channel_setup=pending"})},
+         [&](const auto& r) { return 67.1e9 / task_us(r[0], 0) / 1e6; }},
+        {"two_scopes_second", "the same: the 33.6 MB scope", "GB/s",
+         "MEAS about 52 GB/s, 33.6 MB in 649 us (pypto-lib l2-prefetch guide)", 52 * 0.85, 52 * 1.15,
+         {run("prefetch_wait", {"--arg", "bytes=100700000", "--arg", "lead=67100000", "--arg", "cores=2", "--arg",
+                                "scopes=1", "--set", "sdma.channel_setup=pending"})},
+         [&](const auto& r) { return 33.6e9 / task_us(r[0], 1) / 1e6; }},
+        {"two_scopes_together", "the same: both scopes' 100.7 MB over their union", "GB/s",
+         "MEAS about 153 GB/s, 100.7 MB in 660 us (pypto-lib l2-prefetch guide)", 153 * 0.85, 153 * 1.15,
+         {run("prefetch_wait", {"--arg", "bytes=100700000", "--arg", "lead=67100000", "--arg", "cores=2", "--arg",
+                                "scopes=1", "--set", "sdma.channel_setup=pending"})},
+         gbps},
+        {"channel_setup_first", "first prefetch (4 KiB + wait) of a vector core in a fresh process, less the same set up",
+         "us", "MEAS about 150-500 us of one-time channel set-up (pypto-lib l2-prefetch guide)", 150, 500,
+         {run("prefetch_wait", {"--arg", "bytes=4KiB", "--set", "sdma.channel_setup=pending"}),
+          run("prefetch_wait", {"--arg", "bytes=4KiB"})},
+         [&](const auto& r) { return (field(r[0], {"kernel_time_ns"}) - field(r[1], {"kernel_time_ns"})) / 1e3; }},
+        // A benchmark loop in a fresh process: of the rounds after W warm-up rounds, those whose warm paid a
+        // channel set-up (each set-up is one contaminated round). pfsim's loop: one 4 KiB warm + wait a round.
+        {"setup_rounds_after_5", "benchmark loop, fresh process, 5 warm-up rounds: of the next 100, rounds paying a channel set-up",
+         "rounds", "MEAS about 44 of 100 with about 48 channels (pypto-lib l2-prefetch guide), to an order of magnitude",
+         4.4, 100,
+         {run("prefetch_wait", {"--arg", "bytes=4KiB", "--arg", "rounds=105", "--set", "sdma.channel_setup=pending"}),
+          run("prefetch_wait", {"--arg", "bytes=4KiB", "--arg", "rounds=5", "--set", "sdma.channel_setup=pending"})},
+         [&](const auto& r) { return field(r[0], {"sdma", "channel_setups"}) - field(r[1], {"sdma", "channel_setups"}); }},
+        {"setup_rounds_after_20", "the same with 20 warm-up rounds", "rounds",
+         "MEAS none: every warm lands in 25-40 us (pypto-lib l2-prefetch guide)", 0, 0,
+         {run("prefetch_wait", {"--arg", "bytes=4KiB", "--arg", "rounds=120", "--set", "sdma.channel_setup=pending"}),
+          run("prefetch_wait", {"--arg", "bytes=4KiB", "--arg", "rounds=20", "--set", "sdma.channel_setup=pending"})},
+         [&](const auto& r) { return field(r[0], {"sdma", "channel_setups"}) - field(r[1], {"sdma", "channel_setups"}); }},
+        {"warm_issue_in_scope", "core time of a 150 MB warm in 7 prefetches, no wait (warm_issue_cost's run)", "us",
+         "MEAS about 18-26 us (pypto-lib l2-prefetch guide), +-25 %", 18 * 0.75, 26 * 1.25,
+         {run("prefetch_wait", {"--arg", "bytes=150000000", "--arg", "part=21428576", "--arg", "wait=0"})},
+         [&](const auto& r) { return field(r[0], {"timed_pass", "ns"}) / 1e3; }},
+        {"warm_issue_bytes", "the same warm's core time: 150 MB / 15 MB, in 7 prefetches each", "ratio",
+         "MEAS nearly independent of the bytes (pypto-lib l2-prefetch guide), +-25 %", 0.75, 1.25,
+         {run("prefetch_wait", {"--arg", "bytes=150000000", "--arg", "part=21428576", "--arg", "wait=0"}),
+          run("prefetch_wait", {"--arg", "bytes=15000000", "--arg", "part=2142858", "--arg", "wait=0"})},
+         [&](const auto& r) { return field(r[0], {"timed_pass", "ns"}) / field(r[1], {"timed_pass", "ns"}); }},
+        {"resident_warm", "a warm of 100 MB already resident in L2: the second of two rounds (prefetch + wait)", "us",
+         "MEAS about 35 us (pypto-lib l2-prefetch guide), +-30 %", 35 * 0.7, 35 * 1.3,
+         {run("prefetch_wait", {"--arg", "bytes=100000000", "--arg", "rounds=2"}),
+          run("prefetch_wait", {"--arg", "bytes=100000000"})},
+         [&](const auto& r) { return (field(r[0], {"kernel_time_ns"}) - field(r[1], {"kernel_time_ns"})) / 1e3; }},
         {"l2_benefit_16k", "16 KiB as 16 x 1 KiB TLOADs + MTE2->S flag: cold / after prefetch + wait", "x faster",
          "MEAS 2.26x (pto-isa 7ddaa823)", 2.26 * 0.75, 2.26 * 1.25,
          {run("l2_benefit", {"--arg", "measure=0"}), run("l2_benefit", {"--arg", "measure=1"})},

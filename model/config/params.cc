@@ -98,6 +98,17 @@ const std::vector<ParamSpec>& param_specs() {
         param("sdma.bandwidth", Kind::Bandwidth, "aggregate data rate of all channels"),
         zero_allowed(param("sdma.cold_channel_cost", Kind::Time,
                            "first doorbell of a cold channel, serialised in the engine")),
+        choice("sdma.channel_setup",
+               "SIMULATION: done = every channel's one-time set-up happened in earlier rounds of the process (the "
+               "steady state a benchmark measures after its warm-up rounds); pending = a fresh process: a channel's "
+               "first doorbell that submits requests pays sdma.channel_setup_cost",
+               {"done", "pending"}),
+        zero_allowed(param("sdma.channel_setup_cost", Kind::Time,
+                           "one-time set-up of a channel at its first submission in a process (the channel warm-up "
+                           "does not pay it: it submits nothing), serialised in the engine's publication")),
+        param("sdma.resident_check_bandwidth", Kind::Bandwidth,
+              "rate at which a prefetch request's lines already resident in L2 pass the engine's residency check "
+              "(they move no data; the rest move at sdma.bandwidth)"),
         param("sdma.max_request_bytes", Kind::Size, "largest length one request may carry"),
         power_of_two(param("sdma.chunk_bytes", Kind::Size,
                            "the engine moves data in pieces of this size, and arbitrates between channels per piece")),

@@ -300,6 +300,17 @@ void L2Cache::transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& 
     const Tick engine_done = pacing ? std::max(pacing->engine_done, issue) : issue;
     const uint64_t first = addr / line_bytes_;
     const uint64_t count = (addr + len - 1) / line_bytes_ - first + 1;
+    if (pacing && pacing->probe) {  // a tag lookup per line: nothing allocated, no replacement state touched
+        pacing->resident_bytes = 0;
+        for (uint64_t line = first; line < first + count; ++line) {
+            if (find(line) < 0) continue;
+            const uint64_t b = std::max(addr, line * line_bytes_), e = std::min(addr + len, (line + 1) * line_bytes_);
+            pacing->resident_bytes += e - b;
+        }
+        set_done(p, delay, issue);
+        p.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
     Tick done = issue;
     for (uint64_t i = 0; i < count; ++i) {
         const uint64_t line = first + i;

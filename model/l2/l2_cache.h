@@ -12,7 +12,8 @@
 //               transport (transport_dbg) does the same taking no time
 //   prefetch  - SDMA cache-maintenance fills of [address, address + length):
 //               no data pointer; a PrefetchPacing extension says when the engine
-//               finishes moving the bytes, and the lines become ready along the way
+//               finishes moving the bytes, and the lines become ready along the way;
+//               one with `probe` set only counts the range's resident bytes
 //   gm_data, gm_uncached - to GlobalMemory
 //
 // Values: data is moved when a transaction is called, so a read always returns
@@ -48,9 +49,16 @@ namespace pfsim {
 // Attached by the SDMA engine to prefetch transactions.
 struct PrefetchPacing : tlm::tlm_extension<PrefetchPacing> {
     Tick engine_done = 0;  // absolute time the engine has moved every byte
+    // The engine's residency check: with `probe` set the L2 changes nothing and
+    // only answers how many bytes of the range's lines are resident.
+    bool probe = false;
+    uint64_t resident_bytes = 0;
     tlm::tlm_extension_base* clone() const override { return new PrefetchPacing(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {
-        engine_done = static_cast<const PrefetchPacing&>(other).engine_done;
+        const auto& o = static_cast<const PrefetchPacing&>(other);
+        engine_done = o.engine_done;
+        probe = o.probe;
+        resident_bytes = o.resident_bytes;
     }
 };
 

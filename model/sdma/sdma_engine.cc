@@ -34,9 +34,12 @@ SdmaEngine::SdmaEngine(sc_core::sc_module_name name, const Config& cfg)
       doorbell_latency_(cfg.time("sdma.doorbell_latency")),
       cold_cost_(cfg.time("sdma.cold_channel_cost")),
       switch_cost_(cfg.time("sdma.channel_switch_cost")),
+      setup_cost_(cfg.time("sdma.channel_setup_cost")),
       posted_doorbells_(cfg.choice("sdma.doorbell_write") == "posted"),
+      setup_pending_(cfg.choice("sdma.channel_setup") == "pending"),
       channel_bw_(cfg.bandwidth("sdma.channel_bandwidth")),
       aggregate_bw_(cfg.bandwidth("sdma.bandwidth")),
+      resident_check_bw_(cfg.bandwidth("sdma.resident_check_bandwidth")),
       state_(cfg.count("sdma.channels")),
       copy_buffer_(state_.size()) {
     mmio.register_b_transport(this, &SdmaEngine::transport_mmio);
@@ -181,8 +184,9 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
     if (reg == tail_offset_ && len == 4) {
         const Tick when = now_plus(delay);
         ++stats_.doorbells;
-        uint64_t error = 0;
+        uint64_t error = 0, old_tail = 0;
         rtl_->read(c, SdmaRegister::kError, &error);
+        rtl_->read(c, tail_offset_, &old_tail);
         rtl_->write(c, reg, value);
         if (error == 0) {  // a stopped channel ignores its doorbell
             rtl_->read(c, SdmaRegister::kError, &error);
@@ -190,7 +194,7 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
                 ++stats_.channel_errors;
                 idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
             } else {
-                const Tick done = accept_doorbell(c, when);
+                const Tick done = accept_doorbell(c, when, value != old_tail);
                 const SdmaChannelState& ch = state_[c];
                 rtl_->hold_until(c, std::max(ch.doorbell_arrival, ch.warm_at));
                 delay = to_sc(done - sc_core::sc_time_stamp().value());
@@ -205,16 +209,23 @@ void SdmaEngine::transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_p
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-Tick SdmaEngine::accept_doorbell(unsigned c, Tick when) {
+Tick SdmaEngine::accept_doorbell(unsigned c, Tick when, bool submits) {
     SdmaChannelState& ch = state_[c];
-    if (ch.warm && posted_doorbells_) {
+    const bool set_up = submits && setup_pending_ && !ch.set_up;
+    if (set_up) {
+        ch.set_up = true;
+        ++stats_.channel_setups;
+    }
+    if (ch.warm && posted_doorbells_ && !set_up) {
         ch.doorbell_arrival = when + doorbell_latency_;
         return when;
     }
     // Submission-queue publication: one doorbell at a time, engine-wide, a cold
-    // channel's first paying the cold cost on top; the engine sees the tail, and
-    // the doorbell write completes, when it ends.
-    publish_busy_until_ = std::max(publish_busy_until_, when) + doorbell_latency_ + (ch.warm ? 0 : cold_cost_);
+    // channel's first paying the cold cost on top, a channel's first submission
+    // its set-up; the engine sees the tail, and the doorbell write completes,
+    // when it ends.
+    publish_busy_until_ = std::max(publish_busy_until_, when) + doorbell_latency_ + (ch.warm ? 0 : cold_cost_) +
+                          (set_up ? setup_cost_ : 0);
     ch.doorbell_arrival = publish_busy_until_;
     if (!ch.warm) {
         ch.warm = true;
@@ -249,7 +260,7 @@ Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
         idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
         return when;
     }
-    const Tick done = accept_doorbell(c, when);
+    const Tick done = accept_doorbell(c, when, tail != ch.tail);
     ch.tail = tail;
     ch.busy = true;
     ch.doorbell_pending = true;
@@ -336,8 +347,9 @@ std::optional<Tick> SdmaEngine::memory_access(bool write, uint64_t addr, uint8_t
     return done;
 }
 
-Tick SdmaEngine::reserve_bandwidth(unsigned c, uint64_t bytes, Tick start) {
-    Tick work = transfer_time(bytes, aggregate_bw_);
+Tick SdmaEngine::reserve_bandwidth(unsigned c, uint64_t bytes, Tick start, uint64_t resident) {
+    const Tick checked = transfer_time(resident, resident_check_bw_);
+    Tick work = transfer_time(bytes - resident, aggregate_bw_) + checked;
     // The engine serves one channel's piece at a time; turning to another
     // channel's request while the previous channel is still moving data costs
     // the switch (the second stream of two halves the aggregate, not adds).
@@ -348,7 +360,18 @@ Tick SdmaEngine::reserve_bandwidth(unsigned c, uint64_t bytes, Tick start) {
     last_channel_ = c;
     const Tick shared = aggregate_.reserve(start, work);
     last_piece_done_ = std::max(last_piece_done_, shared + switch_cost_);
-    return std::max(start + transfer_time(bytes, channel_bw_), shared);
+    return std::max(start + transfer_time(bytes - resident, channel_bw_) + checked, shared);
+}
+
+uint64_t SdmaEngine::resident_bytes(uint64_t addr, uint64_t len) {
+    prepare_payload(payload_, false, addr, nullptr, len);
+    PrefetchPacing probe;
+    probe.probe = true;
+    payload_.set_extension(&probe);
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    prefetch->b_transport(payload_, delay);
+    payload_.clear_extension(&probe);
+    return payload_.is_response_ok() ? probe.resident_bytes : 0;
 }
 
 Tick SdmaEngine::fill_l2(uint64_t addr, uint64_t len, Tick engine_done) {
@@ -463,7 +486,9 @@ void SdmaEngine::move(unsigned c, const SdmaRequest& r, Tick started) {
     for (uint64_t off = 0; off < r.length;) {
         const uint64_t n = std::min(chunk_bytes_ - (r.src + off) % chunk_bytes_, uint64_t{r.length} - off);
         const Tick t = sc_core::sc_time_stamp().value();
-        const Tick paced = reserve_bandwidth(c, n, t);
+        const uint64_t resident = op.writes_destination ? 0 : resident_bytes(r.src + off, n);
+        stats_.resident_check_bytes += resident;
+        const Tick paced = reserve_bandwidth(c, n, t, resident);
         if (trace_) {
             const Tick alone = t + std::max(transfer_time(n, channel_bw_), transfer_time(n, aggregate_bw_));
             if (paced > alone) engine_wait += paced - alone;

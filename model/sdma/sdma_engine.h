@@ -3,7 +3,9 @@
 // channel then fetches each new 64-byte request from GM, decodes it and executes
 // it, in order. Channels run in parallel as SystemC processes, under an
 // aggregate bandwidth limit; a cold channel's first doorbell pays a publication
-// cost serialised inside the engine.
+// cost serialised inside the engine, and with sdma.channel_setup = pending a
+// channel's first submission pays its one-time set-up the same way. A prefetch's
+// lines already resident in L2 only pass a residency check (moving no data).
 //
 // Register block of channel c at sdma.mmio_base + c * sdma.doorbell_stride:
 //   sdma.doorbell_tail_offset  tail doorbell (write, 4 B)
@@ -54,6 +56,8 @@ struct SdmaRegister {
     COUNTER(request_fetch_bytes, "bytes", "request entries (SQEs) read from the rings in GM")            \
     COUNTER(doorbells, "count", "doorbell writes (tail updates)")                                       \
     COUNTER(cold_starts, "count", "doorbells that found their channel cold (submission-queue publication)") \
+    COUNTER(channel_setups, "count", "first submissions that paid the channel's one-time set-up (sdma.channel_setup = pending)") \
+    COUNTER(resident_check_bytes, "bytes", "prefetched bytes found resident in L2 by the residency check (no data moved)") \
     COUNTER(channel_switches, "count", "times the engine turned to another channel's piece (sdma.channel_switch_cost each)") \
     COUNTER(channel_errors, "count", "requests or doorbells that latched a channel error")
 PFSIM_STATS(SdmaStats, PFSIM_SDMA_STATS)
@@ -96,6 +100,7 @@ struct SdmaChannelState {
     uint32_t tail = 0;
     bool warm = false;
     Tick warm_at = 0;             // end of the channel's submission-queue publication
+    bool set_up = false;          // its one-time set-up paid (or not modelled: sdma.channel_setup = done)
     bool busy = false;            // doorbell seen, not yet drained
     bool doorbell_pending = false;
     SdmaError error = SdmaError::None;
@@ -194,26 +199,31 @@ private:
     std::optional<Tick> memory_access(bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue);
     // Reserves engine bandwidth for channel c's `bytes` from `start`, with
     // sdma.channel_switch_cost when the engine turns to c from another channel
-    // still moving data; returns when they are moved.
-    Tick reserve_bandwidth(unsigned c, uint64_t bytes, Tick start);
+    // still moving data; returns when they are moved. `resident` of the bytes
+    // (a prefetch's lines already in L2) only pass the residency check, at
+    // sdma.resident_check_bandwidth.
+    Tick reserve_bandwidth(unsigned c, uint64_t bytes, Tick start, uint64_t resident = 0);
+    // The residency check: how many bytes of [addr, addr + len) are in L2 lines already resident.
+    uint64_t resident_bytes(uint64_t addr, uint64_t len);
     // Prefetches [addr, addr + len) into L2 now, the engine finishing at engine_done.
     Tick fill_l2(uint64_t addr, uint64_t len, Tick engine_done);
     // Returns when the doorbell write completes (accept_doorbell).
     Tick ring_doorbell(unsigned c, uint32_t tail, Tick when);
     // A valid doorbell written at `when` is published: one publication at a time
     // engine-wide, sdma.doorbell_latency each, plus sdma.cold_channel_cost for a
-    // cold channel's first (warm_at). The engine sees the tail at its end
-    // (doorbell_arrival), and the write completes then. With
-    // sdma.doorbell_write=posted a warm channel's doorbell skips the queue: it
-    // arrives doorbell_latency after `when` and the write completes at once.
-    Tick accept_doorbell(unsigned c, Tick when);
+    // cold channel's first (warm_at), plus sdma.channel_setup_cost for the first
+    // that `submits` requests while the set-up is pending. The engine sees the
+    // tail at its end (doorbell_arrival), and the write completes then. With
+    // sdma.doorbell_write=posted a warm, set-up channel's doorbell skips the
+    // queue: it arrives doorbell_latency after `when` and the write completes at once.
+    Tick accept_doorbell(unsigned c, Tick when, bool submits);
 
     Config cfg_;  // to build the RTL front-end again with waves
     uint64_t mmio_base_, stride_, tail_offset_, gm_size_, max_request_bytes_, chunk_bytes_;
     uint32_t max_depth_;
-    Tick startup_, doorbell_latency_, cold_cost_, switch_cost_;
-    bool posted_doorbells_;
-    double channel_bw_, aggregate_bw_;
+    Tick startup_, doorbell_latency_, cold_cost_, switch_cost_, setup_cost_;
+    bool posted_doorbells_, setup_pending_;
+    double channel_bw_, aggregate_bw_, resident_check_bw_;
     std::vector<SdmaChannelState> state_;
     std::vector<std::vector<uint8_t>> copy_buffer_;  // per channel: one piece of a copy
     std::vector<std::unique_ptr<sc_core::sc_event>> doorbell_, idle_;

@@ -135,8 +135,11 @@ TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
         for (int i = 0; i < 4; ++i) std::getline(cells, cell, ',');
         return std::stod(cell);
     };
-    EXPECT_LT(gain(slow), 5.0) << slow;   // the warm is still running when the matmul ends
-    EXPECT_GT(gain(fast), 10.0) << fast;
+    // The warm is still running when the matmul ends: the row-sum misses the
+    // lines it has not reached (the warm then passes the lines the row-sum read
+    // first through the engine's residency check, and catches up: about 10 %).
+    EXPECT_LT(gain(slow), 12.0) << slow;
+    EXPECT_GT(gain(fast), 18.0) << fast;
     const Result bad = pfsim("sweep cases/weight_warm/case.toml --grid arg.size=1");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("has no parameter 'size'"), std::string::npos) << bad.err;
@@ -228,8 +231,9 @@ TEST(ShippedCases, ParamsAreOverriddenWithArgAndSweptWithArgGrids) {
     EXPECT_EQ(c["params"]["iters"], 20.0);
     EXPECT_EQ(c["params"]["rows"], 1024.0);
     EXPECT_EQ(c["verdict"], "pass");  // C = 20 x 128 is the golden, and both runs give it
-    // ... and so do the advisor's measured what-ifs: the load site warmed at no cost is the same run by hand.
-    const std::string args = "cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --json";
+    // ... and so do the advisor's measured what-ifs: the load site warmed at no cost is the same run by hand
+    // (an engine at half its rate, so that the warm falls behind the row-sum and the advisor names its loads).
+    const std::string args = "cases/weight_warm/case.toml --arg iters=20 --arg rows=1024 --set sdma.bandwidth=140GB/s --json";
     const Result advised = pfsim("check " + args + " --advise");
     ASSERT_EQ(advised.status, 0) << advised.err;
     const auto advice = json_of(advised)["kernels"][0]["advisor"]["advice"][0];

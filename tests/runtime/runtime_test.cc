@@ -414,7 +414,14 @@ TEST_F(Runtime, SixtyFifthPostBlocksUntilTheFirstIsDone) {
     Worker w(*normal_, sdma());
     auto probe = std::make_unique<Probe>();
     // Post 1 moves 64 MiB (~240 us of engine time); posts 2..65 move 4 KiB each.
-    const LaunchResult r = w.run(launch(&post_and_wait, probe.get(), {region(*normal_, 65 * kMiB), 4096, 65, 0, 64 * kMiB}));
+    // GM addresses are reused after a free and the L2 keeps lines by address, so
+    // the region lies past a 1 GiB gap, where no earlier test prefetched: a
+    // resident region would only pass the engine's residency check.
+    region(*normal_, 1024 * kMiB);
+    const int64_t fresh = region(*normal_, 65 * kMiB);
+    ASSERT_FALSE(normal_->soc().l2.resident(static_cast<uint64_t>(fresh)));
+    ASSERT_FALSE(normal_->soc().l2.resident(static_cast<uint64_t>(fresh) + 64 * kMiB - 1));
+    const LaunchResult r = w.run(launch(&post_and_wait, probe.get(), {fresh, 4096, 65, 0, 64 * kMiB}));
     ASSERT_TRUE(r.ok()) << r.first_error();
     for (int i = 0; i < 65; ++i) {
         EXPECT_NE(probe->handle[i], 0u) << i;

@@ -54,13 +54,15 @@ TEST(SdmaRequest, EncodesTheA2a3ByteLayout) {
 class Sdma : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
-        for (int i = 0; i < 18; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
+        for (int i = 0; i < 20; ++i) benches_.push_back(&test::make_harness(test::config_with({})));
         depth4_ = &test::make_harness(test::config_with({"sdma.queue_depth=4"}));
         small_max_ = &test::make_harness(test::config_with({"sdma.max_request_bytes=4KiB",
                                                              "prefetch.request_bytes=4KiB"}));
         fast_aggregate_ = &test::make_harness(test::config_with({"sdma.bandwidth=1120GB/s", "sdma.channel_switch_cost=0ns"}));
         no_switch_ = &test::make_harness(test::config_with({"sdma.channel_switch_cost=0ns"}));
         posted_ = &test::make_harness(test::config_with({"sdma.doorbell_write=posted"}));
+        setup_pending_ = &test::make_harness(test::config_with({"sdma.channel_setup=pending"}));
+        unchecked_ = &test::make_harness(test::config_with({"sdma.resident_check_bandwidth=280GB/s"}));
         test::elaborate();
     }
     // A fresh engine for each test.
@@ -72,7 +74,7 @@ protected:
         test::run_until_idle();
     }
     static std::vector<test::Harness*> benches_;
-    static test::Harness *depth4_, *small_max_, *fast_aggregate_, *no_switch_, *posted_;
+    static test::Harness *depth4_, *small_max_, *fast_aggregate_, *no_switch_, *posted_, *setup_pending_, *unchecked_;
     static size_t next_;
 };
 std::vector<test::Harness*> Sdma::benches_;
@@ -81,6 +83,8 @@ test::Harness* Sdma::small_max_ = nullptr;
 test::Harness* Sdma::fast_aggregate_ = nullptr;
 test::Harness* Sdma::no_switch_ = nullptr;
 test::Harness* Sdma::posted_ = nullptr;
+test::Harness* Sdma::setup_pending_ = nullptr;
+test::Harness* Sdma::unchecked_ = nullptr;
 size_t Sdma::next_ = 0;
 
 TEST_F(Sdma, CopyMovesBytesAndPrefetchFillsL2) {
@@ -257,6 +261,65 @@ TEST_F(Sdma, DoorbellsArePublishedOneAtATime) {
         for (unsigned c = 0; c < 4; ++c) {
             EXPECT_EQ(done[c], posted ? 0 : (c + 1) * latency) << "channel " << c << (posted ? " posted" : "");
             EXPECT_GE(h->soc.sdma.channel(c).last_done - start, (posted ? 1 : c + 1) * latency) << c;
+        }
+    }
+}
+
+// With sdma.channel_setup = pending (a fresh process), a channel's first
+// doorbell that submits requests pays sdma.channel_setup_cost inside the
+// engine's publication, one channel at a time; the warm-up's doorbell (the
+// unchanged tail) does not, and a set-up channel does not pay again. With the
+// set-up done (the default, the negative control) nobody pays it.
+TEST_F(Sdma, AChannelsFirstSubmissionPaysItsSetUpSerialisedInTheEngine) {
+    for (test::Harness* h : {setup_pending_, &fresh()}) {
+        const bool pending = h == setup_pending_;
+        const Tick setup = 250 * kUs, latency = 500000;  // the preset's sdma.channel_setup_cost and doorbell_latency
+        for (unsigned c = 0; c < 2; ++c) warm(*h, c, kRing0 + c * (1 << 20));
+        EXPECT_EQ(h->soc.sdma.stats().channel_setups, 0u);
+        const Tick start = test::now();
+        std::vector<Tick> done;
+        for (unsigned c = 0; c < 2; ++c) {
+            h->push_request(c, SdmaRequest::copy(1ull << 30, (2ull << 30) + c * 64, 8));
+            done.push_back(h->ring(c) - start);
+        }
+        test::run_until_idle();
+        for (unsigned c = 0; c < 2; ++c) {
+            EXPECT_EQ(done[c], (c + 1) * (latency + (pending ? setup : 0))) << c << (pending ? " pending" : " done");
+            EXPECT_GE(h->soc.sdma.channel(c).last_done - start, done[c]) << c;
+        }
+        EXPECT_EQ(h->soc.sdma.stats().channel_setups, pending ? 2u : 0u);
+        const Tick again = test::now();
+        h->push_request(0, SdmaRequest::copy(1ull << 30, 2ull << 30, 8));
+        EXPECT_EQ(h->ring(0) - again, latency);
+        test::run_until_idle();
+        EXPECT_EQ(h->soc.sdma.stats().channel_setups, pending ? 2u : 0u);
+    }
+}
+
+// A prefetch of lines already resident moves no data: its bytes pass the
+// engine's residency check at sdma.resident_check_bandwidth (3 TB/s), about ten
+// times faster than the first prefetch that brought them in. Negative control:
+// with the check as slow as the engine's data rate, the second takes as long.
+TEST_F(Sdma, APrefetchOfResidentLinesOnlyPassesTheResidencyCheck) {
+    for (test::Harness* h : {&fresh(), unchecked_}) {
+        const bool checked = h != unchecked_;
+        warm(*h, 0, kRing0);
+        const uint64_t src = 12ull << 30, bytes = 16ull << 20;
+        auto prefetch = [&] {
+            const Tick start = test::now();
+            h->push_request(0, SdmaRequest::cache_prefetch(src, static_cast<uint32_t>(bytes)));
+            h->ring(0);
+            test::run_until_idle();
+            return static_cast<double>(h->soc.sdma.channel(0).last_done - start);
+        };
+        const double cold = prefetch(), resident = prefetch();
+        EXPECT_EQ(h->soc.sdma.stats().resident_check_bytes, bytes);
+        EXPECT_EQ(h->soc.l2.stats().prefetch_resident, bytes / 512);
+        if (checked) {
+            EXPECT_LT(resident, cold / 8) << cold << " " << resident;
+            EXPECT_NEAR(resident / 1e6, bytes / 3e12 * 1e6 + 1.1, 0.6);  // + doorbell and start-up, us
+        } else {
+            EXPECT_NEAR(resident / cold, 1.0, 0.05);
         }
     }
 }

@@ -6,7 +6,8 @@
 // (include/pfsim_timed_pass.h); it writes whether every wait returned true (1)
 // into its status slot. The second vector core of the cluster returns at once.
 // args: 0 region, 1 status (32 B per block), 2 rounds, 3 part, 4 wait, 5 the
-// task's first slice, 6 the slice count (the region's and the status's)
+// task's first slice, 6 the slice count (the region's and the status's), 7 the
+// first slice's bytes (0: every slice the same; else the others share the rest)
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -23,9 +24,12 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t rounds = args[2];
     const bool wait = args[4] != 0;
     const uint64_t core = static_cast<uint64_t>(args[5] + get_block_idx(args));
-    const uint64_t slice = region->buffer.size / static_cast<uint64_t>(args[6]);
+    const uint64_t slices = static_cast<uint64_t>(args[6]), lead = static_cast<uint64_t>(args[7]);
+    const uint64_t even = lead > 0 && slices > 1 ? (region->buffer.size - lead) / (slices - 1) : region->buffer.size / slices;
+    const uint64_t slice = lead > 0 && core == 0 ? lead : even;
+    const uint64_t offset = lead > 0 && core > 0 ? lead + (core - 1) * even : core * even;
     const uint64_t part = args[3] > 0 ? static_cast<uint64_t>(args[3]) : slice;
-    __gm__ uint8_t* base = reinterpret_cast<__gm__ uint8_t*>(region->buffer.addr) + core * slice;
+    __gm__ uint8_t* base = reinterpret_cast<__gm__ uint8_t*>(region->buffer.addr) + offset;
     __gm__ uint8_t* workspace = get_dma_workspace(args, DMA_WORKSPACE_SDMA);
     if (workspace == nullptr || get_sub_block_id(args) != 0) return;
 

@@ -14,11 +14,11 @@ extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipTaskArgs& args) {
     (void)args;
-    return PTO2OrchestrationConfig{.expected_arg_count = 7};
+    return PTO2OrchestrationConfig{.expected_arg_count = 8};
 }
 
-// args: tensors region, status; scalars rounds, part, wait, cores, scopes.
-// The kernel's scalars: rounds, part, wait, its first slice, the slice count.
+// args: tensors region, status; scalars rounds, part, wait, cores, scopes, lead.
+// The kernel's scalars: rounds, part, wait, its first slice, the slice count, lead.
 __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipTaskArgs& args) {
     const int64_t cores = static_cast<int64_t>(args.scalar(3));
     const bool scopes = args.scalar(4) != 0;
@@ -30,7 +30,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             task.add_input(args.tensor(0).ref());
             task.add_output(args.tensor(1).ref());
         }
-        task.add_scalar(args.scalar(0), args.scalar(1), args.scalar(2), first, cores);
+        task.add_scalar(args.scalar(0), args.scalar(1), args.scalar(2), first, cores, args.scalar(5));
         task.launch_spec.set_block_num(scopes ? 1 : static_cast<int>(cores));
         rt_submit_task(MixedKernels{INVALID_KERNEL_ID, kPrefetchWait, kPrefetchWait}, task);
     }
