@@ -269,7 +269,13 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     }
     producers_.insert(producers_.end(), writes.begin(), writes.end());
     readers_.insert(readers_.end(), reads.begin(), reads.end());
-    for (int i = 0; i < args.scalar_count(); ++i) task.scalars.push_back(args.scalar_value(i));
+    for (int i = 0; i < args.scalar_count(); ++i) {
+        task.scalars.push_back(args.scalar_value(i));
+        task.scalar_dtypes.push_back(args.scalar_dtype(i));
+    }
+    task.dump_mask = args.dump_mask();
+    task.dump_ambiguous = args.dump_ambiguous_mask();
+    task.ring_id = (uint64_t{ring_id} << 32) | ring.tasks.size();
     orch_ps_ += costs_.submit_ps;
     task.release_ps = orch_ps_;
     Slot slot;
@@ -522,16 +528,51 @@ void CoreTaskArgs::add_out(const TensorCreateInfo& c) {
     tensors_[tensor_count_++] = TensorEntry{TensorArgType::OUTPUT, nullptr, &c};
 }
 
-void CoreTaskArgs::push_scalar(uint64_t v) {
+void CoreTaskArgs::push_scalar(uint64_t v, uintptr_t source, DataType dtype) {
     if (scalar_count_ == kMaxScalars) return set_error("more than 16 scalars");
+    scalar_sources_[scalar_count_] = source;
+    scalar_dtypes_[scalar_count_] = dtype;
     scalars_[scalar_count_++] = v;
+}
+
+void CoreTaskArgs::mark_dump(const ChipTensor& t) {
+    for (int i = 0; i < tensor_count_; ++i) {
+        if (tensors_[i].type != TensorArgType::OUTPUT && tensors_[i].tensor == &t) {
+            dump_mask_ |= uint64_t{1} << i;
+            return;
+        }
+    }
+    set_error("dump: a tensor that is not an argument of this task");
+}
+
+void CoreTaskArgs::mark_dump(const TensorCreateInfo& c) {
+    for (int i = 0; i < tensor_count_; ++i) {
+        if (tensors_[i].type == TensorArgType::OUTPUT && tensors_[i].create == &c) {
+            dump_mask_ |= uint64_t{1} << i;
+            return;
+        }
+    }
+    set_error("dump: a TensorCreateInfo that is not an argument of this task");
+}
+
+void CoreTaskArgs::mark_dump_scalar(uintptr_t source) {
+    int first = -1, matches = 0;
+    for (int i = 0; i < scalar_count_; ++i) {
+        if (scalar_sources_[i] != source) continue;
+        if (first < 0) first = i;
+        ++matches;
+    }
+    if (first < 0) return set_error("dump: a scalar variable that was not added to this task (add_scalar)");
+    const uint64_t bit = uint64_t{1} << (tensor_count_ + first);
+    dump_mask_ |= bit;
+    if (matches > 1) dump_ambiguous_ |= bit;
 }
 
 void CoreTaskArgs::copy_scalars_from(const CoreTaskArgs& src, int offset, int n) {
     if (offset < 0 || n < 0 || offset + n > src.scalar_count_) {
         return set_error("copy_scalars_from: the range is beyond the source's scalars");
     }
-    for (int i = 0; i < n; ++i) push_scalar(src.scalars_[offset + i]);
+    for (int i = 0; i < n; ++i) push_scalar(src.scalars_[offset + i], 0, src.scalar_dtypes_[offset + i]);
 }
 
 void CoreTaskArgs::set_dependencies_with_kinds(const PTO2TaskId* ids, const DepFlags* kinds, int n) {
@@ -554,6 +595,8 @@ void CoreTaskArgs::clear() {
     kinds_.clear();
     allow_early_resolve_ = false;
     predicate_ = CoreTaskPredicate{};
+    dump_mask_ = 0;
+    dump_ambiguous_ = 0;
 }
 
 const ChipTensor& TaskOutputTensors::get_ref(int i) const {

@@ -40,6 +40,11 @@ struct GraphTask {
     std::vector<const ChipTensor*> tensors;  // the kernel's args[0..]
     std::vector<TensorArgType> tensor_types;
     std::vector<uint64_t> scalars;
+    std::vector<DataType> scalar_dtypes;  // the type each scalar was added as
+    // CoreTaskArgs::dump's marks (bit i: argument i, tensors then scalars).
+    uint64_t dump_mask = 0, dump_ambiguous = 0;
+    // The id simpler's runtime gives it: its ring (scope depth) << 32 | its place in that ring.
+    uint64_t ring_id = 0;
     std::vector<uint32_t> deps;  // earlier tasks, sorted, unique
     uint32_t scope_depth = 0;
     uint64_t release_ps = 0;  // when the submission reaches the scheduler, from the graph's start
