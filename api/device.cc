@@ -203,12 +203,16 @@ RunResult DeviceSession::run(DeviceCall& c) {
         } unset{s.worker};
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"), c.rings);
-        if (dump) {
-            try {
-                dump->write(c.dump_dir);
-            } catch (const std::runtime_error& e) {
-                throw BadInput(e.what());
+        try {
+            if (dump) dump->write(c.dump_dir);
+            if (!c.scope_stats_dir.empty()) {
+                std::error_code ec;
+                std::filesystem::create_directories(c.scope_stats_dir, ec);
+                rt::TaskGraph::write_scope_stats(c.scope_stats_dir + "/scope_stats.jsonl", r.scopes, c.rings,
+                                                 s.cfg.bytes("orch.heap_bytes"));
             }
+        } catch (const std::runtime_error& e) {
+            throw BadInput(e.what());
         }
         add_graph(r, callable.spec, s.platform, result);
         s.ended = result.user_fault;

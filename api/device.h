@@ -36,6 +36,7 @@ struct DeviceCall {
     bool spans = false;               // the result's tasks carry each block's span per core (swimlane records)
     int dump_args = 0;                // simpler's --dump-args level (rt::ArgsDump::Level); 0: none
     std::string dump_dir;             // where the argument dump goes (args_dump.json, args.bin)
+    std::string scope_stats_dir;      // where simpler's scope_stats.jsonl goes; empty: none
 };
 
 class DeviceSession {

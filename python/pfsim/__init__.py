@@ -252,7 +252,8 @@ class Worker:
             timeout: float | None = None, sanitize: bool = False, advise: bool = False,
             inject: list | None = None, ring_heap: int | list | None = None,
             ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None,
-            dump_args: int = 0, dump_dir: str | None = None, spans: bool = False) -> RunResult:
+            dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
+            scope_stats_dir: str | None = None) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -269,7 +270,8 @@ class Worker:
         the arguments CoreTaskArgs::dump marks; 2 full; 3 hybrid: every argument, tensor bytes
         only for marked ones), written as simpler's args_dump folder (args_dump.json, args.bin)
         into dump_dir (docs/python.md#diagnostics). spans: each task's TaskTiming carries its
-        blocks' spans per core (what simpler's swimlane records hold)."""
+        blocks' spans per core (what simpler's swimlane records hold). scope_stats_dir: write
+        simpler's scope_stats.jsonl there (each scope's ring state as it begins and ends)."""
         self._check_usable()
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
@@ -304,6 +306,8 @@ class Worker:
             request["trace"] = os.path.abspath(trace)
         if spans:
             request["spans"] = True
+        if scope_stats_dir:
+            request["scope_stats_dir"] = os.path.abspath(scope_stats_dir)
         if dump_args:
             if not dump_dir:
                 raise ValueError("dump_args needs a dump_dir")

@@ -25,7 +25,6 @@ DIAGNOSTICS = {
                      "result and trace"),
     "--enable-dep-gen": ("enable_dep_gen", "pfsim does not write dependency records; --pfsim-trace shows each "
                          "task's dependencies"),
-    "--enable-scope-stats": ("enable_scope_stats", "pfsim does not record scope statistics"),
     "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim does not model the AICPU scheduler's own "
                                    "overhead records"),
 }
@@ -53,8 +52,10 @@ def pytest_addoption(parser):
                     metavar="LEVEL", help="simpler's swimlane records (chip_swimlane_records.json) in simulated time "
                                           "into outputs/CLASS_CASE_TIME: 1 AICore, 2 (and 3, 4: written as 2) with "
                                           "the AICPU's dispatch and completion")
+    group.addoption("--enable-scope-stats", dest="enable_scope_stats", action="store_true", default=False,
+                    help="simpler's scope statistics (scope_stats/scope_stats.jsonl) into outputs/CLASS_CASE_TIME")
     for name, (dest, why) in DIAGNOSTICS.items():
-        if name in ("--enable-dep-gen", "--enable-scope-stats", "--enable-swimlane-overhead"):
+        if name in ("--enable-dep-gen", "--enable-swimlane-overhead"):
             group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
         else:
             group.addoption(name, dest=dest, nargs="?", const=1, type=int, default=0, help=f"refused: {why}")

@@ -454,8 +454,9 @@ class SceneTestCase:
         trace_dir = opt("--pfsim-trace", default=None)
         dump_args = int(opt("--dump-args", default=0) or 0)
         swimlane = _diagnostics.swimlane_level(int(opt("--enable-chip-swimlane", default=0) or 0))
-        prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}") if dump_args or swimlane
-                  else None)
+        scope_stats = bool(opt("--enable-scope-stats", default=False))
+        prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}")
+                  if dump_args or swimlane or scope_stats else None)
         runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             for prefetch in (False, True):
@@ -473,6 +474,9 @@ class SceneTestCase:
                             if dump_args:
                                 diagnostics.update(dump_args=dump_args,
                                                    dump_dir=str(_diagnostics.run_dir(prefix, prefetch) / "args_dump"))
+                            if scope_stats:
+                                diagnostics["scope_stats_dir"] = str(_diagnostics.run_dir(prefix, prefetch) /
+                                                                     "scope_stats")
                             started = time.perf_counter()
                             result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
                                                 **rings, **diagnostics)

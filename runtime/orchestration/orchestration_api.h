@@ -367,11 +367,11 @@ void set_tensor_data(const ChipTensor& tensor, uint32_t ndims, const uint32_t in
 }
 
 enum class PTO2ScopeMode { AUTO, MANUAL };
-void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO);
+void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO, PFSIM_CALL_SITE);
 void rt_scope_end();
 class PTO2ScopeGuard {
 public:
-    explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) { rt_scope_begin(mode); }
+    explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO, PFSIM_CALL_SITE) { rt_scope_begin(mode, file, line); }
     ~PTO2ScopeGuard() { rt_scope_end(); }
     PTO2ScopeGuard(const PTO2ScopeGuard&) = delete;
     PTO2ScopeGuard& operator=(const PTO2ScopeGuard&) = delete;

@@ -215,3 +215,28 @@ def test_enable_chip_swimlane_writes_simpler_s_records_per_case_and_warns_of_lev
         assert not (path / "args_dump").exists()
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "5", "--collect-only")
     assert rc == 4 and "pfsim: --enable-chip-swimlane 5: the levels are 0, 1, 2, 3, 4" in out, out
+
+
+def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--enable-scope-stats")
+    assert rc == 0, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    lines = (prefix / "scope_stats" / "scope_stats.jsonl").read_text().splitlines()
+    meta, records = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    assert meta["version"] == 6 and meta["fatal"] is False and meta["total"] == 4, meta
+    assert meta["task_window_max"] == [16384] * 4 and meta["dep_pool_max"] == [16384] * 4, meta
+    line = 1 + open(os.path.join(HERE, "scenes", "args_dump", "dump_orch.cpp")).read().splitlines().index(
+        "    PTO2_SCOPE() {")
+    # the executor's scope around the orchestration (ring 0), and its PTO2_SCOPE (ring 1)
+    assert [(r["site"], r["phase"], r["depth"], r["ring"]) for r in records] == [
+        ("executor:0", "begin", 0, 0), (f"dump_orch.cpp:{line}", "begin", 1, 1),
+        (f"dump_orch.cpp:{line}", "end", 1, 1), ("executor:0", "end", 0, 0)]
+    inner_end, outer_end = records[2], records[3]
+    # ring 1 took tasks 1 and 2 and one allocated output (256 floats), given back as the scope ended;
+    # task 2's existing output `out` is the TensorMap's one producer
+    assert (inner_end["task_window_end"], inner_end["heap_end"], inner_end["heap_start"], inner_end["tensormap"]) == \
+        (2, 1024, 1024, 1), inner_end
+    # ring 0 took task 0 and its output, still held by the executor's scope
+    assert (outer_end["task_window_end"], outer_end["heap_end"], outer_end["heap_start"]) == (1, 1024, 0), outer_end
+    assert (prefix / "prefetch_off" / "scope_stats" / "scope_stats.jsonl").exists()
