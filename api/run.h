@@ -76,7 +76,9 @@ struct TaskResult {
     struct Span {
         std::string core;
         uint32_t core_id = 0, block = 0;
+        int32_t func_id = -1;  // the kernel it ran
         double dispatch_ns = 0, start_ns = 0, end_ns = 0, finish_ns = 0;
+        double busy_ns[5] = {};  // each pipe's busy time (rt::TaskRun::kPipes)
     };
     std::vector<Span> spans;
     uint64_t ring_id = 0;  // simpler's task id: scope-depth ring << 32 | place in the ring

@@ -81,3 +81,31 @@ def swimlane_warning(asked: int) -> str | None:
     return (f"pfsim: warning: --enable-chip-swimlane {asked}: pfsim writes level 2 (each block's start and end on "
             "its core, the AICPU's dispatch and completion of it, in simulated time); the AICPU scheduler's and "
             "orchestrator's phase records of levels 3 and 4 are not modelled")
+
+
+# simpler's --enable-pmu event groups pfsim counts, and its columns for each: the busy time
+# of each of the core's pipes while the block ran (a2a3's PIPE_UTILIZATION; pfsim has no MTE1,
+# instruction-cache or memory-request counters, so the other groups and those columns are absent)
+PMU_EVENTS = {2: "PIPE_UTILIZATION"}
+PMU_PIPES = (("vec_busy_cycles", "vector"), ("cube_busy_cycles", "cube"), ("scalar_busy_cycles", "scalar"),
+             ("mte2_busy_cycles", "mte2"), ("mte3_busy_cycles", "mte3"))
+
+
+def pmu_csv(result, event_type: int, clock_hz: float) -> str:
+    """simpler's pmu.csv of one run (Worker.run(spans=True)): a row per block per core, its
+    cycles at the core clock `clock_hz` from start to end and each pipe's busy cycles."""
+    if event_type not in PMU_EVENTS:
+        raise ValueError(f"PMU event type {event_type}: pfsim counts {sorted(PMU_EVENTS)}")
+
+    def cycles(ns):
+        return round(ns * clock_hz / 1e9)
+
+    lines = [",".join(["thread_id", "core_id", "task_id", "func_id", "core_type", "pmu_total_cycles",
+                       *(name for name, _ in PMU_PIPES), "event_type"])]
+    for t in result.tasks:
+        for s in t.spans:
+            core_type = 0 if s["core"].rsplit(".", 1)[-1].startswith("aic") else 1
+            lines.append(",".join(map(str, [0, s["core_id"], f"0x{t.task_id:016x}", s["func_id"], core_type,
+                                            cycles(s["end_ns"] - s["start_ns"]),
+                                            *(cycles(s["busy_ns"][pipe]) for _, pipe in PMU_PIPES), event_type])))
+    return "\n".join(lines) + "\n"

@@ -17,12 +17,11 @@ PLATFORMS = ("pfsim", "a2a3sim", "a2a3")
 # simpler's diagnostics options pfsim writes, in simpler's formats, under outputs/ (pfsim._diagnostics),
 # with the levels each takes
 WRITTEN = {"--dump-args": ("dump_args", (0, 1, 2, 3)),
-           "--enable-chip-swimlane": ("enable_chip_swimlane", (0, 1, 2, 3, 4))}
+           "--enable-chip-swimlane": ("enable_chip_swimlane", (0, 1, 2, 3, 4)),
+           "--enable-pmu": ("enable_pmu", (0, *_diagnostics.PMU_EVENTS))}
 
 # simpler's diagnostics options -> why pfsim refuses them (a usage error naming the option)
 DIAGNOSTICS = {
-    "--enable-pmu": ("enable_pmu", "pfsim has no PMU events; a run's own counters (L2, GM, SDMA) are in its "
-                     "result and trace"),
     "--enable-dep-gen": ("enable_dep_gen", "pfsim does not write dependency records; --pfsim-trace shows each "
                          "task's dependencies"),
     "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim does not model the AICPU scheduler's own "
@@ -52,6 +51,9 @@ def pytest_addoption(parser):
                     metavar="LEVEL", help="simpler's swimlane records (chip_swimlane_records.json) in simulated time "
                                           "into outputs/CLASS_CASE_TIME: 1 AICore, 2 (and 3, 4: written as 2) with "
                                           "the AICPU's dispatch and completion")
+    group.addoption("--enable-pmu", dest="enable_pmu", nargs="?", const=2, type=int, default=0, metavar="EVENT",
+                    help="simpler's pmu.csv into outputs/CLASS_CASE_TIME: each block's cycles and its pipes' busy "
+                         "cycles (2, PIPE_UTILIZATION, the one event group pfsim counts)")
     group.addoption("--enable-scope-stats", dest="enable_scope_stats", action="store_true", default=False,
                     help="simpler's scope statistics (scope_stats/scope_stats.jsonl) into outputs/CLASS_CASE_TIME")
     for name, (dest, why) in DIAGNOSTICS.items():
@@ -74,8 +76,8 @@ def pytest_configure(config):
         raise pytest.UsageError(f"pfsim: --rounds {config.getoption('--rounds')}: at least 1")
     for name, (dest, levels) in WRITTEN.items():
         if config.getoption(dest) not in levels:
-            raise pytest.UsageError(f"pfsim: {name} {config.getoption(dest)}: the levels are "
-                                    f"{', '.join(map(str, levels))}")
+            raise pytest.UsageError(f"pfsim: {name} {config.getoption(dest)}: not a value pfsim writes (it writes "
+                                    f"{', '.join(map(str, levels))})")
     warning = _diagnostics.swimlane_warning(config.getoption("enable_chip_swimlane"))
     if warning:
         print(warning, file=sys.stderr)

@@ -455,8 +455,9 @@ class SceneTestCase:
         dump_args = int(opt("--dump-args", default=0) or 0)
         swimlane = _diagnostics.swimlane_level(int(opt("--enable-chip-swimlane", default=0) or 0))
         scope_stats = bool(opt("--enable-scope-stats", default=False))
+        pmu = int(opt("--enable-pmu", default=0) or 0)
         prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}")
-                  if dump_args or swimlane or scope_stats else None)
+                  if dump_args or swimlane or scope_stats or pmu else None)
         runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             for prefetch in (False, True):
@@ -470,7 +471,7 @@ class SceneTestCase:
                                 os.makedirs(trace_dir, exist_ok=True)
                                 trace = os.path.join(trace_dir, f"{cls_name}.{case_name}.{'on' if prefetch else 'off'}"
                                                      f"{'' if rounds == 1 else f'.{r}'}.json")
-                            diagnostics = {"spans": bool(swimlane)}
+                            diagnostics = {"spans": bool(swimlane or pmu)}
                             if dump_args:
                                 diagnostics.update(dump_args=dump_args,
                                                    dump_dir=str(_diagnostics.run_dir(prefix, prefetch) / "args_dump"))
@@ -484,6 +485,9 @@ class SceneTestCase:
                             if swimlane:
                                 _diagnostics.write_swimlane(_diagnostics.run_dir(prefix, prefetch) /
                                                             "chip_swimlane_records.json", result, swimlane)
+                            if pmu:
+                                (_diagnostics.run_dir(prefix, prefetch) / "pmu.csv").write_text(
+                                    _diagnostics.pmu_csv(result, pmu, worker.config["chip.clock"]))
                             label = f"prefetch {'on' if prefetch else 'off'}" + ("" if rounds == 1 else f", round {r}")
                             if not skip_golden:
                                 try:

@@ -105,9 +105,13 @@ struct TaskRun {
     // Each block on each of its cores: when the scheduler dispatched it, the
     // kernel started and ended, and the scheduler took the block's completion
     // (0 while not yet); in `cores` order.
+    // `slot` says which of the task's kernels ran (0 aic, 1 aiv0, 2 aiv1); `busy_ps`, how
+    // long each of the core's pipes was busy while it ran (kPipes order).
+    static constexpr const char* kPipes[5] = {"scalar", "mte2", "mte3", "vector", "cube"};
     struct CoreSpan {
-        uint32_t core = 0, block = 0;
+        uint32_t core = 0, block = 0, slot = 0;
         uint64_t dispatch_ps = 0, start_ps = 0, end_ps = 0, finish_ps = 0;
+        uint64_t busy_ps[5] = {};
     };
     std::vector<CoreSpan> spans;
     std::string error;                   // the first error of its blocks

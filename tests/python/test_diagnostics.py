@@ -146,7 +146,7 @@ def test_marking_a_tensor_the_task_does_not_take_fails_the_run_naming_it(tmp_pat
 def test_a_dump_level_simpler_lacks_is_a_usage_error(tmp_path):
     scene(tmp_path)
     rc, out = pfsim_test(tmp_path, "--dump-args", "4", "--collect-only")
-    assert rc == 4 and "pfsim: --dump-args 4: the levels are 0, 1, 2, 3" in out, out
+    assert rc == 4 and "pfsim: --dump-args 4: not a value pfsim writes (it writes 0, 1, 2, 3)" in out, out
 
 
 def run_spmd_chain(spans):
@@ -214,7 +214,7 @@ def test_enable_chip_swimlane_writes_simpler_s_records_per_case_and_warns_of_lev
         assert data["chip_swimlane_level"] == 2 and len(data["aicore_tasks"]) == 3, data
         assert not (path / "args_dump").exists()
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "5", "--collect-only")
-    assert rc == 4 and "pfsim: --enable-chip-swimlane 5: the levels are 0, 1, 2, 3, 4" in out, out
+    assert rc == 4 and "pfsim: --enable-chip-swimlane 5: not a value pfsim writes (it writes 0, 1, 2, 3, 4)" in out, out
 
 
 def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends(tmp_path):
@@ -240,3 +240,24 @@ def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends
     # ring 0 took task 0 and its output, still held by the executor's scope
     assert (outer_end["task_window_end"], outer_end["heap_end"], outer_end["heap_start"]) == (1, 1024, 0), outer_end
     assert (prefix / "prefetch_off" / "scope_stats" / "scope_stats.jsonl").exists()
+
+
+def test_enable_pmu_writes_each_block_s_cycles_and_its_pipes_busy_cycles(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--enable-pmu")  # bare: simpler's PIPE_UTILIZATION, 2
+    assert rc == 0, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    rows = (prefix / "pmu.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert header == ["thread_id", "core_id", "task_id", "func_id", "core_type", "pmu_total_cycles", "vec_busy_cycles",
+                      "cube_busy_cycles", "scalar_busy_cycles", "mte2_busy_cycles", "mte3_busy_cycles", "event_type"]
+    data = [dict(zip(header, r.split(","))) for r in rows[1:]]
+    assert [(d["task_id"], d["func_id"], d["core_type"]) for d in data] == [
+        ("0x0000000000000000", "0", "1"), ("0x0000000100000000", "1", "1"), ("0x0000000100000001", "0", "1")]
+    for d in data:
+        total, busy = int(d["pmu_total_cycles"]), [int(d[c]) for c in header[6:11]]
+        # vector kernels: the vector pipe and the loads and stores were busy, the cube not; none longer than the block
+        assert total > 0 and busy[0] > 0 and busy[1] == 0 and busy[3] > 0 and busy[4] > 0, d
+        assert max(busy) <= total and d["event_type"] == "2", d
+    rc, out = pfsim_test(tmp_path, "--enable-pmu", "4", "--collect-only")
+    assert rc == 4 and "pfsim: --enable-pmu 4: not a value pfsim writes (it writes 0, 2)" in out, out

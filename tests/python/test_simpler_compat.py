@@ -198,7 +198,7 @@ def test_a_config_at_its_default_is_honoured(tmp_path):
 
 
 def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tmp_path):
-    options = ["--enable-dep-gen", "--enable-pmu=2", "--enable-swimlane-overhead"]
+    options = ["--enable-dep-gen", "--enable-swimlane-overhead"]
     rc, out = pfsim_test(scene(tmp_path, CHAIN), *options, "--collect-only", "-q")
     assert rc == 4, out
     for option in options:

@@ -126,6 +126,7 @@ void SimPlatform::scheduler() {
         std::vector<int64_t> core_task(aic_.size() + aiv_.size(), -1);  // by core id: the task it runs
         std::vector<uint32_t> core_block(core_task.size(), 0);
         std::vector<size_t> core_span(core_task.size(), 0);  // by core id: its block's place in the task's spans
+        std::vector<CoreStats> core_stats(core_task.size());  // by core id: its counters when its block began
         std::map<std::pair<uint32_t, uint32_t>, uint32_t> block_cores;  // (task, block) -> cores still running
         std::multimap<Tick, std::pair<uint32_t, uint32_t>> completions;  // when a finished block counts as done
         // Blocks whose kernels registered completion conditions, with them.
@@ -298,7 +299,8 @@ void SimPlatform::scheduler() {
                 ++block_cores[{t, b}];
                 run.cores.push_back(core->core_id());
                 core_span[core->core_id()] = run.spans.size();
-                run.spans.push_back({core->core_id(), b, now(), now() + g.dispatch_ps, 0, 0});
+                core_stats[core->core_id()] = core->stats();
+                run.spans.push_back({core->core_id(), b, static_cast<uint32_t>(slot), now(), now() + g.dispatch_ps, 0, 0, {}});
             }
         };
         // "task block b on core (source)" for the kernel `core` runs.
@@ -516,6 +518,11 @@ void SimPlatform::scheduler() {
                     rt::TaskRun::CoreSpan& span = run.spans[core_span[core->core_id()]];
                     span.start_ps = r.entered;
                     span.end_ps = r.returned;
+                    const CoreStats& was = core_stats[core->core_id()];
+                    const CoreStats& is = core->stats();
+                    const uint64_t busy[5] = {is.scalar - was.scalar, is.mte2 - was.mte2, is.mte3 - was.mte3,
+                                              is.vector - was.vector, is.cube - was.cube};
+                    std::copy(busy, busy + 5, span.busy_ps);
                     for (const std::string& v : r.violations) result.violations.push_back(v);
                     // A mixed block is done when all its cores are.
                     const uint32_t b = core_block[core->core_id()];
