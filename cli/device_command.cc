@@ -74,6 +74,14 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.rings.task_window = request.value("ring_task_window", std::vector<uint64_t>{});
         call.rings.dep_pool = request.value("ring_dep_pool", std::vector<uint64_t>{});
         call.transfer = request.value("data", "");
+        call.spans = request.value("spans", false);
+        call.dump_args = request.value("dump_args", 0);
+        call.dump_dir = request.value("dump_dir", "");
+        call.scope_stats_dir = request.value("scope_stats_dir", "");
+        if (call.dump_args < 0 || call.dump_args > 3) {
+            throw api::BadInput("dump_args = " + std::to_string(call.dump_args) + ": simpler's levels are 0 to 3");
+        }
+        if (call.dump_args && call.dump_dir.empty()) throw api::BadInput("dump_args without a \"dump_dir\"");
         for (const json& t : request.at("tensors")) {
             const std::string what = "tensor " + std::to_string(call.tensors.size());
             CallTensor ct;

@@ -194,6 +194,7 @@ void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdm
     graph_launch_.completion_ps = options_.scheduler.completion_ps;
     graph_launch_.time_limit_ps = options_.scheduler.time_limit_ps;
     graph_launch_.poll_ps = options_.scheduler.poll_ps;
+    if (args_dump_) graph_launch_.observe = [d = args_dump_](uint32_t t, bool completed) { d->capture(t, completed); };
     global_.assign(platform_.core_count(), GlobalContext{});
     for (uint32_t id = 0; id < global_.size(); ++id) {
         global_[id] = global_context(platform_.core_place(id).subblock);
@@ -206,6 +207,7 @@ void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdm
 }
 
 void Worker::add_task(const GraphTask& t) {
+    if (args_dump_) args_dump_->add_task(t);
     DispatchTask d;
     d.name = t.name();
     d.shape = t.shape;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/orchestration/args_dump.h"
 #include "runtime/orchestration/task_graph.h"
 #include "runtime/platform/platform.h"
 #include "runtime/prefetch.h"
@@ -118,6 +119,8 @@ public:
     // end_graph runs the graph to its end. After begin_graph, end_graph must be called.
     void begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdma);
     void add_task(const GraphTask& task);
+    // The argument dump the next graphs feed (nullptr: none); it must outlive them.
+    void set_args_dump(ArgsDump* dump) { args_dump_ = dump; }
     bool wait_task(uint32_t task, uint64_t* end_ps);
     bool run_until(uint64_t ps);
     GraphResult end_graph();
@@ -154,6 +157,7 @@ private:
     std::vector<std::vector<int64_t>> args_;  // per core, kept alive during a launch
     const std::map<int32_t, Incore>* graph_incores_ = nullptr;
     GraphLaunch graph_launch_;
+    ArgsDump* args_dump_ = nullptr;
     std::deque<std::vector<int64_t>> graph_args_;  // per block and slot; stable while the graph runs
     std::vector<LocalContext> local_;
     std::vector<GlobalContext> global_;

@@ -219,6 +219,7 @@ public:
         }
         result_.log = graph_.log_lines();
         result_.tasks = graph_.tasks();
+        result_.scopes = graph_.scope_records();
         if (graph_.fatal_code()) {
             if (simulating_) worker_.end_graph();
             throw rt::OrchestrationError(spec.orchestration + ": " + graph_.fatal_message());

@@ -55,6 +55,7 @@ struct CallResult {
     rt::GraphResult graph;
     std::vector<rt::GraphTask> tasks;  // as recorded
     std::vector<std::string> log;      // the orchestration's LOG_* lines
+    std::vector<rt::TaskGraph::ScopeRecord> scopes;  // its scopes' boundaries (scope stats)
 };
 
 // One call on `worker`: the tensors (in order, before the scalars) are

@@ -161,6 +161,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
     s.running = result.name;
     result.prefetch = c.prefetch;
     result.graph = true;
+    result.spans = c.spans;
     const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);
     const FaultPlan faults = parse_faults(c.faults);
     if (faults.core_fault) {
@@ -188,8 +189,31 @@ RunResult DeviceSession::run(DeviceCall& c) {
         FaultReport fault_report(s.platform, faults);
         const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
         user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
+        std::unique_ptr<rt::ArgsDump> dump;
+        if (c.dump_args) {
+            dump = std::make_unique<rt::ArgsDump>(static_cast<rt::ArgsDump::Level>(c.dump_args),
+                                                  [&p = s.platform](uint64_t pointer, void* out, uint64_t bytes) {
+                                                      p.gm_read(pointer - p.device_pointer(0), out, bytes);
+                                                  });
+        }
+        s.worker.set_args_dump(dump.get());
+        struct Unset {
+            rt::Worker& w;
+            ~Unset() { w.set_args_dump(nullptr); }
+        } unset{s.worker};
         const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
                                   s.cfg.bytes("orch.heap_bytes"), c.rings);
+        try {
+            if (dump) dump->write(c.dump_dir);
+            if (!c.scope_stats_dir.empty()) {
+                std::error_code ec;
+                std::filesystem::create_directories(c.scope_stats_dir, ec);
+                rt::TaskGraph::write_scope_stats(c.scope_stats_dir + "/scope_stats.jsonl", r.scopes, c.rings,
+                                                 s.cfg.bytes("orch.heap_bytes"));
+            }
+        } catch (const std::runtime_error& e) {
+            throw BadInput(e.what());
+        }
         add_graph(r, callable.spec, s.platform, result);
         s.ended = result.user_fault;
         if (trace) trace_tasks(*trace, r, s.platform);

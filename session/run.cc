@@ -341,6 +341,19 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
                 tasks.push_back({{"name", t.name}, {"kernels", t.kernels}, {"blocks", t.blocks}, {"deps", t.deps},
                                  {"start_ns", t.start_ns}, {"end_ns", t.end_ns}, {"cores", t.cores}});
                 if (t.skipped) tasks.back()["skipped"] = true;
+                if (r.spans) {
+                    nlohmann::json spans = nlohmann::json::array();
+                    for (const TaskResult::Span& s : t.spans) {
+                        nlohmann::json busy;
+                        for (int p = 0; p < 5; ++p) busy[rt::TaskRun::kPipes[p]] = s.busy_ns[p];
+                        spans.push_back({{"core", s.core}, {"core_id", s.core_id}, {"block", s.block},
+                                         {"func_id", s.func_id}, {"dispatch_ns", s.dispatch_ns},
+                                         {"start_ns", s.start_ns}, {"end_ns", s.end_ns}, {"finish_ns", s.finish_ns},
+                                         {"busy_ns", busy}});
+                    }
+                    tasks.back()["spans"] = spans;
+                    tasks.back()["task_id"] = t.ring_id;
+                }
             }
             j["tasks"] = tasks;
             j["log"] = r.log;

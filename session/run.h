@@ -44,6 +44,16 @@ struct TaskResult {
     std::vector<uint32_t> deps;
     double start_ns = 0, end_ns = 0;
     bool skipped = false;  // its dispatch predicate was false: retired without a core
+    // Each block on each core (rt::TaskRun::CoreSpan), in ns of simulated time since the die started.
+    struct Span {
+        std::string core;
+        uint32_t core_id = 0, block = 0;
+        int32_t func_id = -1;  // the kernel it ran
+        double dispatch_ns = 0, start_ns = 0, end_ns = 0, finish_ns = 0;
+        double busy_ns[5] = {};  // each pipe's busy time (rt::TaskRun::kPipes)
+    };
+    std::vector<Span> spans;
+    uint64_t ring_id = 0;  // simpler's task id: scope-depth ring << 32 | place in the ring
 };
 
 struct RunResult {
@@ -61,6 +71,7 @@ struct RunResult {
     std::string error, warmup;
     std::string user_stdout;  // what users' code printed to stdout (kept off pfsim's own stdout)
     bool graph = false;             // a task graph ran (a case, a device call): `tasks` is set
+    bool spans = false;             // the summary's tasks carry their spans (a device call asked: swimlane)
     std::vector<TaskResult> tasks;  // a graph's
     nlohmann::json lanes, series, timed_pass;
     nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (session/faults.h)

@@ -100,6 +100,10 @@ class TaskTiming:
     deps: list
     start_ns: float
     end_ns: float
+    # run(spans=True): simpler's task id (ring << 32 | place) and each block on each core, dicts of
+    # core, core_id, block, dispatch_ns, start_ns, end_ns, finish_ns (simulated time since the die started)
+    task_id: int | None = None
+    spans: list = field(default_factory=list)
 
 
 @dataclass
@@ -133,8 +137,8 @@ class RunResult:
 
     @classmethod
     def from_summary(cls, s: dict, trace: str | None) -> "RunResult":
-        tasks = [TaskTiming(t["name"], t["kernels"], t["cores"], t["blocks"], t["deps"], t["start_ns"], t["end_ns"])
-                 for t in s.get("tasks", [])]
+        tasks = [TaskTiming(t["name"], t["kernels"], t["cores"], t["blocks"], t["deps"], t["start_ns"], t["end_ns"],
+                            t.get("task_id"), t.get("spans", [])) for t in s.get("tasks", [])]
         counters = {k: s[k] for k in ("l2", "gm", "sdma") if k in s}
         return cls(prefetch=s.get("prefetch") == "on", time_ns=s.get("kernel_time_ns", 0.0), cycles=s.get("cycles", 0),
                    tasks=tasks, counters=counters, warnings=s.get("warnings", []), log=s.get("log", []), trace=trace,
@@ -247,7 +251,9 @@ class Worker:
     def run(self, handle: Handle, args, prefetch: bool = True, trace: str | None = None,
             timeout: float | None = None, sanitize: bool = False, advise: bool = False,
             inject: list | None = None, ring_heap: int | list | None = None,
-            ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None) -> RunResult:
+            ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None,
+            dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
+            scope_stats_dir: str | None = None) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -260,7 +266,12 @@ class Worker:
         ring_heap, ring_task_window, ring_dep_pool: simpler's runtime_env, the
         sizes of each scope depth's heap ring (bytes), task window (slots) and
         dependency pool (entries): an int for every ring or a list of 4, 0 for the
-        default (docs/cases.md#ring-sizes)."""
+        default (docs/cases.md#ring-sizes). dump_args: simpler's --dump-args level (1 partial:
+        the arguments CoreTaskArgs::dump marks; 2 full; 3 hybrid: every argument, tensor bytes
+        only for marked ones), written as simpler's args_dump folder (args_dump.json, args.bin)
+        into dump_dir (docs/python.md#diagnostics). spans: each task's TaskTiming carries its
+        blocks' spans per core (what simpler's swimlane records hold). scope_stats_dir: write
+        simpler's scope_stats.jsonl there (each scope's ring state as it begins and ends)."""
         self._check_usable()
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
@@ -293,6 +304,15 @@ class Worker:
                    "inject": [str(f) for f in (inject or [])]}
         if trace:
             request["trace"] = os.path.abspath(trace)
+        if spans:
+            request["spans"] = True
+        if scope_stats_dir:
+            request["scope_stats_dir"] = os.path.abspath(scope_stats_dir)
+        if dump_args:
+            if not dump_dir:
+                raise ValueError("dump_args needs a dump_dir")
+            request["dump_args"] = int(dump_args)
+            request["dump_dir"] = os.path.abspath(dump_dir)
         from .task_interface import ring_values  # it imports this module
         for field, value in (("ring_heap", ring_heap), ("ring_task_window", ring_task_window),
                              ("ring_dep_pool", ring_dep_pool)):

@@ -5,24 +5,27 @@ with its gain in the terminal summary. docs/python.md is the reference."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
-from . import _simpler
+from . import _diagnostics, _simpler
 
 # pfsim simulates an a2a3 die; `pfsim` is the platform's own name
 PLATFORMS = ("pfsim", "a2a3sim", "a2a3")
 
+# simpler's diagnostics options pfsim writes, in simpler's formats, under outputs/ (pfsim._diagnostics),
+# with the levels each takes
+WRITTEN = {"--dump-args": ("dump_args", (0, 1, 2, 3)),
+           "--enable-chip-swimlane": ("enable_chip_swimlane", (0, 1, 2, 3, 4)),
+           "--enable-pmu": ("enable_pmu", (0, *_diagnostics.PMU_EVENTS))}
+
 # simpler's diagnostics options -> why pfsim refuses them (a usage error naming the option)
 DIAGNOSTICS = {
-    "--enable-chip-swimlane": ("enable_chip_swimlane", "pfsim writes no swimlane records yet; --pfsim-trace DIR "
-                               "writes a Perfetto trace of every run in simulated time"),
-    "--dump-args": ("dump_args", "pfsim does not dump task arguments"),
-    "--enable-pmu": ("enable_pmu", "pfsim has no PMU events; a run's own counters (L2, GM, SDMA) are in its "
-                     "result and trace"),
     "--enable-dep-gen": ("enable_dep_gen", "pfsim does not write dependency records; --pfsim-trace shows each "
                          "task's dependencies"),
-    "--enable-scope-stats": ("enable_scope_stats", "pfsim does not record scope statistics"),
-    "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim writes no swimlane records"),
+    "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim does not model the AICPU scheduler's own "
+                                   "overhead records"),
 }
 
 
@@ -41,8 +44,20 @@ def pytest_addoption(parser):
     group.addoption("--level", type=int, default=None, help="scene-test level: pfsim runs 2 only")
     group.addoption("--pfsim-trace", default=None, metavar="DIR",
                     help="write a Chrome trace (Perfetto) of every run into DIR")
+    group.addoption("--dump-args", dest="dump_args", nargs="?", const=1, type=int, default=0, metavar="LEVEL",
+                    help="simpler's argument dump into outputs/CLASS_CASE_TIME/args_dump: 1 the arguments "
+                         "CoreTaskArgs::dump marks, 2 every argument, 3 every argument with bytes of the marked")
+    group.addoption("--enable-chip-swimlane", dest="enable_chip_swimlane", nargs="?", const=4, type=int, default=0,
+                    metavar="LEVEL", help="simpler's swimlane records (chip_swimlane_records.json) in simulated time "
+                                          "into outputs/CLASS_CASE_TIME: 1 AICore, 2 (and 3, 4: written as 2) with "
+                                          "the AICPU's dispatch and completion")
+    group.addoption("--enable-pmu", dest="enable_pmu", nargs="?", const=2, type=int, default=0, metavar="EVENT",
+                    help="simpler's pmu.csv into outputs/CLASS_CASE_TIME: each block's cycles and its pipes' busy "
+                         "cycles (2, PIPE_UTILIZATION, the one event group pfsim counts)")
+    group.addoption("--enable-scope-stats", dest="enable_scope_stats", action="store_true", default=False,
+                    help="simpler's scope statistics (scope_stats/scope_stats.jsonl) into outputs/CLASS_CASE_TIME")
     for name, (dest, why) in DIAGNOSTICS.items():
-        if name in ("--enable-dep-gen", "--enable-scope-stats", "--enable-swimlane-overhead"):
+        if name in ("--enable-dep-gen", "--enable-swimlane-overhead"):
             group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
         else:
             group.addoption(name, dest=dest, nargs="?", const=1, type=int, default=0, help=f"refused: {why}")
@@ -59,6 +74,13 @@ def pytest_configure(config):
         raise pytest.UsageError(f"pfsim: --level {level}: pfsim runs level-2 (single-chip) scene tests only")
     if config.getoption("--rounds") < 1:
         raise pytest.UsageError(f"pfsim: --rounds {config.getoption('--rounds')}: at least 1")
+    for name, (dest, levels) in WRITTEN.items():
+        if config.getoption(dest) not in levels:
+            raise pytest.UsageError(f"pfsim: {name} {config.getoption(dest)}: not a value pfsim writes (it writes "
+                                    f"{', '.join(map(str, levels))})")
+    warning = _diagnostics.swimlane_warning(config.getoption("enable_chip_swimlane"))
+    if warning:
+        print(warning, file=sys.stderr)
     refused = [f"pfsim: {name} is not supported: {why}" for name, (dest, why) in DIAGNOSTICS.items()
                if config.getoption(dest)]
     if refused:
@@ -141,15 +163,29 @@ def st_worker(request):
     worker.close()
 
 
+def case_rows(user_properties) -> list[dict]:
+    """A test's cases, each its pfsim_* properties: a test that runs several cases (a class's own
+    test_run) has a group per case, each opened by its pfsim_case."""
+    rows = []
+    for key, value in user_properties:
+        if key == "pfsim_case":
+            rows.append({})
+        if key.startswith("pfsim_") and rows:
+            rows[-1][key] = value
+    return [r for r in rows if "pfsim_gain_pct" in r]
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     rows = []
     for key in ("passed", "failed"):
         for report in terminalreporter.stats.get(key, []):
             if getattr(report, "when", "call") != "call":
                 continue
-            props = dict(report.user_properties)
-            if "pfsim_gain_pct" in props:
-                rows.append((report.nodeid, props))
+            cases = case_rows(report.user_properties)
+            for props in cases:
+                # a parametrized test names its case already; a class's own test_run does not
+                nodeid = report.nodeid if report.nodeid.endswith("]") else f"{report.nodeid} (case {props['pfsim_case']})"
+                rows.append((nodeid, props))
     if not rows:
         return
     terminalreporter.section("pfsim: prefetch off -> on")

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from . import ArgDirection, Callable, CompileError, RunError, Worker, _tensors
+from . import ArgDirection, Callable, CompileError, RunError, Worker, _diagnostics, _tensors
 
 from .task_interface import CallConfig, ring_values
 
@@ -452,6 +452,12 @@ class SceneTestCase:
         outputs = self.output_names(args)
         written = [name for n, name in enumerate(args.tensor_names) if callable_.is_output(n)]  # by Worker.run
         trace_dir = opt("--pfsim-trace", default=None)
+        dump_args = int(opt("--dump-args", default=0) or 0)
+        swimlane = _diagnostics.swimlane_level(int(opt("--enable-chip-swimlane", default=0) or 0))
+        scope_stats = bool(opt("--enable-scope-stats", default=False))
+        pmu = int(opt("--enable-pmu", default=0) or 0)
+        prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}")
+                  if dump_args or swimlane or scope_stats or pmu else None)
         runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             for prefetch in (False, True):
@@ -465,10 +471,23 @@ class SceneTestCase:
                                 os.makedirs(trace_dir, exist_ok=True)
                                 trace = os.path.join(trace_dir, f"{cls_name}.{case_name}.{'on' if prefetch else 'off'}"
                                                      f"{'' if rounds == 1 else f'.{r}'}.json")
+                            diagnostics = {"spans": bool(swimlane or pmu)}
+                            if dump_args:
+                                diagnostics.update(dump_args=dump_args,
+                                                   dump_dir=str(_diagnostics.run_dir(prefix, prefetch) / "args_dump"))
+                            if scope_stats:
+                                diagnostics["scope_stats_dir"] = str(_diagnostics.run_dir(prefix, prefetch) /
+                                                                     "scope_stats")
                             started = time.perf_counter()
                             result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
-                                                **rings)
+                                                **rings, **diagnostics)
                             walls.setdefault(prefetch, time.perf_counter() - started)
+                            if swimlane:
+                                _diagnostics.write_swimlane(_diagnostics.run_dir(prefix, prefetch) /
+                                                            "chip_swimlane_records.json", result, swimlane)
+                            if pmu:
+                                (_diagnostics.run_dir(prefix, prefetch) / "pmu.csv").write_text(
+                                    _diagnostics.pmu_csv(result, pmu, worker.config["chip.clock"]))
                             label = f"prefetch {'on' if prefetch else 'off'}" + ("" if rounds == 1 else f", round {r}")
                             if not skip_golden:
                                 try:
@@ -488,7 +507,7 @@ class SceneTestCase:
                 raise _CaseFailed(f"{what}: output '{name}' is not bit-identical with prefetch off and on "
                                   "(the prefetch changed a value, or the result depends on timing)")
         outcome = CaseOutcome(off.time_ns, on.time_ns, off.l2_hit_rate, on.l2_hit_rate)
-        for key, value in (("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
+        for key, value in (("pfsim_case", case_name), ("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
                            ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
                            ("pfsim_l2_hit_rate_on", round(outcome.l2_hit_rate_on, 4)),
@@ -580,6 +599,5 @@ def _sanitize_for_filename(text: str) -> str:
 
 
 def _outputs_dir() -> Path:
-    """Where diagnostics outputs go: $PFSIM_OUTPUTS, else ./outputs. (pfsim refuses
-    simpler's diagnostics options, so nothing is written there yet.)"""
+    """Where diagnostics outputs go (--dump-args): $PFSIM_OUTPUTS, else ./outputs."""
     return Path(os.environ.get("PFSIM_OUTPUTS") or "outputs").resolve()

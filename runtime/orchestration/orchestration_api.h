@@ -154,8 +154,11 @@ public:
     void add_output(const T&... t) { (add_out(t), ...); }
 
     // Scalars follow the tensors; each is passed as its raw bits (a float as f32).
+    // An lvalue's address is kept, so dump(x) can name the scalar x added.
     template <typename... T>
-    void add_scalar(T... v) { (push_scalar(bits_of(v)), ...); }
+    void add_scalar(T&&... v) {
+        (push_scalar(bits_of(std::decay_t<T>(v)), source_of<T>(v), dtype_of<std::decay_t<T>>()), ...);
+    }
     void add_scalars(const uint64_t* v, int n) {
         for (int i = 0; i < n; ++i) push_scalar(v[i]);
     }
@@ -182,17 +185,35 @@ public:
     void set_predicate(const CoreTaskPredicate& p) { predicate_ = p; }
     const CoreTaskPredicate& predicate() const { return predicate_; }
 
-    // Not modelled: simpler's selective task-timing slots and DFX argument dumps.
+    // Not modelled: simpler's selective task-timing slots.
     template <typename... A>
     void set_task_timing_slot(A...) {
         static_assert(pfsim_lacks<A...>, "pfsim lacks CoreTaskArgs::set_task_timing_slot (simpler's task-timing "
                                          "slots): every task's start and end are in `pfsim run --json` instead");
     }
+    // Marks arguments for the argument dump (simpler's --dump-args; docs/python.md):
+    // no argument marks every one added so far; otherwise each names one added
+    // before: a ChipTensor (an input, inout or existing output), a
+    // TensorCreateInfo (an output to allocate) or a scalar variable (the first
+    // scalar added from that variable; "ambiguous" when it was added twice).
+    // Naming something not added is an error of the submission.
     template <typename... A>
-    void dump(A&&...) {
-        static_assert(pfsim_lacks<A...>, "pfsim lacks CoreTaskArgs::dump (simpler's SIMPLER_DFX argument dump): "
-                                         "`pfsim run --outputs DIR` writes a case's outputs instead");
+    void dump(A&&... a) {
+        static_assert((std::is_lvalue_reference_v<A> && ...), "dump: name tensors and scalars already added (no "
+                                                              "temporaries)");
+        if constexpr (sizeof...(A) == 0) {
+            if (tensor_count_ == 0 && scalar_count_ == 0) return set_error("dump: no arguments added to this Arg");
+            dump_mask_ |= (uint64_t{1} << (tensor_count_ + scalar_count_)) - 1;
+        } else {
+            (mark_dump(a), ...);
+        }
     }
+    // Bit i: argument i (tensors, then scalars) is marked by dump(); of those,
+    // the scalars named by a variable added more than once.
+    uint64_t dump_mask() const { return dump_mask_; }
+    uint64_t dump_ambiguous_mask() const { return dump_ambiguous_; }
+    // The type a scalar was added as (UINT64 when not a plain number type).
+    DataType scalar_dtype(int i) const { return scalar_dtypes_[i]; }
 
     int tensor_count() const { return tensor_count_; }
     int scalar_count() const { return scalar_count_; }
@@ -239,15 +260,42 @@ private:
             return out;
         }
     }
+    template <typename T>
+    static uintptr_t source_of(const T& v) {
+        return std::is_lvalue_reference_v<T> ? reinterpret_cast<uintptr_t>(&v) : 0;
+    }
+    template <typename T>
+    static constexpr DataType dtype_of() {
+        if constexpr (std::is_same_v<T, float>) return DataType::FLOAT32;
+        else if constexpr (std::is_same_v<T, bool>) return DataType::BOOL;
+        else if constexpr (std::is_integral_v<T> && sizeof(T) == 4) return std::is_signed_v<T> ? DataType::INT32 : DataType::UINT32;
+        else if constexpr (std::is_integral_v<T> && sizeof(T) == 2) return std::is_signed_v<T> ? DataType::INT16 : DataType::UINT16;
+        else if constexpr (std::is_integral_v<T> && sizeof(T) == 1) return std::is_signed_v<T> ? DataType::INT8 : DataType::UINT8;
+        else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return DataType::INT64;
+        else return DataType::UINT64;
+    }
     void add(TensorArgType type, const ChipTensor& t);
     void add_out(const ChipTensor& t) { add(TensorArgType::OUTPUT_EXISTING, t); }
     void add_out(const TensorCreateInfo& c);
-    void push_scalar(uint64_t v);
+    void push_scalar(uint64_t v, uintptr_t source = 0, DataType dtype = DataType::UINT64);
+    void mark_dump(const ChipTensor& t);
+    void mark_dump(const TensorCreateInfo& c);
+    template <typename T>
+    void mark_dump(const T& scalar) {
+        static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_pointer_v<T>,
+                      "dump: arguments are ChipTensor, TensorCreateInfo or scalar variables");
+        mark_dump_scalar(reinterpret_cast<uintptr_t>(&scalar));
+    }
+    void mark_dump_scalar(uintptr_t source);
 
     TensorEntry tensors_[kMaxTensors] = {};
     int tensor_count_ = 0;
     uint64_t scalars_[kMaxScalars] = {};
+    uintptr_t scalar_sources_[kMaxScalars] = {};
+    DataType scalar_dtypes_[kMaxScalars] = {};
     int scalar_count_ = 0;
+    uint64_t dump_mask_ = 0, dump_ambiguous_ = 0;
+    static_assert(kMaxTensors + kMaxScalars <= 64, "a dump mask bit per argument");
     std::vector<PTO2TaskId> deps_;
     std::vector<DepFlags> kinds_;
     bool allow_early_resolve_ = false;
@@ -319,11 +367,11 @@ void set_tensor_data(const ChipTensor& tensor, uint32_t ndims, const uint32_t in
 }
 
 enum class PTO2ScopeMode { AUTO, MANUAL };
-void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO);
+void rt_scope_begin(PTO2ScopeMode mode = PTO2ScopeMode::AUTO, PFSIM_CALL_SITE);
 void rt_scope_end();
 class PTO2ScopeGuard {
 public:
-    explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO) { rt_scope_begin(mode); }
+    explicit PTO2ScopeGuard(PTO2ScopeMode mode = PTO2ScopeMode::AUTO, PFSIM_CALL_SITE) { rt_scope_begin(mode, file, line); }
     ~PTO2ScopeGuard() { rt_scope_end(); }
     PTO2ScopeGuard(const PTO2ScopeGuard&) = delete;
     PTO2ScopeGuard& operator=(const PTO2ScopeGuard&) = delete;

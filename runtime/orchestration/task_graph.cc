@@ -4,7 +4,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iterator>
+#include <sstream>
 
 namespace pfsim::rt {
 
@@ -41,9 +43,15 @@ TaskGraph::Recording::Recording(TaskGraph& graph) {
     graph.scope_heap_bytes_.assign(1, 0);
     graph.scope_tasks_.assign(1, {});
     std::fill(std::begin(graph.ring_live_), std::end(graph.ring_live_), 0);
+    graph.scope_sites_.assign(1, kExecutorSite);
+    graph.record_scope(true);
+    graph_ = &graph;
 }
 
-TaskGraph::Recording::~Recording() { g_recording = nullptr; }
+TaskGraph::Recording::~Recording() {
+    if (graph_->scopes_.size() == 1) graph_->record_scope(false);  // the executor's scope ends with the orchestration
+    g_recording = nullptr;
+}
 
 const ChipTensor* TaskGraph::keep(const ChipTensor& t) {
     tensors_.push_back(t);
@@ -153,9 +161,9 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
             out.owner_task_id = id;
             const uint64_t bytes = out.nbytes();
             const uint64_t heap = ring_size(ring_sizes_.heap, ring_id, 0);
-            if (heap) {
-                const uint64_t held = (bytes + 63) / 64 * 64;  // PTO2_ALIGN_SIZE
-                if (ring_live_[ring_id] + held > heap) {
+            const uint64_t held = (bytes + 63) / 64 * 64;  // PTO2_ALIGN_SIZE
+            {
+                if (heap && ring_live_[ring_id] + held > heap) {
                     throw OrchestrationError(
                         "heap ring " + std::to_string(ring_id) + " (runtime_env.ring_heap[" +
                         std::to_string(ring_id) + "] = " + std::to_string(heap) + " B) cannot hold its " +
@@ -163,6 +171,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
                         " B the open scopes of that ring hold");
                 }
                 ring_live_[ring_id] += held;
+                heap_allocated_[ring_id] += held;
                 scope_heap_bytes_.back() += held;
             }
             const uint64_t gm = memory_.allocate(bytes);
@@ -269,7 +278,13 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     }
     producers_.insert(producers_.end(), writes.begin(), writes.end());
     readers_.insert(readers_.end(), reads.begin(), reads.end());
-    for (int i = 0; i < args.scalar_count(); ++i) task.scalars.push_back(args.scalar_value(i));
+    for (int i = 0; i < args.scalar_count(); ++i) {
+        task.scalars.push_back(args.scalar_value(i));
+        task.scalar_dtypes.push_back(args.scalar_dtype(i));
+    }
+    task.dump_mask = args.dump_mask();
+    task.dump_ambiguous = args.dump_ambiguous_mask();
+    task.ring_id = (uint64_t{ring_id} << 32) | ring.tasks.size();
     orch_ps_ += costs_.submit_ps;
     task.release_ps = orch_ps_;
     Slot slot;
@@ -379,8 +394,32 @@ void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const std::string& 
     for (uint32_t t : tasks) orch_ps_ = std::max(orch_ps_, end_of(t, what));
 }
 
-uint64_t TaskGraph::ring_size(const std::vector<uint64_t>& sizes, uint32_t ring, uint64_t fallback) const {
+uint64_t TaskGraph::ring_size(const std::vector<uint64_t>& sizes, uint32_t ring, uint64_t fallback) {
     return ring < sizes.size() && sizes[ring] ? sizes[ring] : fallback;
+}
+
+void TaskGraph::write_scope_stats(const std::string& path, const std::vector<ScopeRecord>& records,
+                                  const RingSizes& sizes, uint64_t heap_bytes) {
+    std::ostringstream out;
+    auto per_ring = [&](const std::vector<uint64_t>& v, uint64_t fallback) {
+        std::string s;
+        for (uint32_t r = 0; r < kRings; ++r) s += (r ? ", " : "") + std::to_string(ring_size(v, r, fallback));
+        return s;
+    };
+    out << "{\"version\": 6, \"fatal\": false, \"dropped\": 0, \"total\": " << records.size()
+        << ", \"task_window_max\": [" << per_ring(sizes.task_window, PTO2_TASK_WINDOW_SIZE) << "], \"heap_max\": ["
+        << per_ring(sizes.heap, heap_bytes) << "], \"dep_pool_max\": [" << per_ring(sizes.dep_pool, PTO2_DEP_LIST_POOL_SIZE)
+        << "], \"tensormap_max\": 0}\n";
+    for (const ScopeRecord& s : records) {
+        out << "{\"site\": \"" << s.site << "\", \"phase\": \"" << (s.begin ? "begin" : "end") << "\", \"depth\": "
+            << s.depth << ", \"ring\": " << s.ring << ", \"task_window_start\": " << s.task_start
+            << ", \"task_window_end\": " << s.task_end << ", \"heap_start\": " << s.heap_start
+            << ", \"heap_end\": " << s.heap_end << ", \"dep_pool_start\": " << s.dep_start
+            << ", \"dep_pool_end\": " << s.dep_end << ", \"tensormap\": " << s.tensormap << "}\n";
+    }
+    std::ofstream file(path, std::ios::trunc);
+    file << out.str();
+    if (!file) throw std::runtime_error(path + ": cannot write the scope statistics");
 }
 
 bool TaskGraph::consume_head(Ring& ring, const std::string& what) {
@@ -451,15 +490,37 @@ void TaskGraph::warn_once(const std::string& warning) {
     if (std::find(warnings_.begin(), warnings_.end(), warning) == warnings_.end()) warnings_.push_back(warning);
 }
 
-void TaskGraph::scope_begin(PTO2ScopeMode mode) {
+void TaskGraph::scope_begin(PTO2ScopeMode mode, Site site) {
     scopes_.push_back(mode);
     scope_heap_bytes_.push_back(0);
     scope_tasks_.emplace_back();
+    scope_sites_.push_back(site.str());
+    record_scope(true);
+}
+
+void TaskGraph::record_scope(bool begin) {
+    const uint32_t r = ring_of_scope();
+    const Ring& ring = rings_[r];
+    ScopeRecord s;
+    s.site = scope_sites_.back();
+    s.begin = begin;
+    s.depth = static_cast<uint32_t>(scopes_.size()) - 1;
+    s.ring = r;
+    s.task_start = ring.alive;
+    s.task_end = ring.tasks.size();
+    s.heap_start = heap_allocated_[r] - ring_live_[r];
+    s.heap_end = heap_allocated_[r];
+    s.dep_start = ring.fanout_tail;
+    s.dep_end = ring.fanout_top;
+    s.tensormap = producers_.size();
+    scope_records_.push_back(std::move(s));
 }
 
 void TaskGraph::scope_end() {
     if (scopes_.size() <= 1) throw OrchestrationError("rt_scope_end without a matching rt_scope_begin");
     ring_live_[ring_of_scope()] -= scope_heap_bytes_.back();  // its outputs given back
+    record_scope(false);
+    scope_sites_.pop_back();
     scope_heap_bytes_.pop_back();
     for (uint32_t t : scope_tasks_.back()) slots_[t].scope_end_ps = orch_ps_;
     scope_tasks_.pop_back();
@@ -522,16 +583,51 @@ void CoreTaskArgs::add_out(const TensorCreateInfo& c) {
     tensors_[tensor_count_++] = TensorEntry{TensorArgType::OUTPUT, nullptr, &c};
 }
 
-void CoreTaskArgs::push_scalar(uint64_t v) {
+void CoreTaskArgs::push_scalar(uint64_t v, uintptr_t source, DataType dtype) {
     if (scalar_count_ == kMaxScalars) return set_error("more than 16 scalars");
+    scalar_sources_[scalar_count_] = source;
+    scalar_dtypes_[scalar_count_] = dtype;
     scalars_[scalar_count_++] = v;
+}
+
+void CoreTaskArgs::mark_dump(const ChipTensor& t) {
+    for (int i = 0; i < tensor_count_; ++i) {
+        if (tensors_[i].type != TensorArgType::OUTPUT && tensors_[i].tensor == &t) {
+            dump_mask_ |= uint64_t{1} << i;
+            return;
+        }
+    }
+    set_error("dump: a tensor that is not an argument of this task");
+}
+
+void CoreTaskArgs::mark_dump(const TensorCreateInfo& c) {
+    for (int i = 0; i < tensor_count_; ++i) {
+        if (tensors_[i].type == TensorArgType::OUTPUT && tensors_[i].create == &c) {
+            dump_mask_ |= uint64_t{1} << i;
+            return;
+        }
+    }
+    set_error("dump: a TensorCreateInfo that is not an argument of this task");
+}
+
+void CoreTaskArgs::mark_dump_scalar(uintptr_t source) {
+    int first = -1, matches = 0;
+    for (int i = 0; i < scalar_count_; ++i) {
+        if (scalar_sources_[i] != source) continue;
+        if (first < 0) first = i;
+        ++matches;
+    }
+    if (first < 0) return set_error("dump: a scalar variable that was not added to this task (add_scalar)");
+    const uint64_t bit = uint64_t{1} << (tensor_count_ + first);
+    dump_mask_ |= bit;
+    if (matches > 1) dump_ambiguous_ |= bit;
 }
 
 void CoreTaskArgs::copy_scalars_from(const CoreTaskArgs& src, int offset, int n) {
     if (offset < 0 || n < 0 || offset + n > src.scalar_count_) {
         return set_error("copy_scalars_from: the range is beyond the source's scalars");
     }
-    for (int i = 0; i < n; ++i) push_scalar(src.scalars_[offset + i]);
+    for (int i = 0; i < n; ++i) push_scalar(src.scalars_[offset + i], 0, src.scalar_dtypes_[offset + i]);
 }
 
 void CoreTaskArgs::set_dependencies_with_kinds(const PTO2TaskId* ids, const DepFlags* kinds, int n) {
@@ -554,6 +650,8 @@ void CoreTaskArgs::clear() {
     kinds_.clear();
     allow_early_resolve_ = false;
     predicate_ = CoreTaskPredicate{};
+    dump_mask_ = 0;
+    dump_ambiguous_ = 0;
 }
 
 const ChipTensor& TaskOutputTensors::get_ref(int i) const {
@@ -640,7 +738,9 @@ void rt_cache_maintenance(const void*, size_t, const char* file, int line) {
     pfsim::rt::recording().cache_maintenance(Site{file, line});
 }
 
-void rt_scope_begin(PTO2ScopeMode mode) { pfsim::rt::recording().scope_begin(mode); }
+void rt_scope_begin(PTO2ScopeMode mode, const char* file, int line) {
+    pfsim::rt::recording().scope_begin(mode, Site{file, line});
+}
 void rt_scope_end() { pfsim::rt::recording().scope_end(); }
 int rt_available_cluster_count() { return static_cast<int>(pfsim::rt::recording().clusters()); }
 int rt_available_aiv_count() { return static_cast<int>(2 * pfsim::rt::recording().clusters()); }

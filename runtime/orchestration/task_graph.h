@@ -40,6 +40,11 @@ struct GraphTask {
     std::vector<const ChipTensor*> tensors;  // the kernel's args[0..]
     std::vector<TensorArgType> tensor_types;
     std::vector<uint64_t> scalars;
+    std::vector<DataType> scalar_dtypes;  // the type each scalar was added as
+    // CoreTaskArgs::dump's marks (bit i: argument i, tensors then scalars).
+    uint64_t dump_mask = 0, dump_ambiguous = 0;
+    // The id simpler's runtime gives it: its ring (scope depth) << 32 | its place in that ring.
+    uint64_t ring_id = 0;
     std::vector<uint32_t> deps;  // earlier tasks, sorted, unique
     uint32_t scope_depth = 0;
     uint64_t release_ps = 0;  // when the submission reaches the scheduler, from the graph's start
@@ -119,6 +124,9 @@ public:
         ~Recording();
         Recording(const Recording&) = delete;
         Recording& operator=(const Recording&) = delete;
+
+    private:
+        TaskGraph* graph_;
     };
 
     // simpler's runtime_env ring sizes, an entry per scope-depth ring (ring r
@@ -165,8 +173,31 @@ public:
     uint64_t get_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, Site site);
     void set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, uint64_t bits, Site site);
     void cache_maintenance(Site site);
-    void scope_begin(PTO2ScopeMode mode);
+    void scope_begin(PTO2ScopeMode mode, Site site);
     void scope_end();
+
+    // A scope's boundary as simpler's scope stats record it (--enable-scope-stats): its
+    // ring's state when it began or ended. Depth 0 is the executor's scope around the
+    // orchestration (site kExecutorSite).
+    struct ScopeRecord {
+        std::string site;  // "orch.cpp:42": the PTO2_SCOPE
+        bool begin = true;
+        uint32_t depth = 0, ring = 0;
+        uint64_t task_start = 0, task_end = 0;  // the ring's oldest task not yet consumed; its next task
+        uint64_t heap_start = 0, heap_end = 0;  // the ring's output bytes given back, allocated (cumulative)
+        uint64_t dep_start = 0, dep_end = 0;    // its fanout-link pool's tail and top
+        uint64_t tensormap = 0;                 // producers the TensorMap holds
+    };
+    static constexpr const char* kExecutorSite = "executor:0";
+    const std::vector<ScopeRecord>& scope_records() const { return scope_records_; }
+    // Writes simpler's scope_stats.jsonl to `path`: a line of the run's capacities per ring
+    // (`sizes`, their defaults; heap: `heap_bytes` where a ring has no bound of its own;
+    // tensormap_max 0: pfsim's TensorMap has no bound), then a line per record.
+    // std::runtime_error naming the file that cannot be written.
+    static void write_scope_stats(const std::string& path, const std::vector<ScopeRecord>& records,
+                                  const RingSizes& sizes, uint64_t heap_bytes);
+    // Entry `ring` of a runtime_env size list, `fallback` where it is absent or 0.
+    static uint64_t ring_size(const std::vector<uint64_t>& sizes, uint32_t ring, uint64_t fallback);
     void log(PTO2LogLevel level, const std::string& line);
     void report_fatal(int code, Site site, const std::string& message);
 
@@ -218,7 +249,7 @@ private:
         uint64_t fanout_top = 1, fanout_tail = 1;  // linear counters of the fanout links
         uint32_t fanout_reclaimed = 0;             // `alive` at the last reclaim
     };
-    uint64_t ring_size(const std::vector<uint64_t>& sizes, uint32_t ring, uint64_t fallback) const;
+
     // Waits until the oldest unconsumed task of `ring` is consumed (the
     // orchestrator's clock moves there); false when it never can be: there is
     // none, or its scope is still open.
@@ -226,6 +257,7 @@ private:
     // Why `ring` cannot consume more: "its oldest ... " for a fatal message.
     std::string stuck_head(const Ring& ring) const;
     void warn_once(const std::string& warning);
+    void record_scope(bool begin);  // the innermost open scope's boundary
 
     Memory memory_;
     Live live_;
@@ -245,6 +277,9 @@ private:
     Ring rings_[kRings];
     std::vector<Slot> slots_;  // by task
     uint64_t ring_live_[kRings] = {};  // bytes the open scopes of each ring hold
+    uint64_t heap_allocated_[kRings] = {};  // bytes each ring allocated, in all
+    std::vector<std::string> scope_sites_;  // per open scope: where it began
+    std::vector<ScopeRecord> scope_records_;
     uint32_t ring_of_scope() const { return std::min<uint32_t>(static_cast<uint32_t>(scopes_.size()), kRings) - 1; }
     std::vector<std::string> log_;
     int fatal_code_ = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,10 @@ struct GraphLaunch {
     uint64_t completion_ps = 0;  // the core finishes -> the task counts as completed
     uint64_t time_limit_ps = 0;  // simulated time after which a graph that has not finished stops
     uint64_t poll_ps = 0;        // period of the scheduler's polls of deferred-completion conditions
+    // When set, called in simulated time as a task's first block is dispatched
+    // (completed false; its kernels have not started) and as a task that ran
+    // on cores completes (true): what it reads of GM is what they see or left.
+    std::function<void(uint32_t task, bool completed)> observe;
 };
 
 struct TaskRun {
@@ -97,6 +102,18 @@ struct TaskRun {
     bool skipped = false;                // its predicate was false: retired without a core
     uint64_t start_ps = 0, end_ps = 0;   // first block dispatched, last block completed
     std::vector<uint32_t> cores;         // core ids, per block and slot
+    // Each block on each of its cores: when the scheduler dispatched it, the
+    // kernel started and ended, and the scheduler took the block's completion
+    // (0 while not yet); in `cores` order.
+    // `slot` says which of the task's kernels ran (0 aic, 1 aiv0, 2 aiv1); `busy_ps`, how
+    // long each of the core's pipes was busy while it ran (kPipes order).
+    static constexpr const char* kPipes[5] = {"scalar", "mte2", "mte3", "vector", "cube"};
+    struct CoreSpan {
+        uint32_t core = 0, block = 0, slot = 0;
+        uint64_t dispatch_ps = 0, start_ps = 0, end_ps = 0, finish_ps = 0;
+        uint64_t busy_ps[5] = {};
+    };
+    std::vector<CoreSpan> spans;
     std::string error;                   // the first error of its blocks
 };
 

@@ -108,13 +108,28 @@ def test_a_class_s_own_test_run_and_test_methods_run_with_simpler_s_imports_and_
     rc, out = pfsim_test(scene(tmp_path, OWN_TEST_RUN), "--device", "2-4", "-s", cwd=tmp_path)
     assert rc == 1, out
     # super().test_run ran the case on the die (its gain line), then the override's own checks
-    assert re.search(r"TestChain::test_run: [\d.]+ us -> [\d.]+ us", out), out
+    assert re.search(r"TestChain::test_run \(case small\): [\d.]+ us -> [\d.]+ us", out), out
     assert "own test_run checked ['small']" in out, out
     assert "PASSED test_scene.py::TestChain::test_the_fixtures" in out, out
     # negative control: an own test_run that fails is reported failed, not replaced
     assert "AssertionError: the class's own test_run ran and failed" in out, out
     assert "FAILED test_scene.py::TestOwnRaises::test_run" in out and "1 failed, 3 passed" in out, out
     assert "test_run[" not in out, out
+
+
+def test_the_gain_summary_shows_every_case_an_own_test_run_runs(tmp_path):
+    body = CHAIN.replace('"params": {"n": 4096}}]', '"params": {"n": 4096}},\n'
+                         '             {"name": "large", "platforms": ["a2a3sim"], "params": {"n": 8192}}]')
+    body += """
+    def test_run(self, st_platform, st_worker, request):
+        super().test_run(st_platform, st_worker, request)
+"""
+    rc, out = pfsim_test(scene(tmp_path, body))
+    assert rc == 0, out
+    lines = re.findall(r"TestChain::test_run \(case (\w+)\): ([\d.]+) us -> ", out)
+    # both cases, in order, each with its own time (the larger one takes longer)
+    assert [name for name, _ in lines] == ["small", "large"], out
+    assert float(lines[1][1]) > float(lines[0][1]), out
 
 
 def test_without_an_own_test_run_each_case_is_its_own_test(tmp_path):
@@ -182,14 +197,15 @@ def test_a_config_at_its_default_is_honoured(tmp_path):
     assert rc == 0 and "TestChain::test_run[small]" in out, out
 
 
-def test_simpler_s_diagnostics_options_are_refused_by_name(tmp_path):
-    options = ["--enable-chip-swimlane", "--enable-dep-gen", "--enable-scope-stats", "--dump-args", "--enable-pmu=2"]
+def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tmp_path):
+    options = ["--enable-dep-gen", "--enable-swimlane-overhead"]
     rc, out = pfsim_test(scene(tmp_path, CHAIN), *options, "--collect-only", "-q")
     assert rc == 4, out
     for option in options:
         assert f"pfsim: {option.split('=')[0]} is not supported: " in out, out
     # negative control: given a value of 0 (simpler's "off"), they are off and the tests collect
-    rc, out = pfsim_test(scene(tmp_path, CHAIN), "--enable-chip-swimlane=0", "--dump-args=0", "--collect-only", "-q")
+    rc, out = pfsim_test(scene(tmp_path, CHAIN), "--enable-pmu=0", "--enable-chip-swimlane=0", "--dump-args=0",
+                         "--collect-only", "-q")
     assert rc == 0 and "TestChain::test_run[small]" in out, out
 
 

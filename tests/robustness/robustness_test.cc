@@ -297,6 +297,32 @@ TEST(Interrupts, NothingIsLeftBehind) {
     EXPECT_EQ(entries(dir, "pfsim"), 0u);
 }
 
+// Item 6: SIGINT to a sweep running two children at once stops them and removes its folder.
+// The script checks, while the sweep runs, that a child (its command line ends a value of the
+// grid; the sweep's own lists both) and the folder are there, so the checks after the
+// interrupt can fail; then interrupts it.
+TEST(Interrupts, AnInterruptedSweepStopsItsChildrenAndRemovesItsFolder) {
+    const std::string dir = tmp("interrupt_sweep");
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string script = dir + "/../interrupt_sweep.sh";
+    std::ofstream(script) << "TMPDIR=" << dir << " " << std::getenv("PFSIM")
+                          << " sweep gemv_stream --grid orch.poll_interval=0.502us,0.503us --jobs 2 >/dev/null 2>&1 &\n"
+                             "p=$!\n"
+                             "n=0\n"
+                             "until pgrep -f \"poll_interval=0.502us( |$)\" >/dev/null; do\n"
+                             "  n=$((n + 1)); [ $n -gt 100 ] && exit 10; sleep 0.1\n"
+                             "done\n"
+                             "ls " << dir << " | grep -q pfsim || exit 11\n"
+                             "kill -INT $p\n"
+                             "wait $p\n"
+                             "sleep 1\n"
+                             "pgrep -f \"poll_interval=0.50[23]us( |$)\" >/dev/null && exit 12\n"
+                             "exit 0\n";
+    EXPECT_EQ(shell("sh " + script), 0) << "10: no child ran, 11: no folder, 12: a child runs on";
+    EXPECT_EQ(entries(dir, "pfsim"), 0u);
+}
+
 }  // namespace
 
 namespace {

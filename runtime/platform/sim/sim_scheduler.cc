@@ -125,6 +125,8 @@ void SimPlatform::scheduler() {
         std::set<uint32_t> ready;                  // submitted, dependencies met, blocks to dispatch
         std::vector<int64_t> core_task(aic_.size() + aiv_.size(), -1);  // by core id: the task it runs
         std::vector<uint32_t> core_block(core_task.size(), 0);
+        std::vector<size_t> core_span(core_task.size(), 0);  // by core id: its block's place in the task's spans
+        std::vector<CoreStats> core_stats(core_task.size());  // by core id: its counters when its block began
         std::map<std::pair<uint32_t, uint32_t>, uint32_t> block_cores;  // (task, block) -> cores still running
         std::multimap<Tick, std::pair<uint32_t, uint32_t>> completions;  // when a finished block counts as done
         // Blocks whose kernels registered completion conditions, with them.
@@ -176,6 +178,7 @@ void SimPlatform::scheduler() {
         };
 
         auto complete_task = [&](uint32_t t) {
+            if (g.observe && !result.tasks[t].cores.empty()) g.observe(t, true);
             result.tasks[t].end_ps = now();
             last = std::max(last, now());
             ++completed;
@@ -280,6 +283,7 @@ void SimPlatform::scheduler() {
             const uint32_t b = next_block[t]++;
             rt::TaskRun& run = result.tasks[t];
             if (!run.ran) {
+                if (g.observe) g.observe(t, false);
                 run.ran = true;
                 run.start_ps = now() + g.dispatch_ps;
                 first = std::min(first, run.start_ps);
@@ -294,6 +298,9 @@ void SimPlatform::scheduler() {
                 core_block[core->core_id()] = b;
                 ++block_cores[{t, b}];
                 run.cores.push_back(core->core_id());
+                core_span[core->core_id()] = run.spans.size();
+                core_stats[core->core_id()] = core->stats();
+                run.spans.push_back({core->core_id(), b, static_cast<uint32_t>(slot), now(), now() + g.dispatch_ps, 0, 0, {}});
             }
         };
         // "task block b on core (source)" for the kernel `core` runs.
@@ -358,6 +365,9 @@ void SimPlatform::scheduler() {
             while (!completions.empty() && completions.begin()->first <= now()) {
                 const auto [t, b] = completions.begin()->second;
                 completions.erase(completions.begin());
+                for (rt::TaskRun::CoreSpan& s : result.tasks[t].spans) {
+                    if (s.block == b) s.finish_ps = now();
+                }
                 read_slab(t, b);
             }
             poll_deferred();
@@ -505,6 +515,14 @@ void SimPlatform::scheduler() {
                         }
                     }
                     core_task[core->core_id()] = -1;
+                    rt::TaskRun::CoreSpan& span = run.spans[core_span[core->core_id()]];
+                    span.start_ps = r.entered;
+                    span.end_ps = r.returned;
+                    const CoreStats& was = core_stats[core->core_id()];
+                    const CoreStats& is = core->stats();
+                    const uint64_t busy[5] = {is.scalar - was.scalar, is.mte2 - was.mte2, is.mte3 - was.mte3,
+                                              is.vector - was.vector, is.cube - was.cube};
+                    std::copy(busy, busy + 5, span.busy_ps);
                     for (const std::string& v : r.violations) result.violations.push_back(v);
                     // A mixed block is done when all its cores are.
                     const uint32_t b = core_block[core->core_id()];

@@ -1,0 +1,263 @@
+"""simpler's diagnostics from the simulated device, under `pfsim test`: the
+argument dump (--dump-args, CoreTaskArgs::dump), in simpler's formats under
+outputs/CLASS_CASE_TIME/ (pfsim._diagnostics; docs/python.md#diagnostics)."""
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import textwrap
+
+import pytest
+
+import pfsim
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
+
+SCENE = """
+import torch
+from simpler.task_interface import ArgDirection as D
+from simpler_setup import SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+
+
+@scene_test(level=2, runtime="tensormap_and_ringbuffer")
+class TestDump(SceneTestCase):
+    RTOL = 0
+    ATOL = 0
+    CALLABLE = {
+        "orchestration": {"source": "dump_orch.cpp", "signature": [D.IN, D.IN, D.OUT]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
+                    {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}],
+    }
+    CASES = [{"name": "small", "platforms": ["a2a3sim"], "params": {}}]
+
+    def generate_args(self, params):
+        n = 256
+        return TaskArgsBuilder(TensorArg("a", torch.arange(n, dtype=torch.float32)),
+                               TensorArg("b", torch.ones(n)), TensorArg("out", torch.zeros(n)))
+
+    def compute_golden(self, args, params):
+        args.out[:] = 2 * (args.a + args.b) + args.a
+"""
+
+
+def scene(folder, orch_edit=None):
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels", dirs_exist_ok=True)
+    orch = open(os.path.join(HERE, "scenes", "args_dump", "dump_orch.cpp")).read()
+    if orch_edit:
+        assert orch_edit[0] in orch
+        orch = orch.replace(*orch_edit)
+    (folder / "dump_orch.cpp").write_text(orch)
+    (folder / "test_dump.py").write_text(textwrap.dedent(SCENE))
+    return folder / "test_dump.py"
+
+
+def pfsim_test(folder, *args):
+    r = subprocess.run([pfsim.find_binary(), "test", "test_dump.py", *map(str, args), "-p", "no:cacheprovider",
+                        "-rA"], capture_output=True, text=True, timeout=600, cwd=folder)
+    return r.returncode, r.stdout + r.stderr
+
+
+def manifests(folder):
+    """The prefetch-on and -off runs' args_dump.json of the one case run, with args.bin's bytes."""
+    (prefix,) = (folder / "outputs").glob("TestDump_small_*")
+    out = {}
+    for run, path in (("on", prefix / "args_dump"), ("off", prefix / "prefetch_off" / "args_dump")):
+        data = json.loads((path / "args_dump.json").read_text())
+        out[run] = (data, (path / data["bin_file"]).read_bytes() if data["bin_file"] else b"")
+    return out
+
+
+def floats(blob, entry):
+    return struct.unpack(f"<{entry['bin_size'] // 4}f", blob[entry["bin_offset"]:entry["bin_offset"] + entry["bin_size"]])
+
+
+N = 256
+A = [float(i) for i in range(N)]
+SUM = [a + 1 for a in A]
+OUT = [2 * s + a for s, a in zip(SUM, A)]
+
+
+def slots(data):
+    return sorted((e["task_id"], e["arg_index"], e["kind"], e["stage"]) for e in data["args"])
+
+
+def test_partial_dump_writes_only_the_marked_arguments_with_their_values(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--dump-args", "1")
+    assert rc == 0, out
+    runs = manifests(tmp_path)
+    data, blob = runs["on"]
+    assert data["dump_args_level"] == 1 and data["bin_file"] == "args.bin"
+    # task ids are simpler's: ring (scope depth) << 32 | place in the ring
+    assert slots(data) == [
+        ("0x0000000000000000", 2, "tensor", "after_completion"),
+        ("0x0000000100000000", 2, "scalar", "before_dispatch"),
+        ("0x0000000100000001", 0, "tensor", "before_dispatch"),
+        ("0x0000000100000001", 1, "tensor", "before_dispatch"),
+        ("0x0000000100000001", 2, "tensor", "after_completion")]
+    by = {(e["task_id"], e["arg_index"]): e for e in data["args"]}
+    s = by[("0x0000000100000000", 2)]
+    assert s["value"] == 2.0 and s["dtype"] == "FLOAT32" and s["bin_size"] == 0 and s["arg_index_ambiguous"]
+    assert s["func_id"] == [1] and by[("0x0000000100000001", 0)]["func_id"] == [0]
+    assert floats(blob, by[("0x0000000000000000", 2)]) == tuple(SUM)
+    assert floats(blob, by[("0x0000000100000001", 0)]) == tuple(2 * x for x in SUM)
+    assert floats(blob, by[("0x0000000100000001", 1)]) == tuple(A)
+    assert floats(blob, by[("0x0000000100000001", 2)]) == tuple(OUT)
+    assert by[("0x0000000100000001", 2)]["role"] == "output" and by[("0x0000000100000001", 0)]["role"] == "input"
+    assert runs["off"][0]["args"] == data["args"]  # the prefetch-off run's dump, beside it
+
+
+def test_full_and_hybrid_dump_every_argument_hybrid_with_bytes_of_the_marked_only(tmp_path):
+    folder = tmp_path / "full"
+    scene(folder)
+    rc, out = pfsim_test(folder, "--dump-args", "2")
+    assert rc == 0, out
+    data, _ = manifests(folder)["on"]
+    # 3 tasks: 2 + 1 + 2 inputs before dispatch, 1 + 1 + 1 outputs after, the 2 scalars of task 1
+    assert len(data["args"]) == 10 and all(e["bin_size"] > 0 for e in data["args"] if e["kind"] == "tensor")
+    assert not any(e.get("arg_index_ambiguous") for e in data["args"])
+    folder = tmp_path / "hybrid"
+    scene(folder)
+    rc, out = pfsim_test(folder, "--dump-args", "3")
+    assert rc == 0, out
+    data, _ = manifests(folder)["on"]
+    assert len(data["args"]) == 10
+    with_bytes = sorted((e["task_id"], e["arg_index"]) for e in data["args"] if e["bin_size"] > 0)
+    assert with_bytes == [("0x0000000000000000", 2), ("0x0000000100000001", 0), ("0x0000000100000001", 1),
+                          ("0x0000000100000001", 2)]
+
+
+def test_marking_a_tensor_the_task_does_not_take_fails_the_run_naming_it(tmp_path):
+    bad, good = tmp_path / "bad", tmp_path / "good"
+    scene(bad, ("last.dump();", "last.dump();\n        last.dump(b);"))
+    rc, out = pfsim_test(bad, "--dump-args", "1")
+    assert rc == 1, out
+    assert "dump: a tensor that is not an argument of this task" in out and "dump_orch.cpp" in out, out
+    # negative control: without --dump-args the marks cost nothing and nothing is written
+    scene(good)
+    rc, out = pfsim_test(good, "-q")
+    assert rc == 0 and not (good / "outputs").exists(), out
+
+
+def test_a_dump_level_simpler_lacks_is_a_usage_error(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--dump-args", "4", "--collect-only")
+    assert rc == 4 and "pfsim: --dump-args 4: not a value pfsim writes (it writes 0, 1, 2, 3)" in out, out
+
+
+def run_spmd_chain(spans):
+    """vector_chain (3 tasks of 4 blocks) on a Worker: its RunResult."""
+    import torch
+
+    callable_ = pfsim.Callable.from_dict({
+        "orchestration": {"source": "kernels/orchestration/vector_chain_orch.cpp", "signature": [1, 1, 2]},
+        "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
+                    {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}],
+    }, os.path.join(CASES, "vector_chain"))
+    with pfsim.Worker() as worker:
+        n = 4096
+        return worker.run(worker.register(callable_), [torch.arange(n, dtype=torch.float32), torch.ones(n),
+                                                        torch.zeros(n), 4], spans=spans)
+
+
+def test_swimlane_records_hold_each_block_on_its_core_in_the_run_s_simulated_time():
+    from pfsim import _diagnostics
+
+    result = run_spmd_chain(spans=True)
+    records = _diagnostics.swimlane_records(result, 2)
+    assert records["chip_swimlane_level"] == 2 and records["metadata"]["clock_freq_hz"] == 10 ** 9
+    assert records["metadata"]["core_types"] == ["aic"] * 24 + ["aiv"] * 48
+    aicore, aicpu = records["aicore_tasks"], records["aicpu_tasks"]
+    assert len(aicore) == len(aicpu) == 12  # 3 tasks x 4 blocks, one vector core each
+    task_ids = sorted({row[1] for row in aicore})
+    assert task_ids == [1 << 32, 2 << 32, (2 << 32) + 1]  # simpler's ids: ring 1 (outer scope), ring 2 (nested)
+    dispatch = {(row[0], row[1]): row for row in aicpu}
+    for task in result.tasks:
+        rows = [row for row in aicore if row[1] == task.task_id]
+        assert len(rows) == task.blocks == 4
+        # the run's own summary: its cores, first start and last completion (ns, rounded)
+        names = {row[0]: "die." + ("aic" if row[0] < 24 else "aiv") + str(row[0] - (0 if row[0] < 24 else 24))
+                 for row in rows}
+        assert sorted(names.values()) == sorted(task.cores)
+        assert abs(min(row[3] for row in rows) - task.start_ns) <= 1
+        assert abs(max(dispatch[(row[0], row[2])][3] for row in rows) - task.end_ns) <= 1
+        for core, _, reg, start, end, _ in rows:
+            d = dispatch[(core, reg)]
+            assert d[2] < start < end <= d[3]
+    # the tasks are a chain: each starts after the one it depends on completed
+    ends = {t.task_id: t.end_ns for t in result.tasks}
+    starts = sorted((min(r[3] for r in aicore if r[1] == tid), tid) for tid in task_ids)
+    assert [tid for _, tid in starts] == task_ids and starts[1][0] >= ends[task_ids[0]]
+
+
+def test_without_spans_a_run_has_none_to_write():
+    # negative control of the records' source: spans are only gathered when asked for
+    from pfsim import _diagnostics
+
+    result = run_spmd_chain(spans=False)
+    assert all(t.spans == [] for t in result.tasks)
+    assert _diagnostics.swimlane_records(result, 1)["aicore_tasks"] == []
+
+
+def test_enable_chip_swimlane_writes_simpler_s_records_per_case_and_warns_of_levels_3_and_4(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane")  # simpler's bare flag: level 4
+    assert rc == 0, out
+    assert "pfsim: warning: --enable-chip-swimlane 4: pfsim writes level 2" in out, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    for path in (prefix, prefix / "prefetch_off"):
+        data = json.loads((path / "chip_swimlane_records.json").read_text())
+        assert data["chip_swimlane_level"] == 2 and len(data["aicore_tasks"]) == 3, data
+        assert not (path / "args_dump").exists()
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "5", "--collect-only")
+    assert rc == 4 and "pfsim: --enable-chip-swimlane 5: not a value pfsim writes (it writes 0, 1, 2, 3, 4)" in out, out
+
+
+def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--enable-scope-stats")
+    assert rc == 0, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    lines = (prefix / "scope_stats" / "scope_stats.jsonl").read_text().splitlines()
+    meta, records = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    assert meta["version"] == 6 and meta["fatal"] is False and meta["total"] == 4, meta
+    assert meta["task_window_max"] == [16384] * 4 and meta["dep_pool_max"] == [16384] * 4, meta
+    line = 1 + open(os.path.join(HERE, "scenes", "args_dump", "dump_orch.cpp")).read().splitlines().index(
+        "    PTO2_SCOPE() {")
+    # the executor's scope around the orchestration (ring 0), and its PTO2_SCOPE (ring 1)
+    assert [(r["site"], r["phase"], r["depth"], r["ring"]) for r in records] == [
+        ("executor:0", "begin", 0, 0), (f"dump_orch.cpp:{line}", "begin", 1, 1),
+        (f"dump_orch.cpp:{line}", "end", 1, 1), ("executor:0", "end", 0, 0)]
+    inner_end, outer_end = records[2], records[3]
+    # ring 1 took tasks 1 and 2 and one allocated output (256 floats), given back as the scope ended;
+    # task 2's existing output `out` is the TensorMap's one producer
+    assert (inner_end["task_window_end"], inner_end["heap_end"], inner_end["heap_start"], inner_end["tensormap"]) == \
+        (2, 1024, 1024, 1), inner_end
+    # ring 0 took task 0 and its output, still held by the executor's scope
+    assert (outer_end["task_window_end"], outer_end["heap_end"], outer_end["heap_start"]) == (1, 1024, 0), outer_end
+    assert (prefix / "prefetch_off" / "scope_stats" / "scope_stats.jsonl").exists()
+
+
+def test_enable_pmu_writes_each_block_s_cycles_and_its_pipes_busy_cycles(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--enable-pmu")  # bare: simpler's PIPE_UTILIZATION, 2
+    assert rc == 0, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    rows = (prefix / "pmu.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert header == ["thread_id", "core_id", "task_id", "func_id", "core_type", "pmu_total_cycles", "vec_busy_cycles",
+                      "cube_busy_cycles", "scalar_busy_cycles", "mte2_busy_cycles", "mte3_busy_cycles", "event_type"]
+    data = [dict(zip(header, r.split(","))) for r in rows[1:]]
+    assert [(d["task_id"], d["func_id"], d["core_type"]) for d in data] == [
+        ("0x0000000000000000", "0", "1"), ("0x0000000100000000", "1", "1"), ("0x0000000100000001", "0", "1")]
+    for d in data:
+        total, busy = int(d["pmu_total_cycles"]), [int(d[c]) for c in header[6:11]]
+        # vector kernels: the vector pipe and the loads and stores were busy, the cube not; none longer than the block
+        assert total > 0 and busy[0] > 0 and busy[1] == 0 and busy[3] > 0 and busy[4] > 0, d
+        assert max(busy) <= total and d["event_type"] == "2", d
+    rc, out = pfsim_test(tmp_path, "--enable-pmu", "4", "--collect-only")
+    assert rc == 4 and "pfsim: --enable-pmu 4: not a value pfsim writes (it writes 0, 2)" in out, out
