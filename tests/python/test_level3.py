@@ -1,0 +1,235 @@
+"""pfsim.level3: several dies of one simulation from Python (simpler's L3 worker
+shape), on pfsim's own two-rank scene (tests/comm/scene: its orchestrations and
+kernels, compiled at run time as users' are).
+
+Rank r runs on die r; what crosses between ranks crosses the modelled link and
+SDMA engine: the fetch is rank r's SDMA engine reading the peer's window, the
+exchange a TPUT and TNOTIFY into the peer's window, a TWAIT on the own one."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import pfsim
+from pfsim.level3 import L3Worker
+from pfsim.task_interface import CommBufferSpec, DataType, TaskArgs, TensorArgType
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENE = os.path.normpath(os.path.join(HERE, "..", "comm", "scene"))
+ELEMS = 1024                       # scene.h's kElems
+WINDOW = ELEMS * 4 + 64            # the data, then the signal
+F32 = DataType.FLOAT32
+
+
+def scene_callable():
+    return pfsim.Callable(
+        orchestration=os.path.join(SCENE, "exchange_orch.cpp"), function="exchange_orchestration",
+        config="exchange_config",
+        incores=[{"func_id": i, "source": os.path.join(SCENE, name), "core_type": "aiv"}
+                 for i, name in enumerate(["put_notify.cpp", "wait_add.cpp", "sdma_get.cpp", "add_one.cpp"])],
+        include_dirs=[SCENE])
+
+
+def input_of(rank):
+    return torch.tensor([float(rank * 1000 + i % 251) / 4 for i in range(ELEMS)], dtype=torch.float32)
+
+
+def floats(buffer):
+    return torch.frombuffer(buffer.shm.buf, dtype=torch.float32, count=ELEMS)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """Two dies of one simulation with SDMA, the scene's callables registered: (worker, {function: handle})."""
+    with L3Worker(device_count=2, num_sub_workers=1, enable_sdma=True, set={"orch.time_limit": "200us"}) as w:
+        handles = {}
+        for function in ("exchange_orchestration", "fetch_orchestration", "lonely_orchestration"):
+            c = scene_callable()
+            c.function = function
+            handles[function] = w.register(c)
+        yield w, handles
+
+
+def run_scene(worker, handle, tensors_of, window_data=None, sub=None):
+    """Each rank's call of `handle` with tensors_of(rank) (host buffers: tagged INPUT, then
+    OUTPUT_EXISTING) and its CommContext, in a domain over both ranks."""
+    def orch_fn(orch, _args, _config):
+        with orch.allocate_domain(name="pair", workers=[0, 1], window_size=WINDOW,
+                                  buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)]) as d:
+            for rank in (0, 1):
+                if window_data is not None:  # both windows before either task (a peer reads it)
+                    orch.copy_to(d[rank].buffers["data"], window_data[rank])
+            for rank in (0, 1):
+                args = TaskArgs()
+                first, second = tensors_of(rank)
+                args.add_tensor(first.tensor((ELEMS,), F32), TensorArgType.INPUT)
+                args.add_tensor(second.tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+                args.add_scalar(d[rank].device_ctx)
+                orch.submit_next_level(handle, args, worker=rank)
+                if sub is not None:
+                    check = TaskArgs()
+                    check.add_tensor(second.tensor((ELEMS,), F32), TensorArgType.INPUT)
+                    orch.submit_sub(sub, check)
+    return worker.run(orch_fn)
+
+
+def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    seen = []
+    sub = worker.register_sub(lambda args: seen.append(floats(args.tensors[0][0].buffer).clone()), "check")
+    # fetch_orchestration's tensors: fetched (written by the SDMA copy), result = fetched + 1
+    waves = run_scene(worker, handles["fetch_orchestration"], lambda r: (fetched[r], result[r]),
+                      window_data=[input_of(0), input_of(1)], sub=sub)
+    for rank in (0, 1):
+        assert torch.equal(floats(fetched[rank]), input_of(1 - rank)), rank
+        assert torch.equal(floats(result[rank]), input_of(1 - rank) + 1), rank
+    # Both ranks' graphs ran together in one wave, then the sub tasks read what they wrote.
+    assert [sorted(w for w, _ in wave.results) for wave in waves] == [[0, 1]]
+    assert len(seen) == 2 and all(torch.equal(s, input_of(1 - r) + 1) for r, s in enumerate(seen))
+    for _, res in waves[0].results:
+        copy, add = res.tasks
+        assert add.start_ns >= copy.end_ns  # the consumer waited for the copy's completion
+        assert res.counters["sdma"]["copy_requests"] >= 1
+
+
+def test_an_exchange_through_windows_and_signals(pair):
+    worker, handles = pair
+    inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    for rank in (0, 1):
+        floats(inputs[rank])[:] = input_of(rank)
+    run_scene(worker, handles["exchange_orchestration"], lambda r: (inputs[r], outputs[r]))
+    for rank in (0, 1):
+        assert torch.equal(floats(outputs[rank]), input_of(1 - rank) + 1), rank
+
+
+def test_a_wait_nobody_notifies_stops_naming_the_signal(pair):
+    """The negative control of the exchange: the waiting task alone on each rank."""
+    worker, handles = pair
+    inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    with pytest.raises(pfsim.RunError) as e:
+        run_scene(worker, handles["lonely_orchestration"], lambda r: (inputs[r], outputs[r]))
+    assert "rank 0: " in str(e.value)
+    assert "wait_add.cpp) in TWAIT on the signal at GM" in str(e.value)
+    assert "no TNOTIFY wrote it" in str(e.value)
+
+
+def test_misuse_is_refused_by_name(pair):
+    worker, handles = pair
+    out = worker.create_buffer(ELEMS * 4)
+
+    def peer_window(orch, _a, _c):
+        with orch.allocate_domain(name="w", workers=[0, 1], window_size=WINDOW,
+                                  buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)]) as d:
+            args = TaskArgs()
+            args.add_tensor(d[1].buffers["data"].tensor((ELEMS,), F32), TensorArgType.INPUT)
+            args.add_tensor(out.tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+            args.add_scalar(d[0].device_ctx)
+            orch.submit_next_level(handles["fetch_orchestration"], args, worker=0)
+    with pytest.raises(ValueError, match="buffer 'data' is in rank 1's GM, not this worker's"):
+        worker.run(peer_window)
+
+    def oversized(orch, _a, _c):
+        orch.allocate_domain(name="big", workers=[0], window_size=64,
+                             buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)])
+    with pytest.raises(ValueError, match="its buffers take 4096 bytes, more than window_size=64"):
+        worker.run(oversized)
+    with pytest.raises(ValueError, match="worker=2 is not one of the 2 chip workers"):
+        worker.run(lambda orch, _a, _c: orch.submit_next_level(handles["fetch_orchestration"], TaskArgs(), worker=2))
+    with pytest.raises(NotImplementedError, match="orch.allocate_global_domain: a network of nodes"):
+        worker.run(lambda orch, _a, _c: orch.allocate_global_domain(name="g", members=[], window_size=64))
+    with pytest.raises(NotImplementedError, match="load_from_host=True is not modelled"):
+        CommBufferSpec("x", "float32", 1, 4, load_from_host=True)
+    # The worker still runs after each refusal (its domains were freed).
+    test_an_exchange_through_windows_and_signals(pair)
+
+
+SCENE_TEST = """
+import torch
+import pytest
+from simpler.task_interface import ArgDirection as D
+from simpler.task_interface import CommBufferSpec, DataType, TaskArgs, TensorArgType
+from simpler_setup import SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+from simpler_setup.scene_test import _rehosted_buffer_for, _rehosted_ref_for
+
+N = 1024
+SCENE = {scene!r}
+
+
+def orch_fn(orch, callables, task_args, config):
+    with orch.allocate_domain(name="d", workers=[0, 1], window_size=N * 4 + 64,
+                              buffers=[CommBufferSpec("w", "float32", N, N * 4)]) as d:
+        for rank in range(2):
+            orch.copy_to(d[rank].buffers["w"], _rehosted_buffer_for(task_args, getattr(task_args, f"in_{{rank}}")))
+        for rank in range(2):
+            args = TaskArgs()
+            args.add_tensor(_rehosted_ref_for(task_args, getattr(task_args, f"got_{{rank}}")),
+                            TensorArgType.OUTPUT_EXISTING)
+            args.add_tensor(_rehosted_ref_for(task_args, getattr(task_args, f"out_{{rank}}")),
+                            TensorArgType.OUTPUT_EXISTING)
+            args.add_scalar(d[rank].device_ctx)
+            orch.submit_next_level(callables.fetch, args, config, worker=rank)
+
+
+@pytest.mark.sdma
+@scene_test(level=3, runtime="tensormap_and_ringbuffer")
+class TestFetch(SceneTestCase):
+    CALLABLE = {{
+        "orchestration": orch_fn,
+        "callables": [{{
+            "name": "fetch",
+            "orchestration": {{"source": SCENE + "/exchange_orch.cpp", "function_name": "fetch_orchestration",
+                              "config_name": "exchange_config", "signature": [D.OUT, D.OUT, D.IN]}},
+            "incores": [{{"func_id": i, "source": SCENE + "/" + s, "core_type": "aiv",
+                         "extra_include_dirs": [SCENE]}}
+                        for i, s in enumerate(["put_notify.cpp", "wait_add.cpp", "sdma_get.cpp", "add_one.cpp"])],
+        }}],
+    }}
+    CASES = [{{"name": "peer", "platforms": ["a2a3"], "config": {{"device_count": 2}}, "params": {{}}}}]
+    RTOL = 0.0
+    ATOL = 0.0
+
+    def generate_args(self, params):
+        specs = []
+        for rank in range(2):
+            specs += [TensorArg(f"in_{{rank}}", torch.arange(N, dtype=torch.float32) + 1000 * rank),
+                      TensorArg(f"got_{{rank}}", torch.zeros(N)), TensorArg(f"out_{{rank}}", torch.zeros(N))]
+        return TaskArgsBuilder(*specs)
+
+    def compute_golden(self, args, params):
+        for rank in range(2):
+            getattr(args, f"got_{{rank}}").copy_(getattr(args, f"in_{{1 - rank}}"))
+            getattr(args, f"out_{{rank}}").copy_(getattr(args, f"in_{{1 - rank}}") + {offset})
+"""
+
+
+def run_scene_test(tmp_path, offset):
+    path = tmp_path / "test_l3_scene.py"
+    path.write_text(textwrap.dedent(SCENE_TEST.format(scene=SCENE, offset=offset)))
+    return subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_path):
+    run = run_scene_test(tmp_path, offset=1)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout
+    assert "TestFetch::test_run[peer]" in run.stdout  # the gain line
+
+
+def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_path):
+    """The negative control of the one above: the golden says + 2."""
+    run = run_scene_test(tmp_path, offset=2)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "TestFetch::peer (prefetch off): output 'out_0' differs from the golden" in run.stdout
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
