@@ -51,6 +51,11 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "sdma: the scene test needs a worker with enable_sdma=True")
+    # simpler's markers of plain test functions (not scene-test classes)
+    config.addinivalue_line("markers", "platforms(names): the platforms the test runs on (pfsim: when it lists a2a3 "
+                                       "or a2a3sim)")
+    config.addinivalue_line("markers", "runtime(name): the runtime the test needs (pfsim: tensormap_and_ringbuffer)")
+    config.addinivalue_line("markers", "device_count(n): the devices the test needs (pfsim: st_device_ids, --device)")
     platform = config.getoption("--platform")
     if platform not in PLATFORMS:
         raise pytest.UsageError(f"pfsim: --platform {platform}: pfsim simulates an a2a3 die "
@@ -91,6 +96,18 @@ def pytest_collection_modifyitems(session, config, items):
             items[:] = kept
     # A fixture nothing provides would only fail at setup, the test reported as an error:
     # a usage error here names it before anything runs.
+    for item in items:
+        platforms = item.get_closest_marker("platforms")
+        if platforms and platforms.args and not set(platforms.args[0]) & {"a2a3", "a2a3sim"}:
+            item.add_marker(pytest.mark.skip(reason=f"platforms {list(platforms.args[0])} include neither a2a3 nor "
+                                                    "a2a3sim"))
+        runtime = item.get_closest_marker("runtime")
+        if runtime and runtime.args and runtime.args[0] != "tensormap_and_ringbuffer":
+            item.add_marker(pytest.mark.skip(reason=f"runtime {runtime.args[0]!r}: pfsim runs tensormap_and_ringbuffer"))
+        wanted = item.get_closest_marker("device_count")
+        if wanted and wanted.args and int(wanted.args[0]) > len(device_ids(config)):
+            raise pytest.UsageError(f"pfsim: {item.nodeid} needs {wanted.args[0]} devices (device_count) but --device "
+                                    f"gives {len(device_ids(config))}; widen --device")
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         missing = [n for n in getattr(item, "fixturenames", []) if info and n not in info.name2fixturedefs

@@ -222,6 +222,9 @@ def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_pa
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
     assert "TestFetch::test_run[peer]" in run.stdout  # the gain line
+    level2 = subprocess.run([pfsim.find_binary(), "test", str(tmp_path / "test_l3_scene.py"), "--level", "2", "-q",
+                             "--collect-only", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True, text=True)
+    assert "1 deselected" in level2.stdout, level2.stdout  # --level selects as simpler's does
 
 
 def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_path):
@@ -230,6 +233,80 @@ def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_pat
     assert run.returncode == 1, run.stdout + run.stderr
     assert "TestFetch::peer (prefetch off): output 'out_0' differs from the golden" in run.stdout
 
+
+
+class _Devices:
+    """What the Orchestrator asks of its worker while it records (no device: nothing runs)."""
+    device_count = 2
+    num_sub_workers = 1
+
+
+def test_the_graph_orders_tasks_by_their_tensors_tags(tmp_path):
+    from pfsim.level3 import HostBuffer, Orchestrator, SubHandle
+
+    f, g = (HostBuffer(str(tmp_path / n), 8192, i) for i, n in enumerate(("f", "g")))
+    chip = pfsim.Handle(0, None)
+    orch = Orchestrator(_Devices())
+
+    def task(worker, *tensors):
+        args = TaskArgs()
+        for buffer, tag, offset in tensors:
+            args.add_tensor(buffer.tensor((1024,), F32, offset), tag)
+        orch.submit_next_level(chip, args, worker=worker)
+
+    task(0, (f, TensorArgType.OUTPUT_EXISTING, 0))            # 0 writes f[0:4096)
+    task(1, (f, TensorArgType.INPUT, 4096))                   # 1 reads f[4096:): no overlap, no dependency
+    task(1, (f, TensorArgType.INPUT, 0))                      # 2 reads what 0 wrote
+    task(0, (f, TensorArgType.INOUT, 0))                      # 3 after the writer and the reader since
+    task(1, (g, TensorArgType.NO_DEP, 0), (f, TensorArgType.NO_DEP, 0))  # 4 orders nothing
+    check = TaskArgs()
+    check.add_tensor(f.tensor((1024,), F32), TensorArgType.INPUT)
+    orch.submit_sub(SubHandle(0, print), check)               # 5 reads what 3 wrote
+    assert [sorted(n.deps) for n in orch._nodes] == [[], [], [0], [0, 2], [], [3]]
+    for b in (f, g):
+        b.close()
+
+
+def test_a_class_overriding_simplers_own_run_hook_is_refused(tmp_path):
+    """What such an override checks would not run on pfsim: refused at import, by name."""
+    path = tmp_path / "test_hook.py"
+    path.write_text(textwrap.dedent("""
+        from simpler_setup import SceneTestCase, scene_test
+
+        @scene_test(level=3, runtime="tensormap_and_ringbuffer")
+        class TestHook(SceneTestCase):
+            CALLABLE = {"callables": []}
+            CASES = [{"name": "c", "platforms": ["a2a3"], "config": {"device_count": 2}}]
+
+            def _run_and_validate_l3(self, *args, **kwargs):
+                raise AssertionError("never")
+    """))
+    run = subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    assert "TestHook overrides _run_and_validate_l3, a method of simpler's own harness" in run.stdout
+
+
+def test_simplers_worker_class_checks_a_prewarm_config_and_refuses_what_it_does_not_model(capfd):
+    from pfsim.simpler_worker import Worker
+    from pfsim.task_interface import CallConfig
+
+    config = CallConfig()
+    config.runtime_env.ring_task_window = 64
+    worker = Worker(level=2, device_id=0, platform="a2a3sim", runtime="tensormap_and_ringbuffer")
+    worker.init(prewarm_config=config)
+    try:
+        assert worker.pid  # a die's device process runs
+    finally:
+        worker.close()
+    assert "Worker.init(prewarm_config): checked" in capfd.readouterr().err
+    config.runtime_env.ring_task_window = 48  # the negative control: not a power of 2
+    with pytest.raises(ValueError, match="ring_task_window = 48: each ring's value must be a power of 2"):
+        Worker(level=2).init(prewarm_config=config)
+    with pytest.raises(ValueError, match="a network of nodes is not modelled"):
+        Worker(level=4)
+    with pytest.raises(TypeError, match="option 'remote' of simpler's Worker is not modelled"):
+        Worker(level=3, remote=True)
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
