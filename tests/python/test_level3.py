@@ -308,5 +308,25 @@ def test_simplers_worker_class_checks_a_prewarm_config_and_refuses_what_it_does_
     with pytest.raises(TypeError, match="option 'remote' of simpler's Worker is not modelled"):
         Worker(level=3, remote=True)
 
+
+def test_the_device_of_several_dies_names_bad_requests(pair):
+    worker, handles = pair
+    ranks = worker._ranks
+    with pytest.raises(ValueError, match="alloc: rank 5 is not one of the 2 ranks of this device"):
+        ranks.alloc(5, 64)
+    gm, _ = ranks.alloc(1, 64)
+    with pytest.raises(ValueError, match=f"read: 1048576 bytes at GM {gm} of rank 1 are not allocated there"):
+        ranks.read(1, gm, 1 << 20)  # beyond the allocation (rounded up to GM's alignment)
+    ranks.write(1, gm, bytes(range(64)))
+    assert ranks.read(1, gm, 64) == bytes(range(64))  # the control
+    ranks.free(1, gm)
+    call = {"rank": 0, "handle": handles["fetch_orchestration"].id, "tensors": [], "scalars": []}
+    with pytest.raises(ValueError, match="run_ranks: rank 0 has two calls in one run"):
+        ranks.run_ranks([call, call])
+    with pytest.raises(ValueError, match="'trace' is not modelled on several dies yet"):
+        ranks._request({"op": "run_ranks", "calls": [call], "trace": "x.json"})
+    with pytest.raises(ValueError, match="device_count=0: pfsim simulates 1 to 64 dies"):
+        L3Worker(device_count=0)
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
