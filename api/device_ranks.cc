@@ -223,6 +223,7 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             rc.platform = &s.dies.die(calls[i].rank);
             rc.worker = s.workers[calls[i].rank].get();
             rc.heap_bytes = s.cfg.bytes("orch.heap_bytes");
+            rc.rings = calls[i].rings;
             rank_calls.push_back(rc);
         }
         const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;

@@ -34,6 +34,7 @@ struct RankCallRequest {
     int handle = 0;
     std::vector<RankTensor> tensors;  // in order, before the scalars
     std::vector<uint64_t> scalars;    // bits as the orchestration receives them
+    rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
 };
 
 class RankSession {

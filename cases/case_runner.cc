@@ -295,7 +295,7 @@ std::vector<CallResult> call_ranks(const std::vector<RankCall>& calls,
     try {
         for (const RankCall& c : calls) {
             runs.push_back(std::make_unique<CallRun>(*c.callable, *c.tensors, c.scalars, c.uses_sdma, *c.platform,
-                                                     *c.worker, c.heap_bytes, rt::TaskGraph::RingSizes{}));
+                                                     *c.worker, c.heap_bytes, c.rings));
             runs.back()->record();
             c.worker->close_graph();  // its scheduler runs it out without waiting for this host
         }

@@ -78,6 +78,7 @@ struct RankCall {
     rt::Platform* platform = nullptr;
     rt::Worker* worker = nullptr;
     uint64_t heap_bytes = 0;
+    rt::TaskGraph::RingSizes rings;  // as call() takes them
 };
 
 // The calls of several ranks, each on its own die of one simulation, by rank.

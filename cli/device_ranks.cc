@@ -47,8 +47,7 @@ void file_io(const std::string& path, uint64_t offset, void* data, uint64_t byte
 }
 
 // Options of a one-die run that a run of several dies does not take yet.
-const char* const kOneDieOnly[] = {"trace", "sanitize", "advise", "inject", "ring_heap", "ring_task_window",
-                                   "ring_dep_pool"};
+const char* const kOneDieOnly[] = {"trace", "sanitize", "advise", "inject"};
 
 }  // namespace
 
@@ -92,6 +91,9 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
             call.rank = json_integer<uint32_t>(c.at("rank"));
             call.handle = json_integer<int>(c.at("handle"));
             call.scalars = c.value("scalars", std::vector<uint64_t>{});
+            call.rings.heap = c.value("ring_heap", std::vector<uint64_t>{});
+            call.rings.task_window = c.value("ring_task_window", std::vector<uint64_t>{});
+            call.rings.dep_pool = c.value("ring_dep_pool", std::vector<uint64_t>{});
             for (const json& t : c.at("tensors")) {
                 const std::string what = "rank " + std::to_string(call.rank) + " tensor " + std::to_string(call.tensors.size());
                 api::RankTensor rt;

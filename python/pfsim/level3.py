@@ -46,6 +46,7 @@ import threading
 from dataclasses import dataclass, field
 
 from . import Handle, RunError, RunResult, Worker, _serialized, _tensors
+from .task_interface import ring_values
 
 __all__ = ["L3Worker", "Orchestrator", "HostBuffer", "DeviceBuffer", "TensorRef", "CommDomain", "DomainContext",
            "SubHandle", "WaveResult", "Ranks"]
@@ -293,6 +294,7 @@ class _Node:
     handle: object
     members: list             # chip: [(worker, TaskArgs)]; sub: [TaskArgs or None]
     deps: set = field(default_factory=set)
+    config: object = None     # a chip task's CallConfig (its runtime_env's ring sizes)
 
 
 @dataclass
@@ -344,7 +346,7 @@ class Orchestrator:
 
     def submit_next_level(self, callable_handle, args, config=None, *, worker: int) -> None:
         """A chip task: `callable_handle` (a registered chip callable) on worker `worker`'s die."""
-        self._chip(callable_handle, [(worker, args)], "submit_next_level")
+        self._chip(callable_handle, [(worker, args)], config, "submit_next_level")
 
     def submit_next_level_group(self, callable_handle, args_list, config=None, *, workers) -> None:
         """One task of several chips: the callable on each worker with its own arguments, done when all are."""
@@ -354,7 +356,7 @@ class Orchestrator:
             raise ValueError(f"submit_next_level_group: {len(workers)} workers but {len(args_list)} argument lists")
         if len(set(workers)) != len(workers):
             raise ValueError(f"submit_next_level_group: workers {workers} repeat")
-        self._chip(callable_handle, list(zip(workers, args_list)), "submit_next_level_group")
+        self._chip(callable_handle, list(zip(workers, args_list)), config, "submit_next_level_group")
 
     def submit_sub(self, callable_handle, args=None) -> None:
         """A sub task: a registered Python callable run in this process with `args`."""
@@ -363,14 +365,17 @@ class Orchestrator:
     def submit_sub_group(self, callable_handle, args_list) -> None:
         self._sub(callable_handle, list(args_list), "submit_sub_group")
 
-    def _chip(self, handle, members, what):
+    def _chip(self, handle, members, config, what):
         if not isinstance(handle, Handle):
             raise TypeError(f"{what}: a registered chip callable, not {type(handle).__name__}")
         for worker, args in members:
             if isinstance(worker, bool) or not isinstance(worker, int) or not 0 <= worker < self._worker.device_count:
                 raise ValueError(f"{what}: worker={worker!r} is not one of the {self._worker.device_count} chip "
                                  "workers")
-        self._add(_Node(len(self._nodes), "chip", handle, members), [a for _, a in members])
+        refused = config.refused() if hasattr(config, "refused") else []
+        if refused:
+            raise ValueError(f"{what}: config {refused[0]}")
+        self._add(_Node(len(self._nodes), "chip", handle, members, config=config), [a for _, a in members])
 
     def _sub(self, handle, args_list, what):
         if not isinstance(handle, SubHandle):
@@ -593,13 +598,13 @@ class L3Worker:
             calls, owners = [], []
             for n in wave:
                 for w, args in n.members:
-                    calls.append(self._call(w, n.handle, args))
+                    calls.append(self._call(w, n.handle, args, n.config))
                     owners.append(w)
             results = self._ranks.run_ranks(calls, prefetch=self.prefetch)
             self.waves.append(WaveResult(list(zip(owners, results))))
             done |= {n.index for n in wave}
 
-    def _call(self, rank: int, handle: Handle, args) -> dict:
+    def _call(self, rank: int, handle: Handle, args, config=None) -> dict:
         tensors = []
         for i, (ref, _tag) in enumerate(getattr(args, "tensors", [])):
             what = f"worker {rank}'s task ({handle.callable.orchestration}): tensor {i}"
@@ -623,5 +628,11 @@ class L3Worker:
             tensors.append(t)
         scalars = [_tensors.scalar_bits(s, f"worker {rank}'s task: scalar {i}")
                    for i, s in enumerate(getattr(args, "scalars", []))]
-        return {"rank": rank, "handle": handle.id, "tensors": tensors, "scalars": scalars}
+        call = {"rank": rank, "handle": handle.id, "tensors": tensors, "scalars": scalars}
+        env = getattr(config, "runtime_env", None)
+        for name in getattr(env, "FIELDS", ()):
+            value = getattr(env, name)
+            if value:  # 0: the runtime's default
+                call[name] = ring_values(name, value)
+        return call
 

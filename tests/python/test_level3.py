@@ -328,5 +328,38 @@ def test_the_device_of_several_dies_names_bad_requests(pair):
     with pytest.raises(ValueError, match="device_count=0: pfsim simulates 1 to 64 dies"):
         L3Worker(device_count=0)
 
+
+def test_a_tasks_ring_sizes_reach_its_die(pair):
+    """A chip task's config.runtime_env sizes its graph's rings: a task window of 4 holds
+    the fetch's two tasks; one of 2 (below what simpler takes, sent as is to the device)
+    cannot, and the run says so naming the setting."""
+    from pfsim.task_interface import CallConfig
+
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    config = CallConfig()
+    config.runtime_env.ring_task_window = 4
+
+    def orch_fn(orch, _a, cfg):
+        with orch.allocate_domain(name="r", workers=[0, 1], window_size=WINDOW) as d:
+            for rank in (0, 1):
+                args = TaskArgs()
+                args.add_tensor(fetched[rank].tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+                args.add_tensor(result[rank].tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+                args.add_scalar(d[rank].device_ctx)
+                orch.submit_next_level(handles["fetch_orchestration"], args, cfg, worker=rank)
+    worker.run(orch_fn, config=config)
+    calls = []
+    original = worker._ranks.run_ranks
+    worker._ranks.run_ranks = lambda c, **k: calls.extend(c) or original(
+        [dict(x, ring_task_window=[2] * 4) for x in c], **k)
+    try:
+        with pytest.raises(ValueError, match=r"runtime_env.ring_task_window = 2\) can hold"):
+            worker.run(orch_fn, config=config)
+    finally:
+        worker._ranks.run_ranks = original
+    assert calls[0]["ring_task_window"] == [4] * 4  # what the config asked for
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
