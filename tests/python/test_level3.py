@@ -95,7 +95,8 @@ def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
     for _, res in waves[0].results:
         copy, add = res.tasks
         assert add.start_ns >= copy.end_ns  # the consumer waited for the copy's completion
-        assert res.counters["sdma"]["copy_requests"] >= 1
+        # the peer window's data and its completion flag, through this die's SDMA engine
+        assert res.counters["sdma"]["copy_requests"] == 2 and res.counters["sdma"]["copy_bytes"] >= ELEMS * 4
 
 
 def test_an_exchange_through_windows_and_signals(pair):
