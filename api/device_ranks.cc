@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -33,6 +35,7 @@ struct RankSession::State {
     KernelCompiler compiler;
     std::vector<LoadedCallable> callables;
     bool ended = false;
+    std::string running;  // the ranks of the run going on, for progress lines
 
     SimPlatform& die(uint32_t rank, const std::string& what) {
         if (rank >= dies.count()) {
@@ -55,6 +58,21 @@ RankSession::RankSession(const Config& cfg, uint32_t ranks, bool enable_sdma)
 RankSession::~RankSession() = default;
 
 uint32_t RankSession::ranks() const { return state_->dies.count(); }
+
+void RankSession::report_progress(int64_t every_ms) {
+    State* s = state_.get();
+    // The dies share one simulated time: rank 0's sampler speaks for the run.
+    if (every_ms <= 0) {
+        s->dies.die(0).sampler().report_progress(nullptr, std::chrono::milliseconds(0));
+        return;
+    }
+    s->dies.die(0).sampler().report_progress(
+        [s](Tick ps) {
+            std::fprintf(stderr, "pfsim device: %s: still running, %.3f us simulated so far\n", s->running.c_str(),
+                         static_cast<double>(ps) / 1e6);
+        },
+        std::chrono::milliseconds(every_ms));
+}
 bool RankSession::ended() const { return state_->ended; }
 bool RankSession::sdma_enabled() const { return state_->workers.front()->sdma_enabled(); }
 std::string RankSession::warmup() const {
@@ -198,6 +216,8 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
                                                                         std::to_string(i));
         }
     }
+    s.running = "ranks";
+    for (size_t i = 0; i < calls.size(); ++i) s.running += (i ? "," : " ") + std::to_string(calls[i].rank);
     std::vector<RunResult> results(calls.size());
     std::vector<PlatformStats> before;
     for (size_t i = 0; i < calls.size(); ++i) {

@@ -72,6 +72,9 @@ public:
     std::vector<RunResult> run(std::vector<RankCallRequest>& calls, bool prefetch);
     // After a run in which a rank's kernel faulted the host (RunResult::user_fault).
     bool ended() const;
+    // While a run goes on, a line on stderr about every `every_ms` of wall time
+    // ("pfsim device: ranks 0,1: still running, 12.500 us simulated so far"); 0: never.
+    void report_progress(int64_t every_ms);
     bool sdma_enabled() const;
     std::string warmup() const;  // rank 0's channel warm-up summary, or empty
     double now_ns() const;

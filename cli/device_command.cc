@@ -155,6 +155,7 @@ int cmd_device(const std::vector<std::string>& args) {
             device->report_progress(progress_ms);
         } else {
             ranks = make_rank_session(cfg, rank_count, has_flag(o, "--enable-sdma"));
+            ranks->report_progress(progress_ms);
         }
     } catch (const ConfigError& e) {
         reply(failure("config", std::string("configuration error: ") + e.what()));

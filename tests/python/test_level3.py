@@ -362,5 +362,17 @@ def test_a_tasks_ring_sizes_reach_its_die(pair):
         worker._ranks.run_ranks = original
     assert calls[0]["ring_task_window"] == [4] * 4  # what the config asked for
 
+
+def test_a_level3_run_that_takes_long_says_so_on_stderr(capfd):
+    """L3Worker(progress=S) as Worker(progress=S): the device names the ranks running; 0 is quiet."""
+    for every, said in ((1e-4, True), (0, False)):
+        with L3Worker(device_count=2, enable_sdma=True, progress=every) as worker:
+            handle = worker.register(scene_callable())  # the exchange
+            inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+            outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+            run_scene(worker, handle, lambda r: (inputs[r], outputs[r]))
+        err = capfd.readouterr().err
+        assert ("pfsim device: ranks 0,1: still running, " in err) == said, err
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
