@@ -101,7 +101,7 @@ class Ranks(Worker):
 
     @_serialized
     def write(self, rank: int, gm: int, data: bytes) -> None:
-        path = os.path.join(self._dir, "copy.bin")
+        path = os.path.join(self._dir, "args.bin")  # the name the device removes if this process dies
         with open(path, "wb") as f:
             f.write(data)
         try:
@@ -112,7 +112,7 @@ class Ranks(Worker):
 
     @_serialized
     def read(self, rank: int, gm: int, nbytes: int) -> bytes:
-        path = os.path.join(self._dir, "copy.bin")
+        path = os.path.join(self._dir, "args.bin")
         open(path, "wb").close()
         try:
             self._request({"op": "read", "rank": int(rank), "gm": int(gm), "bytes": int(nbytes), "file": path,
@@ -151,19 +151,24 @@ class HostBuffer:
     in the worker's folder, mapped here (`shm.buf`, writable in place) and, for
     a call, mapped by the device as the tensor's GM: what a kernel writes is in
     `shm.buf` when the run returns. `base` is its address in this process (a
-    torch.frombuffer view's data_ptr)."""
+    torch.frombuffer view's data_ptr). The file is unlinked at once and named
+    to the device through this process's descriptor (`path`,
+    /proc/PID/fd/N): its memory goes with this process however it ends."""
 
     def __init__(self, path: str, nbytes: int, buffer_id: int):
         if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes <= 0:
             raise ValueError(f"create_buffer({nbytes!r}): a positive number of bytes")
-        self.path, self.nbytes, self.buffer_id = path, nbytes, buffer_id
+        self.nbytes, self.buffer_id = nbytes, buffer_id
         span = -(-nbytes // _PAGE) * _PAGE  # the device maps whole pages
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            os.ftruncate(fd, span)
-            self._map = mmap.mmap(fd, span, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        finally:
-            os.close(fd)
+            os.unlink(path)
+            os.ftruncate(self._fd, span)
+            self._map = mmap.mmap(self._fd, span, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except BaseException:
+            os.close(self._fd)
+            raise
+        self.path = f"/proc/{os.getpid()}/fd/{self._fd}"
         anchor = ctypes.c_char.from_buffer(self._map)
         self.base = ctypes.addressof(anchor)
         del anchor  # an export of the map: it would keep the map from closing
@@ -175,8 +180,8 @@ class HostBuffer:
         return TensorRef(self, tuple(int(s) for s in shapes), int(dtype), int(offset))
 
     def close(self) -> None:
-        """Unmaps and removes the buffer. Views still held over shm.buf keep the
-        mapping alive until they go; the file is removed at once."""
+        """Unmaps the buffer and closes its file. Views still held over shm.buf
+        keep the mapping (and its memory) alive until they go."""
         if self.closed:
             return
         self.closed = True
@@ -185,10 +190,7 @@ class HostBuffer:
             self._map.close()
         except BufferError:
             pass  # torch views of shm.buf remain: the map goes with the last of them
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
+        os.close(self._fd)
 
     def __repr__(self):
         return f"HostBuffer(id={self.buffer_id}, nbytes={self.nbytes})"

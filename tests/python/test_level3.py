@@ -86,6 +86,9 @@ def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
     # fetch_orchestration's tensors: fetched (written by the SDMA copy), result = fetched + 1
     waves = run_scene(worker, handles["fetch_orchestration"], lambda r: (fetched[r], result[r]),
                       window_data=[input_of(0), input_of(1)], sub=sub)
+    # The buffers' files are unlinked (named through this process's descriptors): nothing is left
+    # behind in the worker's folder if this process dies.
+    assert os.listdir(worker._ranks._dir) == []
     for rank in (0, 1):
         assert torch.equal(floats(fetched[rank]), input_of(1 - rank)), rank
         assert torch.equal(floats(result[rank]), input_of(1 - rank) + 1), rank
