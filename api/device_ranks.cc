@@ -125,8 +125,8 @@ public:
         try {
             for (RankCallRequest& c : calls) {
                 for (size_t i = 0; i < c.tensors.size(); ++i) {
-                    if (!c.tensors[i].tensor.gm) map(c.rank, c.tensors[i], "rank " + std::to_string(c.rank) + " tensor " +
-                                                                                  std::to_string(i) + ": ");
+                    const std::string what = "rank " + std::to_string(c.rank) + " tensor " + std::to_string(i) + ": ";
+                    if (!c.tensors[i].tensor.gm) map(c.rank, c.tensors[i], what);
                 }
             }
         } catch (...) {
@@ -247,7 +247,8 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             rank_calls.push_back(rc);
         }
         const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
-        user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
+        user_code::TimeLimit limit(limit_s,
+                                   "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
         // end_graphs gives a result per die; call_ranks takes them in the calls' order.
         const std::vector<CallResult> done = call_ranks(rank_calls, [&s, &calls] {
             std::vector<rt::GraphResult> by_rank = s.dies.end_graphs(), by_call;

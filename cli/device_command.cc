@@ -106,7 +106,8 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
 }  // namespace
 
 int cmd_device(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress", "--workdir", "--ranks"});
+    CommonOptions o =
+        parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress", "--workdir", "--ranks"});
     const int64_t progress_ms = progress_option_ms(o);
     if (!o.positional.empty()) throw UsageError("device takes no positional argument");
     auto fd_of = [&](const char* option, const char* fallback) {

@@ -55,7 +55,8 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") return {{"ok", true}, {"handle", ranks.register_callable(callable_of(request))}};
     if (op == "alloc") {
-        const auto a = ranks.alloc(json_integer<uint32_t>(request.at("rank")), json_integer<uint64_t>(request.at("bytes")));
+        const auto a =
+            ranks.alloc(json_integer<uint32_t>(request.at("rank")), json_integer<uint64_t>(request.at("bytes")));
         return {{"ok", true}, {"gm", a.gm}, {"pointer", a.pointer}};
     }
     if (op == "free") {
@@ -95,7 +96,8 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
             call.rings.task_window = c.value("ring_task_window", std::vector<uint64_t>{});
             call.rings.dep_pool = c.value("ring_dep_pool", std::vector<uint64_t>{});
             for (const json& t : c.at("tensors")) {
-                const std::string what = "rank " + std::to_string(call.rank) + " tensor " + std::to_string(call.tensors.size());
+                const std::string what =
+                    "rank " + std::to_string(call.rank) + " tensor " + std::to_string(call.tensors.size());
                 api::RankTensor rt;
                 rt.tensor = tensor_of(t, what);
                 if (t.contains("gm")) {
