@@ -69,8 +69,9 @@ commands:
                     run Python scene tests (docs/python.md) under pytest: each case with
                     prefetch off and on, on fresh simulated dies; the gain per case
   python-path       the folder holding the pfsim Python package (for PYTHONPATH)
-  device [--enable-sdma] --in-fd N --out-fd M
+  device [--enable-sdma] [--ranks N] --in-fd N --out-fd M
                     a persistent simulated die serving the Python package's Worker
+                    (--ranks: N dies of one simulation, for pfsim.level3)
   kernels           list the kernels, their arguments and expected gains
   diff A B [--json] [--max-regression PCT]
                     compare two summaries, check reports, traces or onboard profiles:

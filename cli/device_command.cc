@@ -17,6 +17,7 @@
 #include "session/device.h"
 #include "base/json_integer.h"
 #include "cli/commands.h"
+#include "cli/device_requests.h"
 #include "cli/options.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
@@ -24,13 +25,15 @@
 
 namespace pfsim {
 
-namespace {
-
 using nlohmann::json;
+
+namespace {
 
 json failure(const std::string& kind, const std::string& message) {
     return {{"ok", false}, {"kind", kind}, {"message", message}};
 }
+
+}  // namespace
 
 CallableSpec callable_of(const json& request) {
     CallableSpec spec;
@@ -54,6 +57,21 @@ CallableSpec callable_of(const json& request) {
     return spec;
 }
 
+CallTensor tensor_of(const json& t, const std::string& what) {
+    CallTensor ct;
+    ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), what);
+    ct.shape = json_integers<uint32_t>(t.at("shape"));
+    const uint64_t bytes = json_integer<uint64_t>(t.at("bytes"));
+    uint64_t expected = rt::element_size(ct.dtype);
+    for (uint32_t d : ct.shape) expected = d && expected > ~uint64_t{0} / d ? ~uint64_t{0} : expected * d;
+    if (bytes != expected) {
+        throw api::BadInput(what + ": bytes = " + std::to_string(bytes) + ", but its shape and dtype make " +
+                            std::to_string(expected));
+    }
+    return ct;
+}
+
+namespace {
 
 json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
     const std::string op = request.at("op").get<std::string>();
@@ -83,19 +101,8 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         }
         if (call.dump_args && call.dump_dir.empty()) throw api::BadInput("dump_args without a \"dump_dir\"");
         for (const json& t : request.at("tensors")) {
-            const std::string what = "tensor " + std::to_string(call.tensors.size());
-            CallTensor ct;
-            ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), what);
-            ct.shape = json_integers<uint32_t>(t.at("shape"));
-            const uint64_t bytes = json_integer<uint64_t>(t.at("bytes"));
-            uint64_t expected = rt::element_size(ct.dtype);
-            for (uint32_t d : ct.shape) expected = d && expected > ~uint64_t{0} / d ? ~uint64_t{0} : expected * d;
-            if (bytes != expected) {
-                throw api::BadInput(what + ": bytes = " + std::to_string(bytes) + ", but its shape and dtype make " +
-                                    std::to_string(expected));
-            }
             call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
-            call.tensors.push_back(std::move(ct));
+            call.tensors.push_back(tensor_of(t, "tensor " + std::to_string(call.tensors.size())));
         }
         if (!call.tensors.empty() && call.transfer.empty()) throw api::BadInput("tensors without a \"data\" file");
         const api::RunResult r = device.run(call);  // the tensors' file holds what the run left
@@ -107,7 +114,8 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
 }  // namespace
 
 int cmd_device(const std::vector<std::string>& args) {
-    CommonOptions o = parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress", "--workdir"});
+    CommonOptions o =
+        parse_options(args, {"--enable-sdma"}, {"--in-fd", "--out-fd", "--progress", "--workdir", "--ranks"});
     const int64_t progress_ms = progress_option_ms(o);
     if (!o.positional.empty()) throw UsageError("device takes no positional argument");
     auto fd_of = [&](const char* option, const char* fallback) {
@@ -146,20 +154,35 @@ int cmd_device(const std::vector<std::string>& args) {
         std::fflush(out);
     };
     std::unique_ptr<api::DeviceSession> device;
+    std::unique_ptr<api::RankSession> ranks;  // --ranks N: N dies in one simulation (cli/device_ranks.cc)
+    const std::string rank_count = value_of(o, "--ranks", "");
     Config cfg;
     try {
         cfg = resolve_config(o);
-        device = std::make_unique<api::DeviceSession>(cfg, has_flag(o, "--enable-sdma"));
-        device->report_progress(progress_ms);
+        if (rank_count.empty()) {
+            device = std::make_unique<api::DeviceSession>(cfg, has_flag(o, "--enable-sdma"));
+            device->report_progress(progress_ms);
+        } else {
+            ranks = make_rank_session(cfg, rank_count, has_flag(o, "--enable-sdma"));
+            ranks->report_progress(progress_ms);
+        }
     } catch (const ConfigError& e) {
         reply(failure("config", std::string("configuration error: ") + e.what()));
         return 2;
     } catch (const rt::RuntimeError& e) {
         reply(failure("runtime", e.what()));
         return 1;
+    } catch (const std::invalid_argument& e) {
+        reply(failure("bad_input", e.what()));
+        return 2;
     }
-    reply({{"ok", true}, {"ready", true}, {"sdma", device->sdma_enabled()}, {"warmup", device->warmup()},
-           {"now_ns", device->now_ns()}, {"config", cfg.to_json()}});
+    if (ranks) {
+        reply({{"ok", true}, {"ready", true}, {"ranks", ranks->ranks()}, {"sdma", ranks->sdma_enabled()},
+               {"warmup", ranks->warmup()}, {"now_ns", ranks->now_ns()}, {"config", cfg.to_json()}});
+    } else {
+        reply({{"ok", true}, {"ready", true}, {"sdma", device->sdma_enabled()}, {"warmup", device->warmup()},
+               {"now_ns", device->now_ns()}, {"config", cfg.to_json()}});
+    }
     std::string line;
     for (int c; (c = std::fgetc(in)) != EOF;) {
         if (c != '\n') {
@@ -184,8 +207,8 @@ int cmd_device(const std::vector<std::string>& args) {
             return 0;
         }
         try {
-            reply(serve(*device, cfg, request));
-            if (device->ended()) return 1;  // the run's reply names the fault; the die is not run on
+            reply(ranks ? serve_ranks(*ranks, cfg, request) : serve(*device, cfg, request));
+            if (ranks ? ranks->ended() : device->ended()) return 1;  // the run's reply names the fault; the die is not run on
         } catch (const CompileError& e) {
             reply(failure("compile", e.what()));
         } catch (const LoadError& e) {

@@ -153,7 +153,8 @@ namespace {
 // together: the constructor writes the tensors into GM, record() runs the
 // orchestration (its graph begun at its first wait for tensor data or when it
 // returns), finish() takes the graph's result and reads the tensors back. The
-// destructor frees the call's GM (the first tensor and everything after it).
+// destructor frees the call's GM (the first tensor it allocated and everything
+// after it; a placed tensor is the caller's).
 class CallRun {
 public:
     CallRun(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
@@ -166,7 +167,7 @@ public:
             const uint64_t bytes = tensor_bytes(t);
             if (!t.gm && t.data.size() != bytes) throw std::invalid_argument("a tensor's data does not match its shape");
             const uint64_t gm = t.gm ? t.gm : platform.gm_alloc(bytes);
-            if (!release_at_) release_at_ = gm;
+            if (!release_at_ && !t.gm) release_at_ = gm;  // a placed tensor stays the caller's
             // A placed tensor's bytes are GM's own: the write copies nothing but is
             // counted as every initial value is (gm.touched_bytes).
             const void* from = t.gm ? reinterpret_cast<const void*>(platform.device_pointer(gm)) : t.data.data();
@@ -295,7 +296,7 @@ std::vector<CallResult> call_ranks(const std::vector<RankCall>& calls,
     try {
         for (const RankCall& c : calls) {
             runs.push_back(std::make_unique<CallRun>(*c.callable, *c.tensors, c.scalars, c.uses_sdma, *c.platform,
-                                                     *c.worker, c.heap_bytes, rt::TaskGraph::RingSizes{}));
+                                                     *c.worker, c.heap_bytes, c.rings));
             runs.back()->record();
             c.worker->close_graph();  // its scheduler runs it out without waiting for this host
         }

@@ -38,9 +38,9 @@ LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler)
 
 // A tensor argument: `data` holds its initial values going in and what the
 // run left in GM coming out. Or, with `gm` set, the caller has placed the
-// tensor in GM already: allocated there by gm_alloc, in argument order right
-// before the call, its initial values in place; `data` stays empty and
-// nothing is copied in or read back (the caller reads GM itself).
+// tensor in GM already (allocated by gm_alloc before the call, its initial
+// values in place, freed by the caller); `data` stays empty and nothing is
+// copied in or read back (the caller reads GM itself).
 struct CallTensor {
     rt::DataType dtype = rt::DataType::FLOAT32;
     std::vector<uint32_t> shape;
@@ -79,13 +79,16 @@ struct RankCall {
     rt::Platform* platform = nullptr;
     rt::Worker* worker = nullptr;
     uint64_t heap_bytes = 0;
+    rt::TaskGraph::RingSizes rings;  // as call() takes them
 };
 
 // The calls of several ranks, each on its own die of one simulation, by rank.
 // Each rank's orchestration runs in turn, alone (its graph begins at its first
 // wait for tensor data or when it returns, and takes no submission after it
 // returned); then `run_graphs` (SimDies::end_graphs) runs every graph to its
-// end together, and each rank's tensors are read back. Throws as call() does
+// end together and gives their results in the calls' order (end_graphs gives
+// one per die: the same when the calls are ranks 0, 1, ... in order), and
+// each rank's tensors are read back. Throws as call() does
 // (the graphs begun so far ended first). A rank's orchestration that waits
 // for tensor data its peers produce waits in vain: its peers' graphs have not
 // begun.

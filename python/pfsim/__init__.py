@@ -177,6 +177,7 @@ class Worker:
             args += ["--set", f"{key}={value}"]
         if enable_sdma:
             args.append("--enable-sdma")
+        args += self._device_args()
         self.timeout = timeout
         self._dir = None
         self._device = None
@@ -197,6 +198,10 @@ class Worker:
         self.enable_sdma = bool(device.hello.get("sdma"))
         self.warmup = device.hello.get("warmup", "")
         self.config = device.hello.get("config", {})
+
+    def _device_args(self) -> list[str]:
+        """More arguments of `pfsim device` (a subclass's: level3.Ranks)."""
+        return []
 
     def __enter__(self):
         return self

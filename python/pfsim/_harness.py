@@ -41,7 +41,8 @@ def pytest_addoption(parser):
                     help="manual cases: exclude (default), include, or run only them")
     group.addoption("--rounds", type=int, default=1, help="runs per worker (outputs reset between rounds)")
     group.addoption("--skip-golden", action="store_true", default=False, help="do not compare with the golden")
-    group.addoption("--level", type=int, default=None, help="scene-test level: pfsim runs 2 only")
+    group.addoption("--level", type=int, default=None,
+                    help="run only the scene tests of this level: 2 (one die) or 3 (several dies)")
     group.addoption("--pfsim-trace", default=None, metavar="DIR",
                     help="write a Chrome trace (Perfetto) of every run into DIR")
     group.addoption("--dump-args", dest="dump_args", nargs="?", const=1, type=int, default=0, metavar="LEVEL",
@@ -65,13 +66,19 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "sdma: the scene test needs a worker with enable_sdma=True")
+    # simpler's markers of plain test functions (not scene-test classes)
+    config.addinivalue_line("markers", "platforms(names): the platforms the test runs on (pfsim: when it lists a2a3 "
+                                       "or a2a3sim)")
+    config.addinivalue_line("markers", "runtime(name): the runtime the test needs (pfsim: tensormap_and_ringbuffer)")
+    config.addinivalue_line("markers", "device_count(n): the devices the test needs (pfsim: st_device_ids, --device)")
     platform = config.getoption("--platform")
     if platform not in PLATFORMS:
         raise pytest.UsageError(f"pfsim: --platform {platform}: pfsim simulates an a2a3 die "
                                 f"(--platform {' | '.join(PLATFORMS)})")
     level = config.getoption("--level")
-    if level is not None and level != 2:
-        raise pytest.UsageError(f"pfsim: --level {level}: pfsim runs level-2 (single-chip) scene tests only")
+    if level is not None and level not in (2, 3):
+        raise pytest.UsageError(f"pfsim: --level {level}: pfsim runs level-2 (one die) and level-3 (several dies of "
+                                "one node) scene tests; level 4 (a network of nodes) is not modelled")
     if config.getoption("--rounds") < 1:
         raise pytest.UsageError(f"pfsim: --rounds {config.getoption('--rounds')}: at least 1")
     for name, (dest, levels) in WRITTEN.items():
@@ -103,8 +110,26 @@ def device_ids(config) -> list[int]:
 
 
 def pytest_collection_modifyitems(session, config, items):
+    level = config.getoption("--level")
+    if level is not None:  # simpler's filter: only the scene tests of that level
+        kept = [i for i in items if getattr(getattr(i, "cls", None), "_st_level", None) == level]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+            items[:] = kept
     # A fixture nothing provides would only fail at setup, the test reported as an error:
     # a usage error here names it before anything runs.
+    for item in items:
+        platforms = item.get_closest_marker("platforms")
+        if platforms and platforms.args and not set(platforms.args[0]) & {"a2a3", "a2a3sim"}:
+            item.add_marker(pytest.mark.skip(reason=f"platforms {list(platforms.args[0])} include neither a2a3 nor "
+                                                    "a2a3sim"))
+        runtime = item.get_closest_marker("runtime")
+        if runtime and runtime.args and runtime.args[0] != "tensormap_and_ringbuffer":
+            item.add_marker(pytest.mark.skip(reason=f"runtime {runtime.args[0]!r}: pfsim runs tensormap_and_ringbuffer"))
+        wanted = item.get_closest_marker("device_count")
+        if wanted and wanted.args and int(wanted.args[0]) > len(device_ids(config)):
+            raise pytest.UsageError(f"pfsim: {item.nodeid} needs {wanted.args[0]} devices (device_count) but --device "
+                                    f"gives {len(device_ids(config))}; widen --device")
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         missing = [n for n in getattr(item, "fixturenames", []) if info and n not in info.name2fixturedefs
@@ -156,9 +181,18 @@ class _LazyWorker:
 
 @pytest.fixture(scope="class")
 def st_worker(request):
-    """One simulated die (a pfsim.Worker, started on first use) for the class;
+    """Level 2: one simulated die (a pfsim.Worker, started on first use) for the
+    class. Level 3: a pfsim.level3.L3Worker with as many dies and sub-workers as
+    the class's cases ask for, its callables registered (cls._st_chip_handles).
     enable_sdma when the class is marked sdma."""
-    worker = _LazyWorker(enable_sdma=request.node.get_closest_marker("sdma") is not None)
+    sdma = request.node.get_closest_marker("sdma") is not None
+    cls = request.node.cls
+    if cls is not None and getattr(cls, "_st_level", 2) == 3:
+        worker, _ = cls._l3_worker(sdma)
+        yield worker
+        worker.close()
+        return
+    worker = _LazyWorker(enable_sdma=sdma)
     yield worker
     worker.close()
 

@@ -2,9 +2,11 @@
 
 install() puts a finder first on sys.meta_path that:
 
-- answers `simpler_setup`, `simpler_setup.scene_test`, `simpler` and
-  `simpler.task_interface` with pfsim's harness (pfsim.testing,
-  pfsim.task_interface);
+- answers `simpler_setup`, `simpler_setup.scene_test`, `simpler`,
+  `simpler.task_interface` and `simpler.worker` with pfsim's harness
+  (pfsim.testing, pfsim.task_interface, pfsim.simpler_worker);
+- refuses by name the modules of simpler's own runtime pfsim has no
+  counterpart of (REFUSED: its native binding, its buffer identities);
 - leaves every other `simpler_setup.*` / `simpler.*` module (simpler's goldens,
   its tools) to a simpler installation on sys.path, unchanged: the alias packages'
   `__path__` is that installation's folder. Without one, importing such a module
@@ -31,6 +33,16 @@ PROVIDED = {
     "simpler_setup.scene_test": "pfsim.testing",
     "simpler": None,
     "simpler.task_interface": "pfsim.task_interface",
+    "simpler.worker": "pfsim.simpler_worker",
+}
+# simpler's modules pfsim refuses by name (not provided, and not loaded from a
+# simpler installation either: they are simpler's own runtime) -> why
+REFUSED = {
+    "_task_interface": "simpler's native binding (its buffer identities, mailboxes and chip worker); pfsim "
+                       "provides simpler.task_interface in Python and has none of that native state",
+    "simpler.buffer": "simpler's host-buffer identity and backend kinds (POSIX shm, its canonical identities); "
+                      "pfsim's create_buffer is a file the dies map (pfsim.level3.HostBuffer)",
+    "simpler.callable_identity": "simpler's callable identities across a network of nodes (level 4), not modelled",
 }
 _ROOTS = ("simpler_setup", "simpler")
 
@@ -93,8 +105,8 @@ def _lacking(module_name: str):
         kind = "a private helper of simpler's own harness" if name.startswith("_") else "a name of simpler's"
         raise ImportError(
             f"cannot import name '{name}' from '{module_name}': it is {kind} that pfsim's harness does not "
-            f"provide (pfsim provides simpler's scene-test interface, listed in its docs/python.md; "
-            f"the _rehosted_* helpers belong to level-3 multi-rank scenes)", name=module_name)
+            f"provide (pfsim provides simpler's scene-test interface, listed in its docs/python.md)",
+            name=module_name)
 
     return __getattr__
 
@@ -114,6 +126,9 @@ class SimplerFinder(importlib.abc.MetaPathFinder):
         self.skipped: list[str] = []
 
     def find_spec(self, fullname, path=None, target=None):
+        if fullname in REFUSED:
+            raise ModuleNotFoundError(f"No module named '{fullname}' on pfsim: it is {REFUSED[fullname]}",
+                                      name=fullname)
         if fullname in PROVIDED:
             root = fullname.split(".")[0]
             is_package = fullname in _ROOTS
@@ -179,4 +194,4 @@ def uninstall() -> None:
             del sys.modules[name]
 
 
-__all__ = ["install", "uninstall", "skipped_conftests", "simpler_checkout", "PROVIDED"]
+__all__ = ["install", "uninstall", "skipped_conftests", "simpler_checkout", "PROVIDED", "REFUSED"]

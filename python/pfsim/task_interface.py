@@ -5,19 +5,19 @@ resolves here (pfsim._simpler).
 The enums carry simpler's values (its C++ ABI). `CallConfig` holds a run's
 configuration as simpler spells it; pfsim honours the defaults and refuses by
 name every field it does not model (`CallConfig.refused()`); the ring sizes of
-`runtime_env` it models (`ring_values`). The multi-die
-names (`TaskArgs`, `CommBufferSpec`) belong to level-3 tests, which pfsim does
-not run: using one raises NotImplementedError naming it.
+`runtime_env` it models (`ring_values`). The level-3
+names (`TaskArgs`, `CommBufferSpec`) are those of pfsim.level3's worker.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
 
 from . import ArgDirection
 
 __all__ = ["ArgDirection", "DataType", "TensorArgType", "CallConfig", "RuntimeEnv", "TaskArgs", "CommBufferSpec",
-           "ring_values"]
+           "ring_values", "scalar_to_uint64"]
 
 
 class DataType(IntEnum):
@@ -116,18 +116,55 @@ class CallConfig:
         return out
 
 
-class _LevelThree:
-    """A level-3 (multi-die) name: importable, so a test module loads and its
-    level is refused by name; constructing one raises."""
+class TaskArgs:
+    """A level-3 task's arguments (simpler's TaskArgs): tensors, each with its
+    TensorArgType tag (which orders the tasks: pfsim.level3), then scalars."""
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(f"simpler.task_interface.{type(self).__name__} is a multi-die (level 3) name; pfsim "
-                                  "simulates one die and runs level-2 scene tests only")
+    def __init__(self):
+        self.tensors = []  # (pfsim.level3.TensorRef, TensorArgType)
+        self.scalars = []
+
+    def add_tensor(self, tensor, tag=TensorArgType.INPUT) -> None:
+        from .level3 import TensorRef
+
+        if not isinstance(tensor, TensorRef):
+            raise TypeError(f"TaskArgs.add_tensor: a tensor named over a buffer (buffer.tensor(shapes, dtype)), "
+                            f"not {type(tensor).__name__}")
+        if self.scalars:
+            raise ValueError("TaskArgs.add_tensor: tensors come before scalars")
+        self.tensors.append((tensor, TensorArgType(int(tag))))
+
+    def add_scalar(self, value) -> None:
+        self.scalars.append(value)
+
+    def tensor_count(self) -> int:
+        return len(self.tensors)
+
+    def scalar_count(self) -> int:
+        return len(self.scalars)
 
 
-class TaskArgs(_LevelThree):
-    pass
+@dataclass
+class CommBufferSpec:
+    """A named slice of each rank's comm window, carved in declaration order
+    (Orchestrator.allocate_domain). pfsim does not stage a buffer from or to the
+    host by itself: load_from_host / store_to_host are refused by name."""
+    name: str
+    dtype: str
+    count: int
+    nbytes: int
+    load_from_host: bool = False
+    store_to_host: bool = False
+
+    def __post_init__(self):
+        for flag in ("load_from_host", "store_to_host"):
+            if getattr(self, flag):
+                raise NotImplementedError(f"CommBufferSpec({self.name!r}): {flag}=True is not modelled on pfsim "
+                                          "(copy with orch.copy_to / orch.copy_from)")
 
 
-class CommBufferSpec(_LevelThree):
-    pass
+def scalar_to_uint64(value) -> int:
+    """A scalar as the 64-bit slot a kernel reads (a float as float32 bits)."""
+    from . import _tensors
+
+    return _tensors.scalar_bits(value, "scalar")

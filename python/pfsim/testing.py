@@ -33,7 +33,7 @@ from . import ArgDirection, Callable, CompileError, RunError, Worker, _diagnosti
 from .task_interface import CallConfig, ring_values
 
 __all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_test", "scene_level", "ArgDirection",
-           "SceneTestLevel", "CaseOutcome", "is_manual_for_platform"]
+           "SceneTestLevel", "CaseOutcome", "is_manual_for_platform", "CallableNamespace"]
 
 PLATFORMS = ("a2a3", "a2a3sim")  # pfsim simulates a2a3; cases for either run
 CASE_KEYS = {"name", "platforms", "manual", "config", "params", "skip_golden"}
@@ -63,6 +63,12 @@ def _warn_unmodelled_config(config: dict, where: str) -> None:
 
 
 RUNTIME_ENV_KEYS = {"ring_task_window", "ring_heap", "ring_dep_pool"}
+# Methods of simpler's SceneTestCase that run a case there and that pfsim's harness
+# does not call: a class overriding one is refused (what it adds would silently not
+# run). (_build_config is not among them: the tests that override it read
+# diagnostics pfsim refuses by name.)
+SIMPLER_INTERNAL_HOOKS = {"_run_and_validate", "_run_and_validate_l2", "_run_and_validate_l3", "build_callable",
+                          "_create_worker", "compile_chip_callable", "_compile_l3_callables"}
 
 
 class _CaseFailed(Exception):
@@ -216,9 +222,11 @@ def _selected(cls_name: str, case_name: str, selectors) -> bool:
     return False
 
 
-def case_config(case: dict, where: str) -> CallConfig:
+def case_config(case: dict, where: str, level: int = 2) -> CallConfig:
     """A case's `config` as a CallConfig; ValueError naming the key pfsim does not
-    know or cannot honour (pfsim simulates one die, CallConfig.UNMODELLED)."""
+    know or cannot honour (a level-2 case runs on one die; CallConfig.UNMODELLED).
+    At level 3, device_count (1 to 64 dies of one simulation) and num_sub_workers
+    are the L3 worker's (l3_shape)."""
     config = case.get("config", {})
     bad = sorted(set(config) - CONFIG_KEYS)
     if bad:
@@ -228,10 +236,12 @@ def case_config(case: dict, where: str) -> CallConfig:
     if bad:
         raise ValueError(f"{where}: unknown config.runtime_env key '{bad[0]}' (known: "
                          f"{', '.join(sorted(RUNTIME_ENV_KEYS))})")
-    if config.get("device_count", 1) != 1:
+    if level == SceneTestLevel.NODE:
+        l3_shape(config, where)
+    elif config.get("device_count", 1) != 1:
         raise ValueError(f"{where}: config device_count={config['device_count']!r} is not honoured: pfsim runs a "
                          "level-2 case on one die")
-    if config.get("num_sub_workers", 0):
+    elif config.get("num_sub_workers", 0):
         raise ValueError(f"{where}: config num_sub_workers={config['num_sub_workers']!r} is not honoured: "
                          "sub-workers are level 3")
     cfg = CallConfig()
@@ -247,13 +257,24 @@ def case_config(case: dict, where: str) -> CallConfig:
     return cfg
 
 
+def l3_shape(config: dict, where: str) -> tuple[int, int]:
+    """A level-3 case's (device_count, num_sub_workers); ValueError naming a bad one."""
+    devices, subs = config.get("device_count", 1), config.get("num_sub_workers", 0)
+    if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= 64:
+        raise ValueError(f"{where}: config device_count={devices!r}: pfsim simulates 1 to 64 dies in one simulation")
+    if isinstance(subs, bool) or not isinstance(subs, int) or subs < 0:
+        raise ValueError(f"{where}: config num_sub_workers={subs!r}: a number of sub-workers, 0 or more")
+    return devices, subs
+
+
 def scene_level(level):
-    """Sets a class's scene level (simpler's scene_level); pfsim runs level 2 only."""
+    """Sets a class's scene level (simpler's scene_level); pfsim runs levels 2 (one die)
+    and 3 (several dies of one simulation, pfsim.level3)."""
 
     def decorator(cls):
-        if int(level) != SceneTestLevel.CHIP:
-            raise ValueError(f"{cls.__module__}.{cls.__name__}: pfsim runs level-2 (single-chip) scene tests, "
-                             f"not level {int(level)}")
+        if int(level) not in (SceneTestLevel.CHIP, SceneTestLevel.NODE):
+            raise ValueError(f"{cls.__module__}.{cls.__name__}: pfsim runs level-2 (one die) and level-3 (several "
+                             f"dies of one node) scene tests, not level {int(level)}")
         cls._st_level = int(level)
         return cls
 
@@ -283,12 +304,19 @@ def scene_test(level, runtime: str):
                                  f"{', '.join(sorted(CASE_KEYS))})")
             if "name" not in case or "platforms" not in case:
                 raise ValueError(f"{where}: CASES[{i}]: a case needs a name and platforms")
-            case_config(case, f"{where}: case {case['name']}")
+            case_config(case, f"{where}: case {case['name']}", cls._st_level)
             if case["name"] in names:
                 raise ValueError(f"{where}: case name '{case['name']}' repeats")
             names.append(case["name"])
         cls._st_runtime = runtime
         cls._st_dir = os.path.dirname(os.path.abspath(inspect.getfile(cls)))
+        if cls._st_level == SceneTestLevel.NODE:
+            _check_l3_callable(cls, where)
+        for klass in cls.__mro__:
+            hooks = sorted(set(vars(klass)) & SIMPLER_INTERNAL_HOOKS) if klass is not SceneTestCase else []
+            if hooks:
+                raise ValueError(f"{where}: {klass.__name__} overrides {hooks[0]}, a method of simpler's own harness "
+                                 "that pfsim's harness never calls: what it checks would not run")
 
         own = cls.test_run is not SceneTestCase.test_run and not _generated(cls.test_run)
         if not own:
@@ -297,7 +325,10 @@ def scene_test(level, runtime: str):
                 reason = self._skip_reason(self._case(case_name), request)
                 if reason:
                     pytest.skip(f"{type(self).__name__}::{case_name}: {reason}")
-                self._run_case(case_name, request)
+                if self._st_level == SceneTestLevel.NODE:
+                    self._run_case_l3(case_name, request)
+                else:
+                    self._run_case(case_name, request)
 
             test_run._pfsim_generated = True
             cls.test_run = test_run
@@ -400,7 +431,10 @@ class SceneTestCase:
         if not matched:
             pytest.skip(f"no case of {type(self).__name__} runs on pfsim with these options")
         for case in matched:
-            self._run_case(case["name"], request)
+            if self._st_level == SceneTestLevel.NODE:
+                self._run_case_l3(case["name"], request)
+            else:
+                self._run_case(case["name"], request)
 
     def _run_case(self, case_name: str, request) -> CaseOutcome:
         """Runs one case prefetch off and on; pytest.fail naming the case and the cause."""
@@ -516,6 +550,137 @@ class SceneTestCase:
             request.node.user_properties.append((key, value))
         return outcome
 
+    # -- level 3 ---------------------------------------------------------
+
+    @classmethod
+    def _l3_shape(cls) -> tuple[int, int]:
+        """The L3 worker a class's cases need: the most dies and sub-workers any case asks for."""
+        shapes = [l3_shape(c.get("config", {}), cls.__name__) for c in cls.CASES] or [(1, 0)]
+        return max(d for d, _ in shapes), max(n for _, n in shapes)
+
+    @classmethod
+    def _l3_worker(cls, enable_sdma: bool, device_count: int | None = None, num_sub_workers: int | None = None):
+        """A level-3 worker with the class's chip and sub callables registered:
+        (worker, CallableNamespace); the handles also as cls._st_chip_handles and
+        cls._st_sub_handles, as simpler's harness sets them."""
+        from .level3 import L3Worker
+
+        devices, subs = cls._l3_shape()
+        worker = L3Worker(device_count=device_count or devices,
+                          num_sub_workers=subs if num_sub_workers is None else num_sub_workers,
+                          enable_sdma=enable_sdma, set=dict(cls.PFSIM_SET))
+        try:
+            entries, chips, subs_ = {}, {}, {}
+            for entry in cls.CALLABLE.get("callables", []):
+                if "orchestration" in entry:
+                    chip = Callable.from_dict(entry, cls._st_dir)
+                    missing = chip.missing_sources()
+                    if missing:
+                        raise FileNotFoundError(f"{cls.__name__}: callable '{entry['name']}' names a source that does "
+                                                f"not exist: {missing[0]}")
+                    chips[entry["name"]] = worker.register(chip)
+                    entries[f"{entry['name']}_sig"] = entry["orchestration"].get("signature", [])
+                else:
+                    subs_[entry["name"]] = worker.register_sub(entry["callable"], entry["name"])
+            entries.update(chips)
+            entries.update(subs_)
+            cls._st_chip_handles, cls._st_sub_handles = chips, subs_
+        except BaseException:
+            worker.close()
+            raise
+        return worker, CallableNamespace(entries)
+
+    def _run_case_l3(self, case_name: str, request) -> CaseOutcome:
+        failure = None
+        try:
+            return self._run_case_l3_checked(case_name, request)
+        except _CaseFailed as e:
+            failure = str(e)
+        pytest.fail(failure, pytrace=False)
+
+    def _run_case_l3_checked(self, case_name: str, request) -> CaseOutcome:
+        """A level-3 case, prefetch off and on, each on fresh dies: the orchestration
+        function records the graph, pfsim.level3 runs it; every tensor is compared
+        with the golden (as simpler's level 3 does) and between the two runs."""
+        case = self._case(case_name)
+        cls_name = type(self).__name__
+        what = f"{cls_name}::{case_name}"
+        opt = request.config.getoption
+        rounds = int(opt("--rounds", default=1) or 1)
+        skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
+        sdma = request.node.get_closest_marker("sdma") is not None
+        if opt("--pfsim-trace", default=None):
+            _warn_once("--pfsim-trace", f"{what}: --pfsim-trace: a level-3 run writes no trace yet (not modelled "
+                                        "on several dies); the case runs without one")
+        _warn_unmodelled_config(case.get("config", {}), what)
+        config = case_config(case, f"{what}", SceneTestLevel.NODE)
+        devices, subs = l3_shape(case.get("config", {}), what)
+        params = _Params(case.get("params", {}))
+        try:
+            args = self.generate_args(params)
+        except Exception as e:
+            raise _CaseFailed(f"{what}: generate_args raised {type(e).__name__}: {e}") from None
+        if not isinstance(args, TaskArgsBuilder):
+            raise _CaseFailed(f"{what}: generate_args must return a TaskArgsBuilder, not {type(args).__name__}")
+        golden = args.clone()
+        if not skip_golden:
+            try:
+                self.compute_golden(golden, params)
+            except Exception as e:
+                raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
+        unused = sorted(set(dict.keys(params)) - params.read)
+        if unused:
+            raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
+        orch_fn = self.CALLABLE.get("orchestration")
+        names = args.tensor_names
+        runs, walls = {}, {}
+        with _runtime_env(self.RUNTIME_ENV, self._st_dir):
+            for prefetch in (False, True):
+                label = f"prefetch {'on' if prefetch else 'off'}"
+                try:
+                    worker, ns = type(self)._l3_worker(sdma, devices, subs)
+                    with worker:
+                        run_args = args.clone()
+                        rehosted = _rehost(worker, run_args)
+                        initial = {n: getattr(run_args, n).clone() for n in names} if rounds > 1 else {}
+                        waves = []
+                        for r in range(rounds):
+                            for n, v in initial.items():
+                                getattr(run_args, n).copy_(v)
+                            started = time.perf_counter()
+                            waves = worker.run(lambda orch, _a, _c: orch_fn(orch, ns, run_args, config),
+                                               prefetch=prefetch)
+                            walls.setdefault(prefetch, time.perf_counter() - started)
+                            if not skip_golden:
+                                try:
+                                    self.compare_outputs(run_args, golden, names, params)
+                                except AssertionError as e:
+                                    where = label + ("" if rounds == 1 else f", round {r}")
+                                    raise _CaseFailed(f"{what} ({where}): {e}") from None
+                        runs[prefetch] = (waves, {n: getattr(run_args, n).clone() for n in names})
+                        del rehosted, run_args
+                except CompileError as e:
+                    raise _CaseFailed(f"{what}: a source does not compile:\n{e}") from None
+                except RunError as e:
+                    raise _CaseFailed(f"{what} ({label}): {e}") from None
+                except (ValueError, TypeError, RuntimeError, OverflowError, FileNotFoundError, KeyError) as e:
+                    raise _CaseFailed(f"{what}: {type(e).__name__}: {e}") from None
+        (off, off_values), (on, on_values) = runs[False], runs[True]
+        for name in names:
+            if not _tensors.same_bytes(off_values[name], on_values[name]):
+                raise _CaseFailed(f"{what}: tensor '{name}' is not bit-identical with prefetch off and on "
+                                  "(the prefetch changed a value, or the result depends on timing)")
+        outcome = CaseOutcome(_waves_time(off), _waves_time(on), _waves_hit_rate(off), _waves_hit_rate(on))
+        for key, value in (("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
+                           ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
+                           ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
+                           ("pfsim_l2_hit_rate_on", round(outcome.l2_hit_rate_on, 4)),
+                           ("pfsim_tasks", sum(len(res.tasks) for w in off for _, res in w.results)),
+                           ("pfsim_ranks", devices),
+                           ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
+            request.node.user_properties.append((key, value))
+        return outcome
+
     @staticmethod
     def run_module(module_name: str) -> None:
         """`python test_x.py [-p PLATFORM] [--case SEL] [--manual MODE] [--rounds N]`: runs the module's scene tests."""
@@ -601,3 +766,149 @@ def _sanitize_for_filename(text: str) -> str:
 def _outputs_dir() -> Path:
     """Where diagnostics outputs go (--dump-args): $PFSIM_OUTPUTS, else ./outputs."""
     return Path(os.environ.get("PFSIM_OUTPUTS") or "outputs").resolve()
+
+
+# -- level 3: the graph's figures, the host tensors moved into buffers, simpler's helpers ----------
+
+
+_warned_once = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned_once:
+        _warned_once.add(key)
+        print(f"pfsim: warning: {message}", file=sys.stderr)
+
+
+def _waves_time(waves) -> float:
+    """A level-3 run's time: each wave's longest graph (its ranks start together), summed."""
+    return sum(max((res.time_ns for _, res in w.results), default=0.0) for w in waves)
+
+
+def _waves_hit_rate(waves) -> float:
+    """The L2 hit rate over every die of every wave (hits over accesses)."""
+    hits = accesses = 0
+    for w in waves:
+        for _, res in w.results:
+            l2 = res.counters.get("l2", {})
+            hits += l2.get("hits", 0)
+            accesses += l2.get("hits", 0) + l2.get("misses", 0)
+    return hits / accesses if accesses else 0.0
+
+
+class CallableNamespace:
+    """The callables an L3 orchestration function gets: `ns.NAME` a chip callable's
+    handle (or a sub callable's), `ns.NAME_sig` its signature; keep(...) holds
+    objects for the run (pfsim's TaskArgs need no keeping: kept all the same)."""
+
+    def __init__(self, entries: dict):
+        self._entries = dict(entries)
+        self._kept = []
+
+    def __getattr__(self, name: str):
+        try:
+            return self._entries[name]
+        except KeyError:
+            raise AttributeError(f"no callable named '{name}' (CALLABLE['callables'] names: "
+                                 f"{sorted(k for k in self._entries if not k.endswith('_sig'))})") from None
+
+    def keep(self, *objs):
+        self._kept.extend(objs)
+        return objs[0] if len(objs) == 1 else (objs or None)
+
+
+def _check_l3_callable(cls, where: str) -> None:
+    spec = cls.CALLABLE
+    unknown = set(spec) - {"orchestration", "callables"}
+    if unknown:
+        raise ValueError(f"{where}: a level-3 CALLABLE takes 'orchestration' (a Python function) and 'callables', "
+                         f"not '{sorted(unknown)[0]}'")
+    if "orchestration" in spec and not callable(spec["orchestration"]):
+        raise ValueError(f"{where}: a level-3 CALLABLE's 'orchestration' is a Python function "
+                         "(orch, callables, task_args, config)")
+    for i, entry in enumerate(spec.get("callables", [])):
+        if "name" not in entry or ("orchestration" in entry) == ("callable" in entry):
+            raise ValueError(f"{where}: CALLABLE['callables'][{i}] needs a name and either an 'orchestration' "
+                             "(a chip callable) or a 'callable' (a sub callable)")
+
+
+def _rehost(worker, args: TaskArgsBuilder) -> dict:
+    """Moves each tensor of `args` into a buffer of `worker` (create_buffer) and
+    rebinds `args` to a torch view of it: what the chips write, the test reads.
+    The buffers by tensor name (also args._rehost_handles)."""
+    import torch
+
+    handles = {}
+    for i, spec in enumerate(args.specs):
+        if not isinstance(spec, TensorArg):
+            continue
+        t = _as_torch(spec.value)
+        if t.numel() == 0:
+            continue
+        if not t.is_contiguous() or t.device.type != "cpu":
+            raise ValueError(f"tensor '{spec.name}': a level-3 tensor must be a contiguous CPU tensor (it moves into "
+                             "a host buffer the dies map)")
+        buffer = worker.create_buffer(t.numel() * t.element_size())
+        view = torch.frombuffer(buffer.shm.buf, dtype=t.dtype, count=t.numel()).view(t.shape)
+        view.copy_(t)
+        args.specs[i] = TensorArg(spec.name, view)
+        handles[spec.name] = buffer
+    object.__setattr__(args, "_rehost_handles", handles)
+    return handles
+
+
+def _data_type(tensor):
+    from .task_interface import DataType
+
+    return DataType[_tensors.dtype_name(tensor, "tensor").upper()]
+
+
+def _rehosted_buffer_for(test_args: TaskArgsBuilder, tensor):
+    """The host buffer a level-3 case's tensor was moved into (matched by address)."""
+    base = int(tensor.data_ptr())
+    for handle in getattr(test_args, "_rehost_handles", {}).values():
+        if handle.base == base:
+            return handle
+    raise ValueError("this tensor was not moved into a host buffer of the level-3 worker (no buffer at its address)")
+
+
+def _rehosted_ref_for(test_args: TaskArgsBuilder, tensor):
+    """A task argument's tensor over the host buffer `tensor` was moved into."""
+    return _rehosted_buffer_for(test_args, tensor).tensor(tuple(tensor.shape), _data_type(tensor))
+
+
+def _rehosted_ref(test_args: TaskArgsBuilder, name: str):
+    """A task argument's tensor over the host buffer the tensor `name` was moved into."""
+    handle = getattr(test_args, "_rehost_handles", {}).get(name)
+    if handle is None:
+        raise ValueError(f"tensor '{name}' was not moved into a host buffer of the level-3 worker")
+    t = getattr(test_args, name)
+    return handle.tensor(tuple(t.shape), _data_type(t))
+
+
+def _l3_ref(test_args: TaskArgsBuilder, name: str, worker=None):
+    return _rehosted_ref(test_args, name)
+
+
+def _build_l3_task_args(test_args: TaskArgsBuilder, orch_signature: list, worker=None):
+    """(TaskArgs, output names) of a level-3 case's arguments for one chip task:
+    each tensor tagged by its direction in `orch_signature` (IN: INPUT, OUT:
+    OUTPUT_EXISTING, INOUT: INOUT), then the scalars."""
+    from .task_interface import TaskArgs, TensorArgType, scalar_to_uint64
+
+    tags = {ArgDirection.IN: TensorArgType.INPUT, ArgDirection.OUT: TensorArgType.OUTPUT_EXISTING,
+            ArgDirection.INOUT: TensorArgType.INOUT}
+    out, outputs, n = TaskArgs(), [], 0
+    for spec in test_args.specs:
+        if isinstance(spec, TensorArg):
+            if n >= len(orch_signature):
+                raise ValueError(f"tensor '{spec.name}' (argument {n}) has no entry in the orchestration's signature "
+                                 f"(length {len(orch_signature)})")
+            direction = ArgDirection(int(orch_signature[n]))
+            out.add_tensor(_rehosted_ref(test_args, spec.name), tags.get(direction, TensorArgType.INPUT))
+            if direction in (ArgDirection.OUT, ArgDirection.INOUT):
+                outputs.append(spec.name)
+            n += 1
+        else:
+            out.add_scalar(scalar_to_uint64(spec.value))
+    return out, outputs

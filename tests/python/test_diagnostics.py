@@ -14,7 +14,7 @@ import pytest
 import pfsim
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CASES = os.path.join(HERE, "..", "..", "kernels", "cases")
+CASES = os.path.join(HERE, "..", "..", "cases")
 
 SCENE = """
 import torch

@@ -212,7 +212,7 @@ def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tm
 @pytest.mark.parametrize("args, message", [
     (["--enable-chip-swimlanes"], "unrecognized arguments: --enable-chip-swimlanes"),
     (["--platform", "a5sim"], "pfsim: --platform a5sim: pfsim simulates an a2a3 die"),
-    (["--level", "3"], "pfsim: --level 3: pfsim runs level-2 (single-chip) scene tests only"),
+    (["--level", "4"], "pfsim: --level 4: pfsim runs level-2 (one die) and level-3 (several dies of one node)"),
     (["--device", "4-x"], "pfsim: --device 4-x: a device id or a range"),
 ])
 def test_bad_options_are_usage_errors_naming_them(tmp_path, args, message):
@@ -233,8 +233,9 @@ def test_a_fixture_pfsim_lacks_is_a_usage_error_naming_it(tmp_path):
 
 
 def test_a_level_pfsim_does_not_run_is_a_collection_error_naming_the_class(tmp_path):
-    rc, out = pfsim_test(scene(tmp_path, CHAIN.replace("level=2", "level=3")), "--collect-only", "-q")
-    assert rc == 2 and "TestChain: pfsim runs level-2 (single-chip) scene tests, not level 3" in out, out
+    rc, out = pfsim_test(scene(tmp_path, CHAIN.replace("level=2", "level=4")), "--collect-only", "-q")
+    assert rc == 2 and "TestChain: pfsim runs level-2 (one die) and level-3 (several dies of one node) scene tests, " \
+        "not level 4" in out, out
 
 
 def test_a_compile_error_is_printed_once(tmp_path):
@@ -253,10 +254,13 @@ def test_a_name_of_simpler_s_harness_pfsim_lacks_is_an_import_error_naming_it():
     """Runs in this process: `pfsim test` installed the simpler names."""
     from simpler_setup.scene_test import SceneTestCase  # provided: the control
     assert SceneTestCase is pfsim.testing.SceneTestCase
-    with pytest.raises(ImportError, match=r"cannot import name '_rehosted_ref' from 'simpler_setup.scene_test': "
-                                          r"it is a private helper of simpler's own harness that pfsim's harness "
-                                          r"does not provide"):
-        from simpler_setup.scene_test import _rehosted_ref  # noqa: F401
+    with pytest.raises(ImportError, match=r"cannot import name '_build_chip_task_args' from "
+                                          r"'simpler_setup.scene_test': it is a private helper of simpler's own "
+                                          r"harness that pfsim's harness does not provide"):
+        from simpler_setup.scene_test import _build_chip_task_args  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match=r"No module named '_task_interface' on pfsim: it is simpler's "
+                                                  r"native binding"):
+        import _task_interface  # noqa: F401
     with pytest.raises(ImportError, match=r"'NoSuchThing' from 'simpler.task_interface': it is a name of simpler's"):
         from simpler.task_interface import NoSuchThing  # noqa: F401
     import simpler_setup.scene_test as provided

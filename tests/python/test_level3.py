@@ -1,0 +1,381 @@
+"""pfsim.level3: several dies of one simulation from Python (simpler's L3 worker
+shape), on pfsim's own two-rank scene (tests/comm/scene: its orchestrations and
+kernels, compiled at run time as users' are).
+
+Rank r runs on die r; what crosses between ranks crosses the modelled link and
+SDMA engine: the fetch is rank r's SDMA engine reading the peer's window, the
+exchange a TPUT and TNOTIFY into the peer's window, a TWAIT on the own one."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import pfsim
+from pfsim.level3 import L3Worker
+from pfsim.task_interface import CommBufferSpec, DataType, TaskArgs, TensorArgType
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCENE = os.path.normpath(os.path.join(HERE, "..", "comm", "scene"))
+ELEMS = 1024                       # scene.h's kElems
+WINDOW = ELEMS * 4 + 64            # the data, then the signal
+F32 = DataType.FLOAT32
+
+
+def scene_callable():
+    return pfsim.Callable(
+        orchestration=os.path.join(SCENE, "exchange_orch.cpp"), function="exchange_orchestration",
+        config="exchange_config",
+        incores=[{"func_id": i, "source": os.path.join(SCENE, name), "core_type": "aiv"}
+                 for i, name in enumerate(["put_notify.cpp", "wait_add.cpp", "sdma_get.cpp", "add_one.cpp"])],
+        include_dirs=[SCENE])
+
+
+def input_of(rank):
+    return torch.tensor([float(rank * 1000 + i % 251) / 4 for i in range(ELEMS)], dtype=torch.float32)
+
+
+def floats(buffer):
+    return torch.frombuffer(buffer.shm.buf, dtype=torch.float32, count=ELEMS)
+
+
+@pytest.fixture(scope="module")
+def pair():
+    """Two dies of one simulation with SDMA, the scene's callables registered: (worker, {function: handle})."""
+    with L3Worker(device_count=2, num_sub_workers=1, enable_sdma=True, set={"orch.time_limit": "200us"}) as w:
+        handles = {}
+        for function in ("exchange_orchestration", "fetch_orchestration", "lonely_orchestration"):
+            c = scene_callable()
+            c.function = function
+            handles[function] = w.register(c)
+        yield w, handles
+
+
+def run_scene(worker, handle, tensors_of, window_data=None, sub=None):
+    """Each rank's call of `handle` with tensors_of(rank) (host buffers: tagged INPUT, then
+    OUTPUT_EXISTING) and its CommContext, in a domain over both ranks."""
+    def orch_fn(orch, _args, _config):
+        with orch.allocate_domain(name="pair", workers=[0, 1], window_size=WINDOW,
+                                  buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)]) as d:
+            for rank in (0, 1):
+                if window_data is not None:  # both windows before either task (a peer reads it)
+                    orch.copy_to(d[rank].buffers["data"], window_data[rank])
+            for rank in (0, 1):
+                args = TaskArgs()
+                first, second = tensors_of(rank)
+                args.add_tensor(first.tensor((ELEMS,), F32), TensorArgType.INPUT)
+                args.add_tensor(second.tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+                args.add_scalar(d[rank].device_ctx)
+                orch.submit_next_level(handle, args, worker=rank)
+                if sub is not None:
+                    check = TaskArgs()
+                    check.add_tensor(second.tensor((ELEMS,), F32), TensorArgType.INPUT)
+                    orch.submit_sub(sub, check)
+    return worker.run(orch_fn)
+
+
+def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    seen = []
+    sub = worker.register_sub(lambda args: seen.append(floats(args.tensors[0][0].buffer).clone()), "check")
+    # fetch_orchestration's tensors: fetched (written by the SDMA copy), result = fetched + 1
+    waves = run_scene(worker, handles["fetch_orchestration"], lambda r: (fetched[r], result[r]),
+                      window_data=[input_of(0), input_of(1)], sub=sub)
+    # The buffers' files are unlinked (named through this process's descriptors): nothing is left
+    # behind in the worker's folder if this process dies.
+    assert os.listdir(worker._ranks._dir) == []
+    for rank in (0, 1):
+        assert torch.equal(floats(fetched[rank]), input_of(1 - rank)), rank
+        assert torch.equal(floats(result[rank]), input_of(1 - rank) + 1), rank
+    # Both ranks' graphs ran together in one wave, then the sub tasks read what they wrote.
+    assert [sorted(w for w, _ in wave.results) for wave in waves] == [[0, 1]]
+    assert len(seen) == 2 and all(torch.equal(s, input_of(1 - r) + 1) for r, s in enumerate(seen))
+    for _, res in waves[0].results:
+        copy, add = res.tasks
+        assert add.start_ns >= copy.end_ns  # the consumer waited for the copy's completion
+        # the peer window's data and its completion flag, through this die's SDMA engine
+        assert res.counters["sdma"]["copy_requests"] == 2 and res.counters["sdma"]["copy_bytes"] >= ELEMS * 4
+
+
+def test_an_exchange_through_windows_and_signals(pair):
+    worker, handles = pair
+    inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    for rank in (0, 1):
+        floats(inputs[rank])[:] = input_of(rank)
+    run_scene(worker, handles["exchange_orchestration"], lambda r: (inputs[r], outputs[r]))
+    for rank in (0, 1):
+        assert torch.equal(floats(outputs[rank]), input_of(1 - rank) + 1), rank
+
+
+def test_a_wait_nobody_notifies_stops_naming_the_signal(pair):
+    """The negative control of the exchange: the waiting task alone on each rank."""
+    worker, handles = pair
+    inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    with pytest.raises(pfsim.RunError) as e:
+        run_scene(worker, handles["lonely_orchestration"], lambda r: (inputs[r], outputs[r]))
+    assert "rank 0: " in str(e.value)
+    assert "wait_add.cpp) in TWAIT on the signal at GM" in str(e.value)
+    assert "no TNOTIFY wrote it" in str(e.value)
+
+
+def test_misuse_is_refused_by_name(pair):
+    worker, handles = pair
+    out = worker.create_buffer(ELEMS * 4)
+
+    def peer_window(orch, _a, _c):
+        with orch.allocate_domain(name="w", workers=[0, 1], window_size=WINDOW,
+                                  buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)]) as d:
+            args = TaskArgs()
+            args.add_tensor(d[1].buffers["data"].tensor((ELEMS,), F32), TensorArgType.INPUT)
+            args.add_tensor(out.tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+            args.add_scalar(d[0].device_ctx)
+            orch.submit_next_level(handles["fetch_orchestration"], args, worker=0)
+    with pytest.raises(ValueError, match="buffer 'data' is in rank 1's GM, not this worker's"):
+        worker.run(peer_window)
+
+    def oversized(orch, _a, _c):
+        orch.allocate_domain(name="big", workers=[0], window_size=64,
+                             buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)])
+    with pytest.raises(ValueError, match="its buffers take 4096 bytes, more than window_size=64"):
+        worker.run(oversized)
+    with pytest.raises(ValueError, match="worker=2 is not one of the 2 chip workers"):
+        worker.run(lambda orch, _a, _c: orch.submit_next_level(handles["fetch_orchestration"], TaskArgs(), worker=2))
+    with pytest.raises(NotImplementedError, match="orch.allocate_global_domain: a network of nodes"):
+        worker.run(lambda orch, _a, _c: orch.allocate_global_domain(name="g", members=[], window_size=64))
+    with pytest.raises(NotImplementedError, match="load_from_host=True is not modelled"):
+        CommBufferSpec("x", "float32", 1, 4, load_from_host=True)
+    # The worker still runs after each refusal (its domains were freed).
+    test_an_exchange_through_windows_and_signals(pair)
+
+
+SCENE_TEST = """
+import torch
+import pytest
+from simpler.task_interface import ArgDirection as D
+from simpler.task_interface import CommBufferSpec, DataType, TaskArgs, TensorArgType
+from simpler_setup import SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+from simpler_setup.scene_test import _rehosted_buffer_for, _rehosted_ref_for
+
+N = 1024
+SCENE = {scene!r}
+
+
+def orch_fn(orch, callables, task_args, config):
+    with orch.allocate_domain(name="d", workers=[0, 1], window_size=N * 4 + 64,
+                              buffers=[CommBufferSpec("w", "float32", N, N * 4)]) as d:
+        for rank in range(2):
+            orch.copy_to(d[rank].buffers["w"], _rehosted_buffer_for(task_args, getattr(task_args, f"in_{{rank}}")))
+        for rank in range(2):
+            args = TaskArgs()
+            args.add_tensor(_rehosted_ref_for(task_args, getattr(task_args, f"got_{{rank}}")),
+                            TensorArgType.OUTPUT_EXISTING)
+            args.add_tensor(_rehosted_ref_for(task_args, getattr(task_args, f"out_{{rank}}")),
+                            TensorArgType.OUTPUT_EXISTING)
+            args.add_scalar(d[rank].device_ctx)
+            orch.submit_next_level(callables.fetch, args, config, worker=rank)
+
+
+@pytest.mark.sdma
+@scene_test(level=3, runtime="tensormap_and_ringbuffer")
+class TestFetch(SceneTestCase):
+    CALLABLE = {{
+        "orchestration": orch_fn,
+        "callables": [{{
+            "name": "fetch",
+            "orchestration": {{"source": SCENE + "/exchange_orch.cpp", "function_name": "fetch_orchestration",
+                              "config_name": "exchange_config", "signature": [D.OUT, D.OUT, D.IN]}},
+            "incores": [{{"func_id": i, "source": SCENE + "/" + s, "core_type": "aiv",
+                         "extra_include_dirs": [SCENE]}}
+                        for i, s in enumerate(["put_notify.cpp", "wait_add.cpp", "sdma_get.cpp", "add_one.cpp"])],
+        }}],
+    }}
+    CASES = [{{"name": "peer", "platforms": ["a2a3"], "config": {{"device_count": 2}}, "params": {{}}}}]
+    RTOL = 0.0
+    ATOL = 0.0
+
+    def generate_args(self, params):
+        specs = []
+        for rank in range(2):
+            specs += [TensorArg(f"in_{{rank}}", torch.arange(N, dtype=torch.float32) + 1000 * rank),
+                      TensorArg(f"got_{{rank}}", torch.zeros(N)), TensorArg(f"out_{{rank}}", torch.zeros(N))]
+        return TaskArgsBuilder(*specs)
+
+    def compute_golden(self, args, params):
+        for rank in range(2):
+            getattr(args, f"got_{{rank}}").copy_(getattr(args, f"in_{{1 - rank}}"))
+            getattr(args, f"out_{{rank}}").copy_(getattr(args, f"in_{{1 - rank}}") + {offset})
+"""
+
+
+def run_scene_test(tmp_path, offset):
+    path = tmp_path / "test_l3_scene.py"
+    path.write_text(textwrap.dedent(SCENE_TEST.format(scene=SCENE, offset=offset)))
+    return subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_path):
+    run = run_scene_test(tmp_path, offset=1)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 passed" in run.stdout
+    assert "TestFetch::test_run[peer]" in run.stdout  # the gain line
+    level2 = subprocess.run([pfsim.find_binary(), "test", str(tmp_path / "test_l3_scene.py"), "--level", "2", "-q",
+                             "--collect-only", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True, text=True)
+    assert "1 deselected" in level2.stdout, level2.stdout  # --level selects as simpler's does
+
+
+def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_path):
+    """The negative control of the one above: the golden says + 2."""
+    run = run_scene_test(tmp_path, offset=2)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "TestFetch::peer (prefetch off): output 'out_0' differs from the golden" in run.stdout
+
+
+
+class _Devices:
+    """What the Orchestrator asks of its worker while it records (no device: nothing runs)."""
+    device_count = 2
+    num_sub_workers = 1
+
+
+def test_the_graph_orders_tasks_by_their_tensors_tags(tmp_path):
+    from pfsim.level3 import HostBuffer, Orchestrator, SubHandle
+
+    f, g = (HostBuffer(str(tmp_path / n), 8192, i) for i, n in enumerate(("f", "g")))
+    chip = pfsim.Handle(0, None)
+    orch = Orchestrator(_Devices())
+
+    def task(worker, *tensors):
+        args = TaskArgs()
+        for buffer, tag, offset in tensors:
+            args.add_tensor(buffer.tensor((1024,), F32, offset), tag)
+        orch.submit_next_level(chip, args, worker=worker)
+
+    task(0, (f, TensorArgType.OUTPUT_EXISTING, 0))            # 0 writes f[0:4096)
+    task(1, (f, TensorArgType.INPUT, 4096))                   # 1 reads f[4096:): no overlap, no dependency
+    task(1, (f, TensorArgType.INPUT, 0))                      # 2 reads what 0 wrote
+    task(0, (f, TensorArgType.INOUT, 0))                      # 3 after the writer and the reader since
+    task(1, (g, TensorArgType.NO_DEP, 0), (f, TensorArgType.NO_DEP, 0))  # 4 orders nothing
+    check = TaskArgs()
+    check.add_tensor(f.tensor((1024,), F32), TensorArgType.INPUT)
+    orch.submit_sub(SubHandle(0, print), check)               # 5 reads what 3 wrote
+    assert [sorted(n.deps) for n in orch._nodes] == [[], [], [0], [0, 2], [], [3]]
+    for b in (f, g):
+        b.close()
+
+
+def test_a_class_overriding_simplers_own_run_hook_is_refused(tmp_path):
+    """What such an override checks would not run on pfsim: refused at import, by name."""
+    path = tmp_path / "test_hook.py"
+    path.write_text(textwrap.dedent("""
+        from simpler_setup import SceneTestCase, scene_test
+
+        @scene_test(level=3, runtime="tensormap_and_ringbuffer")
+        class TestHook(SceneTestCase):
+            CALLABLE = {"callables": []}
+            CASES = [{"name": "c", "platforms": ["a2a3"], "config": {"device_count": 2}}]
+
+            def _run_and_validate_l3(self, *args, **kwargs):
+                raise AssertionError("never")
+    """))
+    run = subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    assert "TestHook overrides _run_and_validate_l3, a method of simpler's own harness" in run.stdout
+
+
+def test_simplers_worker_class_checks_a_prewarm_config_and_refuses_what_it_does_not_model(capfd):
+    from pfsim.simpler_worker import Worker
+    from pfsim.task_interface import CallConfig
+
+    config = CallConfig()
+    config.runtime_env.ring_task_window = 64
+    worker = Worker(level=2, device_id=0, platform="a2a3sim", runtime="tensormap_and_ringbuffer")
+    worker.init(prewarm_config=config)
+    try:
+        assert worker.pid  # a die's device process runs
+    finally:
+        worker.close()
+    assert "Worker.init(prewarm_config): checked" in capfd.readouterr().err
+    config.runtime_env.ring_task_window = 48  # the negative control: not a power of 2
+    with pytest.raises(ValueError, match="ring_task_window = 48: each ring's value must be a power of 2"):
+        Worker(level=2).init(prewarm_config=config)
+    with pytest.raises(ValueError, match="a network of nodes is not modelled"):
+        Worker(level=4)
+    with pytest.raises(TypeError, match="option 'remote' of simpler's Worker is not modelled"):
+        Worker(level=3, remote=True)
+
+
+def test_the_device_of_several_dies_names_bad_requests(pair):
+    worker, handles = pair
+    ranks = worker._ranks
+    with pytest.raises(ValueError, match="alloc: rank 5 is not one of the 2 ranks of this device"):
+        ranks.alloc(5, 64)
+    gm, _ = ranks.alloc(1, 64)
+    with pytest.raises(ValueError, match=f"read: 1048576 bytes at GM {gm} of rank 1 are not allocated there"):
+        ranks.read(1, gm, 1 << 20)  # beyond the allocation (rounded up to GM's alignment)
+    ranks.write(1, gm, bytes(range(64)))
+    assert ranks.read(1, gm, 64) == bytes(range(64))  # the control
+    ranks.free(1, gm)
+    call = {"rank": 0, "handle": handles["fetch_orchestration"].id, "tensors": [], "scalars": []}
+    with pytest.raises(ValueError, match="run_ranks: rank 0 has two calls in one run"):
+        ranks.run_ranks([call, call])
+    with pytest.raises(ValueError, match="'trace' is not modelled on several dies yet"):
+        ranks._request({"op": "run_ranks", "calls": [call], "trace": "x.json"})
+    with pytest.raises(ValueError, match="device_count=0: pfsim simulates 1 to 64 dies"):
+        L3Worker(device_count=0)
+
+
+def test_a_tasks_ring_sizes_reach_its_die(pair):
+    """A chip task's config.runtime_env sizes its graph's rings: a task window of 4 holds
+    the fetch's two tasks; one of 2 (below what simpler takes, sent as is to the device)
+    cannot, and the run says so naming the setting."""
+    from pfsim.task_interface import CallConfig
+
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    config = CallConfig()
+    config.runtime_env.ring_task_window = 4
+
+    def orch_fn(orch, _a, cfg):
+        with orch.allocate_domain(name="r", workers=[0, 1], window_size=WINDOW) as d:
+            for rank in (0, 1):
+                args = TaskArgs()
+                args.add_tensor(fetched[rank].tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+                args.add_tensor(result[rank].tensor((ELEMS,), F32), TensorArgType.OUTPUT_EXISTING)
+                args.add_scalar(d[rank].device_ctx)
+                orch.submit_next_level(handles["fetch_orchestration"], args, cfg, worker=rank)
+    worker.run(orch_fn, config=config)
+    calls = []
+    original = worker._ranks.run_ranks
+    worker._ranks.run_ranks = lambda c, **k: calls.extend(c) or original(
+        [dict(x, ring_task_window=[2] * 4) for x in c], **k)
+    try:
+        with pytest.raises(ValueError, match=r"runtime_env.ring_task_window = 2\) can hold"):
+            worker.run(orch_fn, config=config)
+    finally:
+        worker._ranks.run_ranks = original
+    assert calls[0]["ring_task_window"] == [4] * 4  # what the config asked for
+
+
+def test_a_level3_run_that_takes_long_says_so_on_stderr(capfd):
+    """L3Worker(progress=S) as Worker(progress=S): the device names the ranks running; 0 is quiet."""
+    for every, said in ((1e-4, True), (0, False)):
+        with L3Worker(device_count=2, enable_sdma=True, progress=every) as worker:
+            handle = worker.register(scene_callable())  # the exchange
+            inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+            outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+            run_scene(worker, handle, lambda r: (inputs[r], outputs[r]))
+        err = capfd.readouterr().err
+        assert ("pfsim device: ranks 0,1: still running, " in err) == said, err
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
