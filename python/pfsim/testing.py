@@ -436,6 +436,35 @@ class SceneTestCase:
             else:
                 self._run_case(case["name"], request)
 
+    def _args_and_golden(self, case: dict, what: str, skip_golden: bool, check_dtypes: bool):
+        """The case's params, its arguments (generate_args) and their golden
+        (compute_golden on a clone, unless skipped); _CaseFailed naming the step
+        that failed, or the params neither read."""
+        params = _Params(case.get("params", {}))
+        try:
+            args = self.generate_args(params)
+        except Exception as e:
+            raise _CaseFailed(f"{what}: generate_args raised {type(e).__name__}: {e}") from None
+        if not isinstance(args, TaskArgsBuilder):
+            raise _CaseFailed(f"{what}: generate_args must return a TaskArgsBuilder, not {type(args).__name__}")
+        if check_dtypes:
+            for s in args.specs:
+                if isinstance(s, TensorArg):
+                    try:
+                        _tensors.dtype_name(s.value, f"tensor '{s.name}'")
+                    except TypeError as e:
+                        raise _CaseFailed(f"{what}: {e}") from None
+        golden = args.clone()
+        if not skip_golden:
+            try:
+                self.compute_golden(golden, params)
+            except Exception as e:
+                raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
+        unused = sorted(set(dict.keys(params)) - params.read)
+        if unused:
+            raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
+        return params, args, golden
+
     def _run_case(self, case_name: str, request) -> CaseOutcome:
         """Runs one case prefetch off and on; pytest.fail naming the case and the cause."""
         failure = None
@@ -456,28 +485,7 @@ class SceneTestCase:
 
         _warn_unmodelled_config(case.get("config", {}), what)
         rings = case.get("config", {}).get("runtime_env", {})  # checked at collection (case_config)
-        params = _Params(case.get("params", {}))
-        try:
-            args = self.generate_args(params)
-        except Exception as e:
-            raise _CaseFailed(f"{what}: generate_args raised {type(e).__name__}: {e}") from None
-        if not isinstance(args, TaskArgsBuilder):
-            raise _CaseFailed(f"{what}: generate_args must return a TaskArgsBuilder, not {type(args).__name__}")
-        for s in args.specs:
-            if isinstance(s, TensorArg):
-                try:
-                    _tensors.dtype_name(s.value, f"tensor '{s.name}'")
-                except TypeError as e:
-                    raise _CaseFailed(f"{what}: {e}") from None
-        golden = args.clone()
-        if not skip_golden:
-            try:
-                self.compute_golden(golden, params)
-            except Exception as e:
-                raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
-        unused = sorted(set(dict.keys(params)) - params.read)
-        if unused:
-            raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
+        params, args, golden = self._args_and_golden(case, what, skip_golden, check_dtypes=True)
 
         callable_ = Callable.from_dict(self.CALLABLE, self._st_dir)
         missing = callable_.missing_sources()
@@ -615,22 +623,7 @@ class SceneTestCase:
         _warn_unmodelled_config(case.get("config", {}), what)
         config = case_config(case, f"{what}", SceneTestLevel.NODE)
         devices, subs = l3_shape(case.get("config", {}), what)
-        params = _Params(case.get("params", {}))
-        try:
-            args = self.generate_args(params)
-        except Exception as e:
-            raise _CaseFailed(f"{what}: generate_args raised {type(e).__name__}: {e}") from None
-        if not isinstance(args, TaskArgsBuilder):
-            raise _CaseFailed(f"{what}: generate_args must return a TaskArgsBuilder, not {type(args).__name__}")
-        golden = args.clone()
-        if not skip_golden:
-            try:
-                self.compute_golden(golden, params)
-            except Exception as e:
-                raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
-        unused = sorted(set(dict.keys(params)) - params.read)
-        if unused:
-            raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
+        params, args, golden = self._args_and_golden(case, what, skip_golden, check_dtypes=False)
         orch_fn = self.CALLABLE.get("orchestration")
         names = args.tensor_names
         runs, walls = {}, {}
@@ -671,8 +664,8 @@ class SceneTestCase:
                 raise _CaseFailed(f"{what}: tensor '{name}' is not bit-identical with prefetch off and on "
                                   "(the prefetch changed a value, or the result depends on timing)")
         outcome = CaseOutcome(_waves_time(off), _waves_time(on), _waves_hit_rate(off), _waves_hit_rate(on))
-        for key, value in (("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
-                           ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
+        for key, value in (("pfsim_case", case_name), ("pfsim_time_off_ns", outcome.time_off_ns),
+                           ("pfsim_time_on_ns", outcome.time_on_ns), ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
                            ("pfsim_l2_hit_rate_on", round(outcome.l2_hit_rate_on, 4)),
                            ("pfsim_tasks", sum(len(res.tasks) for w in off for _, res in w.results)),

@@ -37,8 +37,6 @@ lacks() {  # SOURCE-TEXT EXPECTED-MESSAGE
 }
 lacks '#include "pto_orchestration_api.h"
 void f() { CoreTaskArgs a; a.set_task_timing_slot(3); }' "pfsim lacks CoreTaskArgs::set_task_timing_slot"
-lacks '#include "pto_orchestration_api.h"
-void f(const ChipTensor& t) { CoreTaskArgs a; a.add_input(t); a.dump(t); }' "pfsim lacks CoreTaskArgs::dump"
 # The runtime faces hardware only through its platform interface.
 if grep -rn '#include "model/' runtime --include=*.h --include=*.cc | grep -v '^runtime/platform/sim/'; then
     echo "FAIL: runtime/ includes model headers (above)"; fail=1
