@@ -121,7 +121,6 @@ std::string write_trace(const std::string& dir, const std::string& name, const s
 // Curves for the page: GM bandwidth against transfer size from 1, 8 and 48
 // cores, and the second-pass L2 hit rate against the working-set size.
 std::string curves(const CommonOptions& o, unsigned jobs, const std::function<std::string(uint64_t)>& trace) {
-
     const std::vector<uint64_t> sizes = {64, 512, 4096, 16384, 65536, 1 << 20, 64 << 20};
     const std::vector<uint64_t> cores = {1, 8, 48};
     const std::vector<uint64_t> sets = {32, 64, 128, 160, 192, 224, 256, 384, 512};

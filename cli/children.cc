@@ -1,7 +1,5 @@
 #include "cli/children.h"
 
-#include "base/atomic_file.h"
-
 #include <algorithm>
 
 #include <fcntl.h>
@@ -22,6 +20,8 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+
+#include "base/atomic_file.h"
 
 extern char** environ;
 

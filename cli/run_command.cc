@@ -3,6 +3,7 @@
 // prints the result. pfsim run-request: the executor's child, one spec on stdin.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <iterator>
 
@@ -80,6 +81,14 @@ int report_run(const api::RunResult& r, const Config& cfg, bool json, const Sani
     return r.exit_status();
 }
 
+// The progress line of a run of `name` still going ("pfsim: NAME: still
+// running, 12.500 us simulated so far"), on stderr.
+std::function<void(double)> still_running(const std::string& name) {
+    return [name](double ns) {
+        std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
+    };
+}
+
 // What the advisor's measured what-ifs start from: the same case, arguments,
 // SDMA and warm-up choices and configuration, nothing observed or injected.
 api::RunSpec what_if_base(const api::RunSpec& spec, bool prefetch) {
@@ -131,12 +140,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.around_load_sites = o.values["--bypass-loads"];
     // A long run says on stderr that it is still going (every --progress seconds; 0: never).
     request.progress_ms = progress_option_ms(o);
-    if (request.progress_ms > 0) {
-        const std::string name = o.positional[0];  // as the user named it
-        request.progress = [name](double ns) {
-            std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
-        };
-    }
+    if (request.progress_ms > 0) request.progress = still_running(o.positional[0]);  // as the user named it
 
     api::RunResult r = api::run(cfg, request);
     if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
@@ -169,12 +173,7 @@ int cmd_run_request(const std::vector<std::string>& args) {
     api::RunSpec spec = api::run_spec_from_json(j);
     const Config cfg = spec.config.resolve();
     if (spec.is_replay) return print_replay(api::replay(cfg, spec.replay), true);
-    if (spec.run.progress_ms > 0) {
-        const std::string name = spec.run.target;
-        spec.run.progress = [name](double ns) {
-            std::fprintf(stderr, "pfsim: %s: still running, %.3f us simulated so far\n", name.c_str(), ns / 1e3);
-        };
-    }
+    if (spec.run.progress_ms > 0) spec.run.progress = still_running(spec.run.target);
     return report_run(api::run(cfg, spec.run), cfg, true, SanitizeOptions{});
 }
 
