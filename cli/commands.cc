@@ -88,9 +88,11 @@ commands:
                     points not done; --slurm submits them as one Slurm job array
                     (docs/sweeps.md) and prints its job id, --wait follows it and
                     collects; --collect assembles the CSV from DIR
-  calibrate [--only ID,...] [--jobs N] [--json] [--html FILE]
+  calibrate [--only ID,...] [--jobs N] [--json] [--html FILE] [--table FILE]
                     microbenchmarks against the published a2a3 figures; exit 1 when
-                    any is out of tolerance; --html adds bandwidth and working-set curves
+                    any is out of tolerance; --html adds bandwidth and working-set curves;
+                    --table measures the figures of a TOML table instead of the built-in
+                    one (calibration/figures.toml; docs/calibration.md, "The table")
   report A [B] --html FILE
                     a self-contained HTML page: time per kernel, busy time per lane,
                     L2 hit rate and GM/SDMA bandwidth over time

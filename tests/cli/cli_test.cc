@@ -782,6 +782,45 @@ TEST(Calibrate, EveryFigureInToleranceAndAFigureThatIsNot) {
     EXPECT_NE(html.find("data-plot=\"working_set\""), std::string::npos);
 }
 
+// A user's own table (--table): the same runs, expressions, verdicts and
+// known gaps as the built-in one (calibration/figures.toml).
+TEST(Calibrate, AUsersTableIsMeasuredAndJudgedLikeTheBuiltInOne) {
+    auto table = [](const std::string& name, const std::string& bounds, const std::string& more) {
+        return write_file(name, "[[figure]]\nid = \"hit\"\nwhat = \"one line read again\"\nunit = \"ns\"\n"
+                                "source = \"mine\"\n" + bounds + "\nruns = [{ trace = \"same_line\" }]\n"
+                                "value = \"run[0].sim_time_ns / 2000\"\n" + more);
+    };
+    const Result ok = pfsim("calibrate --table " + table("ok.toml", "low = 'ps(\"l2.hit_latency\") / 1e3'\nhigh = 1e9", ""));
+    EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+    EXPECT_NE(ok.out.find("1 figures, 0 out of tolerance"), std::string::npos) << ok.out;
+    // The control: bounds the model does not meet fail the run ...
+    const Result out = pfsim("calibrate --table " + table("out.toml", "low = 1\nhigh = 2", ""));
+    EXPECT_EQ(out.status, 1) << out.out << out.err;
+    EXPECT_NE(out.out.find("OUT OF TOLERANCE"), std::string::npos) << out.out;
+    // ... unless the figure is a known gap, reported as one.
+    const Result gap = pfsim("calibrate --json --table " + table("gap.toml", "low = 1\nhigh = 2", "known_gap = \"why\"\n"));
+    EXPECT_EQ(gap.status, 0) << gap.out << gap.err;
+    const auto j = nlohmann::json::parse(gap.out);
+    EXPECT_EQ(j["figures"][0]["known_gap"], "why");
+    EXPECT_EQ(j["known_gaps"], 1);
+    // Bad tables: exit 2 naming the file, the line and the key; the run names its trace.
+    const std::string bad = table("bad.toml", "low = 1\nhigh = 2\ncolour = 3", "");
+    const Result unknown = pfsim("calibrate --table " + bad);
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_NE(unknown.err.find(bad + ":8: figure: unknown key 'colour'"), std::string::npos) << unknown.err;
+    const Result key = pfsim("calibrate --table " + table("key.toml", "low = 'ps(\"l2.nosuch\")'\nhigh = 2", ""));
+    EXPECT_EQ(key.status, 2);
+    EXPECT_NE(key.err.find("figure hit: its bounds: "), std::string::npos) << key.err;
+    EXPECT_NE(key.err.find("'l2.nosuch' is not a parameter of kind time"), std::string::npos) << key.err;
+    const std::string other = table("trace.toml", "low = 1\nhigh = 2", "");
+    std::string text = slurp(other);
+    text.replace(text.find("same_line"), 9, "zigzag");
+    const Result trace = pfsim("calibrate --table " + write_file("trace.toml", text));
+    EXPECT_EQ(trace.status, 2);
+    EXPECT_NE(trace.err.find("trace 'zigzag': unknown"), std::string::npos) << trace.err;
+    EXPECT_EQ(pfsim("calibrate --table " + tmp("nosuch.toml")).status, 2);
+}
+
 // The pointer chase is built in: calibrate no longer needs the repository as
 // its working directory (it failed miss_latency elsewhere).
 // check --uncertainty: each case's gain at the ends of the preset's ranges, one
