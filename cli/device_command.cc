@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/device.h"
+#include "session/verdict.h"
 #include "base/json_integer.h"
 #include "cli/commands.h"
 #include "cli/device_requests.h"
@@ -73,6 +74,22 @@ CallTensor tensor_of(const json& t, const std::string& what) {
 
 namespace {
 
+// {"op": "judge", "off": RESULT, "on": RESULT, "expected_gain_pct": [MIN, MAX]}: two
+// results this device returned, prefetch off and on, judged as check judges a pair
+// (session/verdict.h); the expectation is optional.
+json judge_reply(const json& request) {
+    api::Expectation expected;
+    if (request.contains("expected_gain_pct")) {
+        const json& e = request.at("expected_gain_pct");
+        if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number()) {
+            throw api::BadInput("judge: expected_gain_pct is [MIN, MAX], not " + e.dump());
+        }
+        expected = {e[0].get<double>(), e[1].get<double>()};
+    }
+    const api::Verdict v = api::judge(api::from_json(request.at("off")), api::from_json(request.at("on")), expected);
+    return {{"ok", true}, {"verdict", api::to_json(v)}};
+}
+
 json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") {
@@ -101,6 +118,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         }
         if (call.dump_args && call.dump_dir.empty()) throw api::BadInput("dump_args without a \"dump_dir\"");
         for (const json& t : request.at("tensors")) {
+            call.names.push_back(t.value("name", ""));
             call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             call.tensors.push_back(tensor_of(t, "tensor " + std::to_string(call.tensors.size())));
         }
@@ -207,6 +225,10 @@ int cmd_device(const std::vector<std::string>& args) {
             return 0;
         }
         try {
+            if (request.value("op", "") == "judge") {
+                reply(judge_reply(request));
+                continue;
+            }
             reply(ranks ? serve_ranks(*ranks, cfg, request) : serve(*device, cfg, request));
             if (ranks ? ranks->ended() : device->ended()) return 1;  // the run's reply names the fault; the die is not run on
         } catch (const CompileError& e) {

@@ -219,7 +219,8 @@ RunResult DeviceSession::run(DeviceCall& c) {
         if (trace) trace_tasks(*trace, r, s.platform);
         for (const CallTensor& t : c.tensors) {
             OutputResult out;
-            out.name = "arg" + std::to_string(result.outputs.size());
+            const size_t i = result.outputs.size();
+            out.name = i < c.names.size() && !c.names[i].empty() ? c.names[i] : "arg" + std::to_string(i);
             out.bytes = tensor_bytes(t);
             const auto* bytes = t.gm ? reinterpret_cast<const uint8_t*>(s.platform.device_pointer(t.gm)) : t.data.data();
             out.sha256 = sha256_hex(bytes, out.bytes);

@@ -26,6 +26,7 @@ struct DeviceCall {
     // afterwards, with no copy either way. After the run that GM reads as zeros.
     std::string transfer;
     std::vector<uint64_t> offsets;
+    std::vector<std::string> names;   // the tensors' names in the result's outputs; "argN" where missing
     std::vector<uint64_t> scalars;    // bits as the kernel receives them
     bool prefetch = true;
     std::string trace;                // a Chrome trace of this run; empty = none

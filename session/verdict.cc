@@ -38,4 +38,9 @@ Verdict judge(const RunResult& off, const RunResult& on, const Expectation& expe
     return v;
 }
 
+nlohmann::json to_json(const Verdict& v) {
+    return {{"failure", v.failure},       {"equivalent", v.equivalent()}, {"time_off_ns", v.time_off_ns},
+            {"time_on_ns", v.time_on_ns}, {"gain_pct", v.gain_pct},       {"gain_met", v.gain_met}};
+}
+
 }  // namespace pfsim::api

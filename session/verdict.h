@@ -29,4 +29,8 @@ struct Verdict {
 
 Verdict judge(const RunResult& off, const RunResult& on, const Expectation& expected = {});
 
+// {"failure", "equivalent", "time_off_ns", "time_on_ns", "gain_pct", "gain_met"}: the
+// verdict as `pfsim device` answers a "judge" request (the Python harness's).
+nlohmann::json to_json(const Verdict& v);
+
 }  // namespace pfsim::api

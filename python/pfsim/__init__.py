@@ -298,7 +298,7 @@ class Worker:
         with open(path, "wb") as f:
             for i in tensors:
                 data = _tensors.tensor_buffer(values[i])
-                layout.append({"dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
+                layout.append({"name": names[i], "dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
                                "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": data.nbytes})
                 f.seek(offset)
                 f.write(data)
@@ -338,6 +338,17 @@ class Worker:
         if problems:
             raise RunError("; ".join(problems), result)
         return result
+
+    def judge(self, off: RunResult, on: RunResult, expected_gain_pct: tuple | None = None) -> dict:
+        """The verdict on two runs of the same work, prefetch off and on, as `pfsim check`
+        gives it (docs/python.md): "equivalent" (both ran cleanly and every tensor ended
+        bit-identical), "failure" (why not, naming the tensor), "time_off_ns",
+        "time_on_ns", "gain_pct", and "gain_met" (within expected_gain_pct, a (min, max)
+        in %, when given)."""
+        request = {"op": "judge", "off": off.summary, "on": on.summary}
+        if expected_gain_pct is not None:
+            request["expected_gain_pct"] = [float(expected_gain_pct[0]), float(expected_gain_pct[1])]
+        return self._request(request)["verdict"]
 
     def _request(self, message: dict, timeout: float | None = None) -> dict:
         self._check_usable()

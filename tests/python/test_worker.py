@@ -1,5 +1,7 @@
 """pfsim.Worker: a persistent simulated die driven from Python."""
 
+import copy
+import dataclasses
 import json
 import os
 import signal
@@ -13,6 +15,7 @@ import pytest
 import torch
 
 import pfsim
+from pfsim.testing import TaskArgsBuilder, TensorArg
 
 
 def alive(pid):
@@ -57,6 +60,29 @@ def test_the_die_persists_a_second_run_hits_in_l2_where_the_first_missed(prefetc
     with pfsim.Worker(enable_sdma=True) as worker:
         fresh = worker.run(worker.register(prefetch_demo), [src, torch.zeros(128)], prefetch=False)
     assert fresh.counters["l2"]["misses"] == first.counters["l2"]["misses"]
+
+
+def test_judge_gives_check_s_verdict_on_an_off_and_on_pair_naming_a_tensor_that_differs(prefetch_demo):
+    src = torch.arange(128, dtype=torch.float32)
+    with pfsim.Worker(enable_sdma=True) as worker:
+        handle = worker.register(prefetch_demo)
+        off = worker.run(handle, TaskArgsBuilder(TensorArg("src", src), TensorArg("dst", torch.zeros(128))),
+                         prefetch=False)
+        on = worker.run(handle, TaskArgsBuilder(TensorArg("src", src), TensorArg("dst", torch.zeros(128))))
+        v = worker.judge(off, on)
+        assert v["equivalent"] and v["failure"] == "", v
+        assert (v["time_off_ns"], v["time_on_ns"]) == (off.time_ns, on.time_ns)
+        assert v["gain_pct"] == pytest.approx(100 * (off.time_ns - on.time_ns) / off.time_ns)
+        assert worker.judge(off, on, (-1e9, 1e9))["gain_met"]
+        assert not worker.judge(off, on, (v["gain_pct"] + 1, 1e9))["gain_met"]  # the expectation's control
+        # The control: an output whose bytes differ, named as the run request named it.
+        changed = copy.deepcopy(on.summary)
+        dst = next(o for o in changed["outputs"] if o["name"] == "dst")
+        dst["sha256"] = "0" * 64
+        bad = worker.judge(off, dataclasses.replace(on, summary=changed))
+        assert not bad["equivalent"] and bad["failure"] == "output dst differs between prefetch off and on", bad
+        with pytest.raises(ValueError, match=r"judge: expected_gain_pct is \[MIN, MAX\]"):
+            worker._request({"op": "judge", "off": off.summary, "on": on.summary, "expected_gain_pct": [1]})
 
 
 TORCH_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32, torch.int64,
