@@ -242,6 +242,26 @@ TEST(CompileCache, ATruncatedObjectOrHeaderIsBuiltAgain) {
     EXPECT_NE(f.err.find("the compile cache '" + file + "' is not a folder"), std::string::npos) << f.err;
 }
 
+// Item 17: a compile that cannot write (a full /tmp; here the file-size limit,
+// which fails the same writes without filling a disk) says what it could not
+// write and why, not only the compiler's status.
+TEST(Messages, ACompileThatCannotWriteSaysWhatAndWhy) {
+    const std::string cache = tmp("unwritable_cache");
+    ASSERT_EQ(pfsim_with_cache(cache, "run prefetch_demo").status, 0);  // unpacks the include set and cases
+    fs::remove_all(cache + "/obj");
+    fs::remove_all(cache + "/prelude");
+    const std::string err = tmp("unwritable.err");
+    const int raw = std::system(("sh -c 'ulimit -f 64; PFSIM_CACHE_DIR=" + cache + " " + std::getenv("PFSIM") +
+                                 " run prefetch_demo >/dev/null 2>" + err + "'")
+                                    .c_str());
+    ASSERT_TRUE(WIFEXITED(raw)) << "killed by signal " << WTERMSIG(raw);
+    EXPECT_EQ(WEXITSTATUS(raw), 2) << slurp(err);
+    EXPECT_NE(slurp(err).find("error writing to"), std::string::npos) << slurp(err);
+    EXPECT_NE(slurp(err).find("File too large"), std::string::npos) << slurp(err);
+    EXPECT_EQ(slurp(err).find("failed with status"), std::string::npos) << slurp(err);
+    EXPECT_EQ(pfsim_with_cache(cache, "run prefetch_demo").status, 0);  // the control: without the limit it builds
+}
+
 // Item 17: small messages.
 TEST(Messages, AnArgWithoutValueAndTheOrchestrationsLogErrorAreTold) {
     const Result arg = pfsim("run gemv_stream --arg rows");
