@@ -44,7 +44,11 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& out, const 
     pid_t pid = 0;
     const int rc = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw std::runtime_error("cannot start " + args[0]);
+    if (rc != 0) {
+        const std::string program = args[0].substr(args[0].rfind('/') + 1);  // npos + 1 == 0
+        const std::string what = args.size() > 1 ? program + " " + args[1] : program;
+        throw std::runtime_error("cannot start " + what + ": " + std::strerror(rc));
+    }
     return pid;
 }
 

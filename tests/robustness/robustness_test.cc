@@ -335,6 +335,28 @@ TEST(Interrupts, NothingIsLeftBehind) {
     EXPECT_EQ(entries(dir, "pfsim"), 0u);
 }
 
+// Item 6: a child that cannot be started (the process table full: a shim makes the
+// start of `pfsim run-request` fail) ends check and sweep with a message saying why,
+// exit 2, and their folder removed.
+TEST(Interrupts, AChildThatCannotStartEndsTheCommandAndRemovesItsFolder) {
+    const std::string dir = tmp("spawn_tmpdir");
+    fs::create_directories(dir);
+    const std::string shim = fs::absolute(std::getenv("FAIL_SPAWN")).string();
+    for (const std::string command : {"check prefetch_demo", "sweep prefetch_demo --grid l2.ways=12,24"}) {
+        const std::string err = tmp("spawn.err");
+        const int raw = std::system(("TMPDIR=" + dir + " LD_PRELOAD=" + shim + " " + std::getenv("PFSIM") + " " +
+                                     command + " >/dev/null 2>" + err)
+                                        .c_str());
+        ASSERT_TRUE(WIFEXITED(raw)) << command;
+        EXPECT_EQ(WEXITSTATUS(raw), 2) << command << ": " << slurp(err);
+        EXPECT_NE(slurp(err).find("cannot start pfsim run-request: Resource temporarily unavailable"), std::string::npos)
+            << command << ": " << slurp(err);
+        EXPECT_EQ(entries(dir, "pfsim"), 0u) << command;
+    }
+    // The control: without the shim the same check runs its children.
+    EXPECT_EQ(shell("TMPDIR=" + dir + " " + std::getenv("PFSIM") + " check prefetch_demo"), 0);
+}
+
 // Item 6: SIGINT to a sweep running two children at once stops them and removes its folder.
 // The script checks, while the sweep runs, that a child (its command line ends a value of the
 // grid; the sweep's own lists both) and the folder are there, so the checks after the
