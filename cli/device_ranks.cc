@@ -55,8 +55,8 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") return {{"ok", true}, {"handle", ranks.register_callable(callable_of(request))}};
     if (op == "alloc") {
-        const auto a =
-            ranks.alloc(json_integer<uint32_t>(request.at("rank")), json_integer<uint64_t>(request.at("bytes")));
+        const auto a = ranks.alloc(json_integer<uint32_t>(request.at("rank")),
+                                   json_integer<uint64_t>(request.at("bytes")), request.value("window", false));
         return {{"ok", true}, {"gm", a.gm}, {"pointer", a.pointer}};
     }
     if (op == "free") {

@@ -86,7 +86,7 @@ int RankSession::register_callable(const CallableSpec& spec) {
     return static_cast<int>(state_->callables.size()) - 1;
 }
 
-RankSession::Allocation RankSession::alloc(uint32_t rank, uint64_t bytes) {
+RankSession::Allocation RankSession::alloc(uint32_t rank, uint64_t bytes, bool window) {
     SimPlatform& die = state_->die(rank, "alloc");
     Allocation a;
     try {
@@ -95,12 +95,14 @@ RankSession::Allocation RankSession::alloc(uint32_t rank, uint64_t bytes) {
         throw BadInput("alloc on rank " + std::to_string(rank) + ": " + e.what());
     }
     a.pointer = state_->dies.device_pointer(rank, a.gm);
+    if (window) state_->dies.add_comm_window(rank, a.gm, bytes);
     return a;
 }
 
 void RankSession::free(uint32_t rank, uint64_t gm) {
     state_->check_range(rank, gm, 0, "free");
     state_->dies.die(rank).gm_free(gm);
+    state_->dies.drop_comm_windows(rank, gm);
 }
 
 void RankSession::write(uint32_t rank, uint64_t gm, const void* src, uint64_t bytes) {

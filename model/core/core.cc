@@ -140,12 +140,16 @@ uint64_t Core::allocated_gm(const char* instruction, const char* what, const vol
         begin = peer.alloc_begin;
         end = peer.alloc_end;
         rank = "rank " + std::to_string(peer_rank(gm));
-        if (peer.window_bytes &&
-            (at < peer.window_begin || at - peer.window_begin > peer.window_bytes ||
-             bytes > peer.window_bytes - (at - peer.window_begin))) {
-            fail("reaches past " + rank + "'s communication window (GM " + hex(at) + " + " + std::to_string(bytes) +
-                 "; the window is GM " + hex(peer.window_begin) + " + " + std::to_string(peer.window_bytes) +
-                 ", CommContext.winSize)");
+        if (!peer.windows.empty()) {
+            // The window the access starts in (the last one beginning at or below it), else the first.
+            auto w = std::upper_bound(peer.windows.begin(), peer.windows.end(), std::make_pair(at, UINT64_MAX));
+            if (w != peer.windows.begin()) --w;
+            const auto [begin_w, bytes_w] = *w;
+            if (at < begin_w || at - begin_w > bytes_w || bytes > bytes_w - (at - begin_w)) {
+                fail("reaches past " + rank + "'s communication window (GM " + hex(at) + " + " +
+                     std::to_string(bytes) + "; the window is GM " + hex(begin_w) + " + " + std::to_string(bytes_w) +
+                     ", CommContext.winSize)");
+            }
         }
     }
     if (end && (at < begin || at + bytes > *end)) {

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -133,9 +134,10 @@ public:
         uint64_t size = 0;
         uint64_t alloc_begin = 0;            // what the rank allocated: [alloc_begin, *alloc_end)
         const uint64_t* alloc_end = nullptr;
-        // The rank's communication window in its GM (CommContext.winSize
-        // bytes), when one is set: an access from another die must lie in it.
-        uint64_t window_begin = 0, window_bytes = 0;
+        // The rank's communication windows in its GM, each [begin, begin +
+        // bytes) (a CommContext's window, winSize bytes), ordered by begin:
+        // while any is set, an access from another die must lie in one of them.
+        std::vector<std::pair<uint64_t, uint64_t>> windows;
     };
     void set_peer_gms(const std::vector<PeerGm>* by_rank) { peer_gms_ = by_rank; }
     // What is allocated in GM: [begin, *end). A pointer access in GM outside it

@@ -89,9 +89,14 @@ class Ranks(Worker):
         raise TypeError("a Ranks device runs calls of several ranks: use run_ranks")
 
     @_serialized
-    def alloc(self, rank: int, nbytes: int) -> tuple[int, int]:
-        """(GM address, pointer kernels use) of `nbytes` on rank `rank`'s die."""
-        reply = self._request({"op": "alloc", "rank": int(rank), "bytes": int(nbytes)})
+    def alloc(self, rank: int, nbytes: int, window: bool = False) -> tuple[int, int]:
+        """(GM address, pointer kernels use) of `nbytes` on rank `rank`'s die. A `window`
+        is a communication window of exactly `nbytes`: other ranks' comm instructions on
+        that die must lie in one of its windows."""
+        request = {"op": "alloc", "rank": int(rank), "bytes": int(nbytes)}
+        if window:
+            request["window"] = True
+        reply = self._request(request)
         return reply["gm"], reply["pointer"]
 
     @_serialized
@@ -552,7 +557,7 @@ class L3Worker:
                              f"{window_size}")
         allocations, windows, ctxs = [], {}, {}
         for w in workers:
-            windows[w] = self._ranks.alloc(w, window_size)
+            windows[w] = self._ranks.alloc(w, window_size, window=True)
             ctxs[w] = self._ranks.alloc(w, COMM_CONTEXT_BYTES)
             allocations.append((w, windows[w][0]))
             self._ranks.write(w, windows[w][0], bytes(window_size))

@@ -54,11 +54,11 @@ def pair():
         yield w, handles
 
 
-def run_scene(worker, handle, tensors_of, window_data=None, sub=None):
+def run_scene(worker, handle, tensors_of, window_data=None, sub=None, window_size=WINDOW):
     """Each rank's call of `handle` with tensors_of(rank) (host buffers: tagged INPUT, then
     OUTPUT_EXISTING) and its CommContext, in a domain over both ranks."""
     def orch_fn(orch, _args, _config):
-        with orch.allocate_domain(name="pair", workers=[0, 1], window_size=WINDOW,
+        with orch.allocate_domain(name="pair", workers=[0, 1], window_size=window_size,
                                   buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)]) as d:
             for rank in (0, 1):
                 if window_data is not None:  # both windows before either task (a peer reads it)
@@ -123,6 +123,29 @@ def test_a_wait_nobody_notifies_stops_naming_the_signal(pair):
     assert "rank 0: " in str(e.value)
     assert "wait_add.cpp) in TWAIT on the signal at GM" in str(e.value)
     assert "no TNOTIFY wrote it" in str(e.value)
+
+
+def test_the_comm_window_is_an_exact_limit():
+    """The exchange puts ELEMS floats at the peer window's start and notifies the int32 signal
+    right after them: a window of exactly those bytes passes; one byte fewer fails naming the
+    window, though the die's GM goes on past it (the window's pages and the CommContext after
+    them are allocated: only the window's size refuses the notify)."""
+    exact = ELEMS * 4 + 4
+    with L3Worker(device_count=2, set={"orch.time_limit": "200us"}) as worker:
+        handle = worker.register(scene_callable())  # the exchange
+        inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+        outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+        for rank in (0, 1):
+            floats(inputs[rank])[:] = input_of(rank)
+        run_scene(worker, handle, lambda r: (inputs[r], outputs[r]), window_size=exact)
+        for rank in (0, 1):
+            assert torch.equal(floats(outputs[rank]), input_of(1 - rank) + 1), rank
+        with pytest.raises(pfsim.RunError) as e:
+            run_scene(worker, handle, lambda r: (inputs[r], outputs[r]), window_size=exact - 1)
+    message = str(e.value)
+    assert "TNOTIFY: the signal (4 bytes at " in message, message
+    assert "communication window (GM " in message and f" + 4; the window is GM " in message, message
+    assert f" + {exact - 1}, CommContext.winSize)" in message, message
 
 
 def test_misuse_is_refused_by_name(pair):
