@@ -1,22 +1,15 @@
 #include "session/device_ranks.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <map>
 
+#include "session/file_pages.h"
 #include "session/graph_result.h"
 #include "session/summary.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/compiler.h"
-#include "model/memory/backing_store.h"
 #include "runtime/platform/sim/sim_dies.h"
 #include "runtime/worker.h"
 
@@ -117,79 +110,23 @@ void RankSession::read(uint32_t rank, uint64_t gm, void* dst, uint64_t bytes) {
 
 namespace {
 
-constexpr uint64_t kPage = 4096;  // SimPlatform's GM alignment, and the host's page
-
 // The file-backed tensors of the ranks' calls mapped into their dies' GM for
-// the run; unmapped and freed (each rank's from its first) when it ends.
+// the run (FilePages); unmapped and freed when it ends.
 class MappedTensors {
 public:
-    MappedTensors(SimDies& dies, std::vector<RankCallRequest>& calls) : dies_(dies) {
-        try {
-            for (RankCallRequest& c : calls) {
-                for (size_t i = 0; i < c.tensors.size(); ++i) {
-                    const std::string what = "rank " + std::to_string(c.rank) + " tensor " + std::to_string(i) + ": ";
-                    if (!c.tensors[i].tensor.gm) map(c.rank, c.tensors[i], what);
-                }
+    MappedTensors(SimDies& dies, std::vector<RankCallRequest>& calls) {
+        for (RankCallRequest& c : calls) {
+            for (size_t i = 0; i < c.tensors.size(); ++i) {
+                RankTensor& t = c.tensors[i];
+                if (t.tensor.gm) continue;
+                const std::string what = "rank " + std::to_string(c.rank) + " tensor " + std::to_string(i) + ": ";
+                t.tensor.gm = pages_.map(dies.die(c.rank), t.file, t.offset, tensor_bytes(t.tensor), what);
             }
-        } catch (...) {
-            release();  // a constructor that throws runs no destructor
-            throw;
         }
     }
-    ~MappedTensors() { release(); }
-    MappedTensors(const MappedTensors&) = delete;
-    MappedTensors& operator=(const MappedTensors&) = delete;
 
 private:
-    void map(uint32_t rank, RankTensor& t, const std::string& what) {
-        const int fd = ::open(t.file.c_str(), O_RDWR | O_CLOEXEC);
-        struct stat st {};
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            const std::string why = std::strerror(errno);
-            if (fd >= 0) ::close(fd);
-            throw BadInput(what + "cannot open its file " + t.file + ": " + why);
-        }
-        struct Close {
-            int fd;
-            ~Close() { ::close(fd); }  // the mapping keeps the file's pages
-        } close{fd};
-        const uint64_t bytes = tensor_bytes(t.tensor);
-        const uint64_t span = (bytes + kPage - 1) / kPage * kPage;
-        const uint64_t size = static_cast<uint64_t>(st.st_size);
-        if (t.offset % kPage) {
-            throw BadInput(what + "offset " + std::to_string(t.offset) + " in " + t.file +
-                           " is not a multiple of 4096 (a tensor's pages are mapped into GM)");
-        }
-        if (t.offset > size || span > size - t.offset) {
-            throw BadInput(what + std::to_string(span) + " bytes (its " + std::to_string(bytes) +
-                           " rounded up to pages) at offset " + std::to_string(t.offset) + " lie beyond " + t.file +
-                           " (" + std::to_string(size) + " bytes)");
-        }
-        SimPlatform& die = dies_.die(rank);
-        const uint64_t gm = die.gm_alloc(bytes);
-        if (!first_.count(rank)) first_[rank] = gm;
-        t.tensor.gm = gm;
-        try {
-            die.soc().gm.store().map_file(gm, span, fd, t.offset);
-        } catch (const std::runtime_error& e) {
-            throw rt::RuntimeError(what + e.what());
-        }
-        mapped_.push_back({rank, gm, span});
-    }
-    void release() {
-        for (const Mapped& m : mapped_) dies_.die(m.rank).soc().gm.store().unmap_file(m.gm, m.span);
-        mapped_.clear();
-        for (const auto& [rank, gm] : first_) dies_.die(rank).gm_free(gm);
-        first_.clear();
-    }
-
-    struct Mapped {
-        uint32_t rank;
-        uint64_t gm, span;
-    };
-    SimDies& dies_;
-    std::vector<Mapped> mapped_;
-    std::map<uint32_t, uint64_t> first_;  // rank -> its first mapped tensor's GM
+    FilePages pages_;
 };
 
 }  // namespace

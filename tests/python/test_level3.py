@@ -352,6 +352,19 @@ def test_the_device_of_several_dies_names_bad_requests(pair):
         ranks.run_ranks([call, call])
     with pytest.raises(ValueError, match="'trace' is not modelled on several dies yet"):
         ranks._request({"op": "run_ranks", "calls": [call], "trace": "x.json"})
+    # A file tensor whose pages lie beyond its file names the rank and the tensor; the GM
+    # mapped for the call's tensors before it is given back (the next allocation is where
+    # the freed one was; the control: the same tensor at offset 0 maps).
+    page = worker.create_buffer(4096)
+    t = {"dtype": "float32", "shape": [1024], "bytes": 4096, "file": page.path}
+    beyond = dict(call, rank=1, tensors=[dict(t, offset=0), dict(t, offset=4096)])
+    with pytest.raises(ValueError, match=r"rank 1 tensor 1: 4096 bytes \(its 4096 rounded up to pages\) at offset "
+                                         r"4096 lie beyond /proc/\d+/fd/\d+ \(4096 bytes\)"):
+        ranks.run_ranks([beyond])
+    assert ranks.alloc(1, 64)[0] == gm
+    ranks.free(1, gm)
+    with pytest.raises(ValueError, match=r"expects 3 arguments; the case gives 1 \(1 tensors"):  # mapped: the next check
+        ranks.run_ranks([dict(beyond, tensors=[dict(t, offset=0)])])
     with pytest.raises(ValueError, match="device_count=0: pfsim simulates 1 to 64 dies"):
         L3Worker(device_count=0)
 
