@@ -214,7 +214,7 @@ void Core::signal_wait(const volatile int32_t* signal, int32_t expected, int cmp
     if (cmp < 0 || cmp > 5) throw KernelError("TWAIT: comparison " + std::to_string(cmp) + " is not a WaitCmp");
     const uint64_t gm = allocated_gm("TWAIT", "signal", signal, 4);
     const Tick since = issue_;
-    signal_wait_ = SignalWait{true, gm, expected, cmp, 0};
+    signal_wait_ = SignalWait{true, gm, expected, cmp, 0, calling_kernel_line()};
     struct Done {
         SignalWait& w;
         ~Done() { w.active = false; }

@@ -95,6 +95,8 @@ public:
     // ("" when it is not in one). Unlike a cross-core flag, another die may
     // still write the signal: this is never a deadlock by itself.
     std::string waiting_on() const;
+    // The kernel's source line of the TWAIT it is in ("" when unknown or in none).
+    std::string waiting_at() const { return signal_wait_.active ? signal_wait_.line : ""; }
     // Makes the running kernel stop at its next call into the core or GM
     // access (a KernelError naming `why`); a kernel that does neither runs on.
     void request_stop(const std::string& why) {
@@ -290,6 +292,7 @@ private:
         int32_t expected = 0;
         int cmp = 0;
         int32_t value = 0;  // as last read
+        std::string line;   // the kernel's source line of the TWAIT, when known
     };
     SignalWait signal_wait_;
     uint8_t* host_of(uint64_t gm) const;  // where GM address gm (this die's or a peer window's) is in host memory

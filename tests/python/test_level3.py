@@ -121,7 +121,7 @@ def test_a_wait_nobody_notifies_stops_naming_the_signal(pair):
     with pytest.raises(pfsim.RunError) as e:
         run_scene(worker, handles["lonely_orchestration"], lambda r: (inputs[r], outputs[r]))
     assert "rank 0: " in str(e.value)
-    assert "wait_add.cpp) in TWAIT on the signal at GM" in str(e.value)
+    assert "wait_add.cpp) at wait_add.cpp:11 in TWAIT on the signal at GM" in str(e.value)
     assert "no TNOTIFY wrote it" in str(e.value)
 
 
