@@ -100,6 +100,8 @@ def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
         assert add.start_ns >= copy.end_ns  # the consumer waited for the copy's completion
         # the peer window's data and its completion flag, through this die's SDMA engine
         assert res.counters["sdma"]["copy_requests"] == 2 and res.counters["sdma"]["copy_bytes"] >= ELEMS * 4
+        # of them one crossed to the peer (its flag is local), behind no prefetch
+        assert res.counters["sdma"]["comm_copies"] == 1 and res.counters["sdma"]["comm_prefetch_wait"] == 0
 
 
 def test_an_exchange_through_windows_and_signals(pair):
