@@ -35,6 +35,7 @@ struct RankCallRequest {
     std::vector<RankTensor> tensors;  // in order, before the scalars
     std::vector<uint64_t> scalars;    // bits as the orchestration receives them
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
+    std::string trace;                // a Chrome trace of this rank's die for the run; empty = none
 };
 
 class RankSession {

@@ -130,10 +130,10 @@ class Ranks(Worker):
     @_serialized
     def run_ranks(self, calls: list[dict], prefetch: bool = True, timeout: float | None = None) -> list[RunResult]:
         """calls: [{"rank", "handle", "tensors": [{"dtype", "shape", "bytes", "file", "offset"} or {..., "gm"}],
-        "scalars"}], at most one per rank; their graphs run together. A RunResult per call;
-        RunError naming the rank for the first that failed."""
+        "scalars", ["trace": a Chrome trace of that rank's die]}], at most one per rank; their graphs
+        run together. A RunResult per call; RunError naming the rank for the first that failed."""
         reply = self._request({"op": "run_ranks", "calls": calls, "prefetch": bool(prefetch)}, timeout)
-        results = [RunResult.from_summary(s, None) for s in reply["results"]]
+        results = [RunResult.from_summary(s, c.get("trace")) for s, c in zip(reply["results"], calls)]
         for call, result in zip(calls, results):
             problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
             if problems:
@@ -515,12 +515,18 @@ class L3Worker:
         self._buffers.append(buffer)
         return buffer
 
-    def run(self, orch_fn, args=None, config=None, prefetch: bool | None = None) -> list[WaveResult]:
+    def run(self, orch_fn, args=None, config=None, prefetch: bool | None = None,
+            trace: str | None = None) -> list[WaveResult]:
         """Calls orch_fn(orch, args, config), then runs the graph it recorded; frees
-        the domains it released. The chip tasks' results, by wave."""
+        the domains it released. The chip tasks' results, by wave. trace: a folder
+        that gets a Chrome trace (Perfetto) of each chip task's die, wave{W}_rank{R}.json
+        (a result's `trace` names its file)."""
         with self._lock:
             if prefetch is not None:
                 self.prefetch = bool(prefetch)
+            self._trace_dir = os.path.abspath(trace) if trace else None
+            if self._trace_dir:
+                os.makedirs(self._trace_dir, exist_ok=True)
             orch = Orchestrator(self)
             self.waves = []
             try:
@@ -607,6 +613,8 @@ class L3Worker:
                 for w, args in n.members:
                     calls.append(self._call(w, n.handle, args, n.config))
                     owners.append(w)
+                    if getattr(self, "_trace_dir", None):
+                        calls[-1]["trace"] = os.path.join(self._trace_dir, f"wave{len(self.waves)}_rank{w}.json")
             results = self._ranks.run_ranks(calls, prefetch=self.prefetch)
             self.waves.append(WaveResult(list(zip(owners, results))))
             done |= {n.index for n in wave}

@@ -6,6 +6,7 @@ Rank r runs on die r; what crosses between ranks crosses the modelled link and
 SDMA engine: the fetch is rank r's SDMA engine reading the peer's window, the
 exchange a TPUT and TNOTIFY into the peer's window, a TWAIT on the own one."""
 
+import json
 import os
 import subprocess
 import sys
@@ -102,6 +103,35 @@ def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
         assert res.counters["sdma"]["copy_requests"] == 2 and res.counters["sdma"]["copy_bytes"] >= ELEMS * 4
         # of them one crossed to the peer (its flag is local), behind no prefetch
         assert res.counters["sdma"]["comm_copies"] == 1 and res.counters["sdma"]["comm_prefetch_wait"] == 0
+
+
+def test_each_rank_of_a_level3_run_can_be_traced(pair, tmp_path):
+    """run(trace=DIR) records each chip task's die: rank r's fetch is a `peer get` slice on its
+    die's SDMA lanes naming the peer, beside the run's tasks; a run without it records nothing."""
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    tensors = lambda r: (fetched[r], result[r])
+    data = [input_of(0), input_of(1)]
+    orch = lambda o, a, c: None  # noqa: E731 (the scene's domain and calls come from run_scene)
+    waves = worker.run(orch, trace=str(tmp_path / "none"))
+    assert waves == [] and os.listdir(tmp_path / "none") == []
+    real_run = worker.run
+    worker.run = lambda orch_fn: real_run(orch_fn, trace=str(tmp_path / "t"))
+    try:
+        waves = run_scene(worker, handles["fetch_orchestration"], tensors, window_data=data)
+    finally:
+        del worker.run
+    assert sorted(os.listdir(tmp_path / "t")) == ["wave0_rank0.json", "wave0_rank1.json"]
+    for rank, res in waves[0].results:
+        assert res.trace == str(tmp_path / "t" / f"wave0_rank{rank}.json")
+        events = json.loads(open(res.trace).read())["traceEvents"]
+        gets = [e for e in events if e.get("name") == "peer get"]
+        assert len(gets) == 1 and gets[0]["args"]["rank"] == 1 - rank, gets
+        assert any(e.get("name", "").startswith("task 0") for e in events)  # the run's tasks
+    before = set(os.listdir(tmp_path / "t"))
+    run_scene(worker, handles["fetch_orchestration"], tensors, window_data=data)  # untraced
+    assert set(os.listdir(tmp_path / "t")) == before
 
 
 def test_an_exchange_through_windows_and_signals(pair):
@@ -352,8 +382,10 @@ def test_the_device_of_several_dies_names_bad_requests(pair):
     call = {"rank": 0, "handle": handles["fetch_orchestration"].id, "tensors": [], "scalars": []}
     with pytest.raises(ValueError, match="run_ranks: rank 0 has two calls in one run"):
         ranks.run_ranks([call, call])
-    with pytest.raises(ValueError, match="'trace' is not modelled on several dies yet"):
+    with pytest.raises(ValueError, match="'trace' names one file for several dies: give each call its own"):
         ranks._request({"op": "run_ranks", "calls": [call], "trace": "x.json"})
+    with pytest.raises(ValueError, match="'advise' is not modelled on several dies yet"):
+        ranks._request({"op": "run_ranks", "calls": [call], "advise": True})
     # A file tensor whose pages lie beyond its file names the rank and the tensor; the GM
     # mapped for the call's tensors before it is given back (the next allocation is where
     # the freed one was; the control: the same tensor at offset 0 maps).
