@@ -47,7 +47,7 @@ void file_io(const std::string& path, uint64_t offset, void* data, uint64_t byte
 }
 
 // Options of a one-die run that a run of several dies does not take yet.
-const char* const kOneDieOnly[] = {"trace", "sanitize", "advise", "inject"};
+const char* const kOneDieOnly[] = {"sanitize", "advise", "inject"};
 
 }  // namespace
 
@@ -55,8 +55,8 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") return {{"ok", true}, {"handle", ranks.register_callable(callable_of(request))}};
     if (op == "alloc") {
-        const auto a =
-            ranks.alloc(json_integer<uint32_t>(request.at("rank")), json_integer<uint64_t>(request.at("bytes")));
+        const auto a = ranks.alloc(json_integer<uint32_t>(request.at("rank")),
+                                   json_integer<uint64_t>(request.at("bytes")), request.value("window", false));
         return {{"ok", true}, {"gm", a.gm}, {"pointer", a.pointer}};
     }
     if (op == "free") {
@@ -86,6 +86,10 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
                                     "' is not modelled on several dies yet (a one-die Worker's run takes it)");
             }
         }
+        if (request.contains("trace")) {
+            throw api::BadInput("run_ranks: 'trace' names one file for several dies: give each call its own "
+                                "(calls[i].trace, that rank's die)");
+        }
         std::vector<api::RankCallRequest> calls;
         for (const json& c : request.at("calls")) {
             api::RankCallRequest call;
@@ -95,6 +99,7 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
             call.rings.heap = c.value("ring_heap", std::vector<uint64_t>{});
             call.rings.task_window = c.value("ring_task_window", std::vector<uint64_t>{});
             call.rings.dep_pool = c.value("ring_dep_pool", std::vector<uint64_t>{});
+            call.trace = c.value("trace", std::string());
             for (const json& t : c.at("tensors")) {
                 const std::string what =
                     "rank " + std::to_string(call.rank) + " tensor " + std::to_string(call.tensors.size());

@@ -1,24 +1,17 @@
 #include "session/device.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
-
 #include <filesystem>
 
 #include "session/faults.h"
+#include "session/file_pages.h"
 #include "session/graph_result.h"
 #include "session/summary.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
-#include "model/memory/backing_store.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
 
@@ -74,74 +67,20 @@ int DeviceSession::register_callable(const CallableSpec& spec) {
 namespace {
 
 // The tensors of a call placed in GM from the client's transfer file (see
-// DeviceCall::transfer): allocated, mapped; unmapped and freed when it ends.
+// DeviceCall::transfer): mapped (FilePages); unmapped and freed when it ends.
 class PlacedTensors {
 public:
-    PlacedTensors(SimPlatform& platform, DeviceCall& c) : platform_(platform) {
+    PlacedTensors(SimPlatform& platform, DeviceCall& c) {
         if (c.transfer.empty()) return;
-        try {
-            place(c);
-        } catch (...) {
-            release();  // a constructor that throws runs no destructor
-            throw;
+        if (c.offsets.size() != c.tensors.size()) throw BadInput("the transfer file needs one offset per tensor");
+        for (size_t i = 0; i < c.tensors.size(); ++i) {
+            c.tensors[i].gm = pages_.map(platform, c.transfer, c.offsets[i], tensor_bytes(c.tensors[i]),
+                                         "tensor " + std::to_string(i) + ": ");
         }
     }
-    ~PlacedTensors() { release(); }
-    PlacedTensors(const PlacedTensors&) = delete;
-    PlacedTensors& operator=(const PlacedTensors&) = delete;
 
 private:
-    void place(DeviceCall& c) {
-        if (c.offsets.size() != c.tensors.size()) throw BadInput("the transfer file needs one offset per tensor");
-        const int fd = ::open(c.transfer.c_str(), O_RDWR | O_CLOEXEC);
-        struct stat st {};
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            const std::string why = std::strerror(errno);
-            if (fd >= 0) ::close(fd);
-            throw BadInput("cannot open the tensors' file " + c.transfer + ": " + why);
-        }
-        struct Close {
-            int fd;
-            ~Close() { ::close(fd); }  // the mappings keep the file's pages
-        } close{fd};
-        const uint64_t size = static_cast<uint64_t>(st.st_size);
-        BackingStore& store = platform_.soc().gm.store();
-        for (size_t i = 0; i < c.tensors.size(); ++i) {
-            const uint64_t bytes = tensor_bytes(c.tensors[i]);
-            const uint64_t span = (bytes + kPage - 1) / kPage * kPage;
-            const uint64_t offset = c.offsets[i];
-            const std::string what = "tensor " + std::to_string(i) + ": ";
-            if (offset % kPage) {
-                throw BadInput(what + "offset " + std::to_string(offset) + " in " + c.transfer +
-                               " is not a multiple of 4096 (each tensor's pages are mapped into GM)");
-            }
-            if (offset > size || span > size - offset) {
-                throw BadInput(what + std::to_string(span) + " bytes (its " + std::to_string(bytes) +
-                               " rounded up to pages) at offset " + std::to_string(offset) + " lie beyond " +
-                               c.transfer + " (" + std::to_string(size) + " bytes)");
-            }
-            const uint64_t gm = platform_.gm_alloc(bytes);
-            if (!first_) first_ = gm;
-            c.tensors[i].gm = gm;
-            try {
-                store.map_file(gm, span, fd, offset);
-            } catch (const std::runtime_error& e) {
-                throw rt::RuntimeError(what + e.what());
-            }
-            mapped_.push_back({gm, span});
-        }
-    }
-    void release() {
-        for (const auto& [gm, span] : mapped_) platform_.soc().gm.store().unmap_file(gm, span);
-        mapped_.clear();
-        if (first_) platform_.gm_free(first_);
-        first_ = 0;
-    }
-
-    static constexpr uint64_t kPage = 4096;  // SimPlatform's GM alignment, and the host's page
-    SimPlatform& platform_;
-    std::vector<std::pair<uint64_t, uint64_t>> mapped_;  // GM address, bytes
-    uint64_t first_ = 0;
+    FilePages pages_;
 };
 
 }  // namespace

@@ -1,22 +1,15 @@
 #include "session/device_ranks.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <map>
 
+#include "session/file_pages.h"
 #include "session/graph_result.h"
 #include "session/summary.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/compiler.h"
-#include "model/memory/backing_store.h"
 #include "runtime/platform/sim/sim_dies.h"
 #include "runtime/worker.h"
 
@@ -86,7 +79,7 @@ int RankSession::register_callable(const CallableSpec& spec) {
     return static_cast<int>(state_->callables.size()) - 1;
 }
 
-RankSession::Allocation RankSession::alloc(uint32_t rank, uint64_t bytes) {
+RankSession::Allocation RankSession::alloc(uint32_t rank, uint64_t bytes, bool window) {
     SimPlatform& die = state_->die(rank, "alloc");
     Allocation a;
     try {
@@ -95,12 +88,14 @@ RankSession::Allocation RankSession::alloc(uint32_t rank, uint64_t bytes) {
         throw BadInput("alloc on rank " + std::to_string(rank) + ": " + e.what());
     }
     a.pointer = state_->dies.device_pointer(rank, a.gm);
+    if (window) state_->dies.add_comm_window(rank, a.gm, bytes);
     return a;
 }
 
 void RankSession::free(uint32_t rank, uint64_t gm) {
     state_->check_range(rank, gm, 0, "free");
     state_->dies.die(rank).gm_free(gm);
+    state_->dies.drop_comm_windows(rank, gm);
 }
 
 void RankSession::write(uint32_t rank, uint64_t gm, const void* src, uint64_t bytes) {
@@ -115,79 +110,23 @@ void RankSession::read(uint32_t rank, uint64_t gm, void* dst, uint64_t bytes) {
 
 namespace {
 
-constexpr uint64_t kPage = 4096;  // SimPlatform's GM alignment, and the host's page
-
 // The file-backed tensors of the ranks' calls mapped into their dies' GM for
-// the run; unmapped and freed (each rank's from its first) when it ends.
+// the run (FilePages); unmapped and freed when it ends.
 class MappedTensors {
 public:
-    MappedTensors(SimDies& dies, std::vector<RankCallRequest>& calls) : dies_(dies) {
-        try {
-            for (RankCallRequest& c : calls) {
-                for (size_t i = 0; i < c.tensors.size(); ++i) {
-                    const std::string what = "rank " + std::to_string(c.rank) + " tensor " + std::to_string(i) + ": ";
-                    if (!c.tensors[i].tensor.gm) map(c.rank, c.tensors[i], what);
-                }
+    MappedTensors(SimDies& dies, std::vector<RankCallRequest>& calls) {
+        for (RankCallRequest& c : calls) {
+            for (size_t i = 0; i < c.tensors.size(); ++i) {
+                RankTensor& t = c.tensors[i];
+                if (t.tensor.gm) continue;
+                const std::string what = "rank " + std::to_string(c.rank) + " tensor " + std::to_string(i) + ": ";
+                t.tensor.gm = pages_.map(dies.die(c.rank), t.file, t.offset, tensor_bytes(t.tensor), what);
             }
-        } catch (...) {
-            release();  // a constructor that throws runs no destructor
-            throw;
         }
     }
-    ~MappedTensors() { release(); }
-    MappedTensors(const MappedTensors&) = delete;
-    MappedTensors& operator=(const MappedTensors&) = delete;
 
 private:
-    void map(uint32_t rank, RankTensor& t, const std::string& what) {
-        const int fd = ::open(t.file.c_str(), O_RDWR | O_CLOEXEC);
-        struct stat st {};
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            const std::string why = std::strerror(errno);
-            if (fd >= 0) ::close(fd);
-            throw BadInput(what + "cannot open its file " + t.file + ": " + why);
-        }
-        struct Close {
-            int fd;
-            ~Close() { ::close(fd); }  // the mapping keeps the file's pages
-        } close{fd};
-        const uint64_t bytes = tensor_bytes(t.tensor);
-        const uint64_t span = (bytes + kPage - 1) / kPage * kPage;
-        const uint64_t size = static_cast<uint64_t>(st.st_size);
-        if (t.offset % kPage) {
-            throw BadInput(what + "offset " + std::to_string(t.offset) + " in " + t.file +
-                           " is not a multiple of 4096 (a tensor's pages are mapped into GM)");
-        }
-        if (t.offset > size || span > size - t.offset) {
-            throw BadInput(what + std::to_string(span) + " bytes (its " + std::to_string(bytes) +
-                           " rounded up to pages) at offset " + std::to_string(t.offset) + " lie beyond " + t.file +
-                           " (" + std::to_string(size) + " bytes)");
-        }
-        SimPlatform& die = dies_.die(rank);
-        const uint64_t gm = die.gm_alloc(bytes);
-        if (!first_.count(rank)) first_[rank] = gm;
-        t.tensor.gm = gm;
-        try {
-            die.soc().gm.store().map_file(gm, span, fd, t.offset);
-        } catch (const std::runtime_error& e) {
-            throw rt::RuntimeError(what + e.what());
-        }
-        mapped_.push_back({rank, gm, span});
-    }
-    void release() {
-        for (const Mapped& m : mapped_) dies_.die(m.rank).soc().gm.store().unmap_file(m.gm, m.span);
-        mapped_.clear();
-        for (const auto& [rank, gm] : first_) dies_.die(rank).gm_free(gm);
-        first_.clear();
-    }
-
-    struct Mapped {
-        uint32_t rank;
-        uint64_t gm, span;
-    };
-    SimDies& dies_;
-    std::vector<Mapped> mapped_;
-    std::map<uint32_t, uint64_t> first_;  // rank -> its first mapped tensor's GM
+    FilePages pages_;
 };
 
 }  // namespace
@@ -219,6 +158,18 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
     s.running = "ranks";
     for (size_t i = 0; i < calls.size(); ++i) s.running += (i ? "," : " ") + std::to_string(calls[i].rank);
     std::vector<RunResult> results(calls.size());
+    // Each traced call's die records into its own file (a die's processes and lanes, as a one-die run's).
+    std::vector<std::unique_ptr<TraceRecorder>> traces;
+    struct Detach {
+        SimDies& dies;
+        ~Detach() {
+            for (uint32_t r = 0; r < dies.count(); ++r) dies.die(r).attach_trace(nullptr);
+        }
+    } detach{s.dies};
+    for (const RankCallRequest& c : calls) {
+        traces.push_back(open_trace(c.trace, s.cfg));
+        if (traces.back()) s.dies.die(c.rank).attach_trace(traces.back().get());
+    }
     std::vector<PlatformStats> before;
     for (size_t i = 0; i < calls.size(); ++i) {
         SimPlatform& die = s.dies.die(calls[i].rank);
@@ -270,6 +221,15 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             }
             finish(result, die, before[i], done[i].graph.graph_time_ps, s.cfg);
             result.sim_time_total_ns = now_ns();
+            if (traces[i]) {
+                trace_tasks(*traces[i], done[i], die);
+                die.attach_trace(nullptr);
+                try {
+                    traces[i]->close();
+                } catch (const std::runtime_error& e) {  // the trace file could not be written
+                    throw BadInput(e.what());
+                }
+            }
         }
     } catch (const CaseError& e) {
         throw BadInput(e.what());

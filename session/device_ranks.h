@@ -35,6 +35,7 @@ struct RankCallRequest {
     std::vector<RankTensor> tensors;  // in order, before the scalars
     std::vector<uint64_t> scalars;    // bits as the orchestration receives them
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
+    std::string trace;                // a Chrome trace of this rank's die for the run; empty = none
 };
 
 class RankSession {
@@ -51,15 +52,18 @@ public:
     int register_callable(const CallableSpec& spec);
 
     // GM on rank `rank`: its address and the pointer kernels of any rank use
-    // to reach it (what a CommContext's window holds). GM is a stack: free(gm)
-    // gives back gm and everything allocated on that rank after it. Throws
-    // BadInput naming the rank for a rank out of range or an address not
-    // allocated.
+    // to reach it (what a CommContext's window holds). With `window`, the
+    // allocation is a communication window of exactly `bytes` (winSize): other
+    // ranks' comm instructions on this rank's GM must then lie in one of its
+    // windows (SimDies::add_comm_window). GM is a stack: free(gm) gives back
+    // gm and everything allocated on that rank after it, windows included.
+    // Throws BadInput naming the rank for a rank out of range or an address
+    // not allocated.
     struct Allocation {
         uint64_t gm = 0;
         uint64_t pointer = 0;
     };
-    Allocation alloc(uint32_t rank, uint64_t bytes);
+    Allocation alloc(uint32_t rank, uint64_t bytes, bool window = false);
     void free(uint32_t rank, uint64_t gm);
     void write(uint32_t rank, uint64_t gm, const void* src, uint64_t bytes);
     void read(uint32_t rank, uint64_t gm, void* dst, uint64_t bytes);

@@ -140,12 +140,16 @@ uint64_t Core::allocated_gm(const char* instruction, const char* what, const vol
         begin = peer.alloc_begin;
         end = peer.alloc_end;
         rank = "rank " + std::to_string(peer_rank(gm));
-        if (peer.window_bytes &&
-            (at < peer.window_begin || at - peer.window_begin > peer.window_bytes ||
-             bytes > peer.window_bytes - (at - peer.window_begin))) {
-            fail("reaches past " + rank + "'s communication window (GM " + hex(at) + " + " + std::to_string(bytes) +
-                 "; the window is GM " + hex(peer.window_begin) + " + " + std::to_string(peer.window_bytes) +
-                 ", CommContext.winSize)");
+        if (!peer.windows.empty()) {
+            // The window the access starts in (the last one beginning at or below it), else the first.
+            auto w = std::upper_bound(peer.windows.begin(), peer.windows.end(), std::make_pair(at, UINT64_MAX));
+            if (w != peer.windows.begin()) --w;
+            const auto [begin_w, bytes_w] = *w;
+            if (at < begin_w || at - begin_w > bytes_w || bytes > bytes_w - (at - begin_w)) {
+                fail("reaches past " + rank + "'s communication window (GM " + hex(at) + " + " +
+                     std::to_string(bytes) + "; the window is GM " + hex(begin_w) + " + " + std::to_string(bytes_w) +
+                     ", CommContext.winSize)");
+            }
         }
     }
     if (end && (at < begin || at + bytes > *end)) {
@@ -210,7 +214,7 @@ void Core::signal_wait(const volatile int32_t* signal, int32_t expected, int cmp
     if (cmp < 0 || cmp > 5) throw KernelError("TWAIT: comparison " + std::to_string(cmp) + " is not a WaitCmp");
     const uint64_t gm = allocated_gm("TWAIT", "signal", signal, 4);
     const Tick since = issue_;
-    signal_wait_ = SignalWait{true, gm, expected, cmp, 0};
+    signal_wait_ = SignalWait{true, gm, expected, cmp, 0, calling_kernel_line()};
     struct Done {
         SignalWait& w;
         ~Done() { w.active = false; }

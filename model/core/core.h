@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -94,6 +95,8 @@ public:
     // ("" when it is not in one). Unlike a cross-core flag, another die may
     // still write the signal: this is never a deadlock by itself.
     std::string waiting_on() const;
+    // The kernel's source line of the TWAIT it is in ("" when unknown or in none).
+    std::string waiting_at() const { return signal_wait_.active ? signal_wait_.line : ""; }
     // Makes the running kernel stop at its next call into the core or GM
     // access (a KernelError naming `why`); a kernel that does neither runs on.
     void request_stop(const std::string& why) {
@@ -133,9 +136,10 @@ public:
         uint64_t size = 0;
         uint64_t alloc_begin = 0;            // what the rank allocated: [alloc_begin, *alloc_end)
         const uint64_t* alloc_end = nullptr;
-        // The rank's communication window in its GM (CommContext.winSize
-        // bytes), when one is set: an access from another die must lie in it.
-        uint64_t window_begin = 0, window_bytes = 0;
+        // The rank's communication windows in its GM, each [begin, begin +
+        // bytes) (a CommContext's window, winSize bytes), ordered by begin:
+        // while any is set, an access from another die must lie in one of them.
+        std::vector<std::pair<uint64_t, uint64_t>> windows;
     };
     void set_peer_gms(const std::vector<PeerGm>* by_rank) { peer_gms_ = by_rank; }
     // What is allocated in GM: [begin, *end). A pointer access in GM outside it
@@ -288,6 +292,7 @@ private:
         int32_t expected = 0;
         int cmp = 0;
         int32_t value = 0;  // as last read
+        std::string line;   // the kernel's source line of the TWAIT, when known
     };
     SignalWait signal_wait_;
     uint8_t* host_of(uint64_t gm) const;  // where GM address gm (this die's or a peer window's) is in host memory

@@ -260,6 +260,10 @@ Tick SdmaEngine::ring_doorbell(unsigned c, uint32_t tail, Tick when) {
         idle_[c]->notify(to_sc(when - sc_core::sc_time_stamp().value()));
         return when;
     }
+    if (ch.posted_busy.size() != ch.depth) ch.posted_busy.assign(ch.depth, 0);
+    for (uint32_t slot = ch.tail; slot != tail; slot = (slot + 1) % ch.depth) {
+        ch.posted_busy[slot] = ch.prefetch_busy_at(sc_core::sc_time_stamp().value());
+    }
     const Tick done = accept_doorbell(c, when, tail != ch.tail);
     ch.tail = tail;
     ch.busy = true;
@@ -417,10 +421,31 @@ void SdmaEngine::execute_next(unsigned c) {
         ++stats_.channel_errors;
         return;
     }
+    // A copy between dies waits for the prefetches posted before it in its
+    // ring: their data moved (the channel's prefetch time since it was posted),
+    // then their lines landed (its order after them).
+    const bool comm = opcode(r.opcode)->writes_destination && (in_peer_window(r.src) || in_peer_window(r.dst));
+    if (comm) {
+        ++stats_.comm_copies;
+        const Tick busy = ch.prefetch_busy_at(now);
+        if (ch.head < ch.posted_busy.size() && busy > ch.posted_busy[ch.head]) {
+            stats_.comm_prefetch_wait += busy - ch.posted_busy[ch.head];
+        }
+    }
     ch.executing = true;
+    const bool prefetch = r.opcode == kSdmaOpCachePrefetch;
+    if (prefetch) {  // the channel's time on prefetches, from taking one up to its end
+        ch.in_prefetch = true;
+        ch.prefetch_started = now;
+    }
     fetch_ahead(c, *fetched);
-    wait_to_begin(c, r, std::max(now, ch.doorbell_arrival), *fetched);
+    const Tick landing = wait_to_begin(c, r, std::max(now, ch.doorbell_arrival), *fetched);
+    if (comm) stats_.comm_prefetch_wait += landing;
     move(c, r, now);
+    if (prefetch) {
+        ch.prefetch_busy = ch.prefetch_busy_at(sc_core::sc_time_stamp().value());
+        ch.in_prefetch = false;
+    }
     ch.executing = false;
     ++ch.completed;
     ch.head = (ch.head + 1) % ch.depth;
@@ -452,14 +477,16 @@ void SdmaEngine::fetch_ahead(unsigned c, Tick when) {
     }
 }
 
-void SdmaEngine::wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tick fetched) {
+Tick SdmaEngine::wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tick fetched) {
     // The start-up (sdma.request_startup: fetch, decode, burst start, as the
     // published per-request cost counts them) runs from when the channel takes
     // the request up; a fetch that takes longer delays it. A copy (the
     // completion flag) also waits until every earlier prefetched line has landed.
-    Tick begin = std::max(fetched, taken + startup_);
+    const Tick ready = std::max(fetched, taken + startup_);
+    Tick begin = ready;
     if (opcode(r.opcode)->ordered_after_fills) begin = std::max(begin, state_[c].fills_done);
     sc_core::wait(to_sc(begin - sc_core::sc_time_stamp().value()));
+    return begin - ready;
 }
 
 Tick SdmaEngine::prefetch_piece(unsigned, const SdmaRequest& r, uint64_t off, uint64_t n, Tick, Tick paced) {

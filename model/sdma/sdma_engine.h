@@ -59,7 +59,9 @@ struct SdmaRegister {
     COUNTER(channel_setups, "count", "first submissions that paid the channel's one-time set-up (sdma.channel_setup = pending)") \
     COUNTER(resident_check_bytes, "bytes", "prefetched bytes found resident in L2 by the residency check (no data moved)") \
     COUNTER(channel_switches, "count", "times the engine turned to another channel's piece (sdma.channel_switch_cost each)") \
-    COUNTER(channel_errors, "count", "requests or doorbells that latched a channel error")
+    COUNTER(channel_errors, "count", "requests or doorbells that latched a channel error")                \
+    COUNTER(comm_copies, "requests", "executed copies to or from another die's GM (TGET_ASYNC, TPUT_ASYNC)") \
+    COUNTER(comm_prefetch_wait, "ps", "time those copies waited for prefetches posted before them in their ring (their data moved, their lines landed; not other channels' share of the engine)")
 PFSIM_STATS(SdmaStats, PFSIM_SDMA_STATS)
 
 // One executed request, for tests that compare front-ends.
@@ -113,6 +115,14 @@ struct SdmaChannelState {
     int64_t ahead_index = -1;
     Tick ahead_fetched = 0;
     uint8_t ahead_raw[kSdmaRequestBytes] = {};
+    // Time the channel spent executing prefetch requests (a running one's
+    // so far: prefetch_busy_at), and by ring slot its value when the request
+    // there was posted: what a copy waited behind prefetches in this ring.
+    Tick prefetch_busy = 0;
+    Tick prefetch_started = 0;
+    bool in_prefetch = false;
+    std::vector<Tick> posted_busy;
+    Tick prefetch_busy_at(Tick t) const { return prefetch_busy + (in_prefetch ? t - prefetch_started : 0); }
 };
 
 class SdmaEngine : public sc_core::sc_module {
@@ -171,7 +181,9 @@ private:
     void transport_mmio_rtl(unsigned c, uint64_t reg, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     // Waits until request r, taken up by its channel at `taken` and fetched at
     // `fetched`, may start moving data.
-    void wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tick fetched);
+    // Waits until request r may begin moving data: how long of that it waited
+    // for earlier prefetched lines to land (a copy's order after them).
+    Tick wait_to_begin(unsigned c, const SdmaRequest& r, Tick taken, Tick fetched);
     // Moves request r's data; `started` is when its channel took it up.
     void move(unsigned c, const SdmaRequest& r, Tick started);
     void connect_rtl();

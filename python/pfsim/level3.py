@@ -89,9 +89,14 @@ class Ranks(Worker):
         raise TypeError("a Ranks device runs calls of several ranks: use run_ranks")
 
     @_serialized
-    def alloc(self, rank: int, nbytes: int) -> tuple[int, int]:
-        """(GM address, pointer kernels use) of `nbytes` on rank `rank`'s die."""
-        reply = self._request({"op": "alloc", "rank": int(rank), "bytes": int(nbytes)})
+    def alloc(self, rank: int, nbytes: int, window: bool = False) -> tuple[int, int]:
+        """(GM address, pointer kernels use) of `nbytes` on rank `rank`'s die. A `window`
+        is a communication window of exactly `nbytes`: other ranks' comm instructions on
+        that die must lie in one of its windows."""
+        request = {"op": "alloc", "rank": int(rank), "bytes": int(nbytes)}
+        if window:
+            request["window"] = True
+        reply = self._request(request)
         return reply["gm"], reply["pointer"]
 
     @_serialized
@@ -125,10 +130,10 @@ class Ranks(Worker):
     @_serialized
     def run_ranks(self, calls: list[dict], prefetch: bool = True, timeout: float | None = None) -> list[RunResult]:
         """calls: [{"rank", "handle", "tensors": [{"dtype", "shape", "bytes", "file", "offset"} or {..., "gm"}],
-        "scalars"}], at most one per rank; their graphs run together. A RunResult per call;
-        RunError naming the rank for the first that failed."""
+        "scalars", ["trace": a Chrome trace of that rank's die]}], at most one per rank; their graphs
+        run together. A RunResult per call; RunError naming the rank for the first that failed."""
         reply = self._request({"op": "run_ranks", "calls": calls, "prefetch": bool(prefetch)}, timeout)
-        results = [RunResult.from_summary(s, None) for s in reply["results"]]
+        results = [RunResult.from_summary(s, c.get("trace")) for s, c in zip(reply["results"], calls)]
         for call, result in zip(calls, results):
             problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
             if problems:
@@ -510,12 +515,18 @@ class L3Worker:
         self._buffers.append(buffer)
         return buffer
 
-    def run(self, orch_fn, args=None, config=None, prefetch: bool | None = None) -> list[WaveResult]:
+    def run(self, orch_fn, args=None, config=None, prefetch: bool | None = None,
+            trace: str | None = None) -> list[WaveResult]:
         """Calls orch_fn(orch, args, config), then runs the graph it recorded; frees
-        the domains it released. The chip tasks' results, by wave."""
+        the domains it released. The chip tasks' results, by wave. trace: a folder
+        that gets a Chrome trace (Perfetto) of each chip task's die, wave{W}_rank{R}.json
+        (a result's `trace` names its file)."""
         with self._lock:
             if prefetch is not None:
                 self.prefetch = bool(prefetch)
+            self._trace_dir = os.path.abspath(trace) if trace else None
+            if self._trace_dir:
+                os.makedirs(self._trace_dir, exist_ok=True)
             orch = Orchestrator(self)
             self.waves = []
             try:
@@ -552,7 +563,7 @@ class L3Worker:
                              f"{window_size}")
         allocations, windows, ctxs = [], {}, {}
         for w in workers:
-            windows[w] = self._ranks.alloc(w, window_size)
+            windows[w] = self._ranks.alloc(w, window_size, window=True)
             ctxs[w] = self._ranks.alloc(w, COMM_CONTEXT_BYTES)
             allocations.append((w, windows[w][0]))
             self._ranks.write(w, windows[w][0], bytes(window_size))
@@ -602,6 +613,8 @@ class L3Worker:
                 for w, args in n.members:
                     calls.append(self._call(w, n.handle, args, n.config))
                     owners.append(w)
+                    if getattr(self, "_trace_dir", None):
+                        calls[-1]["trace"] = os.path.join(self._trace_dir, f"wave{len(self.waves)}_rank{w}.json")
             results = self._ranks.run_ranks(calls, prefetch=self.prefetch)
             self.waves.append(WaveResult(list(zip(owners, results))))
             done |= {n.index for n in wave}

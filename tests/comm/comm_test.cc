@@ -295,6 +295,34 @@ TEST_F(Comm, APutPastTheCommunicationWindowFailsAtItsSize) {
     EXPECT_TRUE(d.launch({one_core(0, &put_only, put)})[0].ok());
 }
 
+// A rank with several windows (several communication domains): a put lies in
+// one of them or fails; freeing GM drops the windows from there on.
+TEST_F(Comm, ARanksWindowsEachAdmitAPutWithinThem) {
+    SimDies& d = *windowed_;
+    const uint64_t src = buffer(d, 0, kElems, source_value);
+    const uint64_t first = buffer(d, 1, kElems, zero);
+    const uint64_t gap = buffer(d, 1, kElems, zero);
+    const uint64_t second = buffer(d, 1, kElems, zero);
+    const uint64_t bytes = uint64_t{kElems} * 4;
+    d.add_comm_window(1, second, bytes);  // out of order: kept ordered by address
+    d.add_comm_window(1, first, bytes);
+    auto put_to = [&](uint64_t dst) {
+        std::vector<int64_t> put = {ptr(d, 0, src), ptr(d, 1, dst), 0, 0, 0, 0, 0, 0};
+        return d.launch({one_core(0, &put_only, put)})[0];
+    };
+    EXPECT_TRUE(put_to(first).ok()) << put_to(first).first_error();
+    EXPECT_TRUE(put_to(second).ok()) << put_to(second).first_error();
+    const rt::LaunchResult between = put_to(gap);
+    ASSERT_FALSE(between.ok());
+    EXPECT_NE(between.first_error().find("reaches past rank 1's communication window"), std::string::npos)
+        << between.first_error();
+    d.drop_comm_windows(1, gap);  // the second window goes with the GM freed from `gap` on
+    EXPECT_FALSE(put_to(second).ok());
+    EXPECT_TRUE(put_to(first).ok());
+    d.set_comm_window(1, 0, 0);
+    EXPECT_TRUE(put_to(gap).ok());  // the control: no window, the allocations bound it
+}
+
 TEST_F(Comm, AWaitNobodySatisfiesStopsNamingTheSignalAndItsLastWriter) {
     SimDies& d = *pair2_;
     const uint64_t src = buffer(d, 0, kElems, source_value);

@@ -149,7 +149,8 @@ TEST_F(Scene, AWaitNobodyNotifiesStopsEachRankNamingItsSignal) {
         const std::string e = results[r].graph.first_error();
         EXPECT_NE(e.find("the graph did not finish within orch.time_limit"), std::string::npos) << e;
         EXPECT_NE(e.find("block 0 on rank" + std::to_string(r) + ".aiv0"), std::string::npos) << e;
-        EXPECT_NE(e.find("wait_add.cpp) in TWAIT on the signal at GM"), std::string::npos) << e;
+        // the rank, the task, its kernel and the TWAIT's source line, the signal and its (missing) writer
+        EXPECT_NE(e.find("wait_add.cpp) at wait_add.cpp:11 in TWAIT on the signal at GM"), std::string::npos) << e;
         EXPECT_NE(e.find(" for >= 1 (it holds 0; no TNOTIFY wrote it)"), std::string::npos) << e;
     }
 }

@@ -6,6 +6,7 @@ Rank r runs on die r; what crosses between ranks crosses the modelled link and
 SDMA engine: the fetch is rank r's SDMA engine reading the peer's window, the
 exchange a TPUT and TNOTIFY into the peer's window, a TWAIT on the own one."""
 
+import json
 import os
 import subprocess
 import sys
@@ -54,11 +55,11 @@ def pair():
         yield w, handles
 
 
-def run_scene(worker, handle, tensors_of, window_data=None, sub=None):
+def run_scene(worker, handle, tensors_of, window_data=None, sub=None, window_size=WINDOW):
     """Each rank's call of `handle` with tensors_of(rank) (host buffers: tagged INPUT, then
     OUTPUT_EXISTING) and its CommContext, in a domain over both ranks."""
     def orch_fn(orch, _args, _config):
-        with orch.allocate_domain(name="pair", workers=[0, 1], window_size=WINDOW,
+        with orch.allocate_domain(name="pair", workers=[0, 1], window_size=window_size,
                                   buffers=[CommBufferSpec("data", "float32", ELEMS, ELEMS * 4)]) as d:
             for rank in (0, 1):
                 if window_data is not None:  # both windows before either task (a peer reads it)
@@ -100,6 +101,37 @@ def test_a_fetch_crosses_to_the_peer_through_the_sdma_engine(pair):
         assert add.start_ns >= copy.end_ns  # the consumer waited for the copy's completion
         # the peer window's data and its completion flag, through this die's SDMA engine
         assert res.counters["sdma"]["copy_requests"] == 2 and res.counters["sdma"]["copy_bytes"] >= ELEMS * 4
+        # of them one crossed to the peer (its flag is local), behind no prefetch
+        assert res.counters["sdma"]["comm_copies"] == 1 and res.counters["sdma"]["comm_prefetch_wait"] == 0
+
+
+def test_each_rank_of_a_level3_run_can_be_traced(pair, tmp_path):
+    """run(trace=DIR) records each chip task's die: rank r's fetch is a `peer get` slice on its
+    die's SDMA lanes naming the peer, beside the run's tasks; a run without it records nothing."""
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    tensors = lambda r: (fetched[r], result[r])
+    data = [input_of(0), input_of(1)]
+    orch = lambda o, a, c: None  # noqa: E731 (the scene's domain and calls come from run_scene)
+    waves = worker.run(orch, trace=str(tmp_path / "none"))
+    assert waves == [] and os.listdir(tmp_path / "none") == []
+    real_run = worker.run
+    worker.run = lambda orch_fn: real_run(orch_fn, trace=str(tmp_path / "t"))
+    try:
+        waves = run_scene(worker, handles["fetch_orchestration"], tensors, window_data=data)
+    finally:
+        del worker.run
+    assert sorted(os.listdir(tmp_path / "t")) == ["wave0_rank0.json", "wave0_rank1.json"]
+    for rank, res in waves[0].results:
+        assert res.trace == str(tmp_path / "t" / f"wave0_rank{rank}.json")
+        events = json.loads(open(res.trace).read())["traceEvents"]
+        gets = [e for e in events if e.get("name") == "peer get"]
+        assert len(gets) == 1 and gets[0]["args"]["rank"] == 1 - rank, gets
+        assert any(e.get("name", "").startswith("task 0") for e in events)  # the run's tasks
+    before = set(os.listdir(tmp_path / "t"))
+    run_scene(worker, handles["fetch_orchestration"], tensors, window_data=data)  # untraced
+    assert set(os.listdir(tmp_path / "t")) == before
 
 
 def test_an_exchange_through_windows_and_signals(pair):
@@ -121,8 +153,31 @@ def test_a_wait_nobody_notifies_stops_naming_the_signal(pair):
     with pytest.raises(pfsim.RunError) as e:
         run_scene(worker, handles["lonely_orchestration"], lambda r: (inputs[r], outputs[r]))
     assert "rank 0: " in str(e.value)
-    assert "wait_add.cpp) in TWAIT on the signal at GM" in str(e.value)
+    assert "wait_add.cpp) at wait_add.cpp:11 in TWAIT on the signal at GM" in str(e.value)
     assert "no TNOTIFY wrote it" in str(e.value)
+
+
+def test_the_comm_window_is_an_exact_limit():
+    """The exchange puts ELEMS floats at the peer window's start and notifies the int32 signal
+    right after them: a window of exactly those bytes passes; one byte fewer fails naming the
+    window, though the die's GM goes on past it (the window's pages and the CommContext after
+    them are allocated: only the window's size refuses the notify)."""
+    exact = ELEMS * 4 + 4
+    with L3Worker(device_count=2, set={"orch.time_limit": "200us"}) as worker:
+        handle = worker.register(scene_callable())  # the exchange
+        inputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+        outputs = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+        for rank in (0, 1):
+            floats(inputs[rank])[:] = input_of(rank)
+        run_scene(worker, handle, lambda r: (inputs[r], outputs[r]), window_size=exact)
+        for rank in (0, 1):
+            assert torch.equal(floats(outputs[rank]), input_of(1 - rank) + 1), rank
+        with pytest.raises(pfsim.RunError) as e:
+            run_scene(worker, handle, lambda r: (inputs[r], outputs[r]), window_size=exact - 1)
+    message = str(e.value)
+    assert "TNOTIFY: the signal (4 bytes at " in message, message
+    assert "communication window (GM " in message and f" + 4; the window is GM " in message, message
+    assert f" + {exact - 1}, CommContext.winSize)" in message, message
 
 
 def test_misuse_is_refused_by_name(pair):
@@ -327,8 +382,23 @@ def test_the_device_of_several_dies_names_bad_requests(pair):
     call = {"rank": 0, "handle": handles["fetch_orchestration"].id, "tensors": [], "scalars": []}
     with pytest.raises(ValueError, match="run_ranks: rank 0 has two calls in one run"):
         ranks.run_ranks([call, call])
-    with pytest.raises(ValueError, match="'trace' is not modelled on several dies yet"):
+    with pytest.raises(ValueError, match="'trace' names one file for several dies: give each call its own"):
         ranks._request({"op": "run_ranks", "calls": [call], "trace": "x.json"})
+    with pytest.raises(ValueError, match="'advise' is not modelled on several dies yet"):
+        ranks._request({"op": "run_ranks", "calls": [call], "advise": True})
+    # A file tensor whose pages lie beyond its file names the rank and the tensor; the GM
+    # mapped for the call's tensors before it is given back (the next allocation is where
+    # the freed one was; the control: the same tensor at offset 0 maps).
+    page = worker.create_buffer(4096)
+    t = {"dtype": "float32", "shape": [1024], "bytes": 4096, "file": page.path}
+    beyond = dict(call, rank=1, tensors=[dict(t, offset=0), dict(t, offset=4096)])
+    with pytest.raises(ValueError, match=r"rank 1 tensor 1: 4096 bytes \(its 4096 rounded up to pages\) at offset "
+                                         r"4096 lie beyond /proc/\d+/fd/\d+ \(4096 bytes\)"):
+        ranks.run_ranks([beyond])
+    assert ranks.alloc(1, 64)[0] == gm
+    ranks.free(1, gm)
+    with pytest.raises(ValueError, match=r"expects 3 arguments; the case gives 1 \(1 tensors"):  # mapped: the next check
+        ranks.run_ranks([dict(beyond, tensors=[dict(t, offset=0)])])
     with pytest.raises(ValueError, match="device_count=0: pfsim simulates 1 to 64 dies"):
         L3Worker(device_count=0)
 

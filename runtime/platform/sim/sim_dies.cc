@@ -1,5 +1,6 @@
 #include "runtime/platform/sim/sim_dies.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,16 @@ SimDies::SimDies(const Config& cfg, uint32_t count, const std::string& prefix) :
         for (auto& rank : dies_) die->soc().link.connect(rank->soc().l2);
         die->set_peer_gms(&gms_);
     }
+}
+
+void SimDies::add_comm_window(uint32_t rank, uint64_t addr, uint64_t bytes) {
+    auto& windows = gms_.at(rank).windows;
+    windows.insert(std::upper_bound(windows.begin(), windows.end(), std::make_pair(addr, bytes)), {addr, bytes});
+}
+
+void SimDies::drop_comm_windows(uint32_t rank, uint64_t addr) {
+    auto& windows = gms_.at(rank).windows;
+    windows.erase(std::lower_bound(windows.begin(), windows.end(), std::make_pair(addr, uint64_t{0})), windows.end());
 }
 
 std::vector<rt::GraphResult> SimDies::end_graphs() {

@@ -32,14 +32,20 @@ public:
     // The pointer rank `rank`'s kernels dereference to reach its GM address `addr`
     // (what a communication context's window holds; any rank's kernels may use it).
     uint64_t device_pointer(uint32_t rank, uint64_t addr) const { return dies_.at(rank)->device_pointer(addr); }
-    // Rank `rank`'s communication window: [addr, addr + bytes) of its GM (what
-    // its CommContext's windowsIn and winSize say). Once set, an instruction
-    // of another die's kernel on that rank's GM (TPUT, TGET, TNOTIFY, TWAIT,
-    // TGET_ASYNC, TPUT_ASYNC) that leaves the window fails naming it; unset,
-    // only what the rank allocated bounds it. (A raw pointer access is not checked.)
+    // Rank `rank`'s communication windows: each [addr, addr + bytes) of its GM
+    // (what a CommContext's windowsIn and winSize say). While the rank has any,
+    // an instruction of another die's kernel on its GM (TPUT, TGET, TNOTIFY,
+    // TWAIT, TGET_ASYNC, TPUT_ASYNC) that does not lie in one of them fails
+    // naming the window; with none, only what the rank allocated bounds it.
+    // (A raw pointer access is not checked.) Change them between runs only.
+    void add_comm_window(uint32_t rank, uint64_t addr, uint64_t bytes);
+    // Forgets the rank's windows that begin at or above `addr` (what freeing
+    // GM `addr` gives back).
+    void drop_comm_windows(uint32_t rank, uint64_t addr);
+    // The rank's one window (bytes 0: none).
     void set_comm_window(uint32_t rank, uint64_t addr, uint64_t bytes) {
-        gms_.at(rank).window_begin = addr;
-        gms_.at(rank).window_bytes = bytes;
+        drop_comm_windows(rank, 0);
+        if (bytes) add_comm_window(rank, addr, bytes);
     }
 
     // Ends the graphs begun on the dies (begin_graph on each, tasks appended

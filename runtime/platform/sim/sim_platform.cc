@@ -124,7 +124,7 @@ void SimPlatform::set_peer_gms(const std::vector<Core::PeerGm>* by_rank) {
 
 Core::PeerGm SimPlatform::gm_view() const {
     const BackingStore& store = soc_.gm.store();
-    return Core::PeerGm{store.host_base(), store.capacity(), kGmBase, &next_free_};
+    return Core::PeerGm{store.host_base(), store.capacity(), kGmBase, &next_free_, {}};
 }
 
 std::vector<std::string> SimPlatform::attach_waves(const std::string& path) {

@@ -422,7 +422,9 @@ void SimPlatform::scheduler() {
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] >= 0 && !core->waiting_on().empty()) {
-                            result.stuck += "; " + running_kernel(*core) + " in " + core->waiting_on();
+                            const std::string at = core->waiting_at();
+                            result.stuck += "; " + running_kernel(*core) + (at.empty() ? "" : " at " + at) + " in " +
+                                            core->waiting_on();
                         }
                     }
                 }

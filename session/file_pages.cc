@@ -1,0 +1,63 @@
+#include "session/file_pages.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "model/memory/backing_store.h"
+#include "runtime/worker.h"
+#include "session/request.h"
+
+namespace pfsim::api {
+
+namespace {
+constexpr uint64_t kPage = 4096;  // SimPlatform's GM alignment, and the host's page
+}  // namespace
+
+FilePages::~FilePages() {
+    for (const Mapped& m : mapped_) m.die->soc().gm.store().unmap_file(m.gm, m.span);
+    for (const Mapped& m : first_) m.die->gm_free(m.gm);
+}
+
+uint64_t FilePages::map(SimPlatform& die, const std::string& file, uint64_t offset, uint64_t bytes,
+                        const std::string& what) {
+    const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        const std::string why = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw BadInput(what + "cannot open " + file + ": " + why);
+    }
+    struct Close {
+        int fd;
+        ~Close() { ::close(fd); }  // the mapping keeps the file's pages
+    } close{fd};
+    const uint64_t span = (bytes + kPage - 1) / kPage * kPage;
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (offset % kPage) {
+        throw BadInput(what + "offset " + std::to_string(offset) + " in " + file +
+                       " is not a multiple of 4096 (a tensor's pages are mapped into GM)");
+    }
+    if (offset > size || span > size - offset) {
+        throw BadInput(what + std::to_string(span) + " bytes (its " + std::to_string(bytes) +
+                       " rounded up to pages) at offset " + std::to_string(offset) + " lie beyond " + file + " (" +
+                       std::to_string(size) + " bytes)");
+    }
+    const uint64_t gm = die.gm_alloc(bytes);
+    bool first = true;
+    for (const Mapped& m : first_) first = first && m.die != &die;
+    if (first) first_.push_back({&die, gm, 0});
+    try {
+        die.soc().gm.store().map_file(gm, span, fd, offset);
+    } catch (const std::runtime_error& e) {
+        throw rt::RuntimeError(what + e.what());
+    }
+    mapped_.push_back({&die, gm, span});
+    return gm;
+}
+
+}  // namespace pfsim::api
