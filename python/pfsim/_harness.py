@@ -22,8 +22,6 @@ WRITTEN = {"--dump-args": ("dump_args", (0, 1, 2, 3)),
 
 # simpler's diagnostics options -> why pfsim refuses them (a usage error naming the option)
 DIAGNOSTICS = {
-    "--enable-dep-gen": ("enable_dep_gen", "pfsim does not write dependency records; --pfsim-trace shows each "
-                         "task's dependencies"),
     "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim does not model the AICPU scheduler's own "
                                    "overhead records"),
 }
@@ -50,18 +48,18 @@ def pytest_addoption(parser):
                          "CoreTaskArgs::dump marks, 2 every argument, 3 every argument with bytes of the marked")
     group.addoption("--enable-chip-swimlane", dest="enable_chip_swimlane", nargs="?", const=4, type=int, default=0,
                     metavar="LEVEL", help="simpler's swimlane records (chip_swimlane_records.json) in simulated time "
-                                          "into outputs/CLASS_CASE_TIME: 1 AICore, 2 (and 3, 4: written as 2) with "
-                                          "the AICPU's dispatch and completion")
+                                          "into outputs/CLASS_CASE_TIME: 1 AICore, 2 with the AICPU's dispatch and "
+                                          "completion, 3 (and 4: written as 3) with the scheduler's phases")
     group.addoption("--enable-pmu", dest="enable_pmu", nargs="?", const=2, type=int, default=0, metavar="EVENT",
                     help="simpler's pmu.csv into outputs/CLASS_CASE_TIME: each block's cycles and its pipes' busy "
                          "cycles (2, PIPE_UTILIZATION, the one event group pfsim counts)")
+    group.addoption("--enable-dep-gen", dest="enable_dep_gen", action="store_true", default=False,
+                    help="simpler's deps.json (the task graph: tasks, tensors, dependency edges) into "
+                         "outputs/CLASS_CASE_TIME, and deps_viewer.txt where simpler's tools are installed")
     group.addoption("--enable-scope-stats", dest="enable_scope_stats", action="store_true", default=False,
                     help="simpler's scope statistics (scope_stats/scope_stats.jsonl) into outputs/CLASS_CASE_TIME")
     for name, (dest, why) in DIAGNOSTICS.items():
-        if name in ("--enable-dep-gen", "--enable-swimlane-overhead"):
-            group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
-        else:
-            group.addoption(name, dest=dest, nargs="?", const=1, type=int, default=0, help=f"refused: {why}")
+        group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
 
 
 def pytest_configure(config):

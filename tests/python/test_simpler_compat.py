@@ -90,7 +90,7 @@ OWN_TEST_RUN = CHAIN + """
         super().test_run(st_platform, st_worker, request)
         ran = [c["name"] for c in self._matching_cases(st_platform, request)]
         assert ran == ["small"] and st_platform == "a2a3sim", (ran, st_platform)
-        assert not self._effective_enable_dep_gen(request)  # simpler's dep_gen tests ask
+        assert not self._effective_enable_dep_gen(request)  # simpler's dep_gen tests ask (not given here)
         print("own test_run checked", ran)
 
     def test_the_fixtures(self, st_platform, st_worker, st_device_ids):
@@ -198,7 +198,7 @@ def test_a_config_at_its_default_is_honoured(tmp_path):
 
 
 def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tmp_path):
-    options = ["--enable-dep-gen", "--enable-swimlane-overhead"]
+    options = ["--enable-swimlane-overhead"]
     rc, out = pfsim_test(scene(tmp_path, CHAIN), *options, "--collect-only", "-q")
     assert rc == 4, out
     for option in options:
