@@ -41,6 +41,9 @@ def pytest_addoption(parser):
     group.addoption("--skip-golden", action="store_true", default=False, help="do not compare with the golden")
     group.addoption("--level", type=int, default=None,
                     help="run only the scene tests of this level: 2 (one die) or 3 (several dies)")
+    group.addoption("--pfsim-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a configuration setting for every worker of the session (repeatable), over a class's "
+                         "PFSIM_SET: e.g. core.subblock_register=zero for kernels written for the board's register")
     group.addoption("--pfsim-trace", default=None, metavar="DIR",
                     help="write a Chrome trace (Perfetto) of every run into DIR")
     group.addoption("--dump-args", dest="dump_args", nargs="?", const=1, type=int, default=0, metavar="LEVEL",
@@ -83,6 +86,13 @@ def pytest_configure(config):
         if config.getoption(dest) not in levels:
             raise pytest.UsageError(f"pfsim: {name} {config.getoption(dest)}: not a value pfsim writes (it writes "
                                     f"{', '.join(map(str, levels))})")
+    from .testing import SESSION_SET
+
+    for setting in config.getoption("--pfsim-set"):
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip():
+            raise pytest.UsageError(f"pfsim: --pfsim-set {setting}: KEY=VALUE (a setting of `pfsim config`)")
+        SESSION_SET[key.strip()] = value.strip()
     warning = _diagnostics.swimlane_warning(config.getoption("enable_chip_swimlane"))
     if warning:
         print(warning, file=sys.stderr)
@@ -168,7 +178,9 @@ class _LazyWorker:
         if self._worker is None:
             from . import Worker
 
-            self._worker = Worker(enable_sdma=self._enable_sdma)
+            from .testing import SESSION_SET
+
+            self._worker = Worker(enable_sdma=self._enable_sdma, set=dict(SESSION_SET))
         return getattr(self._worker, name)
 
     def close(self):

@@ -63,6 +63,9 @@ def _warn_unmodelled_config(config: dict, where: str) -> None:
 
 
 RUNTIME_ENV_KEYS = {"ring_task_window", "ring_heap", "ring_dep_pool"}
+# `pfsim test --pfsim-set KEY=VALUE`: configuration every worker of the session takes, over a
+# class's PFSIM_SET (pfsim._harness fills it)
+SESSION_SET: dict = {}
 # Methods of simpler's SceneTestCase that run a case there and that pfsim's harness
 # does not call: a class overriding one is refused (what it adds would silently not
 # run). (_build_config is not among them: pfsim's harness calls it before each run.)
@@ -370,6 +373,7 @@ class SceneTestCase:
     SKIP_GOLDEN = False
     RUNTIME_ENV: dict = {}
     PFSIM_SET: dict = {}  # pfsim only: configuration overrides ({"l2.size": "96MiB"}) for every case
+    # (`pfsim test --pfsim-set KEY=VALUE` adds to them for a session: SESSION_SET)
 
     def generate_args(self, params) -> TaskArgsBuilder:
         raise NotImplementedError(f"{type(self).__name__} must define generate_args(params)")
@@ -517,7 +521,7 @@ class SceneTestCase:
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             for prefetch in (False, True):
                 try:
-                    with Worker(enable_sdma=sdma, set=dict(self.PFSIM_SET)) as worker:
+                    with Worker(enable_sdma=sdma, set={**self.PFSIM_SET, **SESSION_SET}) as worker:
                         handle = worker.register(callable_)
                         for r in range(rounds):
                             run_args = args.fresh_outputs(written)
@@ -604,7 +608,7 @@ class SceneTestCase:
         devices, subs = cls._l3_shape()
         worker = L3Worker(device_count=device_count or devices,
                           num_sub_workers=subs if num_sub_workers is None else num_sub_workers,
-                          enable_sdma=enable_sdma, set=dict(cls.PFSIM_SET))
+                          enable_sdma=enable_sdma, set={**cls.PFSIM_SET, **SESSION_SET})
         try:
             entries, chips, subs_ = {}, {}, {}
             for entry in cls.CALLABLE.get("callables", []):

@@ -214,6 +214,7 @@ def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tm
     (["--platform", "a5sim"], "pfsim: --platform a5sim: pfsim simulates an a2a3 die"),
     (["--level", "4"], "pfsim: --level 4: pfsim runs level-2 (one die) and level-3 (several dies of one node)"),
     (["--device", "4-x"], "pfsim: --device 4-x: a device id or a range"),
+    (["--pfsim-set", "core.subblock_register"], "pfsim: --pfsim-set core.subblock_register: KEY=VALUE"),
 ])
 def test_bad_options_are_usage_errors_naming_them(tmp_path, args, message):
     rc, out = pfsim_test(scene(tmp_path, CHAIN), *args, "--collect-only", "-q")
