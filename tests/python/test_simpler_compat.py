@@ -275,3 +275,17 @@ def test_the_plugin_turns_pfsim_on_only_when_asked():
     assert wanted([], ["pfsim.plugin"]) and wanted(["x.py", "--platform", "pfsim"], [])
     assert wanted(["--platform=pfsim"], [])
     assert not wanted(["--platform", "a2a3sim"], []) and not wanted(["x.py"], ["other"])
+
+
+def test_pfsim_set_reaches_every_worker_of_the_session(tmp_path):
+    body = CHAIN + """
+    def test_the_setting(self, st_worker):
+        print("subblock register:", st_worker.config["core.subblock_register"])
+        assert st_worker.config["core.subblock_register"] == "zero"
+"""
+    path = scene(tmp_path, body)
+    rc, out = pfsim_test(path, "-k", "test_the_setting", "-s", "--pfsim-set", "core.subblock_register=zero")
+    assert rc == 0 and "subblock register: zero" in out, out
+    # negative control: without the option the worker has the preset's value
+    rc, out = pfsim_test(path, "-k", "test_the_setting", "-s")
+    assert rc == 1 and "subblock register: lane" in out, out
