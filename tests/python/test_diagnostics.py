@@ -228,9 +228,9 @@ def test_swimlane_level_3_adds_the_scheduler_s_phases_one_record_per_act():
     assert "core_to_thread" not in _diagnostics.swimlane_records(result, 2)["metadata"]
 
 
-def test_enable_chip_swimlane_writes_simpler_s_records_per_case_and_warns_of_level_4(tmp_path):
+def test_enable_chip_swimlane_and_dep_gen_write_simpler_s_records_per_case_and_warn_of_level_4(tmp_path):
     scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane")  # simpler's bare flag: level 4
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "--enable-dep-gen")  # bare swimlane: level 4
     assert rc == 0, out
     assert "pfsim: warning: --enable-chip-swimlane 4: pfsim writes level 3" in out, out
     (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
@@ -238,7 +238,11 @@ def test_enable_chip_swimlane_writes_simpler_s_records_per_case_and_warns_of_lev
         data = json.loads((path / "chip_swimlane_records.json").read_text())
         assert data["chip_swimlane_level"] == 3 and len(data["aicore_tasks"]) == 3, data
         assert sum(p.get("pop_hit", 0) for p in data["aicpu_scheduler_phases"][0]) == 3, data
-        assert not (path / "args_dump").exists() and not (path / "deps.json").exists()
+        assert not (path / "args_dump").exists()
+        deps = json.loads((path / "deps.json").read_text())
+        assert [(e["source"], int(e["pred"]), int(e["succ"])) for e in deps["edges"]] == [
+            ("creator", 0, 1 << 32), ("creator", 1 << 32, (1 << 32) + 1)], deps
+        assert {row[1] for row in data["aicore_tasks"]} == {int(t["task_id"]) for t in deps["tasks"]}
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "5", "--collect-only")
     assert rc == 4 and "pfsim: --enable-chip-swimlane 5: not a value pfsim writes (it writes 0, 1, 2, 3, 4)" in out, out
 
@@ -343,19 +347,6 @@ def test_deps_json_of_a_manual_dep_tensor_has_no_tensormap_edge(tmp_path):
     assert result.tasks[3].deps == []
 
 
-def test_enable_dep_gen_writes_deps_json_beside_the_other_diagnostics(tmp_path):
-    scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--enable-dep-gen", "--enable-chip-swimlane", "3")
-    assert rc == 0, out
-    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
-    for path in (prefix, prefix / "prefetch_off"):
-        deps = json.loads((path / "deps.json").read_text())
-        assert [(e["source"], int(e["pred"]), int(e["succ"])) for e in deps["edges"]] == [
-            ("creator", 0, 1 << 32), ("creator", 1 << 32, (1 << 32) + 1)], deps
-        records = json.loads((path / "chip_swimlane_records.json").read_text())
-        assert {row[1] for row in records["aicore_tasks"]} == {int(t["task_id"]) for t in deps["tasks"]}
-
-
 BUILD_CONFIG = """
     def _build_config(self, config_dict, *args, **kwargs):
         config = super()._build_config(config_dict, *args, **kwargs)
@@ -379,6 +370,8 @@ def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(tmp_p
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3", "-s")
     assert rc == 0, out
     assert "hook saw level 3 in prefetch_off" in out and "hook saw level 3 in TestDump_small_" in out, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    assert not (prefix / "deps.json").exists()  # negative control of --enable-dep-gen: none without it
     # negative control: a hook that asks for other diagnostics than the options fails the case, naming it
     path.write_text(path.read_text().replace("config.enable_chip_swimlane = config.enable_chip_swimlane",
                                              "config.enable_chip_swimlane = 1"))
