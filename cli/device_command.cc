@@ -113,6 +113,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.dump_args = request.value("dump_args", 0);
         call.dump_dir = request.value("dump_dir", "");
         call.scope_stats_dir = request.value("scope_stats_dir", "");
+        call.deps_json = request.value("deps_json", "");
         if (call.dump_args < 0 || call.dump_args > 3) {
             throw api::BadInput("dump_args = " + std::to_string(call.dump_args) + ": simpler's levels are 0 to 3");
         }

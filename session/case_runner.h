@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -54,6 +55,7 @@ uint64_t tensor_bytes(const CallTensor& t);
 struct CallResult {
     rt::GraphResult graph;
     std::vector<rt::GraphTask> tasks;  // as recorded
+    std::deque<rt::ChipTensor> tensors;  // what the tasks' tensor pointers point at (the graph's own)
     std::vector<std::string> log;      // the orchestration's LOG_* lines
     std::vector<rt::TaskGraph::ScopeRecord> scopes;  // its scopes' boundaries (scope stats)
 };

@@ -12,6 +12,7 @@
 #include "base/user_code.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
+#include "runtime/orchestration/dep_gen.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
 
@@ -150,6 +151,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
                 rt::TaskGraph::write_scope_stats(c.scope_stats_dir + "/scope_stats.jsonl", r.scopes, c.rings,
                                                  s.cfg.bytes("orch.heap_bytes"));
             }
+            if (!c.deps_json.empty()) rt::write_deps_json(c.deps_json, r.tasks);
         } catch (const std::runtime_error& e) {
             throw BadInput(e.what());
         }

@@ -38,6 +38,7 @@ struct DeviceCall {
     int dump_args = 0;                // simpler's --dump-args level (rt::ArgsDump::Level); 0: none
     std::string dump_dir;             // where the argument dump goes (args_dump.json, args.bin)
     std::string scope_stats_dir;      // where simpler's scope_stats.jsonl goes; empty: none
+    std::string deps_json;            // where simpler's deps.json (--enable-dep-gen) goes; empty: none
 };
 
 class DeviceSession {

@@ -41,7 +41,8 @@
 inline int64_t get_block_idx() { return pfsim::current_core().block_idx(); }
 inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
 // (Parenthesised: a kernel may have defined get_subblockid() as a macro first.)
-inline int64_t(get_subblockid)() { return pfsim::current_core().subblock_idx(); }
+// get_subblockid() is the sub-block register: the core's lane, or 0 (core.subblock_register).
+inline int64_t(get_subblockid)() { return pfsim::current_core().subblock_register(); }
 
 // System counter: 50 MHz ticks of simulated time; reading it is a scalar op.
 inline uint64_t get_sys_cnt() {

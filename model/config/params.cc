@@ -153,6 +153,11 @@ const std::vector<ParamSpec>& param_specs() {
         param("core.cross_core_flag_limit", Kind::Count,
               "sets one cross-core flag counter holds before a further set fails the kernel"),
         param("core.quantum", Kind::Time, "SIMULATION: how far a core may run ahead of SystemC time"),
+        choice("core.subblock_register",
+               "what the no-argument CCE get_subblockid() reads (TPUSH/TPOP's lane too): lane = the core's place in "
+               "its cluster, as simpler's a2a3sim gives it; zero = 0 on every core, as the board reads it under "
+               "simpler's runtime, which does not program the register (simpler's intrinsic.h, issue #900)",
+               {"lane", "zero"}),
 
         param("trace.max_bytes", Kind::Size, "SIMULATION: a --trace file stops growing here (and says so)"),
         param("trace.sample_interval", Kind::Time, "SIMULATION: period of the trace's counter samples"),

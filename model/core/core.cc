@@ -292,6 +292,7 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       peers("peers"),
       kind_(kind),
       id_(id),
+      subblock_register_zero_(cfg.choice("core.subblock_register") == "zero"),
       scalar_op_(cfg.time("core.scalar_op")),
       transfer_setup_(cfg.time("core.transfer_setup")),
       flush_cost_(cfg.time("core.flush_cost")),

@@ -117,6 +117,7 @@ public:
     uint32_t block_idx() const override { return block_idx_; }
     uint32_t block_num() const override { return block_num_; }
     uint32_t subblock_idx() const override { return subblock_; }
+    uint32_t subblock_register() const override { return subblock_register_zero_ ? 0 : subblock_; }
     uint32_t core_id() const override { return id_; }
     int64_t* kernel_args() const override { return args_; }
     uint64_t gm_address(const volatile void* p, uint64_t bytes) const override;
@@ -247,6 +248,7 @@ private:
 
     const CoreKind kind_;
     const uint32_t id_;
+    const bool subblock_register_zero_;  // core.subblock_register = zero
     TimedPasses timed_;
     uint64_t timed_begin_ps_ = 0;
     uint32_t block_idx_ = 0, block_num_ = 0, subblock_ = 0;

@@ -59,6 +59,8 @@ public:
     virtual uint32_t block_idx() const = 0;   // cluster index
     virtual uint32_t block_num() const = 0;
     virtual uint32_t subblock_idx() const = 0;  // 0 or 1 for the two vector cores of a cluster
+    // What the no-argument get_subblockid() reads: subblock_idx(), or 0 (core.subblock_register).
+    virtual uint32_t subblock_register() const = 0;
     virtual uint32_t core_id() const = 0;       // unique over the die
     virtual int64_t* kernel_args() const = 0;   // what the running kernel was launched with
 

@@ -258,7 +258,7 @@ class Worker:
             inject: list | None = None, ring_heap: int | list | None = None,
             ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None,
             dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
-            scope_stats_dir: str | None = None) -> RunResult:
+            scope_stats_dir: str | None = None, deps_json: str | None = None) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -276,7 +276,9 @@ class Worker:
         only for marked ones), written as simpler's args_dump folder (args_dump.json, args.bin)
         into dump_dir (docs/python.md#diagnostics). spans: each task's TaskTiming carries its
         blocks' spans per core (what simpler's swimlane records hold). scope_stats_dir: write
-        simpler's scope_stats.jsonl there (each scope's ring state as it begins and ends)."""
+        simpler's scope_stats.jsonl there (each scope's ring state as it begins and ends).
+        deps_json: write simpler's deps.json (--enable-dep-gen) there: the graph's tasks,
+        tensors and dependency edges, each edge with its source (explicit, creator, tensormap)."""
         self._check_usable()
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
@@ -313,6 +315,8 @@ class Worker:
             request["spans"] = True
         if scope_stats_dir:
             request["scope_stats_dir"] = os.path.abspath(scope_stats_dir)
+        if deps_json:
+            request["deps_json"] = os.path.abspath(deps_json)
         if dump_args:
             if not dump_dir:
                 raise ValueError("dump_args needs a dump_dir")

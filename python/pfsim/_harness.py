@@ -22,8 +22,6 @@ WRITTEN = {"--dump-args": ("dump_args", (0, 1, 2, 3)),
 
 # simpler's diagnostics options -> why pfsim refuses them (a usage error naming the option)
 DIAGNOSTICS = {
-    "--enable-dep-gen": ("enable_dep_gen", "pfsim does not write dependency records; --pfsim-trace shows each "
-                         "task's dependencies"),
     "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim does not model the AICPU scheduler's own "
                                    "overhead records"),
 }
@@ -43,6 +41,9 @@ def pytest_addoption(parser):
     group.addoption("--skip-golden", action="store_true", default=False, help="do not compare with the golden")
     group.addoption("--level", type=int, default=None,
                     help="run only the scene tests of this level: 2 (one die) or 3 (several dies)")
+    group.addoption("--pfsim-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a configuration setting for every worker of the session (repeatable), over a class's "
+                         "PFSIM_SET: e.g. core.subblock_register=zero for kernels written for the board's register")
     group.addoption("--pfsim-trace", default=None, metavar="DIR",
                     help="write a Chrome trace (Perfetto) of every run into DIR")
     group.addoption("--dump-args", dest="dump_args", nargs="?", const=1, type=int, default=0, metavar="LEVEL",
@@ -50,18 +51,18 @@ def pytest_addoption(parser):
                          "CoreTaskArgs::dump marks, 2 every argument, 3 every argument with bytes of the marked")
     group.addoption("--enable-chip-swimlane", dest="enable_chip_swimlane", nargs="?", const=4, type=int, default=0,
                     metavar="LEVEL", help="simpler's swimlane records (chip_swimlane_records.json) in simulated time "
-                                          "into outputs/CLASS_CASE_TIME: 1 AICore, 2 (and 3, 4: written as 2) with "
-                                          "the AICPU's dispatch and completion")
+                                          "into outputs/CLASS_CASE_TIME: 1 AICore, 2 with the AICPU's dispatch and "
+                                          "completion, 3 (and 4: written as 3) with the scheduler's phases")
     group.addoption("--enable-pmu", dest="enable_pmu", nargs="?", const=2, type=int, default=0, metavar="EVENT",
                     help="simpler's pmu.csv into outputs/CLASS_CASE_TIME: each block's cycles and its pipes' busy "
                          "cycles (2, PIPE_UTILIZATION, the one event group pfsim counts)")
+    group.addoption("--enable-dep-gen", dest="enable_dep_gen", action="store_true", default=False,
+                    help="simpler's deps.json (the task graph: tasks, tensors, dependency edges) into "
+                         "outputs/CLASS_CASE_TIME, and deps_viewer.txt where simpler's tools are installed")
     group.addoption("--enable-scope-stats", dest="enable_scope_stats", action="store_true", default=False,
                     help="simpler's scope statistics (scope_stats/scope_stats.jsonl) into outputs/CLASS_CASE_TIME")
     for name, (dest, why) in DIAGNOSTICS.items():
-        if name in ("--enable-dep-gen", "--enable-swimlane-overhead"):
-            group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
-        else:
-            group.addoption(name, dest=dest, nargs="?", const=1, type=int, default=0, help=f"refused: {why}")
+        group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
 
 
 def pytest_configure(config):
@@ -85,6 +86,13 @@ def pytest_configure(config):
         if config.getoption(dest) not in levels:
             raise pytest.UsageError(f"pfsim: {name} {config.getoption(dest)}: not a value pfsim writes (it writes "
                                     f"{', '.join(map(str, levels))})")
+    from .testing import SESSION_SET
+
+    for setting in config.getoption("--pfsim-set"):
+        key, sep, value = setting.partition("=")
+        if not sep or not key.strip():
+            raise pytest.UsageError(f"pfsim: --pfsim-set {setting}: KEY=VALUE (a setting of `pfsim config`)")
+        SESSION_SET[key.strip()] = value.strip()
     warning = _diagnostics.swimlane_warning(config.getoption("enable_chip_swimlane"))
     if warning:
         print(warning, file=sys.stderr)
@@ -170,7 +178,9 @@ class _LazyWorker:
         if self._worker is None:
             from . import Worker
 
-            self._worker = Worker(enable_sdma=self._enable_sdma)
+            from .testing import SESSION_SET
+
+            self._worker = Worker(enable_sdma=self._enable_sdma, set=dict(SESSION_SET))
         return getattr(self._worker, name)
 
     def close(self):

@@ -63,10 +63,12 @@ def _warn_unmodelled_config(config: dict, where: str) -> None:
 
 
 RUNTIME_ENV_KEYS = {"ring_task_window", "ring_heap", "ring_dep_pool"}
+# `pfsim test --pfsim-set KEY=VALUE`: configuration every worker of the session takes, over a
+# class's PFSIM_SET (pfsim._harness fills it)
+SESSION_SET: dict = {}
 # Methods of simpler's SceneTestCase that run a case there and that pfsim's harness
 # does not call: a class overriding one is refused (what it adds would silently not
-# run). (_build_config is not among them: the tests that override it read
-# diagnostics pfsim refuses by name.)
+# run). (_build_config is not among them: pfsim's harness calls it before each run.)
 SIMPLER_INTERNAL_HOOKS = {"_run_and_validate", "_run_and_validate_l2", "_run_and_validate_l3", "build_callable",
                           "_create_worker", "compile_chip_callable", "_compile_l3_callables"}
 
@@ -371,6 +373,7 @@ class SceneTestCase:
     SKIP_GOLDEN = False
     RUNTIME_ENV: dict = {}
     PFSIM_SET: dict = {}  # pfsim only: configuration overrides ({"l2.size": "96MiB"}) for every case
+    # (`pfsim test --pfsim-set KEY=VALUE` adds to them for a session: SESSION_SET)
 
     def generate_args(self, params) -> TaskArgsBuilder:
         raise NotImplementedError(f"{type(self).__name__} must define generate_args(params)")
@@ -413,14 +416,27 @@ class SceneTestCase:
             return "not selected by --case"
         return None
 
+    def _build_config(self, config_dict, enable_chip_swimlane=0, enable_dump_args=False, enable_pmu=0,
+                      enable_dep_gen=False, enable_scope_stats=False, *, output_prefix=""):
+        """simpler's hook: a case's CallConfig with the diagnostics of one run and the folder they go
+        to. The harness calls it before each run (a class overriding it sees them) and checks that
+        what it returns asks for the diagnostics the options ask for (pfsim writes those)."""
+        config = case_config({"config": config_dict}, type(self).__name__)
+        config.enable_chip_swimlane = enable_chip_swimlane
+        config.enable_dump_args = enable_dump_args
+        config.enable_pmu = enable_pmu
+        config.enable_dep_gen = enable_dep_gen
+        config.enable_scope_stats = enable_scope_stats
+        config.output_prefix = str(output_prefix) if output_prefix else ""
+        return config
+
     def _matching_cases(self, st_platform, request) -> list[dict]:
         """The cases that run in this session (simpler's name; pfsim selects by its own platform rule)."""
         return [c for c in self.CASES if self._skip_reason(c, request) is None]
 
     @staticmethod
     def _effective_enable_dep_gen(request) -> bool:
-        """Whether dependency records are written (simpler's name): never on pfsim, which
-        refuses --enable-dep-gen by name."""
+        """Whether deps.json is written (simpler's name): --enable-dep-gen."""
         return bool(request.config.getoption("--enable-dep-gen", default=False))
 
     def test_run(self, st_platform, st_worker, request):
@@ -498,13 +514,14 @@ class SceneTestCase:
         swimlane = _diagnostics.swimlane_level(int(opt("--enable-chip-swimlane", default=0) or 0))
         scope_stats = bool(opt("--enable-scope-stats", default=False))
         pmu = int(opt("--enable-pmu", default=0) or 0)
+        dep_gen = bool(opt("--enable-dep-gen", default=False))
         prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}")
-                  if dump_args or swimlane or scope_stats or pmu else None)
+                  if dump_args or swimlane or scope_stats or pmu or dep_gen else None)
         runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             for prefetch in (False, True):
                 try:
-                    with Worker(enable_sdma=sdma, set=dict(self.PFSIM_SET)) as worker:
+                    with Worker(enable_sdma=sdma, set={**self.PFSIM_SET, **SESSION_SET}) as worker:
                         handle = worker.register(callable_)
                         for r in range(rounds):
                             run_args = args.fresh_outputs(written)
@@ -520,6 +537,17 @@ class SceneTestCase:
                             if scope_stats:
                                 diagnostics["scope_stats_dir"] = str(_diagnostics.run_dir(prefix, prefetch) /
                                                                      "scope_stats")
+                            if dep_gen:
+                                diagnostics["deps_json"] = str(_diagnostics.run_dir(prefix, prefetch) / "deps.json")
+                            asked = (swimlane, dump_args, pmu, dep_gen, scope_stats)
+                            built = self._build_config(case.get("config", {}), *asked, output_prefix=str(
+                                _diagnostics.run_dir(prefix, prefetch)) if prefix else "")
+                            got = tuple(getattr(built, f"enable_{k}") for k in
+                                        ("chip_swimlane", "dump_args", "pmu", "dep_gen", "scope_stats"))
+                            if got != asked:
+                                raise _CaseFailed(f"{what}: {cls_name}._build_config returns diagnostics {got} "
+                                                  f"(swimlane, dump_args, pmu, dep_gen, scope_stats) where the "
+                                                  f"options ask for {asked}: pfsim writes what the options ask")
                             started = time.perf_counter()
                             result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
                                                 **rings, **diagnostics)
@@ -530,6 +558,10 @@ class SceneTestCase:
                             if pmu:
                                 (_diagnostics.run_dir(prefix, prefetch) / "pmu.csv").write_text(
                                     _diagnostics.pmu_csv(result, pmu, worker.config["chip.clock"]))
+                            if dep_gen:
+                                unwritten = _diagnostics.deps_viewer_text(Path(diagnostics["deps_json"]))
+                                if unwritten:
+                                    _warn_once("--enable-dep-gen", unwritten)
                             label = f"prefetch {'on' if prefetch else 'off'}" + ("" if rounds == 1 else f", round {r}")
                             if not skip_golden:
                                 try:
@@ -577,7 +609,7 @@ class SceneTestCase:
         devices, subs = cls._l3_shape()
         worker = L3Worker(device_count=device_count or devices,
                           num_sub_workers=subs if num_sub_workers is None else num_sub_workers,
-                          enable_sdma=enable_sdma, set=dict(cls.PFSIM_SET))
+                          enable_sdma=enable_sdma, set={**cls.PFSIM_SET, **SESSION_SET})
         try:
             entries, chips, subs_ = {}, {}, {}
             for entry in cls.CALLABLE.get("callables", []):

@@ -11,9 +11,8 @@
 #include <stdexcept>
 
 namespace pfsim::rt {
-namespace {
 
-const char* dtype_name(DataType t) {
+const char* data_type_name(DataType t) {
     switch (t) {
         case DataType::FLOAT32: return "FLOAT32";
         case DataType::FLOAT16: return "FLOAT16";
@@ -30,6 +29,8 @@ const char* dtype_name(DataType t) {
     }
     return "UNKNOWN";
 }
+
+namespace {
 
 // A scalar's value in JSON, read as the type it was added as.
 std::string scalar_json(DataType t, uint64_t bits) {
@@ -194,7 +195,7 @@ void ArgsDump::write(const std::string& dir) const {
         j << (first ? "\n" : ",\n") << "    {\"task_id\": \"" << id << "\", \"func_id\": " << funcs
           << ", \"arg_index\": " << r.arg_index << ", \"role\": \"" << r.role << "\", \"stage\": \""
           << (r.after ? "after_completion" : "before_dispatch") << "\", \"kind\": \"" << (r.scalar ? "scalar" : "tensor")
-          << "\", \"dtype\": \"" << dtype_name(r.dtype) << "\"";
+          << "\", \"dtype\": \"" << data_type_name(r.dtype) << "\"";
         first = false;
         if (r.scalar) {
             j << ", \"value\": " << scalar_json(r.dtype, r.value)

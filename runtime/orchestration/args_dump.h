@@ -18,6 +18,9 @@
 
 namespace pfsim::rt {
 
+// simpler's name of a data type ("FLOAT32").
+const char* data_type_name(DataType t);
+
 class ArgsDump {
 public:
     // simpler's levels: PARTIAL dumps the arguments CoreTaskArgs::dump marked

@@ -184,10 +184,15 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     }
 
     std::vector<uint32_t> retained;  // explicit DEP_RETAIN and creator edges: they hold the producer's slot
+    using Edge = GraphTask::Edge;
     for (int i = 0; i < args.dep_count(); ++i) {
-        if (args.dep_kind(i) & DEP_WAIT) task.deps.push_back(static_cast<uint32_t>(args.dep(i).raw));
-        if (args.dep_kind(i) & DEP_RETAIN) retained.push_back(static_cast<uint32_t>(args.dep(i).raw));
+        const uint32_t d = static_cast<uint32_t>(args.dep(i).raw);
+        if (args.dep_kind(i) & DEP_WAIT) task.deps.push_back(d);
+        if (args.dep_kind(i) & DEP_RETAIN) retained.push_back(d);
+        task.edges.push_back({d, -1, Edge::Source::Explicit, args.dep_kind(i), false, nullptr});
     }
+    task.manual_scope = manual;
+    task.early_resolve = args.allow_early_resolve();
     size_t next_output = 0;
     std::vector<Producer> reads, writes, inouts;  // registered once the task is accepted
     for (int i = 0; i < args.tensor_count(); ++i) {
@@ -200,14 +205,20 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         if (t->owner_task_id.is_valid() && t->owner_task_id.raw < task.index) {
             task.deps.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
             retained.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
+            task.edges.push_back({static_cast<uint32_t>(t->owner_task_id.raw), i, Edge::Source::Creator,
+                                  DEP_WAIT | DEP_RETAIN, false, nullptr});
         }
-        Producer range{t->buffer.addr, 0, 0, task.index};
+        Producer range{t->buffer.addr, 0, 0, task.index, t};
         byte_range(*t, &range.begin, &range.end);
         if (e.type != TensorArgType::OUTPUT_EXISTING) reads.push_back(range);
         if (e.type == TensorArgType::NO_DEP) continue;
         if ((e.type == TensorArgType::INPUT || e.type == TensorArgType::INOUT) && !t->manual_dep) {
             for (const Producer& p : producers_) {
-                if (p.base == range.base && p.begin < range.end && range.begin < p.end) task.deps.push_back(p.task);
+                if (p.base == range.base && p.begin < range.end && range.begin < p.end) {
+                    task.deps.push_back(p.task);
+                    task.edges.push_back({p.task, i, Edge::Source::TensorMap, DEP_WAIT,
+                                          range.begin <= p.begin && p.end <= range.end, p.tensor});
+                }
             }
         }
         if (e.type == TensorArgType::INOUT) inouts.push_back(range);

@@ -46,6 +46,21 @@ struct GraphTask {
     // The id simpler's runtime gives it: its ring (scope depth) << 32 | its place in that ring.
     uint64_t ring_id = 0;
     std::vector<uint32_t> deps;  // earlier tasks, sorted, unique
+    // Where each dependency came from, as simpler's dep-gen records it (deps.json): an
+    // edge per explicit dependency, then per tensor argument its creator and the
+    // TensorMap's producers it overlaps. A producer can appear on several edges.
+    struct Edge {
+        enum class Source : uint8_t { Explicit, Creator, TensorMap };
+        uint32_t pred = 0;   // the producer's index
+        int32_t arg = -1;    // the tensor argument it binds (-1: explicit)
+        Source source = Source::Explicit;
+        DepFlags flags = DEP_WAIT;
+        bool covered = false;                  // TensorMap: the argument spans the producer's whole range
+        const ChipTensor* producer = nullptr;  // TensorMap: the tensor the producer wrote
+    };
+    std::vector<Edge> edges;
+    bool manual_scope = false;   // submitted in a manual scope
+    bool early_resolve = false;  // set_allow_early_resolve
     uint32_t scope_depth = 0;
     uint64_t release_ps = 0;  // when the submission reaches the scheduler, from the graph's start
     std::string site;         // "orch.cpp:42": where it was submitted
@@ -203,6 +218,9 @@ public:
 
     // A stable descriptor owned by the graph (arguments, outputs).
     const ChipTensor* keep(const ChipTensor& t);
+    // The descriptors keep() made, for the tasks' pointers to outlive the graph (they stay
+    // where they are); the graph records no more after it.
+    std::deque<ChipTensor> take_tensors() { return std::move(tensors_); }
 
     const std::vector<GraphTask>& tasks() const { return tasks_; }
     const std::vector<std::string>& log_lines() const { return log_; }
@@ -218,6 +236,7 @@ private:
     struct Producer {
         uint64_t base, begin, end;  // buffer address, byte range
         uint32_t task;
+        const ChipTensor* tensor;   // what it wrote
     };
     static void byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end);
     // The GM address of element `indices` of `t`, or ~0 with `why`.

@@ -203,16 +203,46 @@ def test_without_spans_a_run_has_none_to_write():
     assert _diagnostics.swimlane_records(result, 1)["aicore_tasks"] == []
 
 
-def test_enable_chip_swimlane_writes_simpler_s_records_per_case_and_warns_of_levels_3_and_4(tmp_path):
+def test_swimlane_level_3_adds_the_scheduler_s_phases_one_record_per_act():
+    from pfsim import _diagnostics
+
+    result = run_spmd_chain(spans=True)
+    records = _diagnostics.swimlane_records(result, 3)
+    assert records["metadata"]["core_to_thread"] == [0] * 72  # one simulated scheduler serves every core
+    (phases,) = records["aicpu_scheduler_phases"]
+    spans = [s for t in result.tasks for s in t.spans]
+    kinds = [p["kind"] for p in phases]
+    # 3 tasks of 4 blocks: each task's blocks go out at one instant, and each block's completion is taken
+    assert kinds.count("dispatch") == 3 and sum(p["pop_hit"] for p in phases if p["kind"] == "dispatch") == 3
+    assert sum(p["tasks_processed"] for p in phases if p["kind"] == "complete") == len(spans) == 12
+    assert all(p["pop_miss"] == 0 for p in phases if p["kind"] == "dispatch")
+    assert [p["loop_iter"] for p in phases] == list(range(1, len(phases) + 1))
+    for before, after in zip(phases, phases[1:]):  # one thread: in time order, never two at once
+        assert before["start_cycles"] <= before["end_cycles"] <= after["start_cycles"], (before, after)
+    starts = {p["start_cycles"] for p in phases if p["kind"] == "dispatch"}
+    assert starts == {round(s["dispatch_ns"]) for s in spans}
+    dispatch = [p for p in phases if p["kind"] == "dispatch"]
+    assert all(p["end_cycles"] > p["start_cycles"] for p in dispatch)  # orch.dispatch_latency
+    # negative control: level 2 has no scheduler records
+    assert "aicpu_scheduler_phases" not in _diagnostics.swimlane_records(result, 2)
+    assert "core_to_thread" not in _diagnostics.swimlane_records(result, 2)["metadata"]
+
+
+def test_enable_chip_swimlane_and_dep_gen_write_simpler_s_records_per_case_and_warn_of_level_4(tmp_path):
     scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane")  # simpler's bare flag: level 4
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "--enable-dep-gen")  # bare swimlane: level 4
     assert rc == 0, out
-    assert "pfsim: warning: --enable-chip-swimlane 4: pfsim writes level 2" in out, out
+    assert "pfsim: warning: --enable-chip-swimlane 4: pfsim writes level 3" in out, out
     (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
     for path in (prefix, prefix / "prefetch_off"):
         data = json.loads((path / "chip_swimlane_records.json").read_text())
-        assert data["chip_swimlane_level"] == 2 and len(data["aicore_tasks"]) == 3, data
+        assert data["chip_swimlane_level"] == 3 and len(data["aicore_tasks"]) == 3, data
+        assert sum(p.get("pop_hit", 0) for p in data["aicpu_scheduler_phases"][0]) == 3, data
         assert not (path / "args_dump").exists()
+        deps = json.loads((path / "deps.json").read_text())
+        assert [(e["source"], int(e["pred"]), int(e["succ"])) for e in deps["edges"]] == [
+            ("creator", 0, 1 << 32), ("creator", 1 << 32, (1 << 32) + 1)], deps
+        assert {row[1] for row in data["aicore_tasks"]} == {int(t["task_id"]) for t in deps["tasks"]}
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "5", "--collect-only")
     assert rc == 4 and "pfsim: --enable-chip-swimlane 5: not a value pfsim writes (it writes 0, 1, 2, 3, 4)" in out, out
 
@@ -261,3 +291,89 @@ def test_enable_pmu_writes_each_block_s_cycles_and_its_pipes_busy_cycles(tmp_pat
         assert max(busy) <= total and d["event_type"] == "2", d
     rc, out = pfsim_test(tmp_path, "--enable-pmu", "4", "--collect-only")
     assert rc == 4 and "pfsim: --enable-pmu 4: not a value pfsim writes (it writes 0, 2)" in out, out
+
+
+def run_dep_orch(tmp_path, manual_out=False):
+    """tests/python/scenes/dep_gen/dep_orch.cpp on a Worker with deps_json: (RunResult, deps.json)."""
+    import torch
+
+    orch = open(os.path.join(HERE, "scenes", "dep_gen", "dep_orch.cpp")).read()
+    source = tmp_path / "dep_orch.cpp"
+    source.write_text(("#define DEP_GEN_MANUAL_OUT\n" if manual_out else "") + orch)
+    kernels = os.path.join(CASES, "vector_chain", "kernels", "aiv")
+    callable_ = pfsim.Callable.from_dict({
+        "orchestration": {"source": str(source), "signature": [1, 1, 2]},
+        "incores": [{"func_id": 0, "source": os.path.join(kernels, "kernel_add.cpp"), "core_type": "aiv"},
+                    {"func_id": 1, "source": os.path.join(kernels, "kernel_scale.cpp"), "core_type": "aiv"}],
+    }, str(tmp_path))
+    n = 256
+    with pfsim.Worker() as worker:
+        result = worker.run(worker.register(callable_), [torch.arange(n, dtype=torch.float32), torch.ones(n),
+                                                          torch.zeros(n)], deps_json=tmp_path / "deps.json", spans=True)
+    return result, json.loads((tmp_path / "deps.json").read_text())
+
+
+def test_deps_json_records_each_dependency_with_its_source_and_slices(tmp_path):
+    result, deps = run_dep_orch(tmp_path)
+    assert result.error is None, result.error
+    ids = [t.task_id for t in result.tasks]
+    assert [t["task_id"] for t in deps["tasks"]] == [str(i) for i in ids]  # simpler's ids, quoted
+    edges = [(int(e["pred"]), int(e["succ"]), e["source"], e["arg"], e["flags"], e.get("overlap")) for e in deps["edges"]]
+    assert edges == [
+        (ids[0], ids[1], "creator", 0, ["wait", "retain"], None),
+        (ids[0], ids[2], "explicit", -1, ["wait", "retain"], None),  # set_dependencies: both, by default
+        (ids[1], ids[2], "tensormap", 0, ["wait"], "covered"),
+        (ids[1], ids[3], "tensormap", 0, ["wait"], "other")]
+    # the edges are the dependencies the scheduler honoured
+    index = {tid: i for i, tid in enumerate(ids)}
+    for i, task in enumerate(result.tasks):
+        assert sorted({index[int(e["pred"])] for e in deps["edges"] if int(e["succ"]) == ids[i]}) == task.deps
+    tensors = {t["tensor_id"]: t for t in deps["tensors"]}
+    half = deps["edges"][3]
+    assert (half["consumer_shape"], half["consumer_start_offset"], half["consumer_strides"]) == ([128], "0", [1])
+    assert (half["producer_shape"], half["producer_start_offset"]) == ([256], "0")
+    assert tensors[half["tensor_id"]]["buffer_numel"] == "256" and tensors[half["tensor_id"]]["dtype"] == "FLOAT32"
+    assert "tensor_id" not in deps["edges"][1]  # an explicit edge binds no tensor
+    assert all(e["tensor_id"] in tensors for e in deps["edges"] if e["source"] != "explicit")
+    assert [a["type"] for a in deps["tasks"][0]["args"]] == ["INPUT", "INPUT", "OUTPUT"]
+    assert "tensor_id" not in deps["tasks"][0]["args"][2]  # an output has no tensor when submitted
+    assert deps["tasks"][2]["kernel_ids"] == [-1, 1, -1] and deps["tasks"][2]["scope"] == "auto"
+
+
+def test_deps_json_of_a_manual_dep_tensor_has_no_tensormap_edge(tmp_path):
+    # negative control: with `out` manual_dep, tasks 2 and 3 do not look it up in the TensorMap
+    result, deps = run_dep_orch(tmp_path, manual_out=True)
+    assert [e["source"] for e in deps["edges"]] == ["creator", "explicit"]
+    assert result.tasks[3].deps == []
+
+
+BUILD_CONFIG = """
+    def _build_config(self, config_dict, *args, **kwargs):
+        config = super()._build_config(config_dict, *args, **kwargs)
+        self.seen = (config.enable_chip_swimlane, kwargs["output_prefix"])
+        config.enable_chip_swimlane = OVERRIDE
+        return config
+
+    def compare_outputs(self, *args):
+        import os
+        super().compare_outputs(*args)
+        level, prefix = self.seen
+        assert os.path.exists(os.path.join(prefix, "chip_swimlane_records.json")), self.seen
+        print("hook saw level", level, "in", os.path.basename(prefix))
+"""
+
+
+def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(tmp_path):
+    # simpler's dfx tests override _build_config to find their records, then check them in compare_outputs
+    path = scene(tmp_path)
+    path.write_text(path.read_text() + BUILD_CONFIG.replace("OVERRIDE", "config.enable_chip_swimlane"))
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3", "-s")
+    assert rc == 0, out
+    assert "hook saw level 3 in prefetch_off" in out and "hook saw level 3 in TestDump_small_" in out, out
+    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    assert not (prefix / "deps.json").exists()  # negative control of --enable-dep-gen: none without it
+    # negative control: a hook that asks for other diagnostics than the options fails the case, naming it
+    path.write_text(path.read_text().replace("config.enable_chip_swimlane = config.enable_chip_swimlane",
+                                             "config.enable_chip_swimlane = 1"))
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3")
+    assert rc == 1 and "TestDump._build_config returns diagnostics (1, 0, 0, False, False)" in out, out

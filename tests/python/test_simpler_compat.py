@@ -90,7 +90,7 @@ OWN_TEST_RUN = CHAIN + """
         super().test_run(st_platform, st_worker, request)
         ran = [c["name"] for c in self._matching_cases(st_platform, request)]
         assert ran == ["small"] and st_platform == "a2a3sim", (ran, st_platform)
-        assert not self._effective_enable_dep_gen(request)  # simpler's dep_gen tests ask
+        assert not self._effective_enable_dep_gen(request)  # simpler's dep_gen tests ask (not given here)
         print("own test_run checked", ran)
 
     def test_the_fixtures(self, st_platform, st_worker, st_device_ids):
@@ -198,7 +198,7 @@ def test_a_config_at_its_default_is_honoured(tmp_path):
 
 
 def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tmp_path):
-    options = ["--enable-dep-gen", "--enable-swimlane-overhead"]
+    options = ["--enable-swimlane-overhead"]
     rc, out = pfsim_test(scene(tmp_path, CHAIN), *options, "--collect-only", "-q")
     assert rc == 4, out
     for option in options:
@@ -214,6 +214,7 @@ def test_simpler_s_diagnostics_options_pfsim_cannot_write_are_refused_by_name(tm
     (["--platform", "a5sim"], "pfsim: --platform a5sim: pfsim simulates an a2a3 die"),
     (["--level", "4"], "pfsim: --level 4: pfsim runs level-2 (one die) and level-3 (several dies of one node)"),
     (["--device", "4-x"], "pfsim: --device 4-x: a device id or a range"),
+    (["--pfsim-set", "core.subblock_register"], "pfsim: --pfsim-set core.subblock_register: KEY=VALUE"),
 ])
 def test_bad_options_are_usage_errors_naming_them(tmp_path, args, message):
     rc, out = pfsim_test(scene(tmp_path, CHAIN), *args, "--collect-only", "-q")
@@ -274,3 +275,17 @@ def test_the_plugin_turns_pfsim_on_only_when_asked():
     assert wanted([], ["pfsim.plugin"]) and wanted(["x.py", "--platform", "pfsim"], [])
     assert wanted(["--platform=pfsim"], [])
     assert not wanted(["--platform", "a2a3sim"], []) and not wanted(["x.py"], ["other"])
+
+
+def test_pfsim_set_reaches_every_worker_of_the_session(tmp_path):
+    body = CHAIN + """
+    def test_the_setting(self, st_worker):
+        print("subblock register:", st_worker.config["core.subblock_register"])
+        assert st_worker.config["core.subblock_register"] == "zero"
+"""
+    path = scene(tmp_path, body)
+    rc, out = pfsim_test(path, "-k", "test_the_setting", "-s", "--pfsim-set", "core.subblock_register=zero")
+    assert rc == 0 and "subblock register: zero" in out, out
+    # negative control: without the option the worker has the preset's value
+    rc, out = pfsim_test(path, "-k", "test_the_setting", "-s")
+    assert rc == 1 and "subblock register: lane" in out, out

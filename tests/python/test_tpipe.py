@@ -111,3 +111,25 @@ def test_block_local_statics_are_one_per_core(tmp_path, per_core):
         assert y[:2].tolist() == [0.0, 1.0]
     else:
         assert y[0] == y[1], y  # one core's value overwrote the other's
+
+
+@pytest.mark.parametrize("register", ["lane", "zero"])
+def test_the_subblock_register_reads_the_lane_or_the_board_s_zero(tmp_path, register):
+    """core.subblock_register: the no-argument get_subblockid() reads the vector core's lane (a2a3sim's
+    identity, the default) or 0 on both (the board under simpler's runtime); get_sub_block_id(args)
+    is the lane either way. The two settings are each other's negative control."""
+    text = open(os.path.join(HERE, "kernels/mix/kernel_block_local.cpp")).read()
+    for line in ("[[block_local]] static int32_t lane;\n", "#define get_subblockid() lane\n",
+                 "    lane = get_sub_block_id(args);\n"):
+        assert line in text
+        text = text.replace(line, "")
+    source = tmp_path / "kernel_subblock.cpp"
+    source.write_text(text)
+    with pfsim.Worker(set={"core.subblock_register": register}) as worker:
+        handle = worker.register(pfsim.Callable(
+            orchestration=os.path.join(HERE, "kernels/orchestration/tpipe_orch.cpp"),
+            incores=[{"func_id": 0, "source": str(source), "core_type": "aic"},
+                     {"func_id": 1, "source": str(source), "core_type": "aiv"}]))
+        y = torch.full((16,), -1.0)
+        worker.run(handle, [torch.zeros(1), torch.zeros(1), y, torch.zeros(1, dtype=torch.uint8), 0, 0])
+    assert y[:2].tolist() == ([0.0, 1.0] if register == "lane" else [0.0, 0.0])
