@@ -42,10 +42,10 @@ const std::map<std::string, std::string>& known_gaps() {
         {"l2_bypass_gain", "the model's L2 (LRU, or SRRIP) keeps the reused activations while 24 MiB of weights stream "
                            "between two of their loads: the allocating twin loses only each round's first activation "
                            "loads, not the field's 7.9 %; what evicts them on the card (its replacement) is not published"},
-        {"setup_rounds_after_5", "pfsim's scheduler puts a lone warm on the lowest free cluster, so a loop's warms reuse "
-                                 "one channel and only its first round pays the set-up; the field's rounds land their "
-                                 "warms on about 48 channels (the decode step's other tasks hold cores), a placement a "
-                                 "microbenchmark loop does not have"},
+        {"setup_rounds_after_5", "a loop's warms reuse one channel, so only its first round pays the set-up; spreading "
+                                 "them over the 48 channels cannot give 44 after 5 and none after 20 at once, and the "
+                                 "field's current account (a few % of issues blocking for thousands of issues) is no "
+                                 "one-time set-up: what causes it is not published"},
         {"l2_bypass_mte2", "as l2_bypass_gain: with the activations kept either way, a bypassed weight line costs its "
                            "MTE2 what an allocating one does (a miss's time), so the load side barely moves"},
     };
