@@ -93,6 +93,30 @@ def test_a_prefetch_that_pays_off_is_reported_with_its_gain(tmp_path):
     assert 5 < gain < 40, out
 
 
+def test_uncertainty_gives_a_cases_gain_its_band_as_check_uncertainty_does(tmp_path):
+    warm = os.path.join(CASES, "weight_warm", "test_weight_warm.py")
+    rc, out = pfsim_test(warm, "--case", "fire_and_forget", "--pfsim-uncertainty=sdma.doorbell_latency",
+                         "--junitxml", tmp_path / "j.xml")
+    assert rc == 0, out
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
+    low, gain, high = (float(props[k]) for k in ("pfsim_gain_low_pct", "pfsim_gain_pct", "pfsim_gain_high_pct"))
+    assert low < gain < high, props  # the doorbell's latency moves the warm's cost
+    assert props["pfsim_gain_most_sensitive"] == "sdma.doorbell_latency" and props["pfsim_gain_sign_holds"] == "True"
+    assert re.search(r"test_run\[fire_and_forget\]: .* gain \+[\d.]+ %, .*, band \+[\d.]+\.\.\+[\d.]+ % "
+                     r"\(moved most by sdma\.doorbell_latency; sign holds\)", out), out
+    # the same band as the CLI's over the same key (the shipped case is this scene test's case)
+    import json
+    check = json.loads(subprocess.run([pfsim.find_binary(), "check", "weight_warm", "--uncertainty", "--vary",
+                                       "sdma.doorbell_latency", "--json"], capture_output=True, text=True,
+                                      timeout=600).stdout)["cases"]
+    cli = next(c for c in check if c["name"] == "weight_warm")
+    assert (round(cli["low_pct"], 3), round(cli["high_pct"], 3)) == (low, high), (cli, props)
+    # the negative control: a key without a range fails the case, naming it, and gives no band
+    rc, out = pfsim_test(warm, "--case", "fire_and_forget", "--pfsim-uncertainty=l2.size")
+    assert rc == 1 and "--pfsim-uncertainty: 'l2.size' has no range in the configuration" in out, out
+    assert "band" not in out
+
+
 def test_a_result_that_depends_on_timing_fails_the_off_on_identity(tmp_path):
     rc, out = pfsim_test(os.path.join(HERE, "scenes", "race", "scene_race.py"))
     assert rc == 1, out
