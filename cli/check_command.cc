@@ -343,6 +343,7 @@ int check_uncertainty(const CommonOptions& o) {
     // The combinations: per case, per direction (0 lowest, 1 highest), each key
     // at the end that moved the case's gain that way from the preset's.
     std::vector<std::vector<std::string>> combined_sets;  // 2 per item, in plan order
+    std::vector<size_t> combined_first;                   // each one's first run (off; on is next), when it has sets
     std::vector<api::RunSpec> combined_runs;
     for (size_t i = 0; i < plan.items.size(); ++i) {
         const std::string& name = plan.items[i].name;
@@ -360,6 +361,8 @@ int check_uncertainty(const CommonOptions& o) {
                 }
             }
             combined_sets.push_back(sets);
+            combined_first.push_back(combined_runs.size());
+            if (sets.empty()) continue;  // nothing moved the gain this way: the preset's pair is the combination
             for (size_t mode = 0; mode < 2; ++mode) {
                 combined_runs.push_back(plan.batch.points[i].runs[mode]);
                 for (const std::string& set : sets) combined_runs.back().config.sets.push_back(set);
@@ -371,7 +374,8 @@ int check_uncertainty(const CommonOptions& o) {
     auto combined_gain = [&](size_t i, int direction) -> std::optional<double> {
         const size_t c = 2 * i + direction;
         if (combined_sets[c].empty()) return std::nullopt;
-        const api::Verdict v = api::judge(run_result(combined_children[2 * c]), run_result(combined_children[2 * c + 1]));
+        const size_t first = combined_first[c];
+        const api::Verdict v = api::judge(run_result(combined_children[first]), run_result(combined_children[first + 1]));
         if (!v.equivalent()) return std::nullopt;
         return v.gain_pct;
     };
