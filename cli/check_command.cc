@@ -384,7 +384,7 @@ int check_uncertainty(const CommonOptions& o) {
         std::printf("%-22s %9s %17s  %-48s %s\n", "kernel", "gain %", "range %", "moved most by (gain % at its ends)", "sign");
     }
     for (const auto& [name, gain] : at_preset) {
-        double low = gain, high = gain, widest = -1;
+        double low = gain, high = gain, widest = 0;  // a key that moves nothing is not the most sensitive
         std::string most;
         nlohmann::json per_key = nlohmann::json::object();
         std::vector<std::string> missing;

@@ -238,6 +238,7 @@ def band_text(props: dict) -> str:
     """A case's gain band (--pfsim-uncertainty) for the summary line, or nothing."""
     if "pfsim_gain_low_pct" not in props:
         return ""
-    most = props["pfsim_gain_most_sensitive"] or "-"
-    return (f", band {props['pfsim_gain_low_pct']:+.1f}..{props['pfsim_gain_high_pct']:+.1f} % (moved most by "
-            f"{most}; sign {'holds' if props['pfsim_gain_sign_holds'] else 'CHANGES'})")
+    most = props["pfsim_gain_most_sensitive"]
+    moved = f"moved most by {most}" if most else "no parameter moves it"
+    return (f", band {props['pfsim_gain_low_pct']:+.1f}..{props['pfsim_gain_high_pct']:+.1f} % ({moved}; "
+            f"sign {'holds' if props['pfsim_gain_sign_holds'] else 'CHANGES'})")

@@ -187,7 +187,7 @@ def gain_band(gain: float, ranges: dict, gain_at) -> dict:
     combinations that push it lowest and highest (each key at the end that moved it that way; a key
     neither of whose ends did keeps its value). gain_at({KEY: VALUE, ...}) is the gain with those
     settings, or None when it could not be measured there. Returns low_pct, high_pct (over every
-    gain measured), most_sensitive (the key whose ends moved it most), sign_holds, per_key,
+    gain measured), most_sensitive (the key whose ends moved it most; "" when none did), sign_holds, per_key,
     combined ({"lowest"|"highest": {"sets", "gain_pct"}}) and not_measured."""
     per_key, not_measured = {}, []
     for key, (low, high) in ranges.items():
@@ -211,7 +211,9 @@ def gain_band(gain: float, ranges: dict, gain_at) -> dict:
     gains = [gain] + [g for ends in per_key.values() for g in ends]
     gains += [c["gain_pct"] for c in combined.values() if c["gain_pct"] is not None]
     low, high = min(gains), max(gains)
-    most = max(per_key, key=lambda k: max(abs(per_key[k][0] - gain), abs(per_key[k][1] - gain)), default="")
+    moved = {k: max(abs(a - gain), abs(b - gain)) for k, (a, b) in per_key.items()}
+    most = max(moved, key=moved.get, default="")  # the first of equals, as the CLI's; none when nothing moved
+    most = most if most and moved[most] > 0 else ""
     return {"low_pct": low, "high_pct": high, "most_sensitive": most,
             "sign_holds": (low > 0 and high > 0) or (low < 0 and high < 0) or (low == 0 and high == 0),
             "per_key": per_key, "combined": combined, "not_measured": not_measured}

@@ -825,6 +825,11 @@ TEST(Check, UncertaintyGivesEachGainAsARangeAndTheParameterMovingItMost) {
     const auto one = nlohmann::json::parse(pfsim("check prefetch_demo --uncertainty --vary sdma.doorbell_latency --json").out)["cases"][0];
     EXPECT_EQ(one["combined"]["lowest"]["gain_pct"], one["per_key"]["sdma.doorbell_latency"][1]);
     EXPECT_EQ(one["low_pct"], one["per_key"]["sdma.doorbell_latency"][1]);
+    // A gain no key moves: no parameter is its most sensitive, and no combination runs.
+    const auto still = nlohmann::json::parse(pfsim("check vector_chain --uncertainty --vary sdma.doorbell_latency --json").out)["cases"][0];
+    EXPECT_EQ(still["per_key"]["sdma.doorbell_latency"], nlohmann::json::array({0.0, 0.0}));
+    EXPECT_EQ(still["most_sensitive"], "");
+    EXPECT_TRUE(still["combined"]["lowest"]["gain_pct"].is_null() && still["combined"]["highest"]["sets"].empty());
     EXPECT_EQ(pfsim("check prefetch_demo --uncertainty --vary l2.size").status, 2);  // no range
     EXPECT_EQ(pfsim("check prefetch_demo --vary core.scalar_op").status, 2);        // without --uncertainty
 }
