@@ -343,12 +343,14 @@ int check_uncertainty(const CommonOptions& o) {
     // The combinations: per case, per direction (0 lowest, 1 highest), each key
     // at the end that moved the case's gain that way from the preset's.
     std::vector<std::vector<std::string>> combined_sets;  // 2 per item, in plan order
-    std::vector<size_t> combined_first;                   // each one's first run (off; on is next), when it has sets
+    std::vector<size_t> combined_first;                   // each one's first run (off; on is next), when it runs
+    std::vector<size_t> combined_variant;                 // of one key: its variant, already run (else 0)
     std::vector<api::RunSpec> combined_runs;
     for (size_t i = 0; i < plan.items.size(); ++i) {
         const std::string& name = plan.items[i].name;
         for (int direction = 0; direction < 2; ++direction) {
             std::vector<std::string> sets;
+            size_t variant = 0;
             if (at_preset.count(name)) {
                 const double gain = at_preset.at(name);
                 for (size_t k = 0; k < keys.size(); ++k) {
@@ -357,12 +359,17 @@ int check_uncertainty(const CommonOptions& o) {
                     const double a = lo.at(name), b = hi.at(name);
                     const bool low_end = direction == 0 ? a <= b : a >= b;
                     const double best = low_end ? a : b;
-                    if (direction == 0 ? best < gain : best > gain) sets.push_back(variants[1 + 2 * k + (low_end ? 0 : 1)]);
+                    if (direction == 0 ? best < gain : best > gain) {
+                        variant = 1 + 2 * k + (low_end ? 0 : 1);
+                        sets.push_back(variants[variant]);
+                    }
                 }
             }
             combined_sets.push_back(sets);
             combined_first.push_back(combined_runs.size());
-            if (sets.empty()) continue;  // nothing moved the gain this way: the preset's pair is the combination
+            combined_variant.push_back(sets.size() == 1 ? variant : 0);
+            // None moved the gain this way: the preset's pair is the combination; one: its own end, run already.
+            if (sets.size() < 2) continue;
             for (size_t mode = 0; mode < 2; ++mode) {
                 combined_runs.push_back(plan.batch.points[i].runs[mode]);
                 for (const std::string& set : sets) combined_runs.back().config.sets.push_back(set);
@@ -370,10 +377,11 @@ int check_uncertainty(const CommonOptions& o) {
         }
     }
     const std::vector<ChildRun> combined_children = run_children(combined_runs, 2);
-    // The gain at item i's combination in `direction`, when it ran and moved a key.
+    // The gain at item i's combination in `direction`, when it moved a key and was measured.
     auto combined_gain = [&](size_t i, int direction) -> std::optional<double> {
         const size_t c = 2 * i + direction;
         if (combined_sets[c].empty()) return std::nullopt;
+        if (combined_variant[c] != 0) return gain_at[combined_variant[c]].at(plan.items[i].name);
         const size_t first = combined_first[c];
         const api::Verdict v = api::judge(run_result(combined_children[first]), run_result(combined_children[first + 1]));
         if (!v.equivalent()) return std::nullopt;

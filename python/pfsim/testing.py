@@ -204,7 +204,11 @@ def gain_band(gain: float, ranges: dict, gain_at) -> dict:
             end = a if low_end else b
             if (end < gain) if direction == "lowest" else (end > gain):
                 sets[key] = ranges[key][0 if low_end else 1]
-        measured = gain_at(sets) if sets else None
+        if len(sets) == 1:  # one key's own end, measured already
+            (key, value), = sets.items()
+            measured = per_key[key][0 if value == ranges[key][0] else 1]
+        else:
+            measured = gain_at(sets) if sets else None
         if sets and measured is None:
             not_measured.append(f"the {direction} combination")
         combined[direction] = {"sets": sets, "gain_pct": measured}
