@@ -290,8 +290,12 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
 
 // pfsim check --uncertainty: the check as asked, then again at each end of
 // every parameter's plausible range (the preset's [ranges]; --vary KEY,...
-// picks some), one parameter at a time. Per case: the gain as a range, the
-// parameter whose ends move it most, and whether its sign holds.
+// picks some), one parameter at a time; then, per case, the combination that
+// pushes its gain lowest and the one that pushes it highest, searched from
+// those runs: each parameter at the end that moved this case's gain that way
+// (left at its value when neither end did). Per case: the gain as a range (over
+// every run made), the parameter whose ends move it most, and whether its sign
+// holds.
 int check_uncertainty(const CommonOptions& o) {
     const Config cfg = resolve_config(o);
     std::vector<std::string> keys;
@@ -336,12 +340,59 @@ int check_uncertainty(const CommonOptions& o) {
     for (size_t v = 0; v < variants.size(); ++v) gain_at.push_back(gains(v));
     const std::map<std::string, double>& at_preset = gain_at[0];
     if (at_preset.empty()) throw std::runtime_error("the check at the configuration's values gave no gain: " + children[0].error_output);
+    // The combinations: per case, per direction (0 lowest, 1 highest), each key
+    // at the end that moved the case's gain that way from the preset's.
+    std::vector<std::vector<std::string>> combined_sets;  // 2 per item, in plan order
+    std::vector<size_t> combined_first;                   // each one's first run (off; on is next), when it runs
+    std::vector<size_t> combined_variant;                 // of one key: its variant, already run (else 0)
+    std::vector<api::RunSpec> combined_runs;
+    for (size_t i = 0; i < plan.items.size(); ++i) {
+        const std::string& name = plan.items[i].name;
+        for (int direction = 0; direction < 2; ++direction) {
+            std::vector<std::string> sets;
+            size_t variant = 0;
+            if (at_preset.count(name)) {
+                const double gain = at_preset.at(name);
+                for (size_t k = 0; k < keys.size(); ++k) {
+                    const auto &lo = gain_at[1 + 2 * k], &hi = gain_at[2 + 2 * k];
+                    if (!lo.count(name) || !hi.count(name)) continue;
+                    const double a = lo.at(name), b = hi.at(name);
+                    const bool low_end = direction == 0 ? a <= b : a >= b;
+                    const double best = low_end ? a : b;
+                    if (direction == 0 ? best < gain : best > gain) {
+                        variant = 1 + 2 * k + (low_end ? 0 : 1);
+                        sets.push_back(variants[variant]);
+                    }
+                }
+            }
+            combined_sets.push_back(sets);
+            combined_first.push_back(combined_runs.size());
+            combined_variant.push_back(sets.size() == 1 ? variant : 0);
+            // None moved the gain this way: the preset's pair is the combination; one: its own end, run already.
+            if (sets.size() < 2) continue;
+            for (size_t mode = 0; mode < 2; ++mode) {
+                combined_runs.push_back(plan.batch.points[i].runs[mode]);
+                for (const std::string& set : sets) combined_runs.back().config.sets.push_back(set);
+            }
+        }
+    }
+    const std::vector<ChildRun> combined_children = run_children(combined_runs, 2);
+    // The gain at item i's combination in `direction`, when it moved a key and was measured.
+    auto combined_gain = [&](size_t i, int direction) -> std::optional<double> {
+        const size_t c = 2 * i + direction;
+        if (combined_sets[c].empty()) return std::nullopt;
+        if (combined_variant[c] != 0) return gain_at[combined_variant[c]].at(plan.items[i].name);
+        const size_t first = combined_first[c];
+        const api::Verdict v = api::judge(run_result(combined_children[first]), run_result(combined_children[first + 1]));
+        if (!v.equivalent()) return std::nullopt;
+        return v.gain_pct;
+    };
     nlohmann::json cases = nlohmann::json::array();
     if (!o.json) {
         std::printf("%-22s %9s %17s  %-48s %s\n", "kernel", "gain %", "range %", "moved most by (gain % at its ends)", "sign");
     }
     for (const auto& [name, gain] : at_preset) {
-        double low = gain, high = gain, widest = -1;
+        double low = gain, high = gain, widest = 0;  // a key that moves nothing is not the most sensitive
         std::string most;
         nlohmann::json per_key = nlohmann::json::object();
         std::vector<std::string> missing;
@@ -358,10 +409,22 @@ int check_uncertainty(const CommonOptions& o) {
             const double moved = std::max(std::fabs(a - gain), std::fabs(b - gain));
             if (moved > widest) widest = moved, most = keys[i];
         }
+        const size_t item = static_cast<size_t>(
+            std::find_if(plan.items.begin(), plan.items.end(), [&](const CheckItem& it) { return it.name == name; }) -
+            plan.items.begin());
+        nlohmann::json combined = nlohmann::json::object();
+        for (int direction = 0; direction < 2; ++direction) {
+            const std::optional<double> g = combined_gain(item, direction);
+            const std::vector<std::string>& sets = combined_sets[2 * item + direction];
+            nlohmann::json entry = {{"sets", sets}, {"gain_pct", g ? nlohmann::json(*g) : nlohmann::json()}};
+            if (!sets.empty() && !g) missing.push_back(direction == 0 ? "the lowest combination" : "the highest combination");
+            if (g) low = std::min(low, *g), high = std::max(high, *g);
+            combined[direction == 0 ? "lowest" : "highest"] = entry;
+        }
         const bool sign_holds = (low > 0 && high > 0) || (low < 0 && high < 0) || (low == 0 && high == 0);
         cases.push_back({{"name", name}, {"gain_pct", gain}, {"low_pct", low}, {"high_pct", high},
                          {"most_sensitive", most}, {"sign_holds", sign_holds}, {"per_key", per_key},
-                         {"not_measured", missing}});
+                         {"combined", combined}, {"not_measured", missing}});
         if (!o.json) {
             char range[64], moved[160];
             std::snprintf(range, sizeof range, "%.2f..%.2f", low, high);
@@ -372,7 +435,7 @@ int check_uncertainty(const CommonOptions& o) {
                               per_key[most][1].get<double>());
             }
             const std::string unmeasured =
-                missing.empty() ? "" : "; not measured at " + std::to_string(missing.size()) + " parameters' ends (a run failed)";
+                missing.empty() ? "" : "; not measured at " + std::to_string(missing.size()) + " of its variants (a run failed)";
             std::printf("%-22s %9.2f %17s  %-48s %s%s\n", name.c_str(), gain, range, moved, sign_holds ? "holds" : "CHANGES",
                         unmeasured.c_str());
         }
@@ -380,8 +443,8 @@ int check_uncertainty(const CommonOptions& o) {
     if (o.json) {
         std::cout << nlohmann::json{{"schema", "pfsim.uncertainty/1"}, {"varied", keys}, {"cases", cases}}.dump(2) << "\n";
     } else {
-        std::printf("%zu cases, %zu parameters varied one at a time (%zu runs)\n", at_preset.size(), keys.size(),
-                    runs.size());
+        std::printf("%zu cases, %zu parameters varied one at a time, then combined (%zu runs)\n", at_preset.size(),
+                    keys.size(), runs.size() + combined_runs.size());
     }
     return 0;
 }

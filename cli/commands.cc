@@ -34,7 +34,8 @@ commands:
                     run still going after --progress seconds (10; 0: never) says so
                     on stderr with its arguments, and again; --uncertainty: the check
                     again at each end of every parameter's plausible range (the
-                    preset's [ranges]; --vary picks some), one at a time: each gain
+                    preset's [ranges]; --vary picks some), one at a time, then at
+                    the combinations pushing each gain lowest and highest: each gain
                     as a range, the parameter moving it most, whether its sign holds
   run KERNEL|CASE.toml [--prefetch on|off] [--arg NAME=VALUE]... [--json] [--inject FAULT]
       [--trace FILE.json] [--waves FILE.vcd|FILE.fst] [--outputs DIR]

@@ -195,12 +195,14 @@ int cmd_device(const std::vector<std::string>& args) {
         reply(failure("bad_input", e.what()));
         return 2;
     }
+    json ranges = json::object();  // each parameter's plausible range: what the harness's --pfsim-uncertainty varies
+    for (const auto& [key, range] : cfg.ranges()) ranges[key] = {range.low, range.high};
     if (ranks) {
         reply({{"ok", true}, {"ready", true}, {"ranks", ranks->ranks()}, {"sdma", ranks->sdma_enabled()},
-               {"warmup", ranks->warmup()}, {"now_ns", ranks->now_ns()}, {"config", cfg.to_json()}});
+               {"warmup", ranks->warmup()}, {"now_ns", ranks->now_ns()}, {"config", cfg.to_json()}, {"ranges", ranges}});
     } else {
         reply({{"ok", true}, {"ready", true}, {"sdma", device->sdma_enabled()}, {"warmup", device->warmup()},
-               {"now_ns", device->now_ns()}, {"config", cfg.to_json()}});
+               {"now_ns", device->now_ns()}, {"config", cfg.to_json()}, {"ranges", ranges}});
     }
     std::string line;
     for (int c; (c = std::fgetc(in)) != EOF;) {

@@ -198,6 +198,8 @@ class Worker:
         self.enable_sdma = bool(device.hello.get("sdma"))
         self.warmup = device.hello.get("warmup", "")
         self.config = device.hello.get("config", {})
+        # each parameter's plausible range, {KEY: (LOW, HIGH)} (the preset's [ranges]: `pfsim check --uncertainty`)
+        self.ranges = {k: tuple(v) for k, v in device.hello.get("ranges", {}).items()}
 
     def _device_args(self) -> list[str]:
         """More arguments of `pfsim device` (a subclass's: level3.Ranks)."""

@@ -46,6 +46,10 @@ def pytest_addoption(parser):
                          "PFSIM_SET: e.g. core.subblock_register=zero for kernels written for the board's register")
     group.addoption("--pfsim-trace", default=None, metavar="DIR",
                     help="write a Chrome trace (Perfetto) of every run into DIR")
+    group.addoption("--pfsim-uncertainty", nargs="?", const="", default=None, metavar="KEY,...",
+                    help="give each level-2 case's gain as a band: run it again at the ends of each parameter's "
+                         "plausible range (the preset's [ranges]; all of them, or the keys named), one at a time, "
+                         "then at the combinations pushing it lowest and highest (pfsim check --uncertainty)")
     group.addoption("--dump-args", dest="dump_args", nargs="?", const=1, type=int, default=0, metavar="LEVEL",
                     help="simpler's argument dump into outputs/CLASS_CASE_TIME/args_dump: 1 the arguments "
                          "CoreTaskArgs::dump marks, 2 every argument, 3 every argument with bytes of the marked")
@@ -237,4 +241,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(
             f"{nodeid}: {p['pfsim_time_off_ns'] / 1e3:.3f} us -> {p['pfsim_time_on_ns'] / 1e3:.3f} us, "
             f"gain {p['pfsim_gain_pct']:+.1f} %, L2 hit rate {100 * p['pfsim_l2_hit_rate_off']:.1f} % -> "
-            f"{100 * p['pfsim_l2_hit_rate_on']:.1f} %")
+            f"{100 * p['pfsim_l2_hit_rate_on']:.1f} %" + band_text(p))
+
+
+def band_text(props: dict) -> str:
+    """A case's gain band (--pfsim-uncertainty) for the summary line, or nothing."""
+    if "pfsim_gain_low_pct" not in props:
+        return ""
+    most = props["pfsim_gain_most_sensitive"]
+    moved = f"moved most by {most}" if most else "no parameter moves it"
+    return (f", band {props['pfsim_gain_low_pct']:+.1f}..{props['pfsim_gain_high_pct']:+.1f} % ({moved}; "
+            f"sign {'holds' if props['pfsim_gain_sign_holds'] else 'CHANGES'})")

@@ -168,6 +168,63 @@ class CaseOutcome(NamedTuple):
         return 100.0 * (self.time_off_ns - self.time_on_ns) / self.time_off_ns if self.time_off_ns else 0.0
 
 
+def uncertainty_keys(option: str | None, ranges: dict) -> list[str] | None:
+    """The parameters `--pfsim-uncertainty[=KEY,...]` varies: None without the option; every key
+    whose range has two ends when it names none; else the keys it names, each of which must have a
+    range (_CaseFailed naming the first that has none)."""
+    if option is None:
+        return None
+    if not option:
+        return [k for k, (low, high) in sorted(ranges.items()) if low != high]
+    keys = [k for k in option.split(",") if k]
+    for key in keys:
+        if key not in ranges:
+            raise _CaseFailed(f"--pfsim-uncertainty: '{key}' has no range in the configuration")
+    return keys
+
+
+def gain_band(gain: float, ranges: dict, gain_at) -> dict:
+    """A gain's band over the parameters' plausible ranges, as `pfsim check --uncertainty` finds it:
+    the gain at each end of each range ({KEY: (LOW, HIGH)}), one key at a time, then at the
+    combinations that push it lowest and highest (each key at the end that moved it that way; a key
+    neither of whose ends did keeps its value). gain_at({KEY: VALUE, ...}) is the gain with those
+    settings, or None when it could not be measured there. Returns low_pct, high_pct (over every
+    gain measured), most_sensitive (the key whose ends moved it most; "" when none did), sign_holds, per_key,
+    combined ({"lowest"|"highest": {"sets", "gain_pct"}}) and not_measured."""
+    per_key, not_measured = {}, []
+    for key, (low, high) in ranges.items():
+        a, b = gain_at({key: low}), gain_at({key: high})
+        if a is None or b is None:
+            not_measured.append(key)
+        else:
+            per_key[key] = (a, b)
+    combined = {}
+    for direction in ("lowest", "highest"):
+        sets = {}
+        for key, (a, b) in per_key.items():
+            low_end = a <= b if direction == "lowest" else a >= b
+            end = a if low_end else b
+            if (end < gain) if direction == "lowest" else (end > gain):
+                sets[key] = ranges[key][0 if low_end else 1]
+        if len(sets) == 1:  # one key's own end, measured already
+            (key, value), = sets.items()
+            measured = per_key[key][0 if value == ranges[key][0] else 1]
+        else:
+            measured = gain_at(sets) if sets else None
+        if sets and measured is None:
+            not_measured.append(f"the {direction} combination")
+        combined[direction] = {"sets": sets, "gain_pct": measured}
+    gains = [gain] + [g for ends in per_key.values() for g in ends]
+    gains += [c["gain_pct"] for c in combined.values() if c["gain_pct"] is not None]
+    low, high = min(gains), max(gains)
+    moved = {k: max(abs(a - gain), abs(b - gain)) for k, (a, b) in per_key.items()}
+    most = max(moved, key=moved.get, default="")  # the first of equals, as the CLI's; none when nothing moved
+    most = most if most and moved[most] > 0 else ""
+    return {"low_pct": low, "high_pct": high, "most_sensitive": most,
+            "sign_holds": (low > 0 and high > 0) or (low < 0 and high < 0) or (low == 0 and high == 0),
+            "per_key": per_key, "combined": combined, "not_measured": not_measured}
+
+
 class _Params(dict):
     """A case's params, remembering which ones the test read."""
 
@@ -517,27 +574,32 @@ class SceneTestCase:
         dep_gen = bool(opt("--enable-dep-gen", default=False))
         prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}")
                   if dump_args or swimlane or scope_stats or pmu or dep_gen else None)
-        runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
-        with _runtime_env(self.RUNTIME_ENV, self._st_dir):
+        ranges = {}  # each parameter's plausible range, as the device reports it
+
+        def pair(overrides: dict, diagnose: bool):
+            """The case prefetch off and on with `overrides` over PFSIM_SET and --pfsim-set, diagnostics
+            only when `diagnose`: (outcome, the off run's result, wall seconds off and on), or _CaseFailed."""
+            runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
             for prefetch in (False, True):
                 try:
-                    with Worker(enable_sdma=sdma, set={**self.PFSIM_SET, **SESSION_SET}) as worker:
+                    with Worker(enable_sdma=sdma, set={**self.PFSIM_SET, **SESSION_SET, **overrides}) as worker:
+                        ranges.update(worker.ranges)
                         handle = worker.register(callable_)
                         for r in range(rounds):
                             run_args = args.fresh_outputs(written)
                             trace = None
-                            if trace_dir:
+                            if trace_dir and diagnose:
                                 os.makedirs(trace_dir, exist_ok=True)
                                 trace = os.path.join(trace_dir, f"{cls_name}.{case_name}.{'on' if prefetch else 'off'}"
                                                      f"{'' if rounds == 1 else f'.{r}'}.json")
-                            diagnostics = {"spans": bool(swimlane or pmu)}
-                            if dump_args:
+                            diagnostics = {"spans": diagnose and bool(swimlane or pmu)}
+                            if dump_args and diagnose:
                                 diagnostics.update(dump_args=dump_args,
                                                    dump_dir=str(_diagnostics.run_dir(prefix, prefetch) / "args_dump"))
-                            if scope_stats:
+                            if scope_stats and diagnose:
                                 diagnostics["scope_stats_dir"] = str(_diagnostics.run_dir(prefix, prefetch) /
                                                                      "scope_stats")
-                            if dep_gen:
+                            if dep_gen and diagnose:
                                 diagnostics["deps_json"] = str(_diagnostics.run_dir(prefix, prefetch) / "deps.json")
                             asked = (swimlane, dump_args, pmu, dep_gen, scope_stats)
                             built = self._build_config(case.get("config", {}), *asked, output_prefix=str(
@@ -552,13 +614,13 @@ class SceneTestCase:
                             result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
                                                 **rings, **diagnostics)
                             walls.setdefault(prefetch, time.perf_counter() - started)
-                            if swimlane:
+                            if swimlane and diagnose:
                                 _diagnostics.write_swimlane(_diagnostics.run_dir(prefix, prefetch) /
                                                             "chip_swimlane_records.json", result, swimlane)
-                            if pmu:
+                            if pmu and diagnose:
                                 (_diagnostics.run_dir(prefix, prefetch) / "pmu.csv").write_text(
                                     _diagnostics.pmu_csv(result, pmu, worker.config["chip.clock"]))
-                            if dep_gen:
+                            if dep_gen and diagnose:
                                 unwritten = _diagnostics.deps_viewer_text(Path(diagnostics["deps_json"]))
                                 if unwritten:
                                     _warn_once("--enable-dep-gen", unwritten)
@@ -577,11 +639,24 @@ class SceneTestCase:
                     raise _CaseFailed(f"{what} (prefetch {'on' if prefetch else 'off'}): {e}") from None
                 except (ValueError, TypeError, RuntimeError, OverflowError) as e:
                     raise _CaseFailed(f"{what}: {e}") from None
-        if not verdict["equivalent"]:
-            raise _CaseFailed(f"{what}: {verdict['failure']} "
-                              "(the prefetch changed a value, or the result depends on timing)")
-        (off, _), (on, _) = runs[False], runs[True]
-        outcome = CaseOutcome(verdict["time_off_ns"], verdict["time_on_ns"], off.l2_hit_rate, on.l2_hit_rate)
+            if not verdict["equivalent"]:
+                raise _CaseFailed(f"{what}: {verdict['failure']} "
+                                  "(the prefetch changed a value, or the result depends on timing)")
+            (off, _), (on, _) = runs[False], runs[True]
+            outcome = CaseOutcome(verdict["time_off_ns"], verdict["time_on_ns"], off.l2_hit_rate, on.l2_hit_rate)
+            return outcome, off, walls
+
+        band = None
+        with _runtime_env(self.RUNTIME_ENV, self._st_dir):
+            outcome, off, walls = pair({}, diagnose=True)
+            keys = uncertainty_keys(opt("--pfsim-uncertainty", default=None), ranges)
+            if keys:
+                def gain_at(sets: dict):
+                    try:
+                        return pair(sets, diagnose=False)[0].gain_pct
+                    except _CaseFailed:
+                        return None  # not measured there
+                band = gain_band(outcome.gain_pct, {k: ranges[k] for k in keys}, gain_at)
         for key, value in (("pfsim_case", case_name), ("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
                            ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
@@ -589,6 +664,10 @@ class SceneTestCase:
                            ("pfsim_tasks", len(off.tasks)),
                            ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
             request.node.user_properties.append((key, value))
+        if band is not None:
+            for key in ("low_pct", "high_pct", "most_sensitive", "sign_holds"):
+                value = band[key]
+                request.node.user_properties.append((f"pfsim_gain_{key}", round(value, 3) if isinstance(value, float) else value))
         return outcome
 
     # -- level 3 ---------------------------------------------------------
@@ -653,6 +732,9 @@ class SceneTestCase:
         if opt("--pfsim-trace", default=None):
             _warn_once("--pfsim-trace", f"{what}: --pfsim-trace: a level-3 run writes no trace yet (not modelled "
                                         "on several dies); the case runs without one")
+        if opt("--pfsim-uncertainty", default=None) is not None:
+            _warn_once("--pfsim-uncertainty", f"{what}: --pfsim-uncertainty: a level-3 case's gain has no band yet "
+                                              "(not run across the ranges on several dies); the case runs once")
         _warn_unmodelled_config(case.get("config", {}), what)
         config = case_config(case, f"{what}", SceneTestLevel.NODE)
         devices, subs = l3_shape(case.get("config", {}), what)

@@ -845,6 +845,30 @@ TEST(Check, UncertaintyGivesEachGainAsARangeAndTheParameterMovingItMost) {
     for (const auto& [key, ends] : c["per_key"].items()) {
         EXPECT_LE(std::max(std::fabs(ends[0].get<double>() - gain), std::fabs(ends[1].get<double>() - gain)), moved_by) << key;
     }
+    // The combinations: each key at the end that moved the gain that way, the
+    // gain there a plain check's with those --sets, and (here, where both keys
+    // move the prefetch's cost) further out than either key alone.
+    const auto lowest = c["combined"]["lowest"], highest = c["combined"]["highest"];
+    EXPECT_EQ(lowest["sets"], nlohmann::json::array({"core.scalar_op=1 cycles", "sdma.doorbell_latency=0.6 us"}));
+    EXPECT_EQ(highest["sets"], nlohmann::json::array({"core.scalar_op=4 cycles", "sdma.doorbell_latency=0.4 us"}));
+    const auto at_lowest = nlohmann::json::parse(
+        pfsim("check prefetch_demo --json --set 'core.scalar_op=1 cycles' --set 'sdma.doorbell_latency=0.6 us'").out);
+    EXPECT_EQ(lowest["gain_pct"], at_lowest["kernels"][0]["gain_pct"]);
+    EXPECT_EQ(low, lowest["gain_pct"].get<double>());
+    EXPECT_EQ(high, highest["gain_pct"].get<double>());
+    for (const auto& [key, ends] : c["per_key"].items()) {
+        EXPECT_LT(low, std::min(ends[0].get<double>(), ends[1].get<double>())) << key;
+        EXPECT_GT(high, std::max(ends[0].get<double>(), ends[1].get<double>())) << key;
+    }
+    // The negative control: one key alone has no combination beyond its own ends.
+    const auto one = nlohmann::json::parse(pfsim("check prefetch_demo --uncertainty --vary sdma.doorbell_latency --json").out)["cases"][0];
+    EXPECT_EQ(one["combined"]["lowest"]["gain_pct"], one["per_key"]["sdma.doorbell_latency"][1]);
+    EXPECT_EQ(one["low_pct"], one["per_key"]["sdma.doorbell_latency"][1]);
+    // A gain no key moves: no parameter is its most sensitive, and no combination runs.
+    const auto still = nlohmann::json::parse(pfsim("check vector_chain --uncertainty --vary sdma.doorbell_latency --json").out)["cases"][0];
+    EXPECT_EQ(still["per_key"]["sdma.doorbell_latency"], nlohmann::json::array({0.0, 0.0}));
+    EXPECT_EQ(still["most_sensitive"], "");
+    EXPECT_TRUE(still["combined"]["lowest"]["gain_pct"].is_null() && still["combined"]["highest"]["sets"].empty());
     EXPECT_EQ(pfsim("check prefetch_demo --uncertainty --vary l2.size").status, 2);  // no range
     EXPECT_EQ(pfsim("check prefetch_demo --vary core.scalar_op").status, 2);        // without --uncertainty
 }

@@ -269,10 +269,10 @@ class TestFetch(SceneTestCase):
 """
 
 
-def run_scene_test(tmp_path, offset):
+def run_scene_test(tmp_path, offset, *options):
     path = tmp_path / "test_l3_scene.py"
     path.write_text(textwrap.dedent(SCENE_TEST.format(scene=SCENE, offset=offset)))
-    return subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"],
+    return subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider", *options],
                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
 
 
@@ -284,6 +284,14 @@ def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_pa
     level2 = subprocess.run([pfsim.find_binary(), "test", str(tmp_path / "test_l3_scene.py"), "--level", "2", "-q",
                              "--collect-only", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True, text=True)
     assert "1 deselected" in level2.stdout, level2.stdout  # --level selects as simpler's does
+
+
+def test_a_level3_case_under_uncertainty_is_warned_by_name_and_runs_once_without_a_band(tmp_path):
+    run = run_scene_test(tmp_path, 1, "-s", "--pfsim-uncertainty=sdma.doorbell_latency")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert ("pfsim: warning: TestFetch::peer: --pfsim-uncertainty: a level-3 case's gain has no band yet"
+            in run.stdout + run.stderr), run.stdout + run.stderr
+    assert "TestFetch::test_run[peer]" in run.stdout and ", band " not in run.stdout
 
 
 def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_path):

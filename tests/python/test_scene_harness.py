@@ -93,6 +93,53 @@ def test_a_prefetch_that_pays_off_is_reported_with_its_gain(tmp_path):
     assert 5 < gain < 40, out
 
 
+def test_uncertainty_gives_a_cases_gain_its_band_as_check_uncertainty_does(tmp_path):
+    warm = os.path.join(CASES, "weight_warm", "test_weight_warm.py")
+    rc, out = pfsim_test(warm, "--case", "fire_and_forget", "--pfsim-uncertainty=sdma.doorbell_latency",
+                         "--junitxml", tmp_path / "j.xml")
+    assert rc == 0, out
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
+    low, gain, high = (float(props[k]) for k in ("pfsim_gain_low_pct", "pfsim_gain_pct", "pfsim_gain_high_pct"))
+    assert low < gain < high, props  # the doorbell's latency moves the warm's cost
+    assert props["pfsim_gain_most_sensitive"] == "sdma.doorbell_latency" and props["pfsim_gain_sign_holds"] == "True"
+    assert re.search(r"test_run\[fire_and_forget\]: .* gain \+[\d.]+ %, .*, band \+[\d.]+\.\.\+[\d.]+ % "
+                     r"\(moved most by sdma\.doorbell_latency; sign holds\)", out), out
+    # the same band as the CLI's over the same key (the shipped case is this scene test's case)
+    import json
+    check = json.loads(subprocess.run([pfsim.find_binary(), "check", "weight_warm", "--uncertainty", "--vary",
+                                       "sdma.doorbell_latency", "--json"], capture_output=True, text=True,
+                                      timeout=600).stdout)["cases"]
+    cli = next(c for c in check if c["name"] == "weight_warm")
+    assert (round(cli["low_pct"], 3), round(cli["high_pct"], 3)) == (low, high), (cli, props)
+
+
+def test_the_band_searches_the_combinations_from_each_keys_direction():
+    from pfsim.testing import _CaseFailed, gain_band, uncertainty_keys
+    ranges = {"a": ("1", "2"), "b": ("x", "y"), "c": ("5", "5")}
+    gains = {(): 10.0, (("a", "1"),): 8.0, (("a", "2"),): 12.0, (("b", "x"),): 11.0, (("b", "y"),): 9.5,
+             (("c", "5"),): 10.0, (("a", "1"), ("b", "y")): 6.0, (("a", "2"), ("b", "x")): 14.0}
+    asked = []
+
+    def gain_at(sets):
+        asked.append(dict(sets))
+        return gains[tuple(sorted(sets.items()))]
+
+    band = gain_band(10.0, ranges, gain_at)
+    assert (band["low_pct"], band["high_pct"], band["most_sensitive"], band["sign_holds"]) == (6.0, 14.0, "a", True)
+    assert band["combined"]["lowest"] == {"sets": {"a": "1", "b": "y"}, "gain_pct": 6.0}
+    assert {"a": "1", "b": "y"} in asked and {"a": "2", "b": "x"} in asked and len(asked) == 8
+    # the negative controls: a combination that cannot be measured is named and leaves the one-key ends;
+    # a gain nothing moves has no most sensitive key and runs no combination
+    failing = gain_band(10.0, ranges, lambda sets: None if len(sets) == 2 else gains[tuple(sorted(sets.items()))])
+    assert (failing["low_pct"], failing["high_pct"]) == (8.0, 12.0)
+    assert failing["not_measured"] == ["the lowest combination", "the highest combination"]
+    flat = gain_band(0.0, {"a": ("1", "2")}, lambda sets: 0.0)
+    assert flat["most_sensitive"] == "" and flat["combined"]["lowest"] == {"sets": {}, "gain_pct": None}
+    assert uncertainty_keys(None, ranges) is None and uncertainty_keys("", ranges) == ["a", "b"]
+    with pytest.raises(_CaseFailed, match="--pfsim-uncertainty: 'l2.size' has no range in the configuration"):
+        uncertainty_keys("b,l2.size", ranges)
+
+
 def test_a_result_that_depends_on_timing_fails_the_off_on_identity(tmp_path):
     rc, out = pfsim_test(os.path.join(HERE, "scenes", "race", "scene_race.py"))
     assert rc == 1, out
