@@ -302,8 +302,10 @@ public:
             core_.load(place.gm, at, bytes);
         }
     }
+    // (Its loops touch the tile and the staging run, never GM: out of the
+    // per-access instrumentation, as element() must be to inline here.)
     template <typename Element>
-    void staged(GmPlace gm, int64_t n, Element element) {
+    PFSIM_TILE_COMPUTE void staged(GmPlace gm, int64_t n, Element element) {
         staging_.resize(static_cast<uint64_t>(n) * sizeof(T));
         for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging_.data() + i * sizeof(T), &element(i), sizeof(T));
         move(gm, staging_.data(), staging_.size());
@@ -349,13 +351,13 @@ void move_nz(const char* instruction, TileT& tile, const GlobalT& global) {
             return global.gm_address(instruction, index, static_cast<uint64_t>(elements) * sizeof(T));
         };
         if (rows_back_to_back && n == c0) {
-            mover.staged(address(0, vr * c0), vr * c0, [&](int64_t i) -> T& {
+            mover.staged(address(0, vr * c0), vr * c0, [&](int64_t i) PFSIM_TILE_COMPUTE -> T& {
                 return tile.at(static_cast<int>(i / c0), static_cast<int>(first + i % c0));
             });
             continue;
         }
         for (int64_t r = 0; r < vr; ++r) {
-            mover.staged(address(r, n), n, [&](int64_t i) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(first + i)); });
+            mover.staged(address(r, n), n, [&](int64_t i) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(first + i)); });
         }
     }
 }
@@ -404,7 +406,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
         for (int64_t c = 0; c < vc; ++c) {
             const GmPlace gm = gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
-            mover.staged(gm, vr, [&](int64_t r) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+            mover.staged(gm, vr, [&](int64_t r) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
@@ -412,7 +414,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
         for (int64_t r = 0; r < rows; ++r) {
-            mover.staged(row_address(r, row_bytes), cols, [&](int64_t c) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+            mover.staged(row_address(r, row_bytes), cols, [&](int64_t c) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
