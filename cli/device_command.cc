@@ -93,6 +93,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.rings.dep_pool = request.value("ring_dep_pool", std::vector<uint64_t>{});
         call.transfer = request.value("data", "");
         call.spans = request.value("spans", false);
+        call.hashes = request.value("hashes", true);
         call.dump_args = request.value("dump_args", 0);
         call.dump_dir = request.value("dump_dir", "");
         call.scope_stats_dir = request.value("scope_stats_dir", "");

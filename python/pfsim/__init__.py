@@ -306,7 +306,8 @@ class Worker:
             f.truncate(offset)
         request = {"op": "run", "handle": handle.id, "tensors": layout, "scalars": scalars, "data": path,
                    "prefetch": bool(prefetch), "sanitize": bool(sanitize), "advise": bool(advise),
-                   "inject": [str(f) for f in (inject or [])]}
+                   "inject": [str(f) for f in (inject or [])],
+                   "hashes": False}  # the tensors come back themselves: no SHA-256 of each (#49)
         if trace:
             request["trace"] = os.path.abspath(trace)
         if spans:
