@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -505,8 +506,9 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // does. Columns go eight at a time through vector arithmetic (the same
     // IEEE operations, lane by lane), four such groups in flight.
     const size_t mk = static_cast<size_t>(m_valid) * k_valid, kn = static_cast<size_t>(k_valid) * n_valid;
-    std::vector<Acc> widened(mk + kn + static_cast<size_t>(n_valid));
-    Acc* const left = widened.data();
+    // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
+    const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(n_valid)]);
+    Acc* const left = widened.get();
     Acc* const right = left + mk;
     Acc* const acc = right + kn;  // a row of results
     for (int m = 0; m < m_valid; ++m) {
