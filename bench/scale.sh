@@ -62,7 +62,10 @@ xml, rc, name, total, rss, limit, size, user, sys_s = sys.argv[1:]
 p = {}
 try:
     for prop in ET.parse(xml).iter("property"):
-        p[prop.get("name")] = float(prop.get("value"))
+        try:
+            p[prop.get("name")] = float(prop.get("value"))
+        except ValueError:  # a text property (pfsim_case)
+            pass
 except Exception:
     pass
 outcome = "passed" if rc == "0" and p else f"failed (exit {rc})"
