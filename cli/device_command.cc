@@ -120,6 +120,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         if (call.dump_args && call.dump_dir.empty()) throw api::BadInput("dump_args without a \"dump_dir\"");
         for (const json& t : request.at("tensors")) {
             call.names.push_back(t.value("name", ""));
+            call.hashed.push_back(t.value("hash", true));
             call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             call.tensors.push_back(tensor_of(t, "tensor " + std::to_string(call.tensors.size())));
         }

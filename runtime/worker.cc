@@ -200,8 +200,6 @@ void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdm
         global_[id] = global_context(platform_.core_place(id).subblock);
         graph_launch_.global_context.push_back(reinterpret_cast<int64_t>(&global_[id]));
     }
-    graph_args_.clear();
-    graph_local_.clear();
     arm_kernel_side();
     platform_.begin_graph(graph_launch_);
 }
@@ -232,19 +230,28 @@ void Worker::add_task(const GraphTask& t) {
                                      " but submitted to a" + (slot == 0 ? "n aic" : "n aiv") + " slot");
         }
         d.entry[slot] = it->second.entry;
-        d.source[slot] = it->second.source;
+        d.source[slot] = &*graph_launch_.sources.insert(it->second.source).first;
     }
+    // The blocks' contexts and, per slot with a kernel, argument arrays: the
+    // task's own, dropped by the platform when the task completes.
+    struct Storage {
+        std::vector<LocalContext> local;
+        std::vector<int64_t> args;
+    };
+    auto storage = std::make_shared<Storage>();
+    const int slots = (d.entry[0] != nullptr) + (d.entry[1] != nullptr) + (d.entry[2] != nullptr);
+    storage->local.resize(t.block_num);
+    storage->args.assign(size_t{t.block_num} * slots * kArgSlots, 0);
+    int64_t* next_args = storage->args.data();
     for (uint32_t b = 0; b < t.block_num; ++b) {
-        graph_local_.push_back(std::make_unique<LocalContext>());
-        LocalContext& local = *graph_local_.back();
+        LocalContext& local = storage->local[b];
         local.block_idx = static_cast<int32_t>(b);
         local.block_num = static_cast<int32_t>(t.block_num);
         // The block's deferred-completion slab, in GM; its count and error
         // start at zero (GM is reused from run to run).
         const uint64_t slab = platform_.gm_alloc(sizeof(DeferredCompletionSlab));
-        const uint32_t empty_head[2] = {0, 0};
         static_assert(offsetof(DeferredCompletionSlab, error_code) == 4, "the slab starts with count, error");
-        platform_.gm_write(slab, empty_head, sizeof(empty_head));
+        platform_.gm_zero(slab, 2 * sizeof(uint32_t));
         const uint64_t slab_ptr = platform_.device_pointer(slab);
         d.slabs.push_back(slab);
         local.async_ctx.completion_count = reinterpret_cast<volatile uint32_t*>(slab_ptr);
@@ -255,14 +262,19 @@ void Worker::add_task(const GraphTask& t) {
         local.async_ctx.completion_capacity = MAX_COMPLETIONS_PER_TASK;
         local.async_ctx.task_token = PTO2TaskId{t.index};
         for (int slot = 0; slot < 3; ++slot) {
-            graph_args_.emplace_back(kArgSlots, 0);
-            std::vector<int64_t>& a = graph_args_.back();
+            if (!d.entry[slot]) {
+                d.args.push_back(nullptr);
+                continue;
+            }
+            int64_t* a = next_args;
+            next_args += kArgSlots;
             for (size_t i = 0; i < t.tensors.size(); ++i) a[i] = reinterpret_cast<int64_t>(t.tensors[i]);
             for (size_t i = 0; i < t.scalars.size(); ++i) a[t.tensors.size() + i] = static_cast<int64_t>(t.scalars[i]);
             a[kLocalContextSlot] = reinterpret_cast<int64_t>(&local);
-            d.args.push_back(a.data());
+            d.args.push_back(a);
         }
     }
+    d.args_storage = std::move(storage);
     graph_launch_.tasks.push_back(std::move(d));
 }
 

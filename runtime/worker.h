@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -158,10 +157,8 @@ private:
     const std::map<int32_t, Incore>* graph_incores_ = nullptr;
     GraphLaunch graph_launch_;
     ArgsDump* args_dump_ = nullptr;
-    std::deque<std::vector<int64_t>> graph_args_;  // per block and slot; stable while the graph runs
     std::vector<LocalContext> local_;
     std::vector<GlobalContext> global_;
-    std::vector<std::unique_ptr<LocalContext>> graph_local_;
 };
 
 // The channel warm-up kernel (§3.4): args[0] workspace, args[1] status buffer

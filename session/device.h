@@ -35,6 +35,7 @@ struct DeviceCall {
     std::vector<std::string> faults;  // injected into this run only (session/faults.h)
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
     bool spans = false;               // the result's tasks carry each block's span per core (swimlane records)
+    std::vector<bool> hashed;         // tensor i's SHA-256 in the result's outputs (missing: yes; no: empty)
     int dump_args = 0;                // simpler's --dump-args level (rt::ArgsDump::Level); 0: none
     std::string dump_dir;             // where the argument dump goes (args_dump.json, args.bin)
     std::string scope_stats_dir;      // where simpler's scope_stats.jsonl goes; empty: none

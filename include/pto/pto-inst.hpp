@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -303,8 +304,10 @@ public:
             core_.load(place.gm, at, bytes);
         }
     }
+    // (Its loops touch the tile and the staging run, never GM: out of the
+    // per-access instrumentation, as element() must be to inline here.)
     template <typename Element>
-    void staged(GmPlace gm, int64_t n, Element element) {
+    PFSIM_TILE_COMPUTE void staged(GmPlace gm, int64_t n, Element element) {
         staging_.resize(static_cast<uint64_t>(n) * sizeof(T));
         for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging_.data() + i * sizeof(T), &element(i), sizeof(T));
         move(gm, staging_.data(), staging_.size());
@@ -350,13 +353,13 @@ void move_nz(const char* instruction, TileT& tile, const GlobalT& global) {
             return global.gm_address(instruction, index, static_cast<uint64_t>(elements) * sizeof(T));
         };
         if (rows_back_to_back && n == c0) {
-            mover.staged(address(0, vr * c0), vr * c0, [&](int64_t i) -> T& {
+            mover.staged(address(0, vr * c0), vr * c0, [&](int64_t i) PFSIM_TILE_COMPUTE -> T& {
                 return tile.at(static_cast<int>(i / c0), static_cast<int>(first + i % c0));
             });
             continue;
         }
         for (int64_t r = 0; r < vr; ++r) {
-            mover.staged(address(r, n), n, [&](int64_t i) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(first + i)); });
+            mover.staged(address(r, n), n, [&](int64_t i) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(first + i)); });
         }
     }
 }
@@ -405,7 +408,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
         for (int64_t c = 0; c < vc; ++c) {
             const GmPlace gm = gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
-            mover.staged(gm, vr, [&](int64_t r) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+            mover.staged(gm, vr, [&](int64_t r) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
@@ -413,7 +416,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
         for (int64_t r = 0; r < rows; ++r) {
-            mover.staged(row_address(r, row_bytes), cols, [&](int64_t c) -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+            mover.staged(row_address(r, row_bytes), cols, [&](int64_t c) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         }
         return;
     }
@@ -504,8 +507,9 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // does. Columns go eight at a time through vector arithmetic (the same
     // IEEE operations, lane by lane), four such groups in flight.
     const size_t mk = static_cast<size_t>(m_valid) * k_valid, kn = static_cast<size_t>(k_valid) * n_valid;
-    std::vector<Acc> widened(mk + kn + static_cast<size_t>(n_valid));
-    Acc* const left = widened.data();
+    // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
+    const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(n_valid)]);
+    Acc* const left = widened.get();
     Acc* const right = left + mk;
     Acc* const acc = right + kn;  // a row of results
     for (int m = 0; m < m_valid; ++m) {

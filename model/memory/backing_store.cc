@@ -1,6 +1,7 @@
 #include "model/memory/backing_store.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -71,6 +72,24 @@ void BackingStore::unmap_file(uint64_t addr, uint64_t len) {
                    -1, 0);
     if (p == MAP_FAILED) std::abort();  // the store would have a hole: nothing sensible can go on
     madvise(p, len, pages_ == HostPages::Huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
+void BackingStore::zero(uint64_t addr, size_t len) {
+    assert(contains(addr, len));
+    if (len == 0) return;
+    const uint8_t* p = base_ + addr;
+    // A read of a page no store reached maps the host's shared zero page: no memory.
+    const bool zeros = std::all_of(p, p + len, [](uint8_t b) { return b == 0; });
+    if (!zeros) std::memset(base_ + addr, 0, len);
+    write(addr, base_ + addr, len);  // counts the pages; copies nothing
+}
+
+void BackingStore::release(uint64_t addr, uint64_t len) {
+    assert(contains(addr, len));
+    const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t from = (reinterpret_cast<uintptr_t>(base_) + addr + page - 1) / page * page;
+    const uint64_t to = (reinterpret_cast<uintptr_t>(base_) + addr + len) / page * page;
+    if (from < to) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
 }
 
 BackingStore::~BackingStore() {

@@ -73,6 +73,15 @@ public:
     // Detaches [addr, addr + len) from the file map_file put there: the range
     // reads as zeros again, its pages private to the store.
     void unmap_file(uint64_t addr, uint64_t len);
+    // Makes [addr, addr + len) read as zeros, counted as a write() of zeros is,
+    // without touching the host pages of it that read as zeros already (a page
+    // never written, or given back by release()).
+    void zero(uint64_t addr, size_t len);
+    // Gives the host pages wholly inside [addr, addr + len) back to the host:
+    // they read as zeros again and hold no memory until written. For bytes
+    // nothing will read again (touched_bytes() is unchanged: it counts what
+    // writes allocated). Not for a range map_file backs.
+    void release(uint64_t addr, uint64_t len);
     // Where store address 0 is in host memory.
     uint8_t* host_base() const { return base_; }
     size_t touched_pages() const { return touched_pages_; }

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,11 +67,14 @@ struct DispatchTask {
     std::string name;
     TaskShape shape = TaskShape::Dummy;
     KernelEntry entry[3] = {nullptr, nullptr, nullptr};  // slots: aic, aiv0, aiv1
-    std::string source[3];                               // their source files, for messages
+    const std::string* source[3] = {nullptr, nullptr, nullptr};  // their source files, for messages (GraphLaunch::sources)
     uint32_t blocks = 1;
     bool sync_start = false;      // every block starts at once, when enough cores are free
     std::vector<uint32_t> deps;   // indices of earlier tasks
-    std::vector<int64_t*> args;   // [block * 3 + slot]; slot 49 is set at dispatch
+    std::vector<int64_t*> args;   // [block * 3 + slot], null for a slot without a kernel; slot 49 is set at dispatch
+    // What `args` point at (the argument arrays and what they point at), owned
+    // here: the platform drops it, and `args`, once the task completed.
+    std::shared_ptr<void> args_storage;
     std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)
     uint64_t release_ps = 0;      // when the orchestrator's submission reaches the scheduler, from the graph's start
     // A predicate checked when the task is ready (op 0: none): the element of
@@ -85,6 +90,7 @@ struct DispatchTask {
 // graph calls, in submission order) until `submissions_done`.
 struct GraphLaunch {
     std::vector<DispatchTask> tasks;
+    std::set<std::string> sources;  // the tasks' source files, each once (DispatchTask::source)
     bool submissions_done = false;
     std::vector<int64_t> global_context;  // per core id: what args[49] points at
     uint64_t dispatch_ps = 0;    // ready -> the core starts
@@ -152,6 +158,8 @@ public:
     virtual bool gm_allocated(uint64_t addr, uint64_t bytes) const = 0;
     virtual void gm_write(uint64_t addr, const void* src, uint64_t bytes) = 0;
     virtual void gm_read(uint64_t addr, void* dst, uint64_t bytes) = 0;
+    // gm_write of `bytes` zeros, without the host memory of bytes that are zero already.
+    virtual void gm_zero(uint64_t addr, uint64_t bytes) = 0;
     // The pointer a kernel dereferences to reach GM address `addr` (what goes
     // into ChipTensor.buffer.addr and the contexts).
     virtual uint64_t device_pointer(uint64_t addr) const = 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <vector>
 
@@ -160,6 +161,45 @@ TEST(BackingStore, UnwrittenPagesReadAsZeroWithoutHostMemory) {
     std::memset(back, 0xAA, sizeof back);
     store.read(3 * BackingStore::kPageBytes - 4, back, 8);  // and the first of page 3, unwritten
     EXPECT_EQ(std::vector<uint8_t>(back, back + 8), (std::vector<uint8_t>{1, 2, 3, 4, 0, 0, 0, 0}));
+}
+
+// zero() counts its pages as a write of zeros does but leaves host pages that
+// read as zeros alone; release() gives written pages back (they read as zeros
+// again), the touched count unchanged. The control: a write() of the same
+// zeros makes every page resident.
+// (mincore counts a page mapped to the host's zero page as resident; the
+// process's resident set does not.)
+TEST(BackingStore, ZeroAndReleaseHoldNoHostMemory) {
+    constexpr uint64_t kRegion = 16 << 20, kStride = 4096;
+    auto resident_bytes = [] {
+        std::ifstream statm("/proc/self/statm");
+        uint64_t size = 0, resident = 0;
+        statm >> size >> resident;
+        return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    };
+    BackingStore store(1ull << 30, BackingStore::HostPages::Small);
+    const uint64_t zeros = 0;
+    uint64_t before = resident_bytes();
+    for (uint64_t a = 0; a < kRegion; a += kStride) store.zero(a, sizeof zeros);
+    EXPECT_LT(resident_bytes() - before, kRegion / 8);
+    EXPECT_EQ(store.touched_pages(), kRegion / BackingStore::kPageBytes);
+    before = resident_bytes();
+    for (uint64_t a = kRegion; a < 2 * kRegion; a += kStride) store.write(a, &zeros, sizeof zeros);
+    EXPECT_GT(resident_bytes() - before, kRegion / 2);
+    EXPECT_EQ(resident_pages(store, kRegion, kRegion), kRegion / kStride);
+    const uint64_t one = 1;
+    store.write(kRegion + 64, &one, sizeof one);
+    store.release(kRegion, kRegion);
+    EXPECT_EQ(resident_pages(store, kRegion, kRegion), 0u);
+    EXPECT_EQ(store.touched_pages(), 2 * kRegion / BackingStore::kPageBytes);
+    uint64_t back = 7;
+    store.read(kRegion + 64, &back, sizeof back);
+    EXPECT_EQ(back, 0u);
+    // zero() of bytes that are not zero writes them.
+    store.write(8, &one, sizeof one);
+    store.zero(8, sizeof one);
+    store.read(8, &back, sizeof back);
+    EXPECT_EQ(back, 0u);
 }
 
 // GM's uncached alias: its host range is the store's, so that nothing else of

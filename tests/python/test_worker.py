@@ -69,6 +69,9 @@ def test_judge_gives_check_s_verdict_on_an_off_and_on_pair_naming_a_tensor_that_
         off = worker.run(handle, TaskArgsBuilder(TensorArg("src", src), TensorArg("dst", torch.zeros(128))),
                          prefetch=False)
         on = worker.run(handle, TaskArgsBuilder(TensorArg("src", src), TensorArg("dst", torch.zeros(128))))
+        # Only the outputs are hashed (an IN tensor's hash would cost and tell nothing).
+        hashes = {o["name"]: o["sha256"] for o in off.summary["outputs"]}
+        assert hashes["src"] == "" and len(hashes["dst"]) == 64, hashes
         v = worker.judge(off, on)
         assert v["equivalent"] and v["failure"] == "", v
         assert (v["time_off_ns"], v["time_on_ns"]) == (off.time_ns, on.time_ns)

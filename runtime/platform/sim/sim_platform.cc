@@ -200,6 +200,18 @@ void SimPlatform::gm_free(uint64_t addr) {
     if (addr >= kGmBase && addr < next_free_) next_free_ = addr;
 }
 
+void SimPlatform::gm_zero(uint64_t addr, uint64_t bytes) {
+    if (!soc_.gm.store().contains(addr, bytes)) {
+        throw std::runtime_error("host access to " + hex(addr) + " + " + std::to_string(bytes) +
+                                 " bytes refused (outside GM or MMIO)");
+    }
+    soc_.gm.store().zero(addr, bytes);  // as a host write: no simulated time, no GM channel
+}
+
+void SimPlatform::gm_release(uint64_t addr, uint64_t bytes) {
+    soc_.gm.store().release(addr, (bytes + kAlign - 1) / kAlign * kAlign);
+}
+
 void SimPlatform::gm_write(uint64_t addr, const void* src, uint64_t bytes) {
     host_transport(host_memory, true, addr, const_cast<void*>(src), bytes);
 }

@@ -67,6 +67,7 @@ public:
     bool gm_allocated(uint64_t addr, uint64_t bytes) const override;
     void gm_write(uint64_t addr, const void* src, uint64_t bytes) override;
     void gm_read(uint64_t addr, void* dst, uint64_t bytes) override;
+    void gm_zero(uint64_t addr, uint64_t bytes) override;
     uint64_t device_pointer(uint64_t addr) const override;
     uint32_t dma_workspace_supported_mask() const override;
     uint32_t dma_channel_count() const override;
@@ -114,6 +115,9 @@ private:
     sc_core::sc_event graph_start_, graph_resume_;
     bool graph_active_ = false;
     void elaborate();
+    // Gives back the host memory behind GM allocation [addr, + bytes), which
+    // nothing reads again (BackingStore::release).
+    void gm_release(uint64_t addr, uint64_t bytes);
     void host_transport(tlm_utils::simple_initiator_socket<SimPlatform>& socket, bool write, uint64_t addr,
                         void* data, uint64_t len);
 

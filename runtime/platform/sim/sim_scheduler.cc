@@ -179,6 +179,9 @@ void SimPlatform::scheduler() {
 
         auto complete_task = [&](uint32_t t) {
             if (g.observe && !result.tasks[t].cores.empty()) g.observe(t, true);
+            rt::DispatchTask& done = graph_->tasks[t];  // nothing reads its arguments again
+            done.args_storage.reset();
+            std::vector<int64_t*>().swap(done.args);
             result.tasks[t].end_ps = now();
             last = std::max(last, now());
             ++completed;
@@ -208,14 +211,18 @@ void SimPlatform::scheduler() {
             uint32_t head[2] = {0, 0};
             gm_read(slab, head, 8);
             const auto error = static_cast<int32_t>(head[1]);
+            std::vector<rt::DeferredCompletionEntry> entries;
+            if (!error && head[0] <= rt::MAX_COMPLETIONS_PER_TASK) {
+                entries.resize(head[0]);
+                gm_read(slab + offsetof(rt::DeferredCompletionSlab, entries), entries.data(),
+                        entries.size() * sizeof(rt::DeferredCompletionEntry));
+            }
+            gm_release(slab, sizeof(rt::DeferredCompletionSlab));  // read once: its host memory goes back
             if (error) {
                 latch(error, t, "the kernel wrote it into its completion slab");
             } else if (head[0] > rt::MAX_COMPLETIONS_PER_TASK) {
                 latch(rt::PTO2_ERROR_ASYNC_REGISTRATION_FAILED, t, std::to_string(head[0]) + " conditions in the slab");
-            } else if (head[0] > 0) {
-                std::vector<rt::DeferredCompletionEntry> entries(head[0]);
-                gm_read(slab + offsetof(rt::DeferredCompletionSlab, entries), entries.data(),
-                        entries.size() * sizeof(rt::DeferredCompletionEntry));
+            } else if (!entries.empty()) {
                 deferred[{t, b}] = std::move(entries);
                 return;
             }
@@ -311,7 +318,7 @@ void SimPlatform::scheduler() {
                 slot = task.entry[1] && task.entry[2] ? 1 + static_cast<int>(core.subblock_idx()) : (task.entry[1] ? 1 : 2);
             }
             return task.name + " block " + std::to_string(core_block[core.core_id()]) + " on " + core.name() + " (" +
-                   task.source[slot] + ")";
+                   (task.source[slot] ? *task.source[slot] : std::string("?")) + ")";
         };
         // Free cores for one block of `task`, or empty.
         auto find_cores = [&](const rt::DispatchTask& task) {
@@ -528,7 +535,9 @@ void SimPlatform::scheduler() {
                     for (const std::string& v : r.violations) result.violations.push_back(v);
                     // A mixed block is done when all its cores are.
                     const uint32_t b = core_block[core->core_id()];
-                    if (--block_cores[{static_cast<uint32_t>(t), b}] == 0) {
+                    const auto cores_left = block_cores.find({static_cast<uint32_t>(t), b});
+                    if (--cores_left->second == 0) {
+                        block_cores.erase(cores_left);
                         completions.emplace(now() + g.completion_ps, std::make_pair(static_cast<uint32_t>(t), b));
                     }
                 }
