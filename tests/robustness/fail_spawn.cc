@@ -9,7 +9,7 @@
 
 extern "C" int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions,
                             const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) {
-    if (argv && argv[0] && argv[1] && strcmp(argv[1], "run-request") == 0) return EAGAIN;
+    if (argv[0] && argv[1] && strcmp(argv[1], "run-request") == 0) return EAGAIN;
     using Real = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,
                          char* const[], char* const[]);
     static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "posix_spawnp"));
