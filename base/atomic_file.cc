@@ -5,7 +5,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace pfsim {
@@ -29,6 +31,17 @@ void write_atomically(const std::string& path, const std::string& content) {
         std::remove(tmp.c_str());
         throw std::runtime_error(path + ": cannot write (" + why + ")");
     }
+}
+
+bool read_whole_file(const std::string& path, std::string* text) {
+    text->clear();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return false;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) text->clear();
+    return !in.bad();
 }
 
 }  // namespace pfsim

@@ -12,4 +12,8 @@ namespace pfsim {
 // not reach the disk or the rename fails; the temporary file is removed then.
 void write_atomically(const std::string& path, const std::string& content);
 
+// The whole file at `path` into *text; false (and *text empty) when it is not
+// a readable file.
+bool read_whole_file(const std::string& path, std::string* text);
+
 }  // namespace pfsim

@@ -54,10 +54,9 @@ BatchPlan plan_from_json(const nlohmann::json& j, const std::string& path) {
 }
 
 std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
+    std::string text;
+    read_whole_file(path, &text);  // empty when unreadable: the caller's parse says so
+    return text;
 }
 
 std::string describe(const BatchPlan& plan) {

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "calibration/table.h"
 #include "cli/children.h"
 #include "cli/commands.h"
@@ -60,12 +61,8 @@ std::vector<calibration::Figure> read_figures(const std::string& file) {
         }
         if (text.empty()) throw std::runtime_error("pfsim was built without calibration/figures.toml");
         name = "calibration/figures.toml (built in)";
-    } else {
-        std::ifstream in(file, std::ios::binary);
-        std::ostringstream content;
-        content << in.rdbuf();
-        if (!in || std::filesystem::is_directory(file)) throw UsageError("--table: cannot read '" + file + "'");
-        text = content.str();
+    } else if (!read_whole_file(file, &text)) {
+        throw UsageError("--table: cannot read '" + file + "'");
     }
     try {
         return calibration::read_table(text, name);

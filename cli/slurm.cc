@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/atomic_file.h"
 #include "base/json_integer.h"
 #include "cli/commands.h"
 
@@ -21,10 +22,9 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+    std::string text;
+    read_whole_file(path, &text);  // empty when unreadable: the caller's parse says so
+    return text;
 }
 
 std::string trimmed(std::string s) {
