@@ -54,11 +54,10 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& out, const 
 
 // The whole file (empty when it cannot be read), then removed.
 std::string take_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
+    std::string text;
+    read_whole_file(path, &text);
     std::remove(path.c_str());
-    return text.str();
+    return text;
 }
 
 std::string make_temporary_dir() { return make_temporary_folder("pfsim"); }
