@@ -182,7 +182,14 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         }
     }
 
-    SimPlatform platform("die", cfg);
+    std::unique_ptr<SimPlatform> die;
+    try {
+        die = std::make_unique<SimPlatform>("die", cfg, request.waves);
+    } catch (const std::invalid_argument& e) {  // the waves files
+        throw BadInput(e.what());
+    }
+    SimPlatform& platform = *die;
+    result.waves = platform.waves_files();
     for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
         for (const auto& core : *group) {
             core->set_warm_load_sites(request.warm_load_sites);
@@ -192,13 +199,6 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     if (request.progress) {
         platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
                                            std::chrono::milliseconds(request.progress_ms));
-    }
-    if (!request.waves.empty()) {
-        try {
-            result.waves = platform.attach_waves(request.waves);
-        } catch (const std::invalid_argument& e) {
-            throw BadInput(e.what());
-        }
     }
     rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
                                           request.warmup, faults.skip_wait);

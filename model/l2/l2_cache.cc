@@ -21,14 +21,13 @@ unsigned log2_exact(uint64_t v) {
 }
 }  // namespace
 
-L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
+L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg, const std::string& waves)
     : sc_module(name),
       cached("cached"),
       uncached("uncached"),
       prefetch("prefetch"),
       gm_data("gm_data"),
       gm_uncached("gm_uncached"),
-      cfg_(cfg),
       line_bytes_(cfg.bytes("l2.line_bytes")),
       ways_(cfg.count("l2.ways")),
       sets_(cfg.bytes("l2.size") / line_bytes_ / ways_),
@@ -42,7 +41,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg)
       same_line_interval_(cfg.time("l2.same_line_interval")),
       slice_read_bw_(cfg.bandwidth("l2.slice_read_bandwidth")),
       slice_write_bw_(cfg.bandwidth("l2.slice_write_bandwidth")),
-      tags_(make_tag_store(cfg)),
+      tags_(make_tag_store(cfg, waves)),
       ready_(sets_ * ways_),
       prefetched_(sets_ * ways_),
       same_line_(sets_ * ways_, same_line_interval_),
@@ -69,11 +68,6 @@ uint64_t L2Cache::set_of(uint64_t addr) const {
     return line & (sets_ - 1);
 }
 
-void L2Cache::attach_waves(const std::string& path) {
-    if (tags_used_) throw std::logic_error("pfsim: L2 waves attached after the first access");
-    tags_ = make_tag_store(cfg_, path);
-}
-
 void L2Cache::warm_host_cache(uint64_t addr) const {
     const uint64_t set = set_of(addr);
     tags_->warm_host_cache(set);
@@ -93,7 +87,6 @@ bool L2Cache::dirty(uint64_t addr) const {
 
 int64_t L2Cache::take_slot(uint64_t set, uint64_t line, const TagResult& t, Tick when, bool by_prefetch) {
     const auto slot = static_cast<int64_t>(set * ways_ + t.way);
-    tags_used_ = true;
     if (t.hit) return slot;
     if (t.victim_valid) {
         if (t.victim_dirty) {

@@ -87,7 +87,8 @@ public:
     tlm_utils::simple_initiator_socket<L2Cache> gm_data;
     tlm_utils::simple_initiator_socket<L2Cache> gm_uncached;
 
-    L2Cache(sc_core::sc_module_name name, const Config& cfg);
+    // `waves` (.vcd or .fst): with l2.tags = rtl, where the RTL tag pipeline's signals go.
+    L2Cache(sc_core::sc_module_name name, const Config& cfg, const std::string& waves = "");
 
     const L2Stats& stats() const { return stats_; }
     uint64_t line_bytes() const { return line_bytes_; }
@@ -114,10 +115,6 @@ public:
     void attach_direct(MemoryTarget* gm) { direct_ = gm; }
     // Who is told about prefetched lines, demand accesses and evictions (null: nobody).
     void set_observer(L2Observer* observer) { observer_ = observer; }
-
-    // With l2.tags = rtl: dump the RTL tag pipeline's signals to `path` (.vcd or
-    // .fst). Only before the first access.
-    void attach_waves(const std::string& path);
 
     // What-if (model/common/what_if.h): [addr, addr + len) resident from `at`
     // on, at no cost.
@@ -166,7 +163,6 @@ private:
                    uint64_t len, Tick issue);
     bool in_gm(uint64_t addr, uint64_t len) const { return addr <= gm_size_ && len <= gm_size_ - addr; }
 
-    Config cfg_;  // to rebuild the tag store with waves
     uint64_t line_bytes_, ways_, sets_, slices_, gm_size_;
     unsigned set_bits_;
     Index index_;
@@ -175,7 +171,6 @@ private:
     double slice_read_bw_, slice_write_bw_;
 
     std::unique_ptr<TagStore> tags_;  // which line each slot holds, dirty bits, LRU
-    bool tags_used_ = false;
     // Per slot (set * ways + way): ready time, "filled by prefetch and untouched" bit.
     ZeroArray<Tick> ready_;
     ZeroArray<uint8_t> prefetched_;

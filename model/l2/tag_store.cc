@@ -93,7 +93,10 @@ void register_rtl_tag_build(const RtlTagBuild& build) { rtl_tag_builds().push_ba
 std::unique_ptr<TagStore> make_tag_store(const Config& cfg, const std::string& waves) {
     const TagGeometry g = tag_geometry(cfg);
     const std::string replacement = cfg.choice("l2.replacement");
-    if (cfg.choice("l2.tags") == "tlm") return std::make_unique<TlmTags>(g, replacement);
+    if (cfg.choice("l2.tags") == "tlm") {
+        if (!waves.empty()) throw std::invalid_argument("L2 waves need l2.tags = rtl");
+        return std::make_unique<TlmTags>(g, replacement);
+    }
     if (replacement != "lru") {
         throw ConfigError("l2.replacement = " + replacement +
                           ": the RTL tag pipeline (l2.tags = rtl) implements LRU only; use l2.tags = tlm for it");

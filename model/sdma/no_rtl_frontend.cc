@@ -4,7 +4,7 @@
 
 namespace pfsim {
 
-std::unique_ptr<RtlFrontend> make_rtl_frontend(const Config&, const std::string&) {
+std::unique_ptr<SdmaFrontend> make_rtl_frontend(const Config&, const std::string&) {
     throw ConfigError("sdma.frontend = rtl: this pfsim was built without its RTL (bazel --define rtl=off); "
                       "use sdma.frontend = tlm");
 }

@@ -5,7 +5,7 @@
 
 namespace pfsim {
 
-std::unique_ptr<RtlFrontend> make_rtl_frontend(const Config& cfg, const std::string& waves) {
+std::unique_ptr<SdmaFrontend> make_rtl_frontend(const Config& cfg, const std::string& waves) {
     if (waves_format(waves) == WavesFormat::Fst) {
         return std::make_unique<RtlFrontendOf<Vsdma_frontend_fst, VerilatedFstC>>(cfg, waves);
     }

@@ -32,7 +32,7 @@
 namespace pfsim {
 
 template <class Model, class Tracer>
-class RtlFrontendOf final : public RtlFrontend {
+class RtlFrontendOf final : public SdmaFrontend {
 public:
     RtlFrontendOf(const Config& cfg, const std::string& waves = "")
         : channels_(cfg.count("sdma.channels")),
@@ -41,6 +41,9 @@ public:
           max_request_bytes_(cfg.bytes("sdma.max_request_bytes")),
           max_depth_(cfg.count("sdma.queue_depth")),
           tail_offset_(cfg.bytes("sdma.doorbell_tail_offset")),
+          seen_(channels_, 0),
+          published_(channels_, 0),
+          depth_(channels_, 0),
           hold_(channels_, 0),
           mailbox_(channels_),
           taken_(channels_) {
@@ -57,52 +60,66 @@ public:
         }
     }
 
-    void connect(Fetch fetch, Idle idle) override {
-        fetch_ = std::move(fetch);
-        idle_ = std::move(idle);
-    }
-    bool started() const override { return rtl_->cycles() > kResetCycles; }
+    void connect(SdmaBackend* engine) override { engine_ = engine; }
+    bool clocked() const override { return true; }
+    // Whether it has run beyond its reset (register writes included).
+    bool started() const { return rtl_->cycles() > kResetCycles; }
 
-    bool read(unsigned c, uint64_t reg, uint64_t* value) override {
-        if (reg >= kRegisterSpan) return false;
-        Model& p = rtl_->pins();
-        p.reg_channel = c;
-        p.reg_addr = static_cast<uint32_t>(reg);
-        p.reg_write = 0;
-        rtl_->settle();
-        *value = p.reg_rdata;
-        return !p.reg_unknown;
-    }
-    bool write(unsigned c, uint64_t reg, uint64_t value) override {
-        if (reg >= kRegisterSpan) return false;
-        Model& p = rtl_->pins();
-        p.reg_channel = c;
-        p.reg_addr = static_cast<uint32_t>(reg);
-        p.reg_write = 1;
-        p.reg_wdata = value;
-        rtl_->settle();
-        const bool known = !p.reg_unknown;
-        if (known) {
-            p.reg_valid = 1;
-            step(sc_core::sc_time_stamp().value());
-            p.reg_valid = 0;
-            wake_.notify(sc_core::SC_ZERO_TIME);
+    bool read(unsigned c, uint64_t reg, unsigned, uint64_t* value) override { return register_read(c, reg, value); }
+    Write write(unsigned c, uint64_t reg, unsigned bytes, uint64_t value, Tick when, Tick* done) override {
+        *done = when;
+        if (reg == tail_offset_ && bytes == 4) {
+            doorbell(c, value, when, done);
+            return Write::Doorbell;
         }
-        p.reg_write = 0;
-        return known;
+        if (reg == SdmaRegister::kRingBase && bytes == 8) {
+            seen_[c] = published_[c] = 0;  // a new queue is cold
+            register_write(c, reg, value);
+            return Write::NewQueue;
+        }
+        if (reg == SdmaRegister::kRingDepth && bytes == 4) {
+            register_write(c, reg, value);
+            depth_[c] = static_cast<uint32_t>(value);
+            return Write::Register;
+        }
+        return Write::Refused;
     }
-    bool busy(unsigned c) override { return (rtl_->pins().chan_busy >> c) & 1; }
-    void hold_until(unsigned c, Tick t) override {
-        hold_[c] = std::max(hold_[c], t);
-        const Tick now = sc_core::sc_time_stamp().value();
-        wake_.notify(to_sc(t > now ? t - now : 0));
+    SdmaRing ring(unsigned c) override {
+        // Read as the pins show in the waves: the ring's position last, as the
+        // sampler's queue depth has always read it.
+        SdmaRing r;
+        uint64_t v = 0;
+        register_read(c, SdmaRegister::kRingBase, &r.ring_base);
+        register_read(c, SdmaRegister::kError, &v);
+        r.error = static_cast<SdmaError>(v);
+        register_read(c, SdmaRegister::kCompleted, &r.completed);
+        register_read(c, SdmaRegister::kHead, &v);
+        r.head = static_cast<uint32_t>(v);
+        register_read(c, tail_offset_, &v);
+        r.tail = static_cast<uint32_t>(v);
+        register_read(c, SdmaRegister::kRingDepth, &v);
+        r.depth = static_cast<uint32_t>(v);
+        r.busy = (rtl_->pins().chan_busy >> c) & 1;
+        return r;
     }
+    void inject(const SdmaFaults& faults) override {
+        if (faults.error_at_request || faults.stall || faults.lose_doorbell) {
+            throw std::invalid_argument("SDMA faults are injected into the TLM front-end: set sdma.frontend = tlm");
+        }
+    }
+    const std::vector<SdmaFaultEvent>& fault_events() const override { return no_faults_; }
+
     FrontendRequest take(unsigned c) override {
+        const Tick asked = sc_core::sc_time_stamp().value();
         want_ |= uint64_t{1} << c;
         wake_.notify(sc_core::SC_ZERO_TIME);
         while (!mailbox_[c]) sc_core::wait(*taken_[c]);
-        const FrontendRequest r = *mailbox_[c];
+        FrontendRequest r = *mailbox_[c];
         mailbox_[c].reset();
+        // Taken up as the TLM front-end takes it: once asked for, its doorbell
+        // seen and its channel's queue published; decoded now.
+        r.fetched = sc_core::sc_time_stamp().value();
+        r.taken = std::max({asked, seen_[c], published_[c]});
         return r;
     }
     void retire(unsigned c) override {
@@ -110,7 +127,7 @@ public:
         wake_.notify(sc_core::SC_ZERO_TIME);
     }
 
-    void run() override {
+    void run() override {  // the clock process
         Model& p = rtl_->pins();
         for (;;) {
             const Tick now = sc_core::sc_time_stamp().value();
@@ -142,7 +159,7 @@ public:
                 p.mem_req_ready = 1;
                 Answer a;
                 a.channel = p.mem_req_id;
-                const std::optional<Tick> done = fetch_(p.mem_req_addr, a.data, now);
+                const std::optional<Tick> done = engine_->fetch_request(p.mem_req_addr, a.data, now);
                 a.error = !done;
                 answers_.emplace(done ? *done : now, a);
             }
@@ -191,6 +208,64 @@ private:
         uint8_t data[kSdmaRequestBytes] = {};
     };
 
+    bool register_read(unsigned c, uint64_t reg, uint64_t* value) {
+        if (reg >= kRegisterSpan) return false;
+        Model& p = rtl_->pins();
+        p.reg_channel = c;
+        p.reg_addr = static_cast<uint32_t>(reg);
+        p.reg_write = 0;
+        rtl_->settle();
+        *value = p.reg_rdata;
+        return !p.reg_unknown;
+    }
+    bool register_write(unsigned c, uint64_t reg, uint64_t value) {
+        if (reg >= kRegisterSpan) return false;
+        Model& p = rtl_->pins();
+        p.reg_channel = c;
+        p.reg_addr = static_cast<uint32_t>(reg);
+        p.reg_write = 1;
+        p.reg_wdata = value;
+        rtl_->settle();
+        const bool known = !p.reg_unknown;
+        if (known) {
+            p.reg_valid = 1;
+            step(sc_core::sc_time_stamp().value());
+            p.reg_valid = 0;
+            wake_.notify(sc_core::SC_ZERO_TIME);
+        }
+        p.reg_write = 0;
+        return known;
+    }
+    // A doorbell the RTL checks: a channel it stops (or a stopped one) is not
+    // published; else the engine publishes it, and the channel fetches nothing
+    // before the engine sees it.
+    void doorbell(unsigned c, uint64_t tail, Tick when, Tick* done) {
+        uint64_t error = 0, old_tail = 0;
+        register_read(c, SdmaRegister::kError, &error);
+        register_read(c, tail_offset_, &old_tail);
+        register_write(c, tail_offset_, tail);
+        if (error != 0) return;  // a stopped channel ignores its doorbell
+        register_read(c, SdmaRegister::kError, &error);
+        if (error != 0) {
+            engine_->stopped(c, when);
+            return;
+        }
+        // The depth as written (not read back: a register read shows in the waves).
+        const uint64_t depth = depth_[c];
+        const uint32_t posted = depth ? static_cast<uint32_t>((tail + depth - old_tail) % depth) : 0;
+        const SdmaBackend::Publication p = engine_->publish(c, when, posted);
+        seen_[c] = p.seen;
+        published_[c] = p.published;
+        hold_until(c, std::max(p.seen, p.published));
+        *done = p.write_done;
+    }
+    // Channel c fetches nothing before `t`.
+    void hold_until(unsigned c, Tick t) {
+        hold_[c] = std::max(hold_[c], t);
+        const Tick now = sc_core::sc_time_stamp().value();
+        wake_.notify(to_sc(t > now ? t - now : 0));
+    }
+
     void build(const std::string& waves) {
         rtl_ = std::make_unique<ClockedModel<Model, Tracer>>("sdma_frontend", period_, waves);
         Model& p = rtl_->pins();
@@ -211,7 +286,7 @@ private:
         const uint64_t fell = busy_ & ~busy;
         busy_ = busy;
         for (unsigned c = 0; c < channels_; ++c) {
-            if (((fell >> c) & 1) && idle_) idle_(c);
+            if ((fell >> c) & 1) engine_->idle(c);
         }
     }
 
@@ -219,8 +294,10 @@ private:
     Tick period_;
     uint64_t gm_size_, max_request_bytes_, max_depth_, tail_offset_;
     std::unique_ptr<ClockedModel<Model, Tracer>> rtl_;
-    Fetch fetch_;
-    Idle idle_;
+    SdmaBackend* engine_ = nullptr;
+    std::vector<Tick> seen_, published_;  // per channel: its latest doorbell's publication
+    std::vector<uint32_t> depth_;          // per channel: its ring depth as written
+    const std::vector<SdmaFaultEvent> no_faults_;
     uint64_t busy_ = 0;
     std::vector<Tick> hold_;
     uint64_t want_ = 0;  // channels whose process waits in take()

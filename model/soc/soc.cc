@@ -2,8 +2,13 @@
 
 namespace pfsim {
 
-Soc::Soc(sc_core::sc_module_name name, const Config& cfg)
-    : sc_module(name), gm("gm", cfg), l2("l2", cfg), sdma("sdma", cfg), link("link", cfg) {
+Soc::Soc(sc_core::sc_module_name name, const Config& cfg, SocOptions options)
+    : sc_module(name),
+      gm("gm", cfg),
+      l2("l2", cfg, options.l2_waves),
+      sdma("sdma", cfg,
+           options.sdma_frontend ? std::move(options.sdma_frontend) : make_sdma_frontend(cfg, options.sdma_waves)),
+      link("link", cfg) {
     l2.gm_data.bind(gm.data);
     l2.gm_uncached.bind(gm.uncached);
     l2.attach_direct(&gm);

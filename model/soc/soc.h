@@ -8,6 +8,7 @@
 //   (model/link/die_link.h; a one-die simulation connects no peer)
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,9 +25,18 @@
 
 namespace pfsim {
 
+// How a die's blocks are built beyond what its configuration says.
+struct SocOptions {
+    // Signal dumps of the RTL blocks (.vcd or .fst): sdma.frontend = rtl,
+    // l2.tags = rtl (std::invalid_argument without the block).
+    std::string sdma_waves, l2_waves;
+    // The SDMA engine's front-end instead of the one sdma.frontend names (tests).
+    std::unique_ptr<SdmaFrontend> sdma_frontend;
+};
+
 class Soc : public sc_core::sc_module {
 public:
-    Soc(sc_core::sc_module_name name, const Config& cfg);
+    Soc(sc_core::sc_module_name name, const Config& cfg, SocOptions options = {});
 
     GlobalMemory gm;
     L2Cache l2;

@@ -149,9 +149,10 @@ protected:
         tlm_.h = &test::make_harness(test::config_with({}));
         rtl_.h = &test::make_harness(test::config_with({"sdma.frontend=rtl"}));
         const Config broken_cfg = test::config_with({"sdma.frontend=rtl"});
-        broken_.h = &test::make_harness(broken_cfg);
-        broken_.h->soc.sdma.use_rtl_frontend(
-            std::make_unique<RtlFrontendOf<Vsdma_frontend_broken_arbiter, VerilatedVcdC>>(broken_cfg));
+        SocOptions broken_arbiter;
+        broken_arbiter.sdma_frontend =
+            std::make_unique<RtlFrontendOf<Vsdma_frontend_broken_arbiter, VerilatedVcdC>>(broken_cfg);
+        broken_.h = &test::make_harness(broken_cfg, std::move(broken_arbiter));
         for (Side* s : {&tlm_, &rtl_, &broken_}) s->h->soc.sdma.log_requests(&s->log);
         test::elaborate();
     }

@@ -10,8 +10,8 @@
 
 namespace pfsim::test {
 
-Harness::Harness(sc_core::sc_module_name name, const Config& cfg)
-    : sc_module(name), cached("cached"), uncached("uncached"), mmio("mmio"), soc("soc", cfg),
+Harness::Harness(sc_core::sc_module_name name, const Config& cfg, SocOptions options)
+    : sc_module(name), cached("cached"), uncached("uncached"), mmio("mmio"), soc("soc", cfg, std::move(options)),
       rings_(cfg.count("sdma.channels")) {
     cached.bind(soc.l2.cached);
     uncached.bind(soc.l2.uncached);
@@ -101,9 +101,9 @@ std::vector<std::unique_ptr<Harness>>& harnesses() {
 bool elaborated = false;
 }  // namespace
 
-Harness& make_harness(const Config& cfg) {
+Harness& make_harness(const Config& cfg, SocOptions options) {
     if (elaborated) throw std::logic_error("make_harness after elaborate()");
-    harnesses().push_back(std::make_unique<Harness>(sc_core::sc_gen_unique_name("harness"), cfg));
+    harnesses().push_back(std::make_unique<Harness>(sc_core::sc_gen_unique_name("harness"), cfg, std::move(options)));
     return *harnesses().back();
 }
 

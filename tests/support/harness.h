@@ -29,7 +29,7 @@ public:
     tlm_utils::simple_initiator_socket<Harness> mmio;
     Soc soc;
 
-    Harness(sc_core::sc_module_name name, const Config& cfg);
+    Harness(sc_core::sc_module_name name, const Config& cfg, SocOptions options = {});
 
     // Accesses issued at absolute time `issue`; each returns its completion time.
     Tick read(uint64_t addr, void* data, uint64_t len, Tick issue = 0);
@@ -64,7 +64,7 @@ private:
 };
 
 // A fresh harness; call before elaborate().
-Harness& make_harness(const Config& cfg);
+Harness& make_harness(const Config& cfg, SocOptions options = {});
 // Finishes elaboration (once per process).
 void elaborate();
 // Runs the simulation until nothing is left to do.

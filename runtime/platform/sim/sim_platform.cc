@@ -70,14 +70,44 @@ Device& current_device() {
 
 namespace pfsim {
 
-SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg)
+namespace {
+
+// The blocks' waves files for `path` (SimPlatform's constructor), written empty
+// so that a file that cannot be written is refused before the simulation.
+SocOptions waves_options(const Config& cfg, const std::string& path, std::vector<std::string>* files) {
+    SocOptions options;
+    if (path.empty()) return options;
+    const bool l2 = cfg.choice("l2.tags") == "rtl";
+    const bool sdma = cfg.choice("sdma.frontend") == "rtl";
+    if (!l2 && !sdma) {
+        throw std::invalid_argument("--waves needs an RTL block in the loop: --set sdma.frontend=rtl and/or --set l2.tags=rtl");
+    }
+    waves_format(path);  // refuses other extensions
+    auto named = [&](const char* block) {
+        if (!(l2 && sdma)) return path;
+        const size_t dot = path.rfind('.');
+        return path.substr(0, dot) + "." + block + path.substr(dot);
+    };
+    if (sdma) options.sdma_waves = named("sdma_frontend");
+    if (l2) options.l2_waves = named("l2_tags");
+    for (const std::string* f : {&options.sdma_waves, &options.l2_waves}) {
+        if (f->empty()) continue;
+        if (!std::ofstream(*f)) throw std::invalid_argument("cannot write waves file '" + *f + "'");
+        files->push_back(*f);
+    }
+    return options;
+}
+
+}  // namespace
+
+SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg, const std::string& waves)
     : sc_module(name),
       host_memory("host_memory"),
       host_mmio("host_mmio"),
       cfg_(cfg),
       cross_flags_(static_cast<uint32_t>(cfg.count("chip.aic_cores")),
                    static_cast<uint32_t>(cfg.count("core.cross_core_flag_limit"))),
-      soc_("soc", cfg),
+      soc_("soc", cfg, waves_options(cfg, waves, &waves_files_)),
       sampler_("sampler", soc_, cfg.time("trace.sample_interval")),
       next_free_(kGmBase),
       queue_live_(cfg.count("sdma.channels"), false),
@@ -125,29 +155,6 @@ void SimPlatform::set_peer_gms(const std::vector<Core::PeerGm>* by_rank) {
 Core::PeerGm SimPlatform::gm_view() const {
     const BackingStore& store = soc_.gm.store();
     return Core::PeerGm{store.host_base(), store.capacity(), kGmBase, &next_free_, {}};
-}
-
-std::vector<std::string> SimPlatform::attach_waves(const std::string& path) {
-    const bool l2 = cfg_.choice("l2.tags") == "rtl";
-    const bool sdma = cfg_.choice("sdma.frontend") == "rtl";
-    if (!l2 && !sdma) {
-        throw std::invalid_argument("--waves needs an RTL block in the loop: --set sdma.frontend=rtl and/or --set l2.tags=rtl");
-    }
-    waves_format(path);  // refuses other extensions
-    auto named = [&](const char* block) {
-        if (!(l2 && sdma)) return path;
-        const size_t dot = path.rfind('.');
-        return path.substr(0, dot) + "." + block + path.substr(dot);
-    };
-    std::vector<std::string> files;
-    if (sdma) files.push_back(named("sdma_frontend"));
-    if (l2) files.push_back(named("l2_tags"));
-    for (const std::string& f : files) {
-        if (!std::ofstream(f)) throw std::invalid_argument("cannot write waves file '" + f + "'");
-    }
-    if (sdma) soc_.sdma.attach_waves(files.front());
-    if (l2) soc_.l2.attach_waves(files.back());
-    return files;
 }
 
 void SimPlatform::elaborate() {

@@ -30,7 +30,11 @@ public:
     tlm_utils::simple_initiator_socket<SimPlatform> host_memory;  // to l2.uncached
     tlm_utils::simple_initiator_socket<SimPlatform> host_mmio;    // to sdma.mmio
 
-    SimPlatform(sc_core::sc_module_name name, const Config& cfg);
+    // `waves` (.vcd or .fst, or ""): where the RTL blocks in the loop
+    // (sdma.frontend or l2.tags = rtl) dump their signals; with both, one file
+    // each, named path-without-extension.BLOCK.ext (waves_files()). Throws
+    // std::invalid_argument when there is no RTL block or a file cannot be written.
+    SimPlatform(sc_core::sc_module_name name, const Config& cfg, const std::string& waves = "");
 
     Soc& soc() { return soc_; }
     const Soc& soc() const { return soc_; }
@@ -40,12 +44,8 @@ public:
     SimFaults& faults() { return faults_; }
     // Record the cores, the SDMA engine and the memory counters of later launches.
     void attach_trace(TraceRecorder* trace);
-    // Dumps the signals of the RTL blocks in the loop (sdma.frontend or l2.tags
-    // = rtl) to `path` (.vcd or .fst); with both, one file each, named
-    // path-without-extension.BLOCK.ext. Before the first host access. Returns
-    // the files. Throws std::invalid_argument when there is no RTL block or the
-    // file cannot be written.
-    std::vector<std::string> attach_waves(const std::string& path);
+    // The files the RTL blocks' signals go to.
+    const std::vector<std::string>& waves_files() const { return waves_files_; }
     // Every rank's GM, by rank, for this die's cores to reach peers through
     // (SimDies; unset in a one-die simulation).
     void set_peer_gms(const std::vector<Core::PeerGm>* by_rank);
@@ -123,6 +123,7 @@ private:
 
     const Config& cfg_;
     CrossCoreFlags cross_flags_;
+    std::vector<std::string> waves_files_;
     Soc soc_;
     Sampler sampler_;
     std::vector<std::unique_ptr<Core>> aiv_, aic_;
