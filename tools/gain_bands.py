@@ -33,7 +33,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 PRESET = os.path.join(ROOT, "model", "config", "presets", "a2a3.toml")
@@ -56,11 +55,38 @@ def band(low: float, high: float) -> list:
     return [max(lo, 0) if low > 0 else lo, min(hi, 0) if high < 0 else hi]
 
 
+def preset_ranges(preset: str = PRESET) -> list:
+    """[(key, low, high, reason)] of the preset's [ranges] table, in its order (each end as written,
+    unquoted). Read line by line, as the preset writes it: one range a line, its reason a comment."""
+    out, section = [], ""
+    with open(preset) as f:
+        for line in f:
+            header = re.match(r"^\[(\w+)\]", line)
+            if header:
+                section = header.group(1)
+            entry = re.match(r'^"([\w.]+)"\s*=\s*\[(.*?)\]\s*#\s*(.*)$', line.rstrip("\n"))
+            if section == "ranges" and entry:
+                low, high = (e.strip().strip('"') for e in entry.group(2).split(",", 1))
+                out.append((entry.group(1), low, high, entry.group(3)))
+    return out
+
+
 def varied_parameters(preset: str = PRESET) -> int:
     """How many of the preset's parameters have a range of two ends (what a full run varies)."""
-    with open(preset, "rb") as f:
-        ranges = tomllib.load(f)["ranges"]
-    return sum(1 for low, high in ranges.values() if str(low) != str(high))
+    return sum(1 for _, low, high, _ in preset_ranges(preset) if low != high)
+
+
+def top_level(path: str) -> dict:
+    """A case file's top-level keys (before its first table) as written: {key: text of the value}."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("["):
+                break
+            entry = re.match(r"^(\w+)\s*=\s*(.*?)\s*(#.*)?$", line.rstrip("\n"))
+            if entry:
+                out[entry.group(1)] = entry.group(2)
+    return out
 
 
 def parse(text: str) -> tuple:
@@ -113,10 +139,9 @@ def case_files() -> dict:
             continue
         for name in sorted(os.listdir(d)):
             if re.fullmatch(r"case.*\.toml", name):
-                with open(os.path.join(d, name), "rb") as f:
-                    spec = tomllib.load(f)
-                if spec.get("check", True):
-                    out[spec["name"]] = os.path.join(d, name)
+                spec = top_level(os.path.join(d, name))
+                if spec.get("check", "true") == "true":
+                    out[spec["name"].strip('"')] = os.path.join(d, name)
     return out
 
 
@@ -153,8 +178,7 @@ def check(path: str) -> str | None:
     recorded = recorded_range(path)
     if recorded is None:
         return "expected_gain has no derived range above it (run tools/gain_bands.py)"
-    with open(path, "rb") as f:
-        written = [float(v) for v in tomllib.load(f)["expected_gain"]]
+    written = [float(v) for v in top_level(path)["expected_gain"].strip("[]").split(",")]
     if written != [float(v) for v in band(*recorded)]:
         return f"expected_gain {written} is not the band {band(*recorded)} of its recorded range {recorded[0]}..{recorded[1]} %"
     return None
@@ -162,26 +186,18 @@ def check(path: str) -> str | None:
 
 def ranges_table(preset: str = PRESET) -> str:
     """The preset's plausible ranges as a markdown table: key, tag, value, range, reason."""
-    values, ranges, section = {}, [], ""
+    values, section = {}, ""
     with open(preset) as f:
         for line in f:
-            line = line.rstrip("\n")
             header = re.match(r"^\[(\w+)\]", line)
             if header:
                 section = header.group(1)
-                continue
-            entry = re.match(r'^"?([\w.]+)"?\s*=\s*(.*?)\s*#\s*(.*)$', line)
-            if not entry:
-                continue
-            key, value, comment = entry.groups()
-            if section == "ranges":
-                ranges.append((key, value, comment))
-            else:
-                values[f"{section}.{key}"] = (value.strip('"'), comment.split()[0].rstrip(":"))
+            entry = re.match(r'^(\w+)\s*=\s*(.*?)\s*#\s*(\S+)', line)
+            if entry and section != "ranges":
+                values[f"{section}.{entry.group(1)}"] = (entry.group(2).strip('"'), entry.group(3).rstrip(":"))
     rows = ["| key | tag | value | range | why this range |", "|---|---|---|---|---|"]
-    for key, ends, reason in ranges:
+    for key, low, high, reason in preset_ranges(preset):
         value, tag = values.get(key, ("", ""))
-        low, high = (e.strip().strip('"') for e in ends.strip("[]").split(",", 1))
         rows.append(f"| `{key}` | {tag} | {value} | {low} .. {high} | {reason} |")
     return "\n".join(rows) + "\n"
 
