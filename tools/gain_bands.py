@@ -64,10 +64,10 @@ def preset_ranges(preset: str = PRESET) -> list:
             header = re.match(r"^\[(\w+)\]", line)
             if header:
                 section = header.group(1)
-            entry = re.match(r'^"([\w.]+)"\s*=\s*\[(.*?)\]\s*#\s*(.*)$', line.rstrip("\n"))
+            entry = re.match(r'^"([\w.]+)"\s*=\s*\[(.*?)\]\s*(?:#\s*(.*))?$', line.rstrip("\n"))
             if section == "ranges" and entry:
                 low, high = (e.strip().strip('"') for e in entry.group(2).split(",", 1))
-                out.append((entry.group(1), low, high, entry.group(3)))
+                out.append((entry.group(1), low, high, entry.group(3) or ""))
     return out
 
 
