@@ -2,12 +2,12 @@
 preset's GUESS and FITTED parameters, and writes it into the case file: the band
 is derived, not widened by hand after a model change.
 
-Usage: python3 tools/gain_bands.py [--check | --ranges-table] [UNCERTAINTY]
+Usage: python3 tools/gain_bands.py [--check | --ranges-table | UNCERTAINTY]
 
 UNCERTAINTY is what `pfsim check --uncertainty` printed for every shipped case
 (its --json, or its table as bench/uncertainty.sh prints it); without it this
 runs `pfsim check --uncertainty --json` ($PFSIM, else bazel-bin/cli/pfsim: about
-10 minutes on 2 quiet cores). Each case's gain range over every run made (each
+3.5 minutes on 2 quiet cores, docs/performance.md). Each case's gain range over every run made (each
 parameter at both ends of its range, then the combinations pushing the gain
 lowest and highest) becomes its band, widened by a margin of a tenth of the
 range's width (at least 1 point), rounded outward to whole percent, but not
@@ -206,23 +206,31 @@ def main(argv: list) -> int:
     if argv == ["--ranges-table"]:
         sys.stdout.write(ranges_table())
         return 0
-    verify = "--check" in argv
-    argv = [a for a in argv if a != "--check"]
     files = case_files()
-    if verify:
+    if argv == ["--check"]:
         problems = [f"{os.path.relpath(p, ROOT)}: {why}" for p in files.values() if (why := check(p))]
         for p in problems:
             print(p, file=sys.stderr)
         return 1 if problems else 0
-    if argv:
-        with open(argv[0]) as f:
-            text = f.read()
-    else:
-        binary = os.environ.get("PFSIM", os.path.join(ROOT, "bazel-bin", "cli", "pfsim"))
-        text = subprocess.run([binary, "check", "--uncertainty", "--json"], check=True, capture_output=True,
-                              text=True).stdout
+    if len(argv) > 1 or any(a.startswith("-") for a in argv):
+        print("usage: tools/gain_bands.py [--check | --ranges-table | UNCERTAINTY]", file=sys.stderr)
+        return 2
     try:
+        if argv:
+            with open(argv[0]) as f:
+                text = f.read()
+        else:
+            binary = os.environ.get("PFSIM", os.path.join(ROOT, "bazel-bin", "cli", "pfsim"))
+            text = subprocess.run([binary, "check", "--uncertainty", "--json"], check=True, capture_output=True,
+                                  text=True).stdout
         varied, ranges = derive(text, files)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"gain_bands.py: {e}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError) as e:
+        print(f"gain_bands.py: {argv[0] if argv else 'pfsim'}: not the output of a full `pfsim check --uncertainty` "
+              f"({type(e).__name__}: {e})", file=sys.stderr)
+        return 2
     except Refused as e:
         print(f"gain_bands.py: {e}", file=sys.stderr)
         return 2
