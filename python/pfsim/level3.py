@@ -473,6 +473,7 @@ class L3Worker:
         self.num_sub_workers = num_sub_workers
         self._ranks = Ranks(device_count, enable_sdma=enable_sdma, set=set, timeout=timeout, progress=progress)
         self.enable_sdma = self._ranks.enable_sdma
+        self.ranges = self._ranks.ranges  # each parameter's plausible range, {KEY: (LOW, HIGH)}
         self._lock = threading.Lock()
         self._next_buffer = 1
         self._buffers: list[HostBuffer] = []

@@ -225,6 +225,31 @@ def gain_band(gain: float, ranges: dict, gain_at) -> dict:
             "per_key": per_key, "combined": combined, "not_measured": not_measured}
 
 
+def _band_of(outcome: "CaseOutcome", option: str | None, ranges: dict, pair_at) -> dict | None:
+    """The gain band `--pfsim-uncertainty[=KEY,...]` (option) asks for, or None without it:
+    pair_at({KEY: VALUE, ...}) runs the case's pair with those settings (its CaseOutcome, or
+    _CaseFailed: not measured there); ranges are the device's."""
+    keys = uncertainty_keys(option, ranges)
+    if not keys:
+        return None
+
+    def gain_at(sets: dict):
+        try:
+            return pair_at(sets).gain_pct
+        except _CaseFailed:
+            return None
+    return gain_band(outcome.gain_pct, {k: ranges[k] for k in keys}, gain_at)
+
+
+def _record_band(request, band: dict | None) -> None:
+    """A case's gain band as its JUnit properties (the summary line reads them: _harness.band_text)."""
+    if band is None:
+        return
+    for key in ("low_pct", "high_pct", "most_sensitive", "sign_holds"):
+        value = band[key]
+        request.node.user_properties.append((f"pfsim_gain_{key}", round(value, 3) if isinstance(value, float) else value))
+
+
 class _Params(dict):
     """A case's params, remembering which ones the test read."""
 
@@ -646,17 +671,10 @@ class SceneTestCase:
             outcome = CaseOutcome(verdict["time_off_ns"], verdict["time_on_ns"], off.l2_hit_rate, on.l2_hit_rate)
             return outcome, off, walls
 
-        band = None
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             outcome, off, walls = pair({}, diagnose=True)
-            keys = uncertainty_keys(opt("--pfsim-uncertainty", default=None), ranges)
-            if keys:
-                def gain_at(sets: dict):
-                    try:
-                        return pair(sets, diagnose=False)[0].gain_pct
-                    except _CaseFailed:
-                        return None  # not measured there
-                band = gain_band(outcome.gain_pct, {k: ranges[k] for k in keys}, gain_at)
+            band = _band_of(outcome, opt("--pfsim-uncertainty", default=None), ranges,
+                            lambda sets: pair(sets, diagnose=False)[0])
         for key, value in (("pfsim_case", case_name), ("pfsim_time_off_ns", outcome.time_off_ns), ("pfsim_time_on_ns", outcome.time_on_ns),
                            ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
@@ -664,10 +682,7 @@ class SceneTestCase:
                            ("pfsim_tasks", len(off.tasks)),
                            ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
             request.node.user_properties.append((key, value))
-        if band is not None:
-            for key in ("low_pct", "high_pct", "most_sensitive", "sign_holds"):
-                value = band[key]
-                request.node.user_properties.append((f"pfsim_gain_{key}", round(value, 3) if isinstance(value, float) else value))
+        _record_band(request, band)
         return outcome
 
     # -- level 3 ---------------------------------------------------------
@@ -679,16 +694,18 @@ class SceneTestCase:
         return max(d for d, _ in shapes), max(n for _, n in shapes)
 
     @classmethod
-    def _l3_worker(cls, enable_sdma: bool, device_count: int | None = None, num_sub_workers: int | None = None):
+    def _l3_worker(cls, enable_sdma: bool, device_count: int | None = None, num_sub_workers: int | None = None,
+                   overrides: dict | None = None):
         """A level-3 worker with the class's chip and sub callables registered:
         (worker, CallableNamespace); the handles also as cls._st_chip_handles and
-        cls._st_sub_handles, as simpler's harness sets them."""
+        cls._st_sub_handles, as simpler's harness sets them. overrides: settings
+        over PFSIM_SET and --pfsim-set (an end of a plausible range)."""
         from .level3 import L3Worker
 
         devices, subs = cls._l3_shape()
         worker = L3Worker(device_count=device_count or devices,
                           num_sub_workers=subs if num_sub_workers is None else num_sub_workers,
-                          enable_sdma=enable_sdma, set={**cls.PFSIM_SET, **SESSION_SET})
+                          enable_sdma=enable_sdma, set={**cls.PFSIM_SET, **SESSION_SET, **(overrides or {})})
         try:
             entries, chips, subs_ = {}, {}, {}
             for entry in cls.CALLABLE.get("callables", []):
@@ -732,22 +749,24 @@ class SceneTestCase:
         if opt("--pfsim-trace", default=None):
             _warn_once("--pfsim-trace", f"{what}: --pfsim-trace: a level-3 run writes no trace yet (not modelled "
                                         "on several dies); the case runs without one")
-        if opt("--pfsim-uncertainty", default=None) is not None:
-            _warn_once("--pfsim-uncertainty", f"{what}: --pfsim-uncertainty: a level-3 case's gain has no band yet "
-                                              "(not run across the ranges on several dies); the case runs once")
         _warn_unmodelled_config(case.get("config", {}), what)
         config = case_config(case, f"{what}", SceneTestLevel.NODE)
         devices, subs = l3_shape(case.get("config", {}), what)
         params, args, golden = self._args_and_golden(case, what, skip_golden, check_dtypes=False)
         orch_fn = self.CALLABLE.get("orchestration")
         names = args.tensor_names
-        runs, walls = {}, {}
-        with _runtime_env(self.RUNTIME_ENV, self._st_dir):
+        ranges = {}  # each parameter's plausible range, as the device reports it
+
+        def pair(overrides: dict):
+            """The case prefetch off and on with `overrides` over PFSIM_SET and --pfsim-set:
+            (outcome, the off run's waves, wall seconds off and on), or _CaseFailed."""
+            runs, walls = {}, {}
             for prefetch in (False, True):
                 label = f"prefetch {'on' if prefetch else 'off'}"
                 try:
-                    worker, ns = type(self)._l3_worker(sdma, devices, subs)
+                    worker, ns = type(self)._l3_worker(sdma, devices, subs, overrides)
                     with worker:
+                        ranges.update(worker.ranges)
                         run_args = args.clone()
                         rehosted = _rehost(worker, run_args)
                         initial = {n: getattr(run_args, n).clone() for n in names} if rounds > 1 else {}
@@ -773,12 +792,16 @@ class SceneTestCase:
                     raise _CaseFailed(f"{what} ({label}): {e}") from None
                 except (ValueError, TypeError, RuntimeError, OverflowError, FileNotFoundError, KeyError) as e:
                     raise _CaseFailed(f"{what}: {type(e).__name__}: {e}") from None
-        (off, off_values), (on, on_values) = runs[False], runs[True]
-        for name in names:
-            if not _tensors.same_bytes(off_values[name], on_values[name]):
-                raise _CaseFailed(f"{what}: tensor '{name}' is not bit-identical with prefetch off and on "
-                                  "(the prefetch changed a value, or the result depends on timing)")
-        outcome = CaseOutcome(_waves_time(off), _waves_time(on), _waves_hit_rate(off), _waves_hit_rate(on))
+            (off, off_values), (on, on_values) = runs[False], runs[True]
+            for name in names:
+                if not _tensors.same_bytes(off_values[name], on_values[name]):
+                    raise _CaseFailed(f"{what}: tensor '{name}' is not bit-identical with prefetch off and on "
+                                      "(the prefetch changed a value, or the result depends on timing)")
+            return CaseOutcome(_waves_time(off), _waves_time(on), _waves_hit_rate(off), _waves_hit_rate(on)), off, walls
+
+        with _runtime_env(self.RUNTIME_ENV, self._st_dir):
+            outcome, off, walls = pair({})
+            band = _band_of(outcome, opt("--pfsim-uncertainty", default=None), ranges, lambda sets: pair(sets)[0])
         for key, value in (("pfsim_case", case_name), ("pfsim_time_off_ns", outcome.time_off_ns),
                            ("pfsim_time_on_ns", outcome.time_on_ns), ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
@@ -787,6 +810,7 @@ class SceneTestCase:
                            ("pfsim_ranks", devices),
                            ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
             request.node.user_properties.append((key, value))
+        _record_band(request, band)
         return outcome
 
     @staticmethod

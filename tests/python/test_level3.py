@@ -8,9 +8,11 @@ exchange a TPUT and TNOTIFY into the peer's window, a TWAIT on the own one."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import xml.etree.ElementTree as ET
 
 import pytest
 import torch
@@ -280,18 +282,82 @@ def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_pa
     run = run_scene_test(tmp_path, offset=1)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
-    assert "TestFetch::test_run[peer]" in run.stdout  # the gain line
+    assert "TestFetch::test_run[peer]" in run.stdout and ", band " not in run.stdout  # the gain line, no band
     level2 = subprocess.run([pfsim.find_binary(), "test", str(tmp_path / "test_l3_scene.py"), "--level", "2", "-q",
                              "--collect-only", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True, text=True)
     assert "1 deselected" in level2.stdout, level2.stdout  # --level selects as simpler's does
 
 
-def test_a_level3_case_under_uncertainty_is_warned_by_name_and_runs_once_without_a_band(tmp_path):
-    run = run_scene_test(tmp_path, 1, "-s", "--pfsim-uncertainty=sdma.doorbell_latency")
+PREFETCH_SCENE_TEST = """
+import torch
+import pytest
+from simpler.task_interface import ArgDirection as D
+from simpler.task_interface import TaskArgs, TensorArgType
+from simpler_setup import SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+from simpler_setup.scene_test import _rehosted_ref_for
+
+DEMO = {demo!r}
+
+
+def orch_fn(orch, callables, task_args, config):
+    args = TaskArgs()
+    args.add_tensor(_rehosted_ref_for(task_args, task_args.src), TensorArgType.INPUT)
+    args.add_tensor(_rehosted_ref_for(task_args, task_args.out), TensorArgType.OUTPUT_EXISTING)
+    orch.submit_next_level(callables.demo, args, config, worker=0)
+
+
+@pytest.mark.sdma
+@scene_test(level=3, runtime="tensormap_and_ringbuffer")
+class TestPrefetchOnADie(SceneTestCase):
+    CALLABLE = {{
+        "orchestration": orch_fn,
+        "callables": [{{
+            "name": "demo",
+            "orchestration": {{"source": DEMO + "/orchestration/prefetch_demo_orch.cpp",
+                              "function_name": "prefetch_demo_orchestration",
+                              "config_name": "prefetch_demo_config", "signature": [D.IN, D.OUT]}},
+            "incores": [{{"func_id": 0, "source": DEMO + "/aiv/kernel_prefetch_copy.cpp", "core_type": "aiv"}}],
+        }}],
+    }}
+    CASES = [{{"name": "demo", "platforms": ["a2a3"], "config": {{"device_count": 1}}, "params": {{}}}}]
+    RTOL = 0.0
+    ATOL = 0.0
+
+    def generate_args(self, params):
+        return TaskArgsBuilder(TensorArg("src", torch.arange(128, dtype=torch.float32) / 8.0),
+                               TensorArg("out", torch.full((128,), -1.0)))
+
+    def compute_golden(self, args, params):
+        args.out[:] = args.src
+"""
+
+
+def test_a_level3_cases_gain_gets_the_band_check_uncertainty_gives_the_same_case(tmp_path):
+    """The shipped prefetch_demo's chip callable as a level-3 chip task: its pair again at each end
+    of the doorbell's range gives the band `pfsim check prefetch_demo --uncertainty` gives."""
+    path = tmp_path / "test_l3_prefetch.py"
+    path.write_text(textwrap.dedent(PREFETCH_SCENE_TEST.format(
+        demo=os.path.normpath(os.path.join(HERE, "..", "..", "cases", "prefetch_demo", "kernels")))))
+    test = [pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"]
+    run = subprocess.run(test + ["--pfsim-uncertainty=sdma.doorbell_latency", "--junitxml", str(tmp_path / "j.xml")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert ("pfsim: warning: TestFetch::peer: --pfsim-uncertainty: a level-3 case's gain has no band yet"
-            in run.stdout + run.stderr), run.stdout + run.stderr
-    assert "TestFetch::test_run[peer]" in run.stdout and ", band " not in run.stdout
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
+    low, gain, high = (float(props[k]) for k in ("pfsim_gain_low_pct", "pfsim_gain_pct", "pfsim_gain_high_pct"))
+    assert low < gain < high, props
+    assert props["pfsim_gain_most_sensitive"] == "sdma.doorbell_latency" and props["pfsim_ranks"] == "1", props
+    assert re.search(r"TestPrefetchOnADie::test_run\[demo\]: .*, band -[\d.]+\.\.-[\d.]+ % "
+                     r"\(moved most by sdma\.doorbell_latency; sign holds\)", run.stdout), run.stdout
+    check = json.loads(subprocess.run([pfsim.find_binary(), "check", "prefetch_demo", "--uncertainty", "--vary",
+                                       "sdma.doorbell_latency", "--json"], capture_output=True, text=True,
+                                      timeout=300).stdout)["cases"][0]
+    assert (round(check["low_pct"], 3), round(check["high_pct"], 3)) == (low, high), (check, props)
+    # the negative control: a key without a range fails the case, naming it (without the option,
+    # no band: the test above)
+    unranged = subprocess.run(test + ["--pfsim-uncertainty=l2.size"], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+    assert unranged.returncode == 1, unranged.stdout + unranged.stderr
+    assert "--pfsim-uncertainty: 'l2.size' has no range in the configuration" in unranged.stdout, unranged.stdout
 
 
 def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_path):
