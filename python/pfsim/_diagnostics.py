@@ -26,8 +26,16 @@ def run_dir(prefix: Path, prefetch: bool) -> Path:
 
 
 # The timestamps of pfsim's swimlane records count simulated nanoseconds (the board's
-# count its 50 MHz system counter; simpler's tools read the frequency from the metadata).
+# count its 50 MHz system counter; simpler's tools read the frequency from the metadata),
+# from one nanosecond before the die started: simpler's tools read a timestamp of 0 as none,
+# and the orchestrator's first submission begins at the die's first instant.
 SWIMLANE_CLOCK_HZ = 1_000_000_000
+SWIMLANE_EPOCH_NS = 1
+
+
+def swimlane_cycles(ns: float) -> int:
+    """A swimlane record's timestamp of the simulated time NS (ns since the die started)."""
+    return round((ns + SWIMLANE_EPOCH_NS) * SWIMLANE_CLOCK_HZ / 1e9)
 # Levels of simpler's --enable-chip-swimlane pfsim writes: 1 the AICore records (each block's
 # start and end on its core), 2 with the AICPU's (its dispatch and its taking of the completion),
 # 3 with the AICPU scheduler's phases (scheduler_phases), 4 with the orchestrator's submissions
@@ -105,17 +113,14 @@ def swimlane_records(result, level: int) -> dict:
     if clusters is None:
         clusters = 1 + max((s["core_id"] for _, s in spans), default=-1)
 
-    def cycles(ns):
-        return round(ns * SWIMLANE_CLOCK_HZ / 1e9)
-
     def in_cycles(r):
         return {**{k: v for k, v in r.items() if not k.endswith("_ns")},
-                "start_cycles": cycles(r["start_ns"]), "end_cycles": cycles(r["end_ns"])}
+                "start_cycles": swimlane_cycles(r["start_ns"]), "end_cycles": swimlane_cycles(r["end_ns"])}
 
     aicore, aicpu, dispatches = [], [], {}
     for t, s in spans:
         reg = dispatches[s["core_id"]] = dispatches.get(s["core_id"], 0) + 1  # the core's n-th dispatch
-        times = [cycles(s[k]) for k in ("dispatch_ns", "start_ns", "end_ns", "finish_ns")]
+        times = [swimlane_cycles(s[k]) for k in ("dispatch_ns", "start_ns", "end_ns", "finish_ns")]
         aicore.append([s["core_id"], t.task_id, reg, times[1], times[2], 0])
         if level >= 2:
             aicpu.append([s["core_id"], reg, times[0], times[3]])
