@@ -514,3 +514,13 @@ def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(tmp_p
                                              "config.enable_chip_swimlane = 1"))
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3")
     assert rc == 1 and "TestDump._build_config returns diagnostics (1, 0, 0, False, False)" in out, out
+
+
+def test_a_call_config_asking_a_run_for_diagnostics_is_refused_naming_the_option_that_writes_them():
+    from pfsim.task_interface import CallConfig
+
+    config = CallConfig()
+    assert config.refused() == []  # negative control: simpler's defaults
+    config.enable_pmu = 2
+    assert config.refused() == ["enable_pmu=2: pfsim writes it for scene tests from `pfsim test --enable-pmu`, not "
+                                "from a run's CallConfig"]
