@@ -36,6 +36,8 @@ SWIMLANE_EPOCH_NS = 1
 def swimlane_cycles(ns: float) -> int:
     """A swimlane record's timestamp of the simulated time NS (ns since the die started)."""
     return round((ns + SWIMLANE_EPOCH_NS) * SWIMLANE_CLOCK_HZ / 1e9)
+
+
 # Levels of simpler's --enable-chip-swimlane pfsim writes: 1 the AICore records (each block's
 # start and end on its core), 2 with the AICPU's (its dispatch and its taking of the completion),
 # 3 with the AICPU scheduler's phases (scheduler_phases), 4 with the orchestrator's submissions
