@@ -71,8 +71,12 @@ void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatf
         t.end_ns = static_cast<double>(run.end_ps) / 1e3;
         t.skipped = run.skipped;
         t.ring_id = r.tasks[i].ring_id;
+        auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
+        t.submit_ns = ns(r.graph.start_ps + r.tasks[i].submit_ps);
+        t.release_ns = ns(r.graph.start_ps + r.tasks[i].release_ps);
+        t.drained = run.drained;
+        t.drain_ns = ns(run.drain_ps);
         for (const rt::TaskRun::CoreSpan& s : run.spans) {
-            auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
             TaskResult::Span span{platform.core(s.core).name(), s.core, s.block, r.tasks[i].kernel[s.slot],
                                   ns(s.dispatch_ps), ns(s.start_ps), ns(s.end_ps), ns(s.finish_ps), {}};
             for (int p = 0; p < 5; ++p) span.busy_ns[p] = ns(s.busy_ps[p]);

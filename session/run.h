@@ -54,6 +54,11 @@ struct TaskResult {
     };
     std::vector<Span> spans;
     uint64_t ring_id = 0;  // simpler's task id: scope-depth ring << 32 | place in the ring
+    // The orchestrator's submission of it: when it began and when the task reached the scheduler
+    // (simulated ns since the die started, as the spans).
+    double submit_ns = 0, release_ns = 0;
+    bool drained = false;  // a sync-start cohort that waited for free cores (rt::TaskRun::drained), since drain_ns
+    double drain_ns = 0;
 };
 
 struct RunResult {

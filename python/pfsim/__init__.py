@@ -104,6 +104,10 @@ class TaskTiming:
     # core, core_id, block, dispatch_ns, start_ns, end_ns, finish_ns (simulated time since the die started)
     task_id: int | None = None
     spans: list = field(default_factory=list)
+    # run(spans=True) too: the orchestrator's submission of it, [began, reached the scheduler] (ns, as the
+    # spans), and for a sync-start cohort that waited for free cores (the drain), when it began waiting
+    submit_ns: list | None = None
+    drain_ns: float | None = None
 
 
 @dataclass
@@ -138,7 +142,8 @@ class RunResult:
     @classmethod
     def from_summary(cls, s: dict, trace: str | None) -> "RunResult":
         tasks = [TaskTiming(t["name"], t["kernels"], t["cores"], t["blocks"], t["deps"], t["start_ns"], t["end_ns"],
-                            t.get("task_id"), t.get("spans", [])) for t in s.get("tasks", [])]
+                            t.get("task_id"), t.get("spans", []), t.get("submit_ns"), t.get("drain_ns"))
+                 for t in s.get("tasks", [])]
         counters = {k: s[k] for k in ("l2", "gm", "sdma") if k in s}
         return cls(prefetch=s.get("prefetch") == "on", time_ns=s.get("kernel_time_ns", 0.0), cycles=s.get("cycles", 0),
                    tasks=tasks, counters=counters, warnings=s.get("warnings", []), log=s.get("log", []), trace=trace,

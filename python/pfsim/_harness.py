@@ -17,14 +17,8 @@ PLATFORMS = ("pfsim", "a2a3sim", "a2a3")
 # simpler's diagnostics options pfsim writes, in simpler's formats, under outputs/ (pfsim._diagnostics),
 # with the levels each takes
 WRITTEN = {"--dump-args": ("dump_args", (0, 1, 2, 3)),
-           "--enable-chip-swimlane": ("enable_chip_swimlane", (0, 1, 2, 3, 4)),
-           "--enable-pmu": ("enable_pmu", (0, *_diagnostics.PMU_EVENTS))}
+           "--enable-chip-swimlane": ("enable_chip_swimlane", (0, 1, 2, 3, 4))}
 
-# simpler's diagnostics options -> why pfsim refuses them (a usage error naming the option)
-DIAGNOSTICS = {
-    "--enable-swimlane-overhead": ("enable_swimlane_overhead", "pfsim does not model the AICPU scheduler's own "
-                                   "overhead records"),
-}
 
 
 def pytest_addoption(parser):
@@ -56,17 +50,21 @@ def pytest_addoption(parser):
     group.addoption("--enable-chip-swimlane", dest="enable_chip_swimlane", nargs="?", const=4, type=int, default=0,
                     metavar="LEVEL", help="simpler's swimlane records (chip_swimlane_records.json) in simulated time "
                                           "into outputs/CLASS_CASE_TIME: 1 AICore, 2 with the AICPU's dispatch and "
-                                          "completion, 3 (and 4: written as 3) with the scheduler's phases")
+                                          "completion, 3 with the scheduler's phases, 4 (bare option) "
+                                          "with the orchestrator's submissions")
     group.addoption("--enable-pmu", dest="enable_pmu", nargs="?", const=2, type=int, default=0, metavar="EVENT",
                     help="simpler's pmu.csv into outputs/CLASS_CASE_TIME: each block's cycles and its pipes' busy "
-                         "cycles (2, PIPE_UTILIZATION, the one event group pfsim counts)")
+                         "cycles (2, PIPE_UTILIZATION, the one event group pfsim counts; the others are refused, "
+                         "naming their counters)")
     group.addoption("--enable-dep-gen", dest="enable_dep_gen", action="store_true", default=False,
                     help="simpler's deps.json (the task graph: tasks, tensors, dependency edges) into "
                          "outputs/CLASS_CASE_TIME, and deps_viewer.txt where simpler's tools are installed")
     group.addoption("--enable-scope-stats", dest="enable_scope_stats", action="store_true", default=False,
                     help="simpler's scope statistics (scope_stats/scope_stats.jsonl) into outputs/CLASS_CASE_TIME")
-    for name, (dest, why) in DIAGNOSTICS.items():
-        group.addoption(name, dest=dest, action="store_true", default=False, help=f"refused: {why}")
+    group.addoption("--enable-swimlane-overhead", dest="enable_swimlane_overhead", action="store_true",
+                    default=False, help="with --enable-chip-swimlane (and --enable-dep-gen for its deps.json): "
+                                        "simpler's swimlane_converter writes merged_swimlane.json beside the records "
+                                        "with its Overhead Analysis tracks (where simpler is installed)")
 
 
 def pytest_configure(config):
@@ -90,6 +88,12 @@ def pytest_configure(config):
         if config.getoption(dest) not in levels:
             raise pytest.UsageError(f"pfsim: {name} {config.getoption(dest)}: not a value pfsim writes (it writes "
                                     f"{', '.join(map(str, levels))})")
+    refused = _diagnostics.pmu_refusal(config.getoption("enable_pmu"))
+    if refused:
+        raise pytest.UsageError(refused)
+    warning = _diagnostics.pmu_warning(config.getoption("enable_pmu"))
+    if warning:
+        print(warning, file=sys.stderr)
     from .testing import SESSION_SET
 
     for setting in config.getoption("--pfsim-set"):
@@ -97,13 +101,13 @@ def pytest_configure(config):
         if not sep or not key.strip():
             raise pytest.UsageError(f"pfsim: --pfsim-set {setting}: KEY=VALUE (a setting of `pfsim config`)")
         SESSION_SET[key.strip()] = value.strip()
-    warning = _diagnostics.swimlane_warning(config.getoption("enable_chip_swimlane"))
-    if warning:
-        print(warning, file=sys.stderr)
-    refused = [f"pfsim: {name} is not supported: {why}" for name, (dest, why) in DIAGNOSTICS.items()
-               if config.getoption(dest)]
-    if refused:
-        raise pytest.UsageError("\n".join(refused))
+    if config.getoption("enable_swimlane_overhead"):
+        if not config.getoption("enable_chip_swimlane"):  # as simpler's harness
+            raise pytest.UsageError("pfsim: --enable-swimlane-overhead requires --enable-chip-swimlane")
+        if not config.getoption("enable_dep_gen"):
+            print("pfsim: warning: --enable-swimlane-overhead without --enable-dep-gen: simpler's swimlane_converter "
+                  "has no deps.json to find ready tasks in and leaves the Overhead Analysis tracks out",
+                  file=sys.stderr)
     device_ids(config)
 
 

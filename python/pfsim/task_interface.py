@@ -86,13 +86,16 @@ class CallConfig:
     sizes and runs any `aicpu_thread_num` (warned: one simulated scheduler); every
     other field only at its default (0 / False / ""): `refused()` names the ones set otherwise."""
 
-    # field -> why pfsim cannot honour a value other than the default
+    # field -> why pfsim cannot honour a value other than the default. pfsim writes simpler's
+    # diagnostics for a scene test's runs, from `pfsim test`'s options (pfsim._diagnostics), not
+    # from a CallConfig handed to a run (a level-3 chip task's, a worker's prewarm configuration).
+    _FROM_OPTIONS = "pfsim writes it for scene tests from `pfsim test {}`, not from a run's CallConfig"
     UNMODELLED = {
-        "enable_chip_swimlane": "pfsim writes no swimlane records (use --pfsim-trace for a Perfetto trace)",
-        "enable_dump_args": "pfsim does not dump task arguments",
-        "enable_pmu": "pfsim has no PMU events (the run's counters are in its result)",
-        "enable_dep_gen": "pfsim does not write dependency records",
-        "enable_scope_stats": "pfsim does not record scope statistics",
+        "enable_chip_swimlane": _FROM_OPTIONS.format("--enable-chip-swimlane"),
+        "enable_dump_args": _FROM_OPTIONS.format("--dump-args"),
+        "enable_pmu": _FROM_OPTIONS.format("--enable-pmu"),
+        "enable_dep_gen": _FROM_OPTIONS.format("--enable-dep-gen"),
+        "enable_scope_stats": _FROM_OPTIONS.format("--enable-scope-stats"),
     }
 
     def __init__(self):

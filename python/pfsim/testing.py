@@ -593,10 +593,11 @@ class SceneTestCase:
         written = [name for n, name in enumerate(args.tensor_names) if callable_.is_output(n)]  # by Worker.run
         trace_dir = opt("--pfsim-trace", default=None)
         dump_args = int(opt("--dump-args", default=0) or 0)
-        swimlane = _diagnostics.swimlane_level(int(opt("--enable-chip-swimlane", default=0) or 0))
+        swimlane = int(opt("--enable-chip-swimlane", default=0) or 0)
         scope_stats = bool(opt("--enable-scope-stats", default=False))
         pmu = int(opt("--enable-pmu", default=0) or 0)
         dep_gen = bool(opt("--enable-dep-gen", default=False))
+        overhead = bool(swimlane and opt("--enable-swimlane-overhead", default=False))
         prefix = (_diagnostics.output_prefix(_outputs_dir(), f"{cls_name}_{case_name}")
                   if dump_args or swimlane or scope_stats or pmu or dep_gen else None)
         ranges = {}  # each parameter's plausible range, as the device reports it
@@ -640,8 +641,8 @@ class SceneTestCase:
                                                 **rings, **diagnostics)
                             walls.setdefault(prefetch, time.perf_counter() - started)
                             if swimlane and diagnose:
-                                _diagnostics.write_swimlane(_diagnostics.run_dir(prefix, prefetch) /
-                                                            "chip_swimlane_records.json", result, swimlane)
+                                records = _diagnostics.run_dir(prefix, prefetch) / "chip_swimlane_records.json"
+                                _diagnostics.write_swimlane(records, result, swimlane)
                             if pmu and diagnose:
                                 (_diagnostics.run_dir(prefix, prefetch) / "pmu.csv").write_text(
                                     _diagnostics.pmu_csv(result, pmu, worker.config["chip.clock"]))
@@ -649,6 +650,10 @@ class SceneTestCase:
                                 unwritten = _diagnostics.deps_viewer_text(Path(diagnostics["deps_json"]))
                                 if unwritten:
                                     _warn_once("--enable-dep-gen", unwritten)
+                            if overhead and diagnose:
+                                unwritten = _diagnostics.overhead_trace(records)
+                                if unwritten:
+                                    _warn_once("--enable-swimlane-overhead", unwritten)
                             label = f"prefetch {'on' if prefetch else 'off'}" + ("" if rounds == 1 else f", round {r}")
                             if not skip_golden:
                                 try:

@@ -73,6 +73,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     if (fatal_code_) return {};
     GraphTask task;
     task.index = static_cast<uint32_t>(tasks_.size());
+    task.submit_ps = orch_ps_;
     task.shape = shape;
     std::copy(kernel, kernel + 3, task.kernel);
     task.scope_depth = static_cast<uint32_t>(scopes_.size());

@@ -62,6 +62,7 @@ struct GraphTask {
     bool manual_scope = false;   // submitted in a manual scope
     bool early_resolve = false;  // set_allow_early_resolve
     uint32_t scope_depth = 0;
+    uint64_t submit_ps = 0;   // when the orchestrator began the submission (its clock), from the graph's start
     uint64_t release_ps = 0;  // when the submission reaches the scheduler, from the graph's start
     std::string site;         // "orch.cpp:42": where it was submitted
     // A dispatch predicate (op NONE: always dispatch): the element of

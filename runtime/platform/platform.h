@@ -120,11 +120,16 @@ struct TaskRun {
         uint64_t busy_ps[5] = {};
     };
     std::vector<CoreSpan> spans;
+    // A sync-start cohort that, once ready, found too few free cores: when it
+    // began waiting for them (the drain: nothing else was dispatched meanwhile).
+    bool drained = false;
+    uint64_t drain_ps = 0;
     std::string error;                   // the first error of its blocks
 };
 
 struct GraphResult {
     std::vector<TaskRun> tasks;
+    uint64_t start_ps = 0;       // the simulated time the graph began: what GraphTask's orchestrator times count from
     uint64_t graph_time_ps = 0;  // first dispatch to last completion
     std::vector<std::string> warnings;
     std::vector<std::string> violations;

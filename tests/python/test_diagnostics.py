@@ -55,9 +55,9 @@ def scene(folder, orch_edit=None):
     return folder / "test_dump.py"
 
 
-def pfsim_test(folder, *args):
+def pfsim_test(folder, *args, env=None):
     r = subprocess.run([pfsim.find_binary(), "test", "test_dump.py", *map(str, args), "-p", "no:cacheprovider",
-                        "-rA"], capture_output=True, text=True, timeout=600, cwd=folder)
+                        "-rA"], capture_output=True, text=True, timeout=600, cwd=folder, env=env)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -149,8 +149,8 @@ def test_a_dump_level_simpler_lacks_is_a_usage_error(tmp_path):
     assert rc == 4 and "pfsim: --dump-args 4: not a value pfsim writes (it writes 0, 1, 2, 3)" in out, out
 
 
-def run_spmd_chain(spans):
-    """vector_chain (3 tasks of 4 blocks) on a Worker: its RunResult."""
+def run_spmd_chain(spans, **settings):
+    """vector_chain (3 tasks of 4 blocks) on a Worker (with configuration SETTINGS): its RunResult."""
     import torch
 
     callable_ = pfsim.Callable.from_dict({
@@ -158,7 +158,7 @@ def run_spmd_chain(spans):
         "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_add.cpp", "core_type": "aiv"},
                     {"func_id": 1, "source": "kernels/aiv/kernel_scale.cpp", "core_type": "aiv"}],
     }, os.path.join(CASES, "vector_chain"))
-    with pfsim.Worker() as worker:
+    with pfsim.Worker(set=settings) as worker:
         n = 4096
         return worker.run(worker.register(callable_), [torch.arange(n, dtype=torch.float32), torch.ones(n),
                                                         torch.zeros(n), 4], spans=spans)
@@ -183,8 +183,8 @@ def test_swimlane_records_hold_each_block_on_its_core_in_the_run_s_simulated_tim
         names = {row[0]: "die." + ("aic" if row[0] < 24 else "aiv") + str(row[0] - (0 if row[0] < 24 else 24))
                  for row in rows}
         assert sorted(names.values()) == sorted(task.cores)
-        assert abs(min(row[3] for row in rows) - task.start_ns) <= 1
-        assert abs(max(dispatch[(row[0], row[2])][3] for row in rows) - task.end_ns) <= 1
+        assert min(row[3] for row in rows) == _diagnostics.swimlane_cycles(task.start_ns)
+        assert max(dispatch[(row[0], row[2])][3] for row in rows) == _diagnostics.swimlane_cycles(task.end_ns)
         for core, _, reg, start, end, _ in rows:
             d = dispatch[(core, reg)]
             assert d[2] < start < end <= d[3]
@@ -220,7 +220,7 @@ def test_swimlane_level_3_adds_the_scheduler_s_phases_one_record_per_act():
     for before, after in zip(phases, phases[1:]):  # one thread: in time order, never two at once
         assert before["start_cycles"] <= before["end_cycles"] <= after["start_cycles"], (before, after)
     starts = {p["start_cycles"] for p in phases if p["kind"] == "dispatch"}
-    assert starts == {round(s["dispatch_ns"]) for s in spans}
+    assert starts == {_diagnostics.swimlane_cycles(s["dispatch_ns"]) for s in spans}
     dispatch = [p for p in phases if p["kind"] == "dispatch"]
     assert all(p["end_cycles"] > p["start_cycles"] for p in dispatch)  # orch.dispatch_latency
     # negative control: level 2 has no scheduler records
@@ -228,23 +228,127 @@ def test_swimlane_level_3_adds_the_scheduler_s_phases_one_record_per_act():
     assert "core_to_thread" not in _diagnostics.swimlane_records(result, 2)["metadata"]
 
 
-def test_enable_chip_swimlane_and_dep_gen_write_simpler_s_records_per_case_and_warn_of_level_4(tmp_path):
-    scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "--enable-dep-gen")  # bare swimlane: level 4
+def test_swimlane_level_4_adds_each_submission_on_the_orchestrator_s_simulated_clock():
+    from pfsim import _diagnostics
+
+    result = run_spmd_chain(spans=True, **{"orch.submit_cost": "200 ns"})
+    records = _diagnostics.swimlane_records(result, 4)
+    (submits,) = records["aicpu_orchestrator_phases"]
+    # one record per submission, in order, with simpler's task ids
+    assert [(r["submit_idx"], r["task_id"]) for r in submits] == [(i, t.task_id) for i, t in enumerate(result.tasks)]
+    for r, task in zip(submits, result.tasks):
+        # each takes orch.submit_cost; the task reaches the scheduler as it ends and is dispatched from then on
+        assert r["end_cycles"] - r["start_cycles"] == 200, r
+        assert r["end_cycles"] <= _diagnostics.swimlane_cycles(min(s["dispatch_ns"] for s in task.spans)), r
+        assert [r["start_cycles"], r["end_cycles"]] == [_diagnostics.swimlane_cycles(x) for x in task.submit_ns]
+    for before, after in zip(submits, submits[1:]):  # one orchestrator: one submission after another
+        assert before["end_cycles"] <= after["start_cycles"], (before, after)
+    assert "aicpu_scheduler_phases" in records  # level 4 holds level 3
+    # negative controls: the durations are the configured cost, and level 3 has no orchestrator records
+    slower = _diagnostics.swimlane_records(run_spmd_chain(spans=True, **{"orch.submit_cost": "700 ns"}), 4)
+    assert {r["end_cycles"] - r["start_cycles"] for r in slower["aicpu_orchestrator_phases"][0]} == {700}
+    assert "aicpu_orchestrator_phases" not in _diagnostics.swimlane_records(result, 3)
+
+
+def simpler_read_perf_data(records):
+    """simpler's own reading of the swimlane RECORDS file (its swimlane_converter's read_perf_data, from
+    the simpler installed beside pfsim, in a process of its own); skips the test without one."""
+    import sys
+
+    from pfsim._simpler import real_locations
+
+    roots = [os.path.dirname(p) for p in real_locations("simpler_setup")
+             if os.path.isfile(os.path.join(p, "tools", "swimlane_converter.py"))]
+    if not roots:
+        pytest.skip("simpler's swimlane_converter is not installed beside pfsim (PYTHONPATH=SIMPLER_CHECKOUT)")
+    code = ("import json, sys\nfrom simpler_setup.tools.swimlane_converter import read_perf_data\n"
+            "print(json.dumps(read_perf_data(sys.argv[1])))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([roots[0], os.path.join(roots[0], "python")]))
+    done = subprocess.run([sys.executable, "-c", code, str(records)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_simpler_s_converter_reads_level_4_with_the_run_s_task_and_submission_times(tmp_path, monkeypatch):
+    from pfsim import _diagnostics
+
+    result = run_spmd_chain(spans=True)
+    path = tmp_path / "chip_swimlane_records.json"
+    _diagnostics.write_swimlane(path, result, 4)
+    data = simpler_read_perf_data(path)
+    # simpler's times count µs from the earliest record: the first submission's start; the records hold
+    # whole ns (SWIMLANE_CLOCK_HZ), so each time is the run's within half a ns
+    origin_ns = result.tasks[0].submit_ns[0]
+
+    def ns(us):
+        return origin_ns + us * 1e3
+
+    assert data["chip_swimlane_level"] == 4 and data["orchestrator_source"] == "aicpu"
+    for task in result.tasks:
+        rows = [t for t in data["tasks"] if t["task_id"] == task.task_id]
+        assert len(rows) == task.blocks
+        assert abs(ns(min(t["dispatch_time_us"] for t in rows)) - min(s["dispatch_ns"] for s in task.spans)) <= 0.5
+        assert abs(ns(min(t["start_time_us"] for t in rows)) - task.start_ns) <= 0.5, (rows, task)
+        assert abs(ns(max(t["finish_time_us"] for t in rows)) - task.end_ns) <= 0.5, (rows, task)
+    (submits,) = data["aicpu_orchestrator_phases"]
+    assert [(r["submit_idx"], r["task_id"], r["phase"]) for r in submits] == [
+        (i, t.task_id, "orch_submit") for i, t in enumerate(result.tasks)]
+    for r, task in zip(submits, result.tasks):
+        assert [ns(r["start_time_us"]), ns(r["end_time_us"])] == pytest.approx(task.submit_ns, abs=0.5), (r, task)
+    # negative control: counted from the die's first instant (0), the first submission's start would read
+    # as no timestamp to simpler's converter, and its record would lose its duration
+    monkeypatch.setattr(_diagnostics, "SWIMLANE_EPOCH_NS", 0)
+    _diagnostics.write_swimlane(path, result, 4)
+    first = simpler_read_perf_data(path)["aicpu_orchestrator_phases"][0][0]
+    assert first["end_time_us"] - first["start_time_us"] != pytest.approx(
+        (result.tasks[0].submit_ns[1] - result.tasks[0].submit_ns[0]) / 1e3), first
+
+
+def test_enable_chip_swimlane_and_dep_gen_write_simpler_s_records_per_case_and_its_overhead_trace(tmp_path):
+    folder = tmp_path / "scene"
+    scene(folder)
+    # bare swimlane: level 4; --enable-swimlane-overhead: simpler's converter on each run's records and deps.json
+    rc, out = pfsim_test(folder, "--enable-chip-swimlane", "--enable-dep-gen", "--enable-swimlane-overhead",
+                         env=fake_simpler_converter(tmp_path / "site"))
     assert rc == 0, out
-    assert "pfsim: warning: --enable-chip-swimlane 4: pfsim writes level 3" in out, out
-    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    assert "warning: --enable-chip-swimlane" not in out, out
+    (prefix,) = (folder / "outputs").glob("TestDump_small_*")
     for path in (prefix, prefix / "prefetch_off"):
         data = json.loads((path / "chip_swimlane_records.json").read_text())
-        assert data["chip_swimlane_level"] == 3 and len(data["aicore_tasks"]) == 3, data
+        assert data["chip_swimlane_level"] == 4 and len(data["aicore_tasks"]) == 3, data
+        assert len(data["aicpu_orchestrator_phases"][0]) == 3, data
         assert sum(p.get("pop_hit", 0) for p in data["aicpu_scheduler_phases"][0]) == 3, data
         assert not (path / "args_dump").exists()
         deps = json.loads((path / "deps.json").read_text())
         assert [(e["source"], int(e["pred"]), int(e["succ"])) for e in deps["edges"]] == [
             ("creator", 0, 1 << 32), ("creator", 1 << 32, (1 << 32) + 1)], deps
         assert {row[1] for row in data["aicore_tasks"]} == {int(t["task_id"]) for t in deps["tasks"]}
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "5", "--collect-only")
+        merged = json.loads((path / "merged_swimlane.json").read_text())
+        assert merged == {"argv": ["--overhead"], "level": 4, "deps_beside": True}, merged
+    rc, out = pfsim_test(folder, "--enable-chip-swimlane", "5", "--collect-only")
     assert rc == 4 and "pfsim: --enable-chip-swimlane 5: not a value pfsim writes (it writes 0, 1, 2, 3, 4)" in out, out
+
+
+# A stand-in for simpler's swimlane_converter, written fresh (in a simpler installation at SITE): what
+# it was given, beside the records.
+FAKE_CONVERTER = """
+import json, sys
+from pathlib import Path
+
+records = Path(sys.argv[1])
+level = json.loads(records.read_text())["chip_swimlane_level"]
+(records.parent / "merged_swimlane.json").write_text(json.dumps(
+    {"argv": sys.argv[2:], "level": level, "deps_beside": (records.parent / "deps.json").exists()}))
+"""
+
+
+def fake_simpler_converter(site):
+    for rel, text in (("simpler_setup/__init__.py", ""), ("simpler_setup/tools/__init__.py", ""),
+                      ("simpler_setup/tools/swimlane_converter.py", FAKE_CONVERTER)):
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    return dict(os.environ, PYTHONPATH=str(site))
 
 
 def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends(tmp_path):
@@ -289,8 +393,35 @@ def test_enable_pmu_writes_each_block_s_cycles_and_its_pipes_busy_cycles(tmp_pat
         # vector kernels: the vector pipe and the loads and stores were busy, the cube not; none longer than the block
         assert total > 0 and busy[0] > 0 and busy[1] == 0 and busy[3] > 0 and busy[4] > 0, d
         assert max(busy) <= total and d["event_type"] == "2", d
-    rc, out = pfsim_test(tmp_path, "--enable-pmu", "4", "--collect-only")
-    assert rc == 4 and "pfsim: --enable-pmu 4: not a value pfsim writes (it writes 0, 2)" in out, out
+    # the group's counters pfsim has no counterpart of are named, once
+    assert out.count("pfsim: warning: --enable-pmu 2 (PIPE_UTILIZATION): pmu.csv has no mte1_busy_cycles") == 1, out
+
+
+@pytest.mark.parametrize("group, name, counter", [
+    (1, "ARITHMETIC_UTILIZATION", "vec_fp32_exec"), (4, "MEMORY", "l2_read_req"), (5, "MEMORY_L0", "l0a_read_req"),
+    (6, "RESOURCE_CONFLICT", "bank_stall_cycles"), (7, "MEMORY_UB", "ub_read_bw_vector"),
+    (8, "L2_CACHE", "r0_read_cache_hit")])
+def test_a_pmu_group_pfsim_has_no_counter_of_is_refused_naming_the_group_and_its_counters(group, name, counter):
+    from pfsim import _diagnostics
+
+    why = _diagnostics.pmu_refusal(group)
+    assert why.startswith(f"pfsim: --enable-pmu {group} ({name}): pfsim has none of its counters ("), why
+    assert counter in why and why.endswith("; it writes 2 (PIPE_UTILIZATION)"), why
+
+
+def test_enable_pmu_of_a_group_pfsim_does_not_write_is_a_usage_error(tmp_path):
+    scene(tmp_path)
+    rc, out = pfsim_test(tmp_path, "--enable-pmu", "4", "--collect-only", "-q")
+    assert rc == 4 and "pfsim: --enable-pmu 4 (MEMORY): pfsim has none of its counters (ub_read_req, " in out, out
+
+
+def test_a_pmu_group_simpler_lacks_is_a_usage_error_and_group_2_collects():
+    from pfsim import _diagnostics
+
+    assert _diagnostics.pmu_refusal(3) == "pfsim: --enable-pmu 3: not an a2a3 event group (simpler's are 1, 2, 4, 5, " \
+                                          "6, 7, 8)"
+    # negative controls: the group pfsim writes, and 0 (off), are not refused
+    assert _diagnostics.pmu_refusal(2) is None and _diagnostics.pmu_refusal(0) is None
 
 
 def run_dep_orch(tmp_path, manual_out=False):
@@ -367,13 +498,29 @@ def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(tmp_p
     # simpler's dfx tests override _build_config to find their records, then check them in compare_outputs
     path = scene(tmp_path)
     path.write_text(path.read_text() + BUILD_CONFIG.replace("OVERRIDE", "config.enable_chip_swimlane"))
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3", "-s")
+    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3", "--enable-swimlane-overhead", "-s")
     assert rc == 0, out
     assert "hook saw level 3 in prefetch_off" in out and "hook saw level 3 in TestDump_small_" in out, out
     (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
     assert not (prefix / "deps.json").exists()  # negative control of --enable-dep-gen: none without it
+    # negative control of --enable-swimlane-overhead: without simpler beside pfsim nothing is converted, and
+    # without --enable-dep-gen its converter would have no deps.json: each said by name
+    assert ("--enable-swimlane-overhead: merged_swimlane.json not written: simpler's "
+            "simpler_setup.tools.swimlane_converter is not installed beside pfsim") in out, out
+    assert "pfsim: warning: --enable-swimlane-overhead without --enable-dep-gen" in out, out
+    assert not (prefix / "merged_swimlane.json").exists()
     # negative control: a hook that asks for other diagnostics than the options fails the case, naming it
     path.write_text(path.read_text().replace("config.enable_chip_swimlane = config.enable_chip_swimlane",
                                              "config.enable_chip_swimlane = 1"))
     rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3")
     assert rc == 1 and "TestDump._build_config returns diagnostics (1, 0, 0, False, False)" in out, out
+
+
+def test_a_call_config_asking_a_run_for_diagnostics_is_refused_naming_the_option_that_writes_them():
+    from pfsim.task_interface import CallConfig
+
+    config = CallConfig()
+    assert config.refused() == []  # negative control: simpler's defaults
+    config.enable_pmu = 2
+    assert config.refused() == ["enable_pmu=2: pfsim writes it for scene tests from `pfsim test --enable-pmu`, not "
+                                "from a run's CallConfig"]

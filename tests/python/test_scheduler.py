@@ -28,12 +28,12 @@ def sync_start():
     with pfsim.Worker() as worker:
         handle = worker.register(callable_of("sync_start_orch.cpp"))
 
-        def run(cohort_blocks, sync, blocker_blocks=46, blocker_hold=100, stream=0, stream_hold=1000):
+        def run(cohort_blocks, sync, blocker_blocks=46, blocker_hold=100, stream=0, stream_hold=1000, spans=False):
             """Per-block start ticks of the blocker and the cohort, and the result
             (tasks: the blocker, the stream, the cohort)."""
             outs = [torch.zeros(LINES * 8, dtype=torch.int64) for _ in range(3)]
             r = worker.run(handle, outs + [blocker_blocks, blocker_hold, cohort_blocks, int(sync), stream,
-                                          stream_hold])
+                                          stream_hold], spans=spans)
             return [o.reshape(LINES, 8)[:, 0] for o in outs[:2]], r
         yield run
 
@@ -64,6 +64,30 @@ def test_while_a_cohort_waits_for_cores_no_other_task_takes_one(sync_start):
     # submission order: every stream task starts before it.
     _, r = sync_start(8, sync=False, stream=20)
     assert all(t.start_ns < r.tasks[21].start_ns for t in r.tasks[1:21])
+
+
+def test_a_cohort_that_waits_for_cores_goes_out_through_the_drain_as_its_swimlane_records_say(sync_start):
+    from pfsim import _diagnostics
+
+    _, r = sync_start(8, sync=True, spans=True)
+    blocker, cohort = r.tasks[0], r.tasks[-1]
+    (sent,) = {s["dispatch_ns"] for s in cohort.spans}  # all its blocks at once
+    # ready soon after its submission, it waited for the blocker's cores to return
+    assert blocker.drain_ns is None and cohort.submit_ns[1] <= cohort.drain_ns < sent, (cohort.drain_ns, sent)
+    phases = _diagnostics.scheduler_phases(r.tasks)
+    drain = [p for p in phases if p["kind"].startswith("drain")]
+    assert [(p["kind"], p["tasks_processed"]) for p in drain] == [("drain", 8), ("drain_prepare", 8),
+                                                                   ("drain_publish", 8)], drain
+    assert drain[0]["start_ns"] == drain[1]["start_ns"] == drain[1]["end_ns"] == drain[2]["start_ns"] == sent
+    assert drain[0]["end_ns"] == drain[2]["end_ns"] == cohort.spans[0]["start_ns"]  # until its blocks start
+    assert sum(p["pop_hit"] for p in phases if p["kind"] == "dispatch") == len(r.tasks) - 1  # not a dispatch
+    # negative controls: a cohort that fits when it is ready, and blocks without sync start, are dispatched
+    for sync, blocker_blocks in ((True, 1), (False, 46)):
+        _, r = sync_start(8, sync=sync, blocker_blocks=blocker_blocks, spans=True)
+        assert r.tasks[-1].drain_ns is None
+        phases = _diagnostics.scheduler_phases(r.tasks)
+        assert not [p for p in phases if p["kind"].startswith("drain")]
+        assert sum(p["pop_hit"] for p in phases if p["kind"] == "dispatch") >= len(r.tasks)
 
 
 def test_a_cohort_wider_than_the_die_is_refused_naming_the_task(sync_start):

@@ -53,6 +53,7 @@ void SimPlatform::begin_graph(rt::GraphLaunch& launch) {
     graph_done_.clear();
     Core::forget_signal_writers();
     graph_t0_ = sc_core::sc_time_stamp().value();
+    graph_result_.start_ps = graph_t0_;
     pause_task_ = kNoTask;
     pause_at_ps_ = kNoTime;
     graph_active_ = true;
@@ -404,6 +405,10 @@ void SimPlatform::scheduler() {
                     }
                     const auto cohort = find_cohort(t);
                     draining = cohort.empty();
+                    if (draining && !result.tasks[t].drained) {
+                        result.tasks[t].drained = true;
+                        result.tasks[t].drain_ps = now();
+                    }
                     for (const auto& cores : cohort) dispatch(t, cores);
                     it = draining ? it : ready.erase(it);
                 }
