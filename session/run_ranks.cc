@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "base/sha256.h"
@@ -48,7 +50,19 @@ void sum_counters(RunResult& result, SimDies& dies, const std::vector<PlatformSt
 // SDMA ring, of copies between dies posted after them, when those copies
 // waited behind prefetches at all. The measured what-if (the run without the
 // site's prefetches: the CLI's) says how much of the wait it was.
-void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::PrefetchSite>& sites) {
+// "kernel_combine.cpp, task 3 (aiv, func 3) block 0 on rank0.aiv0": a task
+// label of the call log with the source of its kernel (its func_id's incore).
+std::string with_kernel(const std::string& task, const CaseSpec& spec) {
+    const size_t func = task.find("func ");
+    if (func == std::string::npos) return task;
+    const int32_t id = std::atoi(task.c_str() + func + 5);
+    for (const IncoreSpec& k : spec.incores) {
+        if (k.func_id == id) return std::filesystem::path(k.source).filename().string() + ", " + task;
+    }
+    return task;
+}
+
+void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::PrefetchSite>& sites, const CaseSpec& spec) {
     result.advised = true;
     result.advisor.ranks = static_cast<uint32_t>(result.ranks);
     const double wait_ns = result.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3;
@@ -58,10 +72,10 @@ void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::Pref
         std::string copies;
         for (const insight::CommRingLog::CopyPost& c : s.copies_behind) {
             copies += (copies.empty() ? "" : "; ") + c.instruction + " at " + (c.site.where.empty() ? "?" : c.site.where) +
-                      " (" + c.site.task + " on " + c.site.core + ")";
+                      " (" + with_kernel(c.site.task + " on " + c.site.core, spec) + ")";
         }
         std::string tasks;
-        for (const std::string& t : s.tasks) tasks += (tasks.empty() ? "" : "; ") + t;
+        for (const std::string& t : s.tasks) tasks += (tasks.empty() ? "" : "; ") + with_kernel(t, spec);
         insight::Advice a;
         a.where = s.where;
         a.verdict = "delays_comm";
@@ -70,7 +84,7 @@ void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::Pref
                       static_cast<unsigned long long>(s.posts), static_cast<double>(s.bytes) / (1 << 20));
         a.message = "TPREFETCH_ASYNC from " + tasks + ": " + head + std::to_string(s.copies_behind.size()) +
                     (s.copies_behind.size() == 1 ? " copy" : " copies") + " between dies (" + copies +
-                    "), which wait for it there: move it to another channel group (another block) or after them";
+                    "), which wait for it there: post it from a core of another cluster (another channel group), or after them";
         a.comm_wait_ns = wait_ns;
         result.advisor.advice.push_back(std::move(a));
     }
@@ -188,7 +202,7 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
         result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
         result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
         result.series = series_json(dies.die(0).sampler());
-        if (rings) advise_comm(result, rings->finish(start));
+        if (rings) advise_comm(result, rings->finish(start), spec);
         warn_unused_sites(result);
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();

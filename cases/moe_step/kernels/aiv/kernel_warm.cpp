@@ -23,8 +23,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     PrefetchAsyncContext ctx(workspace);
     for (int i = 1; i <= 2; ++i) {
         __gm__ ChipTensor* w = reinterpret_cast<__gm__ ChipTensor*>(args[i]);
-        TPREFETCH_ASYNC(Flat(reinterpret_cast<__gm__ uint8_t*>(w->buffer.addr),
-                             Flat::Shape(static_cast<int64_t>(w->buffer.size))),
-                        ctx);  // moe: the warm
+        Flat weights(reinterpret_cast<__gm__ uint8_t*>(w->buffer.addr), Flat::Shape(static_cast<int64_t>(w->buffer.size)));
+        TPREFETCH_ASYNC(weights, ctx);  // moe: the warm
     }
 }
