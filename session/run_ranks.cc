@@ -46,13 +46,9 @@ void sum_counters(RunResult& result, SimDies& dies, const std::vector<PlatformSt
     result.lanes = lanes_json(cores);
 }
 
-// The communication advice: each prefetch site whose posts were ahead, in an
-// SDMA ring, of copies between dies posted after them, when those copies
-// waited behind prefetches at all. The measured what-if (the run without the
-// site's prefetches: the CLI's) says how much of the wait it was.
 // "kernel_combine.cpp, task 3 (aiv, func 3) block 0 on rank0.aiv0": a task
 // label of the call log with the source of its kernel (its func_id's incore).
-std::string with_kernel(const std::string& task, const CaseSpec& spec) {
+std::string with_kernel(const std::string& task, const CallableSpec& spec) {
     const size_t func = task.find("func ");
     if (func == std::string::npos) return task;
     const int32_t id = std::atoi(task.c_str() + func + 5);
@@ -62,10 +58,12 @@ std::string with_kernel(const std::string& task, const CaseSpec& spec) {
     return task;
 }
 
-void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::PrefetchSite>& sites, const CaseSpec& spec) {
+}  // namespace
+
+void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::PrefetchSite>& sites,
+                 const CallableSpec& spec, double wait_ns, uint32_t ranks) {
     result.advised = true;
-    result.advisor.ranks = static_cast<uint32_t>(result.ranks);
-    const double wait_ns = result.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3;
+    result.advisor.ranks = ranks;
     if (wait_ns <= 0) return;
     for (const insight::CommRingLog::PrefetchSite& s : sites) {
         if (s.copies_behind.empty()) continue;
@@ -89,8 +87,6 @@ void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::Pref
         result.advisor.advice.push_back(std::move(a));
     }
 }
-
-}  // namespace
 
 RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
                     const std::function<void(RunResult&)>& warn_unused_sites) {
@@ -202,7 +198,10 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
         result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
         result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
         result.series = series_json(dies.die(0).sampler());
-        if (rings) advise_comm(result, rings->finish(start), spec);
+        if (rings) {
+            advise_comm(result, rings->finish(start), spec,
+                        result.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3, spec.ranks);
+        }
         warn_unused_sites(result);
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();

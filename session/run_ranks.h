@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "insight/comm_rings.h"
 #include "session/case_file.h"
 #include "session/run.h"
 
@@ -20,5 +21,15 @@ namespace pfsim::api {
 // (not yet on several dies).
 RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
                     const std::function<void(RunResult&)>& warn_unused_sites);
+
+// The advisor's communication advice into `result` (a report of `ranks`
+// dies): when the run's copies between dies waited behind prefetches in their
+// rings (`wait_ns`, sdma.comm_prefetch_wait over the dies), an advice
+// "delays_comm" per prefetch site with copies posted behind it in a ring
+// (CommRingLog), naming its tasks and those copies with their kernels
+// (`callable`'s sources). Not estimated: the CLI's what-if without the site
+// measures it.
+void advise_comm(RunResult& result, const std::vector<insight::CommRingLog::PrefetchSite>& sites,
+                 const CallableSpec& callable, double wait_ns, uint32_t ranks);
 
 }  // namespace pfsim::api

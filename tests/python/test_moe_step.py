@@ -62,3 +62,49 @@ def test_a_level3_case_file_is_refused_naming_the_key(tmp_path, top, tables, com
     case.write_text(top + '[orchestration]\nsource = "o.cpp"\n[[incores]]\nfunc_id = 0\nsource = "k.cpp"\ncore_type = "aiv"\n' + tables)
     p = subprocess.run([pfsim._device.find_binary(), "run", str(case)], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and complaint in p.stderr, p.stderr
+
+
+def moe_callable():
+    import pfsim
+    case = os.path.dirname(CASE)
+    aiv = os.path.join(case, "kernels", "aiv")
+    kernels = ["kernel_dispatch.cpp", "kernel_warm.cpp", "kernel_ffn.cpp", "kernel_combine.cpp", "kernel_gather.cpp"]
+    return pfsim.Callable(orchestration=os.path.join(case, "kernels", "orchestration", "moe_step_orch.cpp"),
+                          incores=[{"func_id": i, "source": os.path.join(aiv, k), "core_type": "aiv"}
+                                   for i, k in enumerate(kernels)])
+
+
+@pytest.mark.parametrize("warm_block, advised", [(0, True), (2, False)])
+def test_a_level3_worker_run_with_advise_names_the_warm_that_delayed_the_combine(warm_block, advised):
+    # The same step from Python (pfsim.level3): the advice, not measured; the control
+    # (the warm from another cluster's core) gets none.
+    from pfsim.level3 import L3Worker
+    from pfsim.task_interface import CommBufferSpec, DataType, TaskArgs, TensorArgType
+    window = 2 * (512 << 10) + 128  # moe.h's kWindowBytes
+    shapes = [((131072,), DataType.FLOAT32), ((512 * 4096,), DataType.FLOAT32), ((1536 * 4096,), DataType.FLOAT32),
+              ((131072,), DataType.FLOAT32), ((16,), DataType.INT32), ((16,), DataType.INT32),
+              ((131072,), DataType.FLOAT32)]
+    kinds = [TensorArgType.INPUT] * 3 + [TensorArgType.OUTPUT_EXISTING] * 4
+    with L3Worker(device_count=2, num_sub_workers=1, enable_sdma=True) as w:
+        handle = w.register(moe_callable())
+        buffers = [[w.create_buffer(4 * n[0][0]) for n in shapes] for _ in range(2)]
+
+        def orch_fn(orch, _args, _config):
+            with orch.allocate_domain(name="moe", workers=[0, 1], window_size=window,
+                                      buffers=[CommBufferSpec("window", "int32", window // 4, window)]) as d:
+                for rank in (0, 1):
+                    args = TaskArgs()
+                    for buffer, (shape, dtype), kind in zip(buffers[rank], shapes, kinds):
+                        args.add_tensor(buffer.tensor(shape, dtype), kind)
+                    args.add_scalar(warm_block)
+                    args.add_scalar(d[rank].device_ctx)
+                    orch.submit_next_level(handle, args, worker=rank)
+
+        [wave] = w.run(orch_fn, advise=True)
+        for _rank, result in wave.results:
+            assert result.advisor["ranks"] == 2
+            verdicts = [(a["where"], a["verdict"]) for a in result.advisor["advice"]]
+            assert verdicts == ([(marked_line(WARM, "// moe: the warm"), "delays_comm")] if advised else [])
+            if advised:
+                assert result.advisor["advice"][0]["comm_wait_ns"] > 50_000
+                assert result.advisor["advice"][0]["without_comm_wait_ns"] is None  # not measured from Python
