@@ -17,8 +17,8 @@ namespace pfsim::api {
 // rank's last completion. With request.advise, the advisor's communication
 // advice (insight::Advice "delays_comm"). `warn_unused_sites` adds the
 // what-if site options' warnings. Throws BadInput for what it cannot run,
-// naming it: a trace, waves, the sanitizer, injected faults, --outputs
-// (not yet on several dies).
+// naming it: the sanitizer, injected faults, --outputs (not yet on several
+// dies); a trace or waves asked for are warned about, not written.
 RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
                     const std::function<void(RunResult&)>& warn_unused_sites);
 
