@@ -169,6 +169,32 @@ void measure_site_what_ifs(const CheckPlan& p, const CheckItem& k, api::RunResul
     record_site_what_ifs(on.advisor, what_ifs, measured);
 }
 
+// A level-3 case's tasks, off against on (the two runs record the same graph):
+// each task's time, first dispatch to last completion.
+nlohmann::json rank_tasks_json(const api::RunResult& off, const api::RunResult& on) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (size_t t = 0; t < on.tasks.size() && t < off.tasks.size(); ++t) {
+        const api::TaskResult& a = off.tasks[t];
+        const api::TaskResult& b = on.tasks[t];
+        tasks.push_back({{"name", b.name}, {"kernels", b.kernels}, {"time_off_ns", a.end_ns - a.start_ns},
+                         {"time_on_ns", b.end_ns - b.start_ns}});
+    }
+    return tasks;
+}
+
+// Under a level-3 case's row: the tasks whose names start with `rank`, off and on.
+void print_rank_tasks(const api::RunResult& off, const api::RunResult& on, const std::string& rank) {
+    for (const nlohmann::json& t : rank_tasks_json(off, on)) {
+        const std::string name = t["name"].get<std::string>();
+        if (name.rfind(rank, 0) != 0) continue;
+        std::string kernels;
+        for (const auto& k : t["kernels"]) kernels += (kernels.empty() ? "" : ",") + k.get<std::string>();
+        const double a = t["time_off_ns"].get<double>(), b = t["time_on_ns"].get<double>();
+        std::printf("%-16s %12.3f %12.3f %8.2f  %s\n", "", a / 1e3, b / 1e3, a > 0 ? 100 * (a - b) / a : 0.0,
+                    (name + " " + kernels).c_str());
+    }
+}
+
 // Evaluates each item as its results come (`results_of` runs or reads them),
 // prints the table (or --json), writes --junit; returns the exit status.
 int report_check(const CheckPlan& p, const CommonOptions& out_options,
@@ -253,8 +279,10 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
                 std::printf("%-16s %12s %12s %8s %16s %8s %8s  FAIL: %s\n", k->name.c_str(), "-", "-", "-",
                             exp.c_str(), "-", "-", failure.c_str());
             }
+            if (failure.empty() && on.ranks > 1) print_rank_tasks(off, on, "rank 0: ");
             std::fflush(stdout);
         }
+        if (failure.empty() && on.ranks > 1) row["tasks"] = rank_tasks_json(off, on);
         rows.push_back(row);
     }
     const int passed = static_cast<int>(p.items.size()) - failed;

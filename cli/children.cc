@@ -106,6 +106,11 @@ insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult
     return {true, off.kernel_time_ns, advised.kernel_time_ns, ideal.kernel_time_ns};
 }
 
+double comm_prefetch_wait_ns(const api::RunResult& r) {
+    const nlohmann::json& sdma = r.counters.contains("sdma") ? r.counters["sdma"] : nlohmann::json::object();
+    return sdma.is_object() && sdma.contains("comm_prefetch_wait") ? sdma["comm_prefetch_wait"].get<double>() / 1e3 : 0;
+}
+
 void SiteWhatIf::apply_to(api::RunRequest& request) const {
     if (kind == Kind::Around) {
         request.around_load_sites.push_back(where);
@@ -130,7 +135,8 @@ std::vector<SiteWhatIf> site_what_ifs(const insight::AdvisorReport& report) {
             out.push_back({a.where, SiteWhatIf::Kind::Resident, true});
         } else {
             out.push_back({a.where, SiteWhatIf::Kind::Removed, false});
-            out.push_back({a.where, SiteWhatIf::Kind::Resident, false});
+            // A prefetch that delayed copies between dies: what its removal gives back is the question.
+            if (a.verdict != "delays_comm") out.push_back({a.where, SiteWhatIf::Kind::Resident, false});
         }
     }
     return out;
@@ -145,6 +151,10 @@ void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<Site
             if (what_ifs[i].kind == SiteWhatIf::Kind::Removed) {
                 a.measured = true;
                 a.without_ns = runs[i].kernel_time_ns;
+                if (a.verdict == "delays_comm") {
+                    a.comm_measured = true;
+                    a.without_comm_wait_ns = comm_prefetch_wait_ns(runs[i]);
+                }
             } else if (what_ifs[i].kind == SiteWhatIf::Kind::Around) {
                 a.around_measured = true;
                 a.around_ns = runs[i].kernel_time_ns;

@@ -41,6 +41,9 @@ ProgramRun run_program(const std::vector<std::string>& argv);
 // or, when it printed no summary, a result whose error says so.
 api::RunResult run_result(const ChildRun& child);
 
+// A run's copies between dies' wait behind prefetches in their rings
+// (sdma.comm_prefetch_wait, every die), in ns; 0 when it has none.
+double comm_prefetch_wait_ns(const api::RunResult& r);
 // The advisor's what-if from the prefetch-off run, the run advised and the
 // ideal run (prefetch off, l2.demand = ideal); not measured when a run failed.
 insight::WhatIf measured_what_if(const api::RunResult& off, const api::RunResult& advised, const api::RunResult& ideal);

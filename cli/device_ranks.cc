@@ -47,7 +47,7 @@ void file_io(const std::string& path, uint64_t offset, void* data, uint64_t byte
 }
 
 // Options of a one-die run that a run of several dies does not take yet.
-const char* const kOneDieOnly[] = {"sanitize", "advise", "inject"};
+const char* const kOneDieOnly[] = {"sanitize", "inject"};
 
 }  // namespace
 
@@ -116,7 +116,8 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
             }
             calls.push_back(std::move(call));
         }
-        const std::vector<api::RunResult> results = ranks.run(calls, request.value("prefetch", true));
+        const std::vector<api::RunResult> results =
+            ranks.run(calls, request.value("prefetch", true), request.value("advise", false));
         json out = json::array();
         for (const api::RunResult& r : results) out.push_back(api::to_json(r, cfg));
         return {{"ok", true}, {"results", out}};

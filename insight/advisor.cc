@@ -408,6 +408,11 @@ AdvisorReport Advisor::finish() {
 std::string AdvisorReport::text() const {
     std::ostringstream os;
     char row[512];
+    if (ranks > 1) {
+        os << ranks << " dies: the advice on prefetches that delayed copies between dies (per-site L2 counts are "
+           << "not made on several dies)\n";
+        return advice_text(os);
+    }
     std::snprintf(row, sizeof row, "%-28s %6s %9s %8s %8s %8s %8s %8s %8s %8s %9s %10s %10s\n", "prefetch site", "posts",
                   "MiB", "filled", "resident", "useful", "late", "evicted", "accuracy", "lateness", "pollution",
                   "wait us", "fill us");
@@ -449,12 +454,29 @@ std::string AdvisorReport::text() const {
                       w.prefetch_off_ns / 1e3, w.this_run_ns / 1e3, w.gain_pct(), w.ideal_ns / 1e3, w.ideal_gain_pct());
         os << row;
     }
-    if (advice.empty()) os << "advice: none (every site within FDP's thresholds)\n";
+    return advice_text(os);
+}
+
+std::string AdvisorReport::advice_text(std::ostringstream& os) const {
+    if (ranks > 1 && what_if.measured) {
+        os << "what-if (measured): prefetch off " << us(what_if.prefetch_off_ns) << "; this run "
+           << us(what_if.this_run_ns) << "\n";
+    }
+    if (advice.empty()) {
+        os << (ranks > 1 ? "advice: none (no copy between dies waited behind a prefetch in its ring)\n"
+                         : "advice: none (every site within FDP's thresholds)\n");
+    }
     for (size_t i = 0; i < advice.size(); ++i) {
         const Advice& a = advice[i];
         os << (i == 0 ? "advice:\n" : "") << "  " << i + 1 << ". " << (a.where.empty() ? "?" : a.where) << ": " << a.message;
         if (a.estimated_gain_ns > 0) os << " (estimated gain " << us(a.estimated_gain_ns) << ")";
-        if (a.measured && what_if.measured) {
+        if (a.comm_measured && a.measured && what_if.measured) {
+            const double removed = a.comm_wait_ns - a.without_comm_wait_ns;
+            const double g = a.measured_gain_ns(what_if.this_run_ns);
+            os << "; measured: without it the copies wait " << us(a.without_comm_wait_ns) << " behind prefetches, "
+               << us(removed < 0 ? -removed : removed) << (removed >= 0 ? " less" : " more") << ", and the run takes "
+               << us(a.without_ns) << ", " << us(g < 0 ? -g : g) << (g >= 0 ? " less" : " more");
+        } else if (a.measured && what_if.measured) {
             const double g = a.measured_gain_ns(what_if.this_run_ns);
             os << "; measured: without it the run takes " << us(a.without_ns) << ", " << us(g < 0 ? -g : g)
                << (g >= 0 ? " less" : " more");
@@ -501,13 +523,17 @@ nlohmann::json AdvisorReport::to_json() const {
                        {"without_ns", a.measured ? nlohmann::json(a.without_ns) : nlohmann::json(nullptr)},
                        {"resident_ns", a.resident_measured ? nlohmann::json(a.resident_ns) : nlohmann::json(nullptr)},
                        {"around_ns", a.around_measured ? nlohmann::json(a.around_ns) : nlohmann::json(nullptr)}});
+        if (a.verdict == "delays_comm") {
+            adv.back()["comm_wait_ns"] = a.comm_wait_ns;
+            adv.back()["without_comm_wait_ns"] = a.comm_measured ? nlohmann::json(a.without_comm_wait_ns) : nlohmann::json(nullptr);
+        }
     }
     nlohmann::json what = nullptr;
     if (what_if.measured) {
         what = {{"prefetch_off_ns", what_if.prefetch_off_ns}, {"this_run_ns", what_if.this_run_ns},
                 {"ideal_ns", what_if.ideal_ns}, {"gain_pct", what_if.gain_pct()}, {"ideal_gain_pct", what_if.ideal_gain_pct()}};
     }
-    return {{"sites", list},
+    nlohmann::json report = {{"sites", list},
             {"load_sites", loads},
             {"what_if", what},
             {"demand_misses", demand_misses},
@@ -518,11 +544,14 @@ nlohmann::json AdvisorReport::to_json() const {
               {"load_reuse", thresholds.load_reuse},
               {"post_ns", thresholds.post_ns}}},
             {"advice", adv}};
+    if (ranks > 1) report["ranks"] = ranks;
+    return report;
 }
 
 AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
     AdvisorReport r;
     r.demand_misses = json_integer<uint64_t>(j.at("demand_misses"));
+    r.ranks = json_integer_or<uint32_t>(j, "ranks", 1);
     if (const nlohmann::json& w = j.at("what_if"); !w.is_null()) {
         r.what_if = {true, w.at("prefetch_off_ns").get<double>(), w.at("this_run_ns").get<double>(),
                      w.at("ideal_ns").get<double>()};
@@ -585,6 +614,11 @@ AdvisorReport AdvisorReport::from_json(const nlohmann::json& j) {
         if (a.contains("around_ns") && !a["around_ns"].is_null()) {
             x.around_measured = true;
             x.around_ns = a["around_ns"].get<double>();
+        }
+        x.comm_wait_ns = a.value("comm_wait_ns", 0.0);
+        if (a.contains("without_comm_wait_ns") && !a["without_comm_wait_ns"].is_null()) {
+            x.comm_measured = true;
+            x.without_comm_wait_ns = a["without_comm_wait_ns"].get<double>();
         }
         r.advice.push_back(std::move(x));
     }

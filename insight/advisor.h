@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -84,7 +85,10 @@ struct LoadSiteStats {
 
 struct Advice {
     std::string where;  // the site
-    std::string verdict;  // drop, earlier, pollutes, redundant, costly; for a load site: prefetch, bypass
+    // drop, earlier, pollutes, redundant, costly; for a load site: prefetch,
+    // bypass; on several dies: delays_comm (its posts were ahead of copies
+    // between dies in an SDMA ring)
+    std::string verdict;
     std::string message;
     double estimated_gain_ns = 0;  // per core, a heuristic (docs/advisor.md says which); 0: not estimated
     // Measured: the same run with this site's prefetches removed (run --advise).
@@ -98,6 +102,12 @@ struct Advice {
     // Measured: the same run with the load site's loads reading around the L2.
     bool around_measured = false;
     double around_ns = 0;
+    // delays_comm: how long the run's copies between dies waited behind
+    // prefetches in their rings (sdma.comm_prefetch_wait, every die), and,
+    // measured, the same without this site's prefetches.
+    double comm_wait_ns = 0;
+    bool comm_measured = false;
+    double without_comm_wait_ns = 0;
 };
 
 // Re-runs made for the report: the same inputs, so the differences are exact.
@@ -116,6 +126,9 @@ struct AdvisorReport {
     std::vector<LoadSiteStats> load_sites;  // by stall, most first
     uint64_t demand_misses = 0;            // every core access that missed L2
     AdvisorThresholds thresholds;
+    // A run on several dies (> 1): the report holds the communication advice
+    // only (delays_comm); the per-site L2 counts are not made on several dies.
+    uint32_t ranks = 1;
     std::vector<Advice> advice;            // ranked by estimated gain
     WhatIf what_if;                        // filled by the caller that made the re-runs
     double pollution(const PrefetchSiteStats& s) const {
@@ -125,6 +138,10 @@ struct AdvisorReport {
     nlohmann::json to_json() const;
     // Throws nlohmann::json::exception on a document that is not one.
     static AdvisorReport from_json(const nlohmann::json& j);
+
+private:
+    // The what-if line (several dies) and the advice, after what `os` holds.
+    std::string advice_text(std::ostringstream& os) const;
 };
 
 // A task of the run's graph as the advisor weighs it.

@@ -304,7 +304,10 @@ AsyncEvent copy_async(const char* instruction, uint64_t dst, uint64_t src, uint6
     const AsyncEvent event = post_requests(current_device(), s, instruction, nullptr, src, bytes, [&](uint64_t offset, uint32_t n) {
         return SdmaRequest::copy(src + offset, dst + offset, n);
     }, &why);
-    if (event.handle) return event;
+    if (event.handle) {
+        for (PrefetchObserver* o : prefetch_observers()) o->copy_posted(s, instruction, dst, src, bytes);
+        return event;
+    }
     const KernelRuntimeOptions& opt = kernel_runtime_options();
     const uint64_t requests = (bytes + opt.request_bytes - 1) / opt.request_bytes;
     if (why == DropReason::RingTooSmall) {

@@ -157,6 +157,11 @@ public:
     virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test, uint64_t since_ps) = 0;
     // evt was registered for deferred completion.
     virtual void deferred(const AsyncEvent& evt) = 0;
+    // A copy (TGET_ASYNC / TPUT_ASYNC, `instruction`) of `bytes` from src to
+    // dst was posted on session s, behind whatever the session's ring holds.
+    virtual void copy_posted(const AsyncSession& s, const char* instruction, uint64_t dst, uint64_t src, uint64_t bytes) {
+        (void)s, (void)instruction, (void)dst, (void)src, (void)bytes;
+    }
 };
 // The observers of this process's kernels, told in order of registration.
 const std::vector<PrefetchObserver*>& prefetch_observers();

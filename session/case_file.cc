@@ -18,6 +18,7 @@
 
 #include "base/host_buffer.h"
 #include "base/toml_text.h"
+#include "model/common/peer_window.h"
 #include "session/npy.h"
 #include "pto/pfsim_elements.hpp"
 
@@ -569,7 +570,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     c.path = path;
     Reader top(path, root, "");
     top.allow({"name", "description", "enable_sdma", "include_dirs", "expected_gain", "params", "orchestration",
-               "incores", "tensors", "scalars", "golden", "check"});
+               "incores", "tensors", "scalars", "golden", "check", "ranks", "window_bytes"});
     if (const toml::node* p = root.get("params")) {
         if (!p->is_table()) top.fail("params", "must be a table of NAME = number");
         for (const auto& [k, v] : *p->as_table()) {
@@ -614,6 +615,21 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
     c.description = top.str("description");
     c.enable_sdma = top.boolean("enable_sdma", true);
     c.in_check = top.boolean("check", true);
+    const int64_t ranks = top.integer("ranks", 1);
+    if (ranks < 1 || ranks > kMaxRanks) top.fail("ranks", "must be 1 to " + std::to_string(kMaxRanks) + ", not " + std::to_string(ranks));
+    c.ranks = static_cast<uint32_t>(ranks);
+    if (c.ranks > 1) {
+        const int64_t window = top.integer("window_bytes", 0, true);
+        if (window <= 0) top.fail("window_bytes", "must be above 0");
+        c.window_bytes = static_cast<uint64_t>(window);
+        for (const char* reserved : {"rank", "ranks"}) {
+            if (c.params.count(reserved)) {
+                top.fail("params", std::string("'") + reserved + "' is the golden's own parameter in a level-3 case");
+            }
+        }
+    } else if (top.has("window_bytes")) {
+        top.fail("window_bytes", "is for a level-3 case (ranks > 1)");
+    }
     if (const toml::array* dirs = top.array("include_dirs")) {
         for (const toml::node& d : *dirs) {
             if (!d.is_string()) top.fail("include_dirs", "must be strings");
@@ -734,6 +750,12 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
         s.name = r.str("name", "", true);
         if (!names.insert(s.name).second) r.fail("name", "'" + s.name + "' is used twice");
         s.type = r.str("type", "int64");
+        if (s.type == "comm_context") {
+            if (c.ranks == 1) r.fail("type", "comm_context is for a level-3 case (ranks > 1)");
+            if (r.has("value")) r.fail("value", "a comm_context's value is the running rank's CommContext");
+            c.scalars.push_back(s);
+            continue;
+        }
         if (!r.has("value")) r.fail("value", "missing");
         if (s.type == "float32") {
             const float f = static_cast<float>(r.number("value", 0));
@@ -756,7 +778,7 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
                                                               : static_cast<uint64_t>(v);
             if (s.type == "int32") s.bits = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(v)));
         } else {
-            r.fail("type", "must be int64, int32, uint64, uint32, float32 or float64, not '" + s.type + "'");
+            r.fail("type", "must be int64, int32, uint64, uint32, float32, float64 or comm_context, not '" + s.type + "'");
         }
         c.scalars.push_back(s);
     }

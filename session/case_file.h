@@ -54,7 +54,9 @@ struct TensorSpec {
 
 struct ScalarSpec {
     std::string name;
-    std::string type;  // int64, int32, uint64, uint32, float32, float64
+    // int64, int32, uint64, uint32, float32, float64; or comm_context (a
+    // level-3 case): the pointer to the running rank's CommContext
+    std::string type;
     uint64_t bits = 0; // as the kernel receives it
     double value = 0;  // as the case file gives it
 };
@@ -80,6 +82,11 @@ struct CaseSpec : CallableSpec {
     std::vector<TensorSpec> tensors;
     std::vector<ScalarSpec> scalars;
     bool enable_sdma = true;
+    // Level 3 (`ranks` > 1): every rank runs the callable with its own copy of
+    // the tensors on its own die of one simulation, each with a communication
+    // window of `window_bytes` (zeroed) its comm_context scalar describes.
+    uint32_t ranks = 1;
+    uint64_t window_bytes = 0;
     bool in_check = true;  // `check = false`: a calibration instrument, which `pfsim check` skips unless named
     std::map<std::string, double> params;  // [params], after --arg overrides
     double expected_min_pct = -1e9, expected_max_pct = 1e9;  // the gain `check --strict-gain` expects

@@ -1,5 +1,6 @@
 #include "session/case_runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -311,24 +312,25 @@ std::vector<CallResult> call_ranks(const std::vector<RankCall>& calls,
     return results;
 }
 
-CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
-                    uint64_t heap_bytes) {
-    // Compile everything first: a build error stops the case before it runs.
-    const LoadedCallable callable = load_callable(spec, compiler);
-    const auto compute = spec.golden_source.empty()
-                             ? nullptr
-                             : reinterpret_cast<golden::ComputeGolden>(load_symbol(
-                                   compiler, spec.golden_source, BuildKind::Orchestration, spec.golden_function,
-                                   spec.include_dirs));
-    CaseResult result;
+namespace {
+
+// The case's [golden] function, compiled and loaded; null when it has none.
+golden::ComputeGolden load_golden(const CaseSpec& spec, KernelCompiler& compiler) {
+    if (spec.golden_source.empty()) return nullptr;
+    return reinterpret_cast<golden::ComputeGolden>(
+        load_symbol(compiler, spec.golden_source, BuildKind::Orchestration, spec.golden_function, spec.include_dirs));
+}
+
+std::vector<CallTensor> initial_tensors(const CaseSpec& spec) {
     std::vector<CallTensor> tensors;
     for (const TensorSpec& t : spec.tensors) tensors.push_back({t.dtype, t.shape, initial_values(t)});
-    std::vector<std::vector<uint8_t>> computed;
-    if (compute) computed = computed_goldens(spec, compute, tensors);
-    std::vector<uint64_t> scalars;
-    for (const ScalarSpec& s : spec.scalars) scalars.push_back(s.bits);
-    static_cast<CallResult&>(result) = call(callable, tensors, scalars, spec.enable_sdma, platform, worker, heap_bytes);
+    return tensors;
+}
 
+// Each output of `tensors` (what the run left) against its golden.
+std::vector<CaseOutput> compare_outputs(const CaseSpec& spec, std::vector<CallTensor>& tensors,
+                                        std::vector<std::vector<uint8_t>>& computed) {
+    std::vector<CaseOutput> outputs;
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
         const TensorSpec& t = spec.tensors[i];
         if (!t.output) continue;
@@ -346,9 +348,62 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
             if (!std::isnan(diff)) out.max_abs_diff = std::max(out.max_abs_diff, diff);
         }
         out.golden_equal = out.mismatches == 0;
-        result.outputs.push_back(std::move(out));
+        outputs.push_back(std::move(out));
     }
+    return outputs;
+}
+
+}  // namespace
+
+CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
+                    uint64_t heap_bytes) {
+    // Compile everything first: a build error stops the case before it runs.
+    const LoadedCallable callable = load_callable(spec, compiler);
+    const golden::ComputeGolden compute = load_golden(spec, compiler);
+    CaseResult result;
+    std::vector<CallTensor> tensors = initial_tensors(spec);
+    std::vector<std::vector<uint8_t>> computed;
+    if (compute) computed = computed_goldens(spec, compute, tensors);
+    std::vector<uint64_t> scalars;
+    for (const ScalarSpec& s : spec.scalars) scalars.push_back(s.bits);
+    static_cast<CallResult&>(result) = call(callable, tensors, scalars, spec.enable_sdma, platform, worker, heap_bytes);
+    result.outputs = compare_outputs(spec, tensors, computed);
     return result;
+}
+
+std::vector<CaseResult> run_case_ranks(const CaseSpec& spec, const std::vector<CaseRank>& ranks, KernelCompiler& compiler,
+                                       uint64_t heap_bytes,
+                                       const std::function<std::vector<rt::GraphResult>()>& run_graphs) {
+    const LoadedCallable callable = load_callable(spec, compiler);
+    const golden::ComputeGolden compute = load_golden(spec, compiler);
+    std::vector<std::vector<CallTensor>> tensors(ranks.size());
+    std::vector<std::vector<std::vector<uint8_t>>> computed(ranks.size());
+    std::vector<RankCall> calls;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        tensors[r] = initial_tensors(spec);
+        if (compute) {
+            CaseSpec for_rank = spec;
+            for_rank.params["rank"] = static_cast<double>(r);
+            for_rank.params["ranks"] = static_cast<double>(ranks.size());
+            computed[r] = computed_goldens(for_rank, compute, tensors[r]);
+        }
+        RankCall c;
+        c.callable = &callable;
+        c.tensors = &tensors[r];
+        for (const ScalarSpec& s : spec.scalars) c.scalars.push_back(s.type == "comm_context" ? ranks[r].comm_context : s.bits);
+        c.uses_sdma = spec.enable_sdma;
+        c.platform = ranks[r].platform;
+        c.worker = ranks[r].worker;
+        c.heap_bytes = heap_bytes;
+        calls.push_back(std::move(c));
+    }
+    std::vector<CallResult> done = call_ranks(calls, run_graphs);
+    std::vector<CaseResult> results(ranks.size());
+    for (size_t r = 0; r < ranks.size(); ++r) {
+        static_cast<CallResult&>(results[r]) = std::move(done[r]);
+        results[r].outputs = compare_outputs(spec, tensors[r], computed[r]);
+    }
+    return results;
 }
 
 }  // namespace pfsim

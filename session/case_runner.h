@@ -116,4 +116,21 @@ struct CaseResult : CallResult {
 CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
                     uint64_t heap_bytes);
 
+// One rank of a level-3 case's run: its die, its worker, and the device
+// pointer of its CommContext (the value of the case's comm_context scalar).
+struct CaseRank {
+    rt::Platform* platform = nullptr;
+    rt::Worker* worker = nullptr;
+    uint64_t comm_context = 0;
+};
+
+// A level-3 case (spec.ranks > 1): rank r runs the callable on ranks[r] with
+// its own copy of the tensors, the graphs together (call_ranks, run_graphs);
+// rank r's outputs are compared with the golden computed for it (the [golden]
+// source sees the parameters `rank` = r and `ranks`). One result per rank.
+// Throws as run_case does.
+std::vector<CaseResult> run_case_ranks(const CaseSpec& spec, const std::vector<CaseRank>& ranks, KernelCompiler& compiler,
+                                       uint64_t heap_bytes,
+                                       const std::function<std::vector<rt::GraphResult>()>& run_graphs);
+
 }  // namespace pfsim

@@ -6,6 +6,7 @@
 
 #include "session/file_pages.h"
 #include "session/graph_result.h"
+#include "session/run_ranks.h"
 #include "session/summary.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
@@ -131,7 +132,7 @@ private:
 
 }  // namespace
 
-std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, bool prefetch) {
+std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, bool prefetch, bool advise) {
     State& s = *state_;
     if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
     if (calls.empty()) throw BadInput("run_ranks: no call");
@@ -197,6 +198,9 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             rc.rings = calls[i].rings;
             rank_calls.push_back(rc);
         }
+        std::unique_ptr<insight::CommRingLog> rings;
+        if (advise) rings = std::make_unique<insight::CommRingLog>();
+        const Tick start = s.dies.die(0).now_ps();
         const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
         user_code::TimeLimit limit(limit_s,
                                    "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
@@ -229,6 +233,15 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
                 } catch (const std::runtime_error& e) {  // the trace file could not be written
                     throw BadInput(e.what());
                 }
+            }
+        }
+        if (rings) {
+            double wait_ns = 0;
+            for (const RunResult& r : results) wait_ns += r.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3;
+            const std::vector<insight::CommRingLog::PrefetchSite> sites = rings->finish(start);
+            for (size_t i = 0; i < calls.size(); ++i) {
+                advise_comm(results[i], sites, s.callables[calls[i].handle].spec, wait_ns,
+                            static_cast<uint32_t>(calls.size()));
             }
         }
     } catch (const CaseError& e) {

@@ -73,7 +73,9 @@ public:
     // for a call that cannot run (rank, handle, argument count, a file that
     // does not hold a tensor), rt::RuntimeError for an SDMA callable without
     // enable_sdma.
-    std::vector<RunResult> run(std::vector<RankCallRequest>& calls, bool prefetch);
+    // With `advise`, each result's advisor holds the communication advice of
+    // the whole run (session/run_ranks.h advise_comm; not measured).
+    std::vector<RunResult> run(std::vector<RankCallRequest>& calls, bool prefetch, bool advise = false);
     // After a run in which a rank's kernel faulted the host (RunResult::user_fault).
     bool ended() const;
     // While a run goes on, a line on stderr about every `every_ms` of wall time

@@ -20,6 +20,7 @@
 #include "session/case_file.h"
 #include "session/case_runner.h"
 #include "session/npy.h"
+#include "session/run_ranks.h"
 #include "session/shipped_cases.h"
 #include "loader/compiler.h"
 #include "loader/shared_object.h"
@@ -182,6 +183,36 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         }
     }
 
+    // The what-if site options, each with what counts its sites' uses and what an unused one lacked.
+    const struct {
+        const char* option;
+        const std::vector<std::string>* sites;
+        std::map<std::string, uint64_t>* uses;
+        const char* unused;
+    } site_options[] = {{"--drop-prefetch", &request.dropped_sites, &rt::dropped_site_counts(), "no prefetch was posted"},
+                        {"--free-prefetch", &request.free_sites, &rt::free_site_counts(), "no prefetch was posted"},
+                        {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"},
+                        {"--bypass-loads", &request.around_load_sites, &Core::around_load_counts(), "no load was made"}};
+    for (const auto& [option, sites, uses, unused] : site_options) {
+        uses->clear();
+        for (const std::string& site : *sites) {
+            const size_t colon = site.rfind(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
+                site.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+                throw BadInput(std::string(option) +
+                               " takes FILE:LINE (a line of a kernel's source, as the advisor names it), not '" + site + "'");
+            }
+        }
+    }
+    auto warn_unused_sites = [&site_options](RunResult& r) {
+        for (const auto& [option, sites, uses, unused] : site_options) {
+            for (const std::string& site : *sites) {
+                if (!uses->count(site)) r.warnings.push_back(std::string(option) + " " + site + ": " + unused + " from that line");
+            }
+        }
+    };
+    if (spec.ranks > 1) return run_ranks(cfg, request, spec, std::move(result), warn_unused_sites);
+
     std::unique_ptr<SimPlatform> die;
     try {
         die = std::make_unique<SimPlatform>("die", cfg, request.waves);
@@ -204,27 +235,6 @@ RunResult run(const Config& cfg, const RunRequest& request) {
                                           request.warmup, faults.skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
     wo.kernel.free_sites = request.free_sites;
-    // The what-if site options, each with what counts its sites' uses and what an unused one lacked.
-    const struct {
-        const char* option;
-        const std::vector<std::string>* sites;
-        std::map<std::string, uint64_t>* uses;
-        const char* unused;
-    } site_options[] = {{"--drop-prefetch", &request.dropped_sites, &rt::dropped_site_counts(), "no prefetch was posted"},
-                        {"--free-prefetch", &request.free_sites, &rt::free_site_counts(), "no prefetch was posted"},
-                        {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"},
-                        {"--bypass-loads", &request.around_load_sites, &Core::around_load_counts(), "no load was made"}};
-    for (const auto& [option, sites, uses, unused] : site_options) {
-        uses->clear();
-        for (const std::string& site : *sites) {
-            const size_t colon = site.rfind(':');
-            if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
-                site.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-                throw BadInput(std::string(option) +
-                               " takes FILE:LINE (a line of a kernel's source, as the advisor names it), not '" + site + "'");
-            }
-        }
-    }
     try {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) result.warmup = worker.warmup().summary();
@@ -290,11 +300,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             platform.attach_trace(nullptr);
             trace->close();
         }
-        for (const auto& [option, sites, uses, unused] : site_options) {
-            for (const std::string& site : *sites) {
-                if (!uses->count(site)) result.warnings.push_back(std::string(option) + " " + site + ": " + unused + " from that line");
-            }
-        }
+        warn_unused_sites(result);
     } catch (const rt::RuntimeError& e) {
         result.error = e.what();
     } catch (const std::invalid_argument& e) {
@@ -316,6 +322,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
     nlohmann::json j = {{"schema", kSummarySchema}, {"command", "run"}, {"kernel", r.name},
                         {"prefetch", r.prefetch ? "on" : "off"}, {"case", r.case_path},
                         {"params", r.params}};
+    if (r.ranks > 1) j["ranks"] = r.ranks;
     if (!r.warmup.empty()) j["warmup"] = r.warmup;
     if (r.ran) {
         j["kernel_time_ns"] = r.kernel_time_ns;
@@ -385,6 +392,7 @@ RunResult from_json(const nlohmann::json& j) {
         r.name = j.at("kernel").get<std::string>();
         r.case_path = j.value("case", "");
         r.params = j.value("params", std::map<std::string, double>{});
+        r.ranks = json_integer_or<uint32_t>(j, "ranks", 1);
         r.prefetch = j.at("prefetch") == "on";
         r.warmup = j.value("warmup", "");
         r.error = j.value("error", "");

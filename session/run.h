@@ -66,6 +66,7 @@ struct RunResult {
     std::string case_path;  // its file (a shipped case's as in pfsim's sources)
     bool prefetch = true;
     std::map<std::string, double> params;  // a case's [params], after --arg
+    uint32_t ranks = 1;     // a level-3 case's (session/run_ranks.h)
     bool ran = false;       // false when the runtime refused the launch (error says why)
     double kernel_time_ns = 0;  // the graph's first dispatch to last completion
     uint64_t cycles = 0;

@@ -128,11 +128,17 @@ class Ranks(Worker):
             os.unlink(path)
 
     @_serialized
-    def run_ranks(self, calls: list[dict], prefetch: bool = True, timeout: float | None = None) -> list[RunResult]:
+    def run_ranks(self, calls: list[dict], prefetch: bool = True, timeout: float | None = None,
+                  advise: bool = False) -> list[RunResult]:
         """calls: [{"rank", "handle", "tensors": [{"dtype", "shape", "bytes", "file", "offset"} or {..., "gm"}],
         "scalars", ["trace": a Chrome trace of that rank's die]}], at most one per rank; their graphs
-        run together. A RunResult per call; RunError naming the rank for the first that failed."""
-        reply = self._request({"op": "run_ranks", "calls": calls, "prefetch": bool(prefetch)}, timeout)
+        run together. A RunResult per call; RunError naming the rank for the first that failed.
+        advise: each result's `advisor` holds the run's communication advice (docs/advisor.md,
+        "Several dies": the prefetches that delayed copies between dies; not measured)."""
+        request = {"op": "run_ranks", "calls": calls, "prefetch": bool(prefetch)}
+        if advise:
+            request["advise"] = True
+        reply = self._request(request, timeout)
         results = [RunResult.from_summary(s, c.get("trace")) for s, c in zip(reply["results"], calls)]
         for call, result in zip(calls, results):
             problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
@@ -517,14 +523,16 @@ class L3Worker:
         return buffer
 
     def run(self, orch_fn, args=None, config=None, prefetch: bool | None = None,
-            trace: str | None = None) -> list[WaveResult]:
+            trace: str | None = None, advise: bool = False) -> list[WaveResult]:
         """Calls orch_fn(orch, args, config), then runs the graph it recorded; frees
         the domains it released. The chip tasks' results, by wave. trace: a folder
         that gets a Chrome trace (Perfetto) of each chip task's die, wave{W}_rank{R}.json
-        (a result's `trace` names its file)."""
+        (a result's `trace` names its file). advise: each result's `advisor` holds its
+        wave's communication advice (the prefetches that delayed copies between dies)."""
         with self._lock:
             if prefetch is not None:
                 self.prefetch = bool(prefetch)
+            self._advise = bool(advise)
             self._trace_dir = os.path.abspath(trace) if trace else None
             if self._trace_dir:
                 os.makedirs(self._trace_dir, exist_ok=True)
@@ -616,7 +624,7 @@ class L3Worker:
                     owners.append(w)
                     if getattr(self, "_trace_dir", None):
                         calls[-1]["trace"] = os.path.join(self._trace_dir, f"wave{len(self.waves)}_rank{w}.json")
-            results = self._ranks.run_ranks(calls, prefetch=self.prefetch)
+            results = self._ranks.run_ranks(calls, prefetch=self.prefetch, advise=getattr(self, "_advise", False))
             self.waves.append(WaveResult(list(zip(owners, results))))
             done |= {n.index for n in wave}
 

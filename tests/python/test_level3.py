@@ -458,8 +458,8 @@ def test_the_device_of_several_dies_names_bad_requests(pair):
         ranks.run_ranks([call, call])
     with pytest.raises(ValueError, match="'trace' names one file for several dies: give each call its own"):
         ranks._request({"op": "run_ranks", "calls": [call], "trace": "x.json"})
-    with pytest.raises(ValueError, match="'advise' is not modelled on several dies yet"):
-        ranks._request({"op": "run_ranks", "calls": [call], "advise": True})
+    with pytest.raises(ValueError, match="'sanitize' is not modelled on several dies yet"):
+        ranks._request({"op": "run_ranks", "calls": [call], "sanitize": True})
     # A file tensor whose pages lie beyond its file names the rank and the tensor; the GM
     # mapped for the call's tensors before it is given back (the next allocation is where
     # the freed one was; the control: the same tensor at offset 0 maps).
