@@ -178,6 +178,12 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
             rt_submit_aiv_task(0, a);  // LINE cohort
             break;
         }
+        case 15: {  // a CoreTaskArgsWithDeps<2> given `value` dependencies
+            CoreTaskArgsWithDeps<2> a;
+            for (int i = 0; i < value; ++i) a.add_dep(rt_submit_dummy_task(CoreTaskArgs{}).task_id());
+            rt_submit_dummy_task(a);  // LINE with deps
+            break;
+        }
         default: break;
     }
 }
@@ -358,6 +364,20 @@ TEST(BadInput, ASyncStartCohortWiderThanTheDieIsRefusedNamingItsTaskAndLine) {
     const auto whole = run_json("cohort48", 14, 48);
     ASSERT_EQ(whole["tasks"].size(), 1u);
     EXPECT_EQ(whole["tasks"][0]["cores"].size(), 48u);
+}
+
+TEST(BadInput, MoreDependenciesThanACoreTaskArgsWithDepsHoldsAreNamedWithTheTaskAndLine) {
+    const Result over = pfsim("run " + user_case("withdeps3", 15, 3));
+    EXPECT_EQ(over.status, 2) << over.err;
+    EXPECT_NE(over.err.find("fatal 5 (PTO2_ERROR_INVALID_ARGS) at " + line_of("LINE with deps") + ": task 3 (dummy): "),
+              std::string::npos)
+        << over.err;
+    EXPECT_NE(over.err.find("CoreTaskArgsWithDeps: more dependencies than its MAX_DEP_COUNT"), std::string::npos)
+        << over.err;
+    // Control: as many as it holds order the task after each of them.
+    const auto held = run_json("withdeps2", 15, 2);
+    ASSERT_EQ(held["tasks"].size(), 3u);
+    EXPECT_EQ(held["tasks"][2]["deps"], nlohmann::json::array({0, 1}));
 }
 
 }  // namespace
