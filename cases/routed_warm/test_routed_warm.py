@@ -29,7 +29,7 @@ class TestRoutedWarm(SceneTestCase):
         "incores": [
             {"func_id": 0, "source": "../weight_warm/kernels/aic/kernel_matmul_repeat.cpp", "core_type": "aic"},
             {"func_id": 1, "source": "kernels/aiv/kernel_router.cpp", "core_type": "aiv"},
-            {"func_id": 2, "source": "../weight_warm/kernels/aiv/kernel_warm.cpp", "core_type": "aiv"},
+            {"func_id": 2, "source": "kernels/aiv/kernel_warm_experts.cpp", "core_type": "aiv"},
             {"func_id": 3, "source": "../weight_warm/kernels/aiv/kernel_rowsum.cpp", "core_type": "aiv"},
         ],
     }

@@ -4,8 +4,9 @@
 // chosen experts and the second one's gate into a tensor the runtime
 // allocates. The orchestrator reads the two expert indices back (waiting, in
 // simulated time, for the router only), warms exactly those experts' weights
-// -- rows of one weight tensor, as views -- while the cube task still runs,
-// then submits each expert's row-sum over its view into its slot of Y. The
+// -- rows of one weight tensor, as views; one task posts both -- while the
+// cube task still runs, then submits each expert's row-sum over its view into
+// its slot of Y. The
 // second expert's row-sum runs only if its gate is set: a predicate the
 // scheduler reads when the task is ready, so the orchestrator does not wait
 // for it. Written with the names after simpler's pinned commit
@@ -63,25 +64,27 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     router.add_scalar(threshold);
     const TaskId routed_by = rt_submit_aiv_task(kRouter, router).task_id();
 
+    TaskTensor weights[kExpertsChosen];
     for (uint32_t slot = 0; slot < kExpertsChosen; ++slot) {
         const uint32_t at[1] = {slot};
         const uint32_t expert = static_cast<uint32_t>(get_tensor_data<int32_t>(route, 1, at));
-        const uint32_t w_shape[2] = {rows, w.shapes[1]}, w_at[2] = {expert * rows, 0};
-        const TaskTensor weights = w.view(w_shape, w_at);
-        const uint32_t y_shape[2] = {1, rows}, y_at[2] = {slot, 0};
-        const TaskTensor out = y.view(y_shape, y_at);
+        const uint32_t shape[2] = {rows, w.shapes[1]}, first_row[2] = {expert * rows, 0};
+        weights[slot] = w.view(shape, first_row);
+    }
 
-        CoreTaskArgs warm;
-        warm.add_input(weights);
-        warm.add_scalar(uint64_t{0});  // fire-and-forget
-        const TaskId warmed = rt_submit_aiv_task(kWarm, warm).task_id();
+    CoreTaskArgs warm;  // fire-and-forget: it completes at once
+    warm.add_input(weights[0], weights[1]);
+    const TaskId warmed = rt_submit_aiv_task(kWarm, warm).task_id();
 
+    for (uint32_t slot = 0; slot < kExpertsChosen; ++slot) {
+        const uint32_t shape[2] = {1, rows}, row[2] = {slot, 0};
+        const TaskTensor out = y.view(shape, row);  // the arguments keep its address until the submission
         CoreTaskArgsWithDeps<2> rowsum;
-        rowsum.add_input(weights, c);
+        rowsum.add_input(weights[slot], c);
         rowsum.add_output(out);
         rowsum.add_scalar(work);
         rowsum.add_dep(warmed);
-        if (slot == 1) {  // the second expert only if its gate is set
+        if (slot == 1) {  // the runner-up only if its gate is set
             rowsum.add_dep(routed_by);  // the predicate's producer
             CoreTaskPredicate gate;
             gate.operand = {&route, 1, {2}};

@@ -1,4 +1,4 @@
-// Warms L2 with a tensor or a contiguous view's bytes: one TPREFETCH_ASYNC. args[1]
+// Warms L2 with a whole tensor: one TPREFETCH_ASYNC of its bytes. args[1]
 // says what becomes of the event:
 //   0  fire-and-forget, as production code warms the next layer's weights:
 //      the kernel returns at once and the engine keeps moving the data;
@@ -24,9 +24,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     using Flat = GlobalTensor<uint8_t, Shape<1, 1, 1, 1, DYNAMIC>, Stride<1, 1, 1, 1, 1>>;
     PrefetchAsyncContext ctx(workspace);
     comm::AsyncEvent evt = TPREFETCH_ASYNC(
-        Flat(reinterpret_cast<__gm__ uint8_t*>(w->buffer.addr) + w->start_offset * get_element_size(w->dtype),
-             Flat::Shape(static_cast<int64_t>(w->nbytes()))),
-        ctx);
+        Flat(reinterpret_cast<__gm__ uint8_t*>(w->buffer.addr), Flat::Shape(static_cast<int64_t>(w->buffer.size))), ctx);
     if (mode == 1) {
         evt.Wait(ctx.session);
     } else if (mode == 2) {
