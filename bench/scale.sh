@@ -1,8 +1,11 @@
 #!/bin/bash
 # Benchmark (#49): pfsim at the scale of real graphs, in one invocation.
-# usage: bench/scale.sh SIMPLER_CHECKOUT [PFSIM]
+# usage: bench/scale.sh SIMPLER_CHECKOUT [PFSIM] [SET]
 #   PFSIM: a built pfsim (default: bazel-bin/cli/pfsim); PFSIM_PYTHON picks the python3
 #   that has torch (e.g. /usr/bin/python3), as for `pfsim test`.
+#   SET: `scale` (the default: the cases below, then the generated graph) or `paged`
+#   (#44's benchmark: Case1 of every paged-attention program simpler ships, each batch 256,
+#   and benchmark_bgemm Case0; no generated graph).
 #
 # For each of simpler's large scene-test cases (alternating_matmul_add Case1 and Case2,
 # benchmark_bgemm Case0, paged_attention Case1: the largest paged-attention case simpler
@@ -23,8 +26,10 @@
 # RSS of `pfsim run`, which must not grow with the task count (bench/graph_memory.sh).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-simpler=$(cd "${1:?usage: scale.sh SIMPLER_CHECKOUT [PFSIM]}" && pwd)
+simpler=$(cd "${1:?usage: scale.sh SIMPLER_CHECKOUT [PFSIM] [scale|paged]}" && pwd)
 pfsim=${2:-$here/../bazel-bin/cli/pfsim}
+selection=${3:-scale}
+case $selection in scale | paged) ;; *) echo "scale.sh: SET must be scale or paged, not $selection" >&2; exit 2 ;; esac
 pfsim=$(cd "$(dirname "$pfsim")" && pwd)/$(basename "$pfsim")
 python=${PFSIM_PYTHON:-python3}
 # As `pfsim test` sets it, for the limit too; OMP_WAIT_POLICY=default: unset (an older pfsim's runs).
@@ -35,6 +40,7 @@ export PFSIM_CACHE_DIR=${PFSIM_CACHE_DIR:-$work/cache}
 cp -r "$simpler" "$work/simpler"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem/ {print $2}') GiB"
 echo "pfsim: $pfsim"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 pypath=$("$pfsim" python-path)
 
 cases=(
@@ -43,14 +49,29 @@ cases=(
     "examples/a2a3/tensormap_and_ringbuffer/benchmark_bgemm/test_benchmark_bgemm.py TestBenchmarkBgemm Case0"
     "examples/a2a3/tensormap_and_ringbuffer/paged_attention/test_paged_attention.py TestPagedAttention Case1"
 )
+# A row: FILE CLASS CASE [pfsim test options]. spmd_paged_attention's kernel is written for the
+# board's sub-block register (docs/compatibility.md#spmd_paged_attention).
+ex=examples/a2a3/tensormap_and_ringbuffer st=tests/st/a2a3/tensormap_and_ringbuffer
+[ "$selection" = paged ] && cases=(
+    "$ex/paged_attention/test_paged_attention.py TestPagedAttention Case1"
+    "$ex/paged_attention_manual_scope/test_paged_attention_manual_scope.py TestPagedAttentionManualScope Case1"
+    "$ex/paged_attention_ringbuffer/test_paged_attention_ringbuffer.py TestPagedAttentionRingbuffer ringbuffer_stress"
+    "$ex/paged_attention_unroll_manual_scope/test_paged_attention_unroll_manual_scope.py TestPagedAttentionUnrollManualScope Case1"
+    "$st/batch_paged_attention/test_batch_paged_attention.py TestBatchPagedAttention Case1"
+    "$st/multi_round_paged_attention/test_multi_round_paged_attention.py TestMultiRoundPagedAttention Case1"
+    "$st/paged_attention_unroll/test_paged_attention_unroll.py TestPagedAttentionUnroll Case1"
+    "$st/paged_attention_unroll_4dims/test_paged_attention_unroll_4dims.py TestPagedAttentionUnroll4dims Case1"
+    "$st/spmd_paged_attention/test_spmd_paged_attention.py TestPagedAttentionUnrollTpushPop Case1 --pfsim-set core.subblock_register=zero"
+    "$ex/benchmark_bgemm/test_benchmark_bgemm.py TestBenchmarkBgemm Case0"
+)
 printf '| %-38s | %-13s | %7s | %7s | %11s | %12s | %7s | %14s | %8s | %7s | %s |\n' case 'wall s off/on' 'limit s' \
     'x limit' 'tensors MiB' 'peak RSS MiB' 'total s' 'user / sys s' 'sim us/s' 'tasks/s' 'outcome'
 cd "$work/simpler" || exit 2
 for row in "${cases[@]}"; do
-    read -r file cls case <<<"$row"
+    read -r file cls case options <<<"$row"
     xml=$work/result.xml
     rm -f "$xml"
-    /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$pfsim" test "$file" --case "$cls::$case" --manual include -q \
+    /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$pfsim" test "$file" --case "$cls::$case" --manual include $options -q \
         -p no:cacheprovider --junitxml="$xml" >"$work/out.txt" 2>&1
     rc=$?
     read -r total rss user sys <"$work/time"
@@ -84,4 +105,5 @@ EOF
     [ "$rc" = 0 ] || grep -m3 -E '^E |Error|error' "$work/out.txt" | cut -c1-200
 done
 
-"$here/graph_memory.sh" "$pfsim"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "$selection" = scale ]; then "$here/graph_memory.sh" "$pfsim"; fi

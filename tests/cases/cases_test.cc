@@ -120,6 +120,43 @@ TEST(ShippedCases, AWarmOfTheNextTasksWeightsDuringAMatmulMakesItsLoadsHit) {
     EXPECT_LT(row["time_on_ns"].get<double>(), row["time_off_ns"].get<double>());
 }
 
+TEST(ShippedCases, TheRoutedWarmRunsWhatItsRouterChoseAndSkipsTheGatedExpert) {
+    // Gate off: the runner-up's row-sum retires without a core, its row of Y keeps its zeros.
+    const Result run = pfsim("run cases/routed_warm/case.toml --arg threshold=1000 --json");
+    ASSERT_EQ(run.status, 0) << run.err;
+    const auto tasks = json_of(run)["tasks"];
+    ASSERT_EQ(tasks.size(), 6u);  // matmul, route allocation, router, warm, two row-sums
+    EXPECT_FALSE(tasks[4].contains("skipped"));
+    EXPECT_TRUE(tasks[5]["skipped"].get<bool>());
+    const Result gated = pfsim("check cases/routed_warm/case.toml --arg threshold=1000 --json");
+    EXPECT_EQ(gated.status, 0) << gated.out << gated.err;
+    // Negative controls, the orchestration changed in a case file beside the
+    // shipped sources: without the predicate the runner-up's sums land in Y; with
+    // the route read through the pointer, without waiting for the router, the
+    // wrong experts are summed. Either fails the golden.
+    const std::string shipped = fs::absolute("cases/routed_warm").string();
+    std::stringstream read_toml, read_orch;
+    read_toml << std::ifstream(shipped + "/case.toml").rdbuf();
+    read_orch << std::ifstream(shipped + "/kernels/orchestration/routed_warm_orch.cpp").rdbuf();
+    std::string toml = read_toml.str();
+    for (size_t at = toml.find("source = \""); at != std::string::npos; at = toml.find("source = \"", at + 1)) {
+        toml.insert(at + 10, shipped + "/");
+    }
+    toml = replaced(toml, shipped + "/kernels/orchestration/routed_warm_orch.cpp", "o.cpp");
+    const std::string dir = tmp("routed");
+    put(dir + "/case.toml", toml);
+    put(dir + "/o.cpp", replaced(read_orch.str(), "rowsum.set_predicate(gate);", "(void)gate;"));
+    const Result unpredicated = pfsim("check " + dir + "/case.toml --arg threshold=1000");
+    EXPECT_EQ(unpredicated.status, 1) << unpredicated.out << unpredicated.err;
+    EXPECT_NE(unpredicated.out.find("FAIL: prefetch off: output differs from the reference"), std::string::npos)
+        << unpredicated.out;
+    put(dir + "/o.cpp", replaced(read_orch.str(), "get_tensor_data<int32_t>(route, 1, at)", "route.data_as<int32_t>()[slot]"));
+    const Result unwaited = pfsim("check " + dir + "/case.toml");
+    EXPECT_EQ(unwaited.status, 1) << unwaited.out << unwaited.err;
+    EXPECT_NE(unwaited.out.find("FAIL: prefetch off: output differs from the reference"), std::string::npos)
+        << unwaited.out;
+}
+
 TEST(ShippedCases, ASweepOverACaseShowsTheWarmNeedsTheEnginesBandwidth) {
     const std::string csv = tmp("warm.csv");
     const Result r = pfsim("sweep cases/weight_warm/case.toml --grid sdma.bandwidth=140GB/s,280GB/s --csv " + csv);

@@ -169,6 +169,21 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
             while (p[0] != 99) cache_invalidate_range(const_cast<int32_t*>(p), 4);  // LINE polls forever
             break;
         }
+        case 14: {  // a sync-start cohort of `value` vector blocks
+            CoreTaskArgs a;
+            a.add_inout(buf);
+            a.add_scalar(4, 0);
+            a.launch_spec.set_block_num(value);
+            a.launch_spec.set_require_sync_start(true);
+            rt_submit_aiv_task(0, a);  // LINE cohort
+            break;
+        }
+        case 15: {  // a CoreTaskArgsWithDeps<2> given `value` dependencies
+            CoreTaskArgsWithDeps<2> a;
+            for (int i = 0; i < value; ++i) a.add_dep(rt_submit_dummy_task(CoreTaskArgs{}).task_id());
+            rt_submit_dummy_task(a);  // LINE with deps
+            break;
+        }
         default: break;
     }
 }
@@ -334,6 +349,35 @@ TEST(BadInput, EachIsNamedWithItsTaskOrCallAndItsLine) {
             EXPECT_TRUE(r.out.empty()) << r.out;
         }
     }
+}
+
+TEST(BadInput, ASyncStartCohortWiderThanTheDieIsRefusedNamingItsTaskAndLine) {
+    const Result wide = pfsim("run " + user_case("cohort49", 14, 49));
+    EXPECT_EQ(wide.status, 2) << wide.err;
+    EXPECT_NE(wide.err.find("fatal 7 (PTO2_ERROR_REQUIRE_SYNC_START_INVALID) at " + line_of("LINE cohort") +
+                            ": task 0 (aiv, func 0): launch_spec.set_require_sync_start(true) with block_num 49 > "
+                            "the die's 48 vector cores"),
+              std::string::npos)
+        << wide.err;
+    EXPECT_TRUE(wide.out.empty()) << wide.out;
+    // Control: a cohort as wide as the die starts, every block on its own core.
+    const auto whole = run_json("cohort48", 14, 48);
+    ASSERT_EQ(whole["tasks"].size(), 1u);
+    EXPECT_EQ(whole["tasks"][0]["cores"].size(), 48u);
+}
+
+TEST(BadInput, MoreDependenciesThanACoreTaskArgsWithDepsHoldsAreNamedWithTheTaskAndLine) {
+    const Result over = pfsim("run " + user_case("withdeps3", 15, 3));
+    EXPECT_EQ(over.status, 2) << over.err;
+    EXPECT_NE(over.err.find("fatal 5 (PTO2_ERROR_INVALID_ARGS) at " + line_of("LINE with deps") + ": task 3 (dummy): "),
+              std::string::npos)
+        << over.err;
+    EXPECT_NE(over.err.find("CoreTaskArgsWithDeps: more dependencies than its MAX_DEP_COUNT"), std::string::npos)
+        << over.err;
+    // Control: as many as it holds order the task after each of them.
+    const auto held = run_json("withdeps2", 15, 2);
+    ASSERT_EQ(held["tasks"].size(), 3u);
+    EXPECT_EQ(held["tasks"][2]["deps"], nlohmann::json::array({0, 1}));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// y[r] = sum of row r of W (float32, 4096 columns): the consumer of the warmed
-// weights. Block b of n sums the b-th slice of rows, 4 rows (64 KiB) per tile,
-// double-buffered. args[3], work: vector passes over each tile (1: one row-sum,
-// bandwidth-bound; more stand for a layer's compute on its weights, the same y).
+// y[r] = sum of row r of W (float32, 4096 columns; W and y may be views):
+// the consumer of the warmed weights. Block b of n sums the b-th slice of
+// rows, 4 rows (64 KiB) per tile, double-buffered. args[3], work: vector passes
+// over each tile (1: one row-sum, bandwidth-bound; more: a layer's compute, same y).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -22,8 +22,8 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     const int64_t rows = static_cast<int64_t>(w->shapes[0]);
     const int64_t per = rows / get_block_num(args);
     const int64_t first = get_block_idx(args) * per;
-    __gm__ float* wbase = reinterpret_cast<__gm__ float*>(w->buffer.addr) + first * kCols;
-    __gm__ float* ybase = reinterpret_cast<__gm__ float*>(y->buffer.addr) + first;
+    __gm__ float* wbase = reinterpret_cast<__gm__ float*>(w->buffer.addr) + w->start_offset + first * kCols;
+    __gm__ float* ybase = reinterpret_cast<__gm__ float*>(y->buffer.addr) + y->start_offset + first;
 
     using Block = GlobalTensor<float, Shape<1, 1, 1, kRows, kCols>, Stride<1, 1, 1, kCols, 1>>;
     using Sums = GlobalTensor<float, Shape<1, 1, 1, 1, kRows>, Stride<1, 1, 1, 1, 1>>;
