@@ -167,6 +167,9 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     result.graph = true;
     const FaultPlan faults = parse_faults(request.faults);
     refuse_overwriting_an_input("--trace", request.trace, spec);
+    for (uint32_t r = 0; r < spec.ranks && spec.ranks > 1 && !request.trace.empty(); ++r) {
+        refuse_overwriting_an_input("--trace", rank_trace_file(request.trace, r), spec);
+    }
     for (const TensorSpec& t : spec.tensors) {
         if (t.output && !request.outputs_dir.empty()) {
             refuse_overwriting_an_input("--outputs", request.outputs_dir + "/" + t.name + ".npy", spec);

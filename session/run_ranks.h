@@ -3,7 +3,9 @@
 // simulation (SimDies), with a communication window and a CommContext.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "insight/comm_rings.h"
 #include "session/case_file.h"
@@ -18,9 +20,13 @@ namespace pfsim::api {
 // advice (insight::Advice "delays_comm"). `warn_unused_sites` adds the
 // what-if site options' warnings. Throws BadInput for what it cannot run,
 // naming it: the sanitizer, injected faults, --outputs (not yet on several
-// dies); a trace or waves asked for are warned about, not written.
+// dies); waves asked for are warned about, not written. request.trace: one
+// Chrome trace per die, at rank_trace_file(request.trace, R).
 RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
                     const std::function<void(RunResult&)>& warn_unused_sites);
+
+// `path` with ".rankR" before its extension (trace.json -> trace.rank1.json).
+std::string rank_trace_file(const std::string& path, uint32_t r);
 
 // The advisor's communication advice into `result` (a report of `ranks`
 // dies): when the run's copies between dies waited behind prefetches in their

@@ -50,9 +50,12 @@ def test_a_warm_on_another_ring_delays_no_copy_and_gets_no_such_advice(tmp_path)
     assert run["reference_equal"] and run["ranks"] == 2
     assert run["sdma"]["comm_copies"] == 4 and run["sdma"]["comm_prefetch_wait"] == 0
     assert run["advisor"]["advice"] == [] and run["advisor"]["ranks"] == 2
-    # No trace of several dies yet: warned about by name, nothing written.
-    assert "--trace: not yet for a level-3 case (moe_step, ranks = 2): no trace written" in run["warnings"]
-    assert not trace.exists()
+    # One trace per die, each with its own die's SDMA lanes: the peer put of its combine.
+    assert not trace.exists() and not [w for w in run["warnings"] if w.startswith("--trace")]
+    for rank in (0, 1):
+        events = json.loads((tmp_path / f"trace.rank{rank}.json").read_text())["traceEvents"]
+        puts = [e for e in events if e.get("name") == "peer put"]
+        assert puts and all(e["args"]["rank"] == 1 - rank for e in puts)
 
 
 @pytest.mark.parametrize("top, tables, complaint", [
