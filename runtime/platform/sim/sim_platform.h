@@ -30,6 +30,9 @@ public:
     tlm_utils::simple_initiator_socket<SimPlatform> host_memory;  // to l2.uncached
     tlm_utils::simple_initiator_socket<SimPlatform> host_mmio;    // to sdma.mmio
 
+    // gm_alloc rounds each allocation up to this many bytes (and starts each at a multiple of it).
+    static constexpr uint64_t kAllocAlign = 4096;
+
     SimPlatform(sc_core::sc_module_name name, const Config& cfg);
 
     Soc& soc() { return soc_; }
