@@ -98,9 +98,10 @@ TEST_P(KernelCorpus, EndsInANamedReportWithStdoutAJsonDocument) {
     EXPECT_FALSE(nlohmann::json::parse(slurp(trace), nullptr, false).is_discarded()) << "the trace so far: " << trace;
 }
 
-// Items 5 and 9 through `check`, whose runs are child processes: a kernel that
-// prints passes, stdout one JSON document and the text on stderr and in the row
-// (it was "the run printed no summary"; then the text was lost); an endless one
+// Items 5 and 9 through `check` and `sweep`, whose runs are child processes: a
+// kernel that prints passes, stdout one JSON document (sweep: the CSV) and the
+// text on stderr (check: and in the row) (it was "the run printed no summary";
+// then the text was lost); an endless one
 // fails at the host-time limit set by its configuration key (it was "still
 // running" forever), naming the task, core, source and line.
 TEST(KernelCorpusCheck, APrintingKernelPassesAndAnEndlessOneEndsAtTheHostTimeLimit) {
@@ -111,6 +112,15 @@ TEST(KernelCorpusCheck, APrintingKernelPassesAndAnEndlessOneEndsAtTheHostTimeLim
     EXPECT_EQ(p["kernels"][0]["verdict"], "pass") << prints.out;
     EXPECT_NE(p["kernels"][0].value("user_stdout", "").find("hello from the kernel\n"), std::string::npos) << prints.out;
     EXPECT_NE(prints.err.find("prefetch_demo (prefetch off): users' code printed to stdout"), std::string::npos) << prints.err;
+    const Result sweep = pfsim("sweep " + case_with("prints.cpp") + " --grid l2.ways=12");
+    EXPECT_EQ(sweep.status, 0) << sweep.err;
+    EXPECT_EQ(sweep.out.rfind("l2.ways,time_off_ns,time_on_ns,gain_pct,l2_hit_rate_off,l2_hit_rate_on,error\n12,", 0), 0u)
+        << sweep.out;
+    EXPECT_EQ(sweep.out.find("hello"), std::string::npos) << sweep.out;
+    EXPECT_NE(sweep.err.find("l2.ways=12 (prefetch on): users' code printed to stdout (shown here, not on pfsim's stdout):\n"
+                             "hello from the kernel\n"),
+              std::string::npos)
+        << sweep.err;
     const Result endless = pfsim("check " + case_with("endless_loop.cpp") + " --json --set orch.host_time_limit=1s");
     EXPECT_EQ(endless.status, 1) << endless.err;
     const auto e = nlohmann::json::parse(endless.out, nullptr, false);
