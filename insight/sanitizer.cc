@@ -183,22 +183,23 @@ void Sanitizer::publishing(const rt::PrefetchAsyncContext& ctx, uint64_t post_id
 }
 
 void Sanitizer::check_bounds(Core& core, const char* access, uint64_t gm, uint64_t bytes) {
-    const std::vector<Core::ArgBuffer>& buffers = core.task_buffers();
-    if (buffers.empty() || bytes == 0) return;
-    struct Range {
-        uint32_t arg;
-        uint64_t begin, end;
-    };
-    std::vector<Range> ranges;
-    for (const Core::ArgBuffer& b : buffers) {
-        const uint64_t at = core.gm_address(reinterpret_cast<const volatile void*>(b.pointer), b.bytes);
-        if (at != Core::kNotGm && b.bytes) ranges.push_back({b.arg, at, at + b.bytes});
+    if (core.task_buffers().empty() || bytes == 0) return;
+    const uint32_t id = core.core_id();
+    auto cached = tensor_ranges_.find(id);
+    if (cached == tensor_ranges_.end() || cached->second.first != runs_[id]) {
+        std::vector<TensorRange> resolved;
+        for (const Core::ArgBuffer& b : core.task_buffers()) {
+            const uint64_t at = core.gm_address(reinterpret_cast<const volatile void*>(b.pointer), b.bytes);
+            if (at != Core::kNotGm && b.bytes) resolved.push_back({b.arg, at, at + b.bytes});
+        }
+        cached = tensor_ranges_.insert_or_assign(id, std::make_pair(runs_[id], std::move(resolved))).first;
     }
+    const std::vector<TensorRange>& ranges = cached->second.second;
     // The first byte of the access in none of the buffers.
     uint64_t at = gm;
     for (bool moved = true; moved && at < gm + bytes;) {
         moved = false;
-        for (const Range& r : ranges) {
+        for (const TensorRange& r : ranges) {
             if (r.begin <= at && at < r.end) {
                 at = r.end;
                 moved = true;
@@ -211,14 +212,13 @@ void Sanitizer::check_bounds(Core& core, const char* access, uint64_t gm, uint64
     // else is another allocation (a workspace, a completion slab, a tensor the
     // kernel reaches another way): not this check's to judge.
     constexpr uint64_t kGranule = SimPlatform::kAllocAlign;
-    const Range *past = nullptr, *before = nullptr;
-    for (const Range& r : ranges) {
+    const TensorRange *past = nullptr, *before = nullptr;
+    for (const TensorRange& r : ranges) {
         if (r.end <= at && at < (r.end + kGranule - 1) / kGranule * kGranule && (!past || r.end > past->end)) past = &r;
         if (at < r.begin && r.begin / kGranule * kGranule <= at && (!before || r.begin < before->begin)) before = &r;
     }
-    const Range* r = past ? past : before;
+    const TensorRange* r = past ? past : before;
     if (!r) return;
-    const uint32_t id = core.core_id();
     if (!bounds_reported_.insert({id, runs_[id], r->arg, access}).second) return;
     Finding f;
     f.kind = "out-of-bounds";

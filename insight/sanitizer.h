@@ -194,6 +194,12 @@ private:
     std::map<uint32_t, std::map<uint64_t, DirtyLine>> dirty_;  // core id -> dcache line -> its stores
     std::map<uint64_t, std::vector<LineFlush>> flushed_lines_;  // dcache line -> every flush of stores to it
     std::set<std::tuple<uint32_t, uint64_t, uint32_t, std::string>> bounds_reported_;  // core, its run, arg, access
+    struct TensorRange {
+        uint32_t arg;
+        uint64_t begin, end;  // GM
+    };
+    // core id -> the kernel run its task's tensor buffers were resolved for, and them
+    std::unordered_map<uint32_t, std::pair<uint64_t, std::vector<TensorRange>>> tensor_ranges_;
     std::unordered_map<uint64_t, size_t> unread_;  // L2 line a post filled that no core has read yet -> the post
     struct Pending {
         Finding finding;
