@@ -246,7 +246,7 @@ def test_a_sanitized_run_computes_and_times_what_a_plain_run_does(target):
 # or, its twin, the last element.
 BOUNDS_KERNEL = os.path.join(HERE, "kernels", "sanitizer", "kernel_bounds.cpp")
 BOUNDS_CALLABLE = pfsim.Callable.from_dict({
-    "orchestration": {"source": "kernels/sanitizer/sanitizer_orch.cpp",
+    "orchestration": {"source": "kernels/sanitizer/bounds_orch.cpp",
                       "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.INOUT]},
     "incores": [{"func_id": 0, "source": "kernels/sanitizer/kernel_bounds.cpp", "core_type": "aiv"}],
 }, HERE)
@@ -273,6 +273,13 @@ def test_an_access_past_a_tensors_end_inside_its_allocation_is_reported_and_its_
             assert f["region"]["bytes"] == size
             assert "(4000 bytes); the access reaches 4 bytes past its end" in f["notes"][0]
             assert run(access, True).sanitizer["findings"] == [], what  # the last element: inside
+        # A tensor starting 64 bytes into its allocation: the element before it.
+        [f] = run(4, False).findings("out-of-bounds")
+        assert f["what"] == ("a scalar load of 4 bytes 4 bytes before the start of tensor argument 0 (args[0]), "
+                             "outside every tensor the task was given")
+        assert f["site"]["where"] == marked_line(BOUNDS_KERNEL, "// site: before")
+        assert "(3936 bytes); the access starts 4 bytes before it" in f["notes"][0]
+        assert run(4, True).sanitizer["findings"] == []  # its first element
 
 
 def test_the_cli_fails_a_run_that_reads_past_a_tensors_end():

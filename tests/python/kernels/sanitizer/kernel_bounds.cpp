@@ -2,7 +2,9 @@
 // 4 KiB rounding (the board reads or writes there without a fault), or its
 // twin one element back, inside (args[3] != 0). args[0]: a 1000-float input
 // (4000 bytes), args[1]: a 1000-float output, args[2]: which access (0 a
-// scalar load, 1 a TLOAD, 2 a scalar store, 3 a TSTORE). The lines marked
+// scalar load, 1 a TLOAD, 2 a scalar store, 3 a TSTORE; 4 a scalar load of the
+// element before args[0], which bounds_orch.cpp then makes a tensor starting
+// 64 bytes into its allocation; its twin loads its first). The lines marked
 // "site:" are what the sanitizer must name (tests/python/test_sanitizer.py).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
@@ -41,6 +43,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         case 3:
             TSTORE(Eight(dst + last - 7), row);  // site: tstore
             break;
+        case 4: {  // args[0] starts 64 bytes into its allocation: the element before it
+            volatile float value = src[args[3] != 0 ? 0 : -1];  // site: before
+            (void)value;
+            break;
+        }
     }
     pipe_barrier(PIPE_ALL);
 }
