@@ -252,6 +252,14 @@ int report_check(const CheckPlan& p, const CommonOptions& out_options,
         } else if (!gain_met) {
             row["reason"] = "gain " + std::to_string(gain) + " % outside the expected range";
         }
+        // What users' code printed to stdout: on stderr, never on check's stdout; the row keeps prefetch on's.
+        for (const api::RunResult* r : {&off, &on}) {
+            if (r->user_stdout.empty()) continue;
+            std::cerr << "pfsim: " << k->name << " (prefetch " << (r == &off ? "off" : "on")
+                      << "): users' code printed to stdout (shown here, not on pfsim's stdout):\n"
+                      << r->user_stdout << (r->user_stdout.back() == '\n' ? "" : "\n");
+        }
+        if (!on.user_stdout.empty()) row["user_stdout"] = on.user_stdout;
         if (on.sanitized) {
             row["sanitizer"] = on.sanitizer.to_json();
             std::cerr << "========= " << k->name << " (prefetch on)\n" << on.sanitizer.text(sanitize.print_limit);

@@ -163,6 +163,7 @@ int report_sweep(const Sweep& sweep, const std::vector<std::optional<PointResult
     std::vector<double> xs, off_t, on_t, gains;
     int failed = 0;
     std::string not_run;
+    size_t printed = 0;  // points whose users' code printed to stdout
     for (size_t i = 0; i < sweep.values.size(); ++i) {
         for (const std::string& v : sweep.values[i]) csv << csv_cell(v) << ",";
         if (!results[i]) {
@@ -174,6 +175,12 @@ int report_sweep(const Sweep& sweep, const std::vector<std::optional<PointResult
         const PointResults& pair = *results[i];
         const api::RunResult off = run_result(pair[0]);
         const api::RunResult on = run_result(pair[1]);
+        // What users' code printed to stdout, kept off the CSV: the first point's on stderr, the others counted.
+        if (!on.user_stdout.empty() && printed++ == 0) {
+            std::cerr << "pfsim: sweep " << sweep.name << ": " << sweep.plan.points[i].label
+                      << " (prefetch on): users' code printed to stdout (shown here, not on pfsim's stdout):\n"
+                      << on.user_stdout << (on.user_stdout.back() == '\n' ? "" : "\n");
+        }
         const api::Verdict verdict = api::judge(off, on);
         if (!verdict.equivalent()) {
             csv << ",,,,," << csv_cell(verdict.failure) << "\n";
@@ -190,6 +197,7 @@ int report_sweep(const Sweep& sweep, const std::vector<std::optional<PointResult
         on_t.push_back(t_on / 1e3);
         gains.push_back(gain);
     }
+    if (printed > 1) std::cerr << "pfsim: sweep " << sweep.name << ": " << printed - 1 << " more points printed to stdout\n";
     if (!not_run.empty()) {
         std::fprintf(stderr, "pfsim: sweep %s: points not run: %s\n", sweep.name.c_str(), not_run.c_str());
     }

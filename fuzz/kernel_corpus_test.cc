@@ -98,6 +98,44 @@ TEST_P(KernelCorpus, EndsInANamedReportWithStdoutAJsonDocument) {
     EXPECT_FALSE(nlohmann::json::parse(slurp(trace), nullptr, false).is_discarded()) << "the trace so far: " << trace;
 }
 
+// Items 5 and 9 through `check` and `sweep`, whose runs are child processes: a
+// kernel that prints passes, stdout one JSON document (sweep: the CSV) and the
+// text on stderr (check: and in the row) (it was "the run printed no summary";
+// then the text was lost); an endless one
+// fails at the host-time limit set by its configuration key (it was "still
+// running" forever), naming the task, core, source and line.
+TEST(KernelCorpusCheck, APrintingKernelPassesAndAnEndlessOneEndsAtTheHostTimeLimit) {
+    const Result prints = pfsim("check " + case_with("prints.cpp") + " --json");
+    EXPECT_EQ(prints.status, 0) << prints.err;
+    const auto p = nlohmann::json::parse(prints.out, nullptr, false);
+    ASSERT_FALSE(p.is_discarded()) << "stdout is not one JSON document:\n" << prints.out;
+    EXPECT_EQ(p["kernels"][0]["verdict"], "pass") << prints.out;
+    EXPECT_NE(p["kernels"][0].value("user_stdout", "").find("hello from the kernel\n"), std::string::npos) << prints.out;
+    EXPECT_NE(prints.err.find("prefetch_demo (prefetch off): users' code printed to stdout"), std::string::npos) << prints.err;
+    const Result sweep = pfsim("sweep " + case_with("prints.cpp") + " --grid l2.ways=12");
+    EXPECT_EQ(sweep.status, 0) << sweep.err;
+    EXPECT_EQ(sweep.out.rfind("l2.ways,time_off_ns,time_on_ns,gain_pct,l2_hit_rate_off,l2_hit_rate_on,error\n12,", 0), 0u)
+        << sweep.out;
+    EXPECT_EQ(sweep.out.find("hello"), std::string::npos) << sweep.out;
+    EXPECT_NE(sweep.err.find("l2.ways=12 (prefetch on): users' code printed to stdout (shown here, not on pfsim's stdout):\n"
+                             "hello from the kernel\n"),
+              std::string::npos)
+        << sweep.err;
+    const Result endless = pfsim("check " + case_with("endless_loop.cpp") + " --json --set orch.host_time_limit=1s");
+    EXPECT_EQ(endless.status, 1) << endless.err;
+    const auto e = nlohmann::json::parse(endless.out, nullptr, false);
+    ASSERT_FALSE(e.is_discarded()) << "stdout is not one JSON document:\n" << endless.out;
+    EXPECT_EQ(e["kernels"][0]["verdict"], "fail");
+    EXPECT_NE(e["kernels"][0].value("reason", "").find(
+                  "prefetch off: task 0 (aiv, func 0) block 0 on die.aiv0 ("),
+              std::string::npos)
+        << e["kernels"][0];
+    EXPECT_NE(e["kernels"][0].value("reason", "").find(
+                  "kernel_prefetch_copy.cpp:8: kernel still running at the host-time limit (orch.host_time_limit = 1 s"),
+              std::string::npos)
+        << e["kernels"][0];
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, KernelCorpus, testing::ValuesIn(corpus()),
                          [](const testing::TestParamInfo<std::string>& info) {
                              return fs::path(info.param).stem().string();

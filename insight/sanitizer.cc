@@ -182,7 +182,70 @@ void Sanitizer::publishing(const rt::PrefetchAsyncContext& ctx, uint64_t post_id
     for (uint64_t a = gm / line * line; a < gm + bytes; a += line) unread_[a / line] = posts_.size() - 1;
 }
 
+void Sanitizer::check_bounds(Core& core, const char* access, uint64_t gm, uint64_t bytes) {
+    if (core.task_buffers().empty() || bytes == 0) return;
+    const uint32_t id = core.core_id();
+    auto cached = tensor_ranges_.find(id);
+    if (cached == tensor_ranges_.end() || cached->second.first != runs_[id]) {
+        std::vector<TensorRange> resolved;
+        for (const Core::ArgBuffer& b : core.task_buffers()) {
+            const uint64_t at = core.gm_address(reinterpret_cast<const volatile void*>(b.pointer), b.bytes);
+            if (at != Core::kNotGm && b.bytes) resolved.push_back({b.arg, at, at + b.bytes});
+        }
+        cached = tensor_ranges_.insert_or_assign(id, std::make_pair(runs_[id], std::move(resolved))).first;
+    }
+    const std::vector<TensorRange>& ranges = cached->second.second;
+    // The first byte of the access in none of the buffers.
+    uint64_t at = gm;
+    for (bool moved = true; moved && at < gm + bytes;) {
+        moved = false;
+        for (const TensorRange& r : ranges) {
+            if (r.begin <= at && at < r.end) {
+                at = r.end;
+                moved = true;
+            }
+        }
+    }
+    if (at >= gm + bytes) return;
+    // The buffer whose allocation granule holds that byte: past its end, or
+    // before its start (a buffer that starts inside an allocation). Anywhere
+    // else is another allocation (a workspace, a completion slab, a tensor the
+    // kernel reaches another way): not this check's to judge.
+    constexpr uint64_t kGranule = SimPlatform::kAllocAlign;
+    const TensorRange *past = nullptr, *before = nullptr;
+    for (const TensorRange& r : ranges) {
+        if (r.end <= at && at < (r.end + kGranule - 1) / kGranule * kGranule && (!past || r.end > past->end)) past = &r;
+        if (at < r.begin && r.begin / kGranule * kGranule <= at && (!before || r.begin < before->begin)) before = &r;
+    }
+    const TensorRange* r = past ? past : before;
+    if (!r) return;
+    if (!bounds_reported_.insert({id, runs_[id], r->arg, access}).second) return;
+    Finding f;
+    f.kind = "out-of-bounds";
+    f.severity = Severity::Error;
+    const std::string tensor = "tensor argument " + std::to_string(r->arg) + " (args[" + std::to_string(r->arg) + "])";
+    if (past) {
+        f.what = std::string(access) + " of " + std::to_string(bytes) + " bytes at offset " + std::to_string(at - r->end) +
+                 " past the end of " + tensor + ", outside every tensor the task was given";
+    } else {
+        f.what = std::string(access) + " of " + std::to_string(bytes) + " bytes " + std::to_string(r->begin - at) +
+                 " bytes before the start of " + tensor + ", outside every tensor the task was given";
+    }
+    f.region = gm;
+    f.region_bytes = bytes;
+    f.notes.push_back(tensor + ": its buffer is GM [" + hex(r->begin) + ", " + hex(r->end) + ") (" +
+                      std::to_string(r->end - r->begin) + " bytes); the access " +
+                      (past ? "reaches " + std::to_string(gm + bytes - r->end) + " bytes past its end"
+                            : "starts " + std::to_string(r->begin - at) + " bytes before it") +
+                      ", inside the same " + std::to_string(kGranule) + "-byte granule of its allocation");
+    f.notes.push_back("on the board nothing faults there: a load reads the allocator's padding or a neighbouring "
+                      "tensor (simpler's heap packs outputs at 64 B), a store overwrites it. Keep the access inside "
+                      "the tensor (a tail tile's valid size, a loop bound)");
+    add(std::move(f), record_call(core));
+}
+
 void Sanitizer::transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) {
+    check_bounds(core, write ? "a TSTORE" : "a TLOAD", gm, bytes);
     if (unread_.empty() || bytes == 0) return;
     const uint64_t line = platform_.soc().l2.line_bytes();
     if (!write) {
@@ -299,7 +362,10 @@ void Sanitizer::tile_placed(Core& core, Buffer b, uint64_t offset, uint64_t byte
     }
 }
 
+void Sanitizer::scalar_loaded(Core& core, uint64_t gm, uint64_t bytes) { check_bounds(core, "a scalar load", gm, bytes); }
+
 void Sanitizer::scalar_stored(Core& core, uint64_t gm, uint64_t bytes) {
+    check_bounds(core, "a scalar store", gm, bytes);
     auto& dirty = dirty_[core.core_id()];
     for (uint64_t a = gm; a < gm + bytes;) {
         const uint64_t line = a / kDcacheLine * kDcacheLine;
@@ -639,7 +705,7 @@ std::vector<Suppression> read_suppressions(const std::string& path) {
     static const std::set<std::string> kinds = {"stale-completion", "never-waited", "mismatched-wait",
                                                 "shared-channel-group", "scratch-clobbered", "dropped-prefetch",
                                                 "post-blocked", "cold-channel", "wasted-prefetch", "unflushed-gm-store",
-                                                "lost-gm-write", "*"};
+                                                "lost-gm-write", "out-of-bounds", "*"};
     std::vector<Suppression> out;
     int n = 0;
     for (std::string line; std::getline(in, line);) {

@@ -113,6 +113,7 @@ public:
     // CoreObserver
     void tile_placed(Core& core, Buffer b, uint64_t offset, uint64_t bytes) override;
     void scalar_stored(Core& core, uint64_t gm, uint64_t bytes) override;
+    void scalar_loaded(Core& core, uint64_t gm, uint64_t bytes) override;
     void cache_flushed(Core& core, uint64_t gm, bool entire) override;
     void kernel_returned(Core& core) override;
     void transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) override;
@@ -165,6 +166,11 @@ private:
     size_t record_call(Core& core) { return calls_.record(core); }
     Context& context_of(const rt::PrefetchAsyncContext& ctx, ContextKey* key = nullptr);
     const Post* find_post(const rt::AsyncSession* session, uint64_t post_id) const;
+    // An access of [gm, gm + bytes) by the kernel on `core` ("a scalar load",
+    // "a TLOAD", ...) that leaves every tensor buffer its task was given for
+    // the rest of one's allocation granule (an out-of-bounds finding, once per
+    // kernel run, tensor and kind of access).
+    void check_bounds(Core& core, const char* access, uint64_t gm, uint64_t bytes);
     // A tile placed over UB [0, 256), or a change to it, while ctx has an event in flight.
     void check_scratch(Core& core, Context& ctx, size_t noticed_by, bool placed);
     void add(Finding f, size_t site_call, size_t other_call = kNoCall);
@@ -187,6 +193,13 @@ private:
     std::map<uint32_t, Placement> scratch_tile_;     // core id -> the last UB tile placed over [0, 256)
     std::map<uint32_t, std::map<uint64_t, DirtyLine>> dirty_;  // core id -> dcache line -> its stores
     std::map<uint64_t, std::vector<LineFlush>> flushed_lines_;  // dcache line -> every flush of stores to it
+    std::set<std::tuple<uint32_t, uint64_t, uint32_t, std::string>> bounds_reported_;  // core, its run, arg, access
+    struct TensorRange {
+        uint32_t arg;
+        uint64_t begin, end;  // GM
+    };
+    // core id -> the kernel run its task's tensor buffers were resolved for, and them
+    std::unordered_map<uint32_t, std::pair<uint64_t, std::vector<TensorRange>>> tensor_ranges_;
     std::unordered_map<uint64_t, size_t> unread_;  // L2 line a post filled that no core has read yet -> the post
     struct Pending {
         Finding finding;

@@ -275,6 +275,9 @@ void Worker::add_task(const GraphTask& t) {
         }
     }
     d.args_storage = std::move(storage);
+    for (size_t i = 0; i < t.tensors.size(); ++i) {
+        d.tensor_buffers.push_back({static_cast<uint32_t>(i), t.tensors[i]->buffer.addr, t.tensors[i]->buffer.size});
+    }
     graph_launch_.tasks.push_back(std::move(d));
 }
 

@@ -89,6 +89,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
             for (CoreObserver* o : core->observers_) o->scalar_stored(*core, gm, len);
             return;
         }
+        for (CoreObserver* o : core->observers_) o->scalar_loaded(*core, gm, len);
         // Read through L2 into the very bytes the load is about to read, so that
         // it sees what the cache holds (a dirty line, a prefetched one).
         core->scalar_read(gm, core->host_of(gm), len);

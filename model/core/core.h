@@ -155,6 +155,15 @@ public:
     // What the running kernel is part of ("task 3 (aiv, func 1) block 0"), for reports.
     void set_task_label(std::string label) { task_label_ = std::move(label); }
     const std::string& task_label() const { return task_label_; }
+    // The buffers of the running task's tensor arguments (args[arg] -> its
+    // buffer's device pointer and bytes), for checkers; empty when unknown (a
+    // single launch gives raw arguments).
+    struct ArgBuffer {
+        uint32_t arg = 0;
+        uint64_t pointer = 0, bytes = 0;
+    };
+    void set_task_buffers(std::vector<ArgBuffer> buffers) { task_buffers_ = std::move(buffers); }
+    const std::vector<ArgBuffer>& task_buffers() const { return task_buffers_; }
     // UB as the kernel left it (empty on a core without one).
     const ZeroBuffer& ub() const { return buffers_[static_cast<size_t>(Buffer::Ub)]; }
     // The die's cross-core flags (unset: a kernel that uses them fails).
@@ -316,6 +325,7 @@ private:
     CrossCoreFlags* cross_flags_ = nullptr;
     std::vector<CoreObserver*> observers_;
     std::string task_label_;
+    std::vector<ArgBuffer> task_buffers_;
     const Tick cross_latency_;
     const Tick dcci_line_;
     const uint64_t alias_offset_;  // gm.l2_cache_offset

@@ -19,6 +19,8 @@ public:
     virtual void tile_placed(Core& core, Buffer b, uint64_t offset, uint64_t bytes) = 0;
     // A raw `__gm__` store of [gm, gm + bytes), reported just before it happens.
     virtual void scalar_stored(Core& core, uint64_t gm, uint64_t bytes) = 0;
+    // A raw `__gm__` load of [gm, gm + bytes), reported just before it happens.
+    virtual void scalar_loaded(Core&, uint64_t /*gm*/, uint64_t /*bytes*/) {}
     // dcci of the line holding gm (entire: every line of the core's data cache).
     virtual void cache_flushed(Core& core, uint64_t gm, bool entire) = 0;
     // The kernel returned (or failed); its pipes are about to drain.

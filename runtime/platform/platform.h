@@ -76,6 +76,13 @@ struct DispatchTask {
     // here: the platform drops it, and `args`, once the task completed.
     std::shared_ptr<void> args_storage;
     std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)
+    // Per tensor argument: its index in args and its buffer (device pointer,
+    // bytes): what the task was given, for checkers (the sanitizer's bounds).
+    struct TensorBuffer {
+        uint32_t arg = 0;
+        uint64_t pointer = 0, bytes = 0;
+    };
+    std::vector<TensorBuffer> tensor_buffers;
     uint64_t release_ps = 0;      // when the orchestrator's submission reaches the scheduler, from the graph's start
     // A predicate checked when the task is ready (op 0: none): the element of
     // `elem_size` bytes at GM address `gm`, sign-extended, compared with

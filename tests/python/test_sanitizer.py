@@ -239,3 +239,55 @@ def test_a_sanitized_run_computes_and_times_what_a_plain_run_does(target):
     assert "sanitizer" not in plain and "sanitizer" in sanitized
     for key in ("kernel_time_ns", "cycles", "outputs", "l2", "gm", "sdma"):
         assert plain[key] == sanitized[key], key
+
+
+# Out of bounds: kernel_bounds.cpp accesses one element past a 4000-byte tensor,
+# inside its allocation's 4 KiB rounding (no fault, on the board or in pfsim),
+# or, its twin, the last element.
+BOUNDS_KERNEL = os.path.join(HERE, "kernels", "sanitizer", "kernel_bounds.cpp")
+BOUNDS_CALLABLE = pfsim.Callable.from_dict({
+    "orchestration": {"source": "kernels/sanitizer/bounds_orch.cpp",
+                      "signature": [pfsim.ArgDirection.IN, pfsim.ArgDirection.INOUT]},
+    "incores": [{"func_id": 0, "source": "kernels/sanitizer/kernel_bounds.cpp", "core_type": "aiv"}],
+}, HERE)
+
+# (access, its site, the tensor argument, bytes it moves, what it is)
+ACCESSES = [(0, "load", 0, 4, "a scalar load"), (1, "tload", 0, 32, "a TLOAD"),
+            (2, "store", 1, 4, "a scalar store"), (3, "tstore", 1, 32, "a TSTORE")]
+
+
+def test_an_access_past_a_tensors_end_inside_its_allocation_is_reported_and_its_twin_is_clean():
+    with pfsim.Worker() as worker:
+        handle = worker.register(BOUNDS_CALLABLE)
+
+        def run(access, fixed):
+            return worker.run(handle, [torch.arange(1000, dtype=torch.float32), torch.zeros(1000), access, int(fixed), 1],
+                              sanitize=True)
+        for access, where, arg, size, what in ACCESSES:
+            [f] = run(access, False).findings("out-of-bounds")
+            assert f["severity"] == "error"
+            assert f["what"] == (f"{what} of {size} bytes at offset 0 past the end of tensor argument {arg} (args[{arg}]), "
+                                 "outside every tensor the task was given")
+            assert f["site"]["where"] == marked_line(BOUNDS_KERNEL, f"// site: {where}")
+            assert f["site"]["task"].startswith("task 0 (aiv, func 0) block 0")
+            assert f["region"]["bytes"] == size
+            assert "(4000 bytes); the access reaches 4 bytes past its end" in f["notes"][0]
+            assert run(access, True).sanitizer["findings"] == [], what  # the last element: inside
+        # A tensor starting 64 bytes into its allocation: the element before it.
+        [f] = run(4, False).findings("out-of-bounds")
+        assert f["what"] == ("a scalar load of 4 bytes 4 bytes before the start of tensor argument 0 (args[0]), "
+                             "outside every tensor the task was given")
+        assert f["site"]["where"] == marked_line(BOUNDS_KERNEL, "// site: before")
+        assert "(3936 bytes); the access starts 4 bytes before it" in f["notes"][0]
+        assert run(4, True).sanitizer["findings"] == []  # its first element
+
+
+def test_the_cli_fails_a_run_that_reads_past_a_tensors_end():
+    case = os.path.join(HERE, "kernels", "sanitizer", "bounds.toml")
+    status, out, err = pfsim_cli("run", case, "--sanitize", "--json")
+    assert status == 1, err
+    assert json.loads(out)["sanitizer"]["errors"] == 1
+    assert "========= ERROR: out of bounds: a scalar load of 4 bytes at offset 0 past the end of tensor argument 0" in err
+    assert f"=========     at {marked_line(BOUNDS_KERNEL, '// site: load')}\n" in err
+    status, _, err = pfsim_cli("run", case, "--sanitize", "--arg", "fixed=1")
+    assert status == 0 and err.rstrip().endswith("ERROR SUMMARY: 0 errors, 0 warnings, 0 infos"), err

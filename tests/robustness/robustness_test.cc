@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -149,6 +150,52 @@ TEST(Device, ARequestThatIsNotAnObjectOrAsksForHugeBytesIsAnErrorReply) {
               std::string::npos)
         << replies[2];
     EXPECT_EQ(replies[3], nlohmann::json({{"ok", true}}));  // the control: still serving
+}
+
+// Item 13: a tensor of 4 GiB and more (GM is 64 GiB) runs, end to end: the
+// device maps it from a sparse file (its pages are read lazily: the run keeps
+// a few MiB resident), and a kernel copies what lies around its byte offset
+// 4 GiB through a TLOAD/TSTORE and a scalar load/store. Before the fix the
+// run was refused as "outside GM or MMIO".
+TEST(Device, ATensorOf4GiBAndMoreRuns) {
+    constexpr uint64_t kFar = uint64_t{1} << 30;  // the element at byte offset 4 GiB
+    constexpr uint64_t kIn = 4 * kFar + 4096, kOut = 4096;
+    const std::string data = tmp("far.bin");
+    {
+        std::ofstream f(data, std::ios::binary | std::ios::trunc);
+        f.seekp(static_cast<std::streamoff>(4 * (kFar - 32)));
+        for (int i = 0; i < 64; ++i) {
+            const float v = static_cast<float>(100 + i);
+            f.write(reinterpret_cast<const char*>(&v), sizeof v);
+        }
+    }
+    fs::resize_file(data, kIn + kOut);  // sparse: two written pages
+    const std::string dir = fs::absolute("tests/robustness/far_copy").string();
+    auto tensor = [](uint64_t elements, uint64_t offset) {
+        return nlohmann::json{{"dtype", "float32"}, {"shape", nlohmann::json::array({elements})}, {"offset", offset},
+                              {"bytes", 4 * elements}, {"hash", false}};
+    };
+    const nlohmann::json reg = {{"op", "register"},
+                                {"orchestration", {{"source", dir + "/far_copy_orch.cpp"}}},
+                                {"incores", {{{"func_id", 0}, {"source", dir + "/kernel_far_copy.cpp"}, {"core_type", "aiv"}}}}};
+    const nlohmann::json run = {{"op", "run"}, {"handle", 0}, {"data", data},
+                                {"tensors", {tensor(kIn / 4, 0), tensor(kOut / 4, kIn)}}};
+    const std::string requests =
+        pfsim::test::write_file("far.jsonl", reg.dump() + "\n" + run.dump() + "\n{\"op\": \"close\"}\n");
+    const Result r = pfsim("device < " + requests);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::istringstream lines(r.out);
+    std::vector<nlohmann::json> replies;
+    for (std::string line; std::getline(lines, line);) replies.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(replies.size(), 4u) << r.out << r.err;
+    ASSERT_EQ(replies[2]["ok"], true) << replies[2];
+    std::ifstream f(data, std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(kIn));
+    float out[65] = {};
+    f.read(reinterpret_cast<char*>(out), sizeof out);
+    for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], static_cast<float>(100 + i)) << i;
+    EXPECT_EQ(out[64], 132.0f);  // element 2^30
+    fs::remove(data);
 }
 
 // Item 12: a trace past `ulimit -f` is a write error naming the file.

@@ -21,7 +21,7 @@ namespace pfsim {
 namespace {
 
 constexpr uint64_t kGmBase = 1 << 20;  // GM address 0 stays invalid, as a null pointer
-constexpr uint64_t kAlign = 4096;
+constexpr uint64_t kAlign = SimPlatform::kAllocAlign;
 
 // rt::Device over the core the calling kernel runs on.
 class SimDevice : public rt::Device {
@@ -298,6 +298,7 @@ SimPlatform::Launched SimPlatform::start_launch(const rt::KernelEntries& entries
         const rt::CorePlace& p = places[i];
         Core* core = p.vector ? aiv_[2 * p.block_idx + p.subblock].get() : aic_[p.block_idx].get();
         core->set_task_label("block " + std::to_string(p.block_idx) + (p.vector ? " subblock " + std::to_string(p.subblock) : ""));
+        core->set_task_buffers({});  // raw arguments: which are tensors is not known
         core->start(p.vector ? entries.aiv : entries.aic, args_per_core[i], p.block_idx, spec.block_dim, p.subblock);
         used.push_back(core);
     }

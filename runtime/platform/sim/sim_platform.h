@@ -30,6 +30,9 @@ public:
     tlm_utils::simple_initiator_socket<SimPlatform> host_memory;  // to l2.uncached
     tlm_utils::simple_initiator_socket<SimPlatform> host_mmio;    // to sdma.mmio
 
+    // gm_alloc rounds each allocation up to this many bytes (and starts each at a multiple of it).
+    static constexpr uint64_t kAllocAlign = 4096;
+
     // `waves` (.vcd or .fst, or ""): where the RTL blocks in the loop
     // (sdma.frontend or l2.tags = rtl) dump their signals; with both, one file
     // each, named path-without-extension.BLOCK.ext (waves_files()). Throws

@@ -301,6 +301,9 @@ void SimPlatform::scheduler() {
                 args[rt::kGlobalContextSlot] = g.global_context[core->core_id()];
                 const rt::CorePlace place = core_place(core->core_id());
                 core->set_task_label(task.name + " block " + std::to_string(b));
+                std::vector<Core::ArgBuffer> buffers;
+                for (const rt::DispatchTask::TensorBuffer& t : task.tensor_buffers) buffers.push_back({t.arg, t.pointer, t.bytes});
+                core->set_task_buffers(std::move(buffers));
                 core->start(task.entry[slot], args, place.block_idx, clusters, place.subblock, g.dispatch_ps);
                 core_task[core->core_id()] = t;
                 core_block[core->core_id()] = b;
