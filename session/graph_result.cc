@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "base/sha256.h"
 #include "session/summary.h"
 
 namespace pfsim::api {
@@ -124,6 +125,19 @@ void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& p
             trace.flow(id, pid, lane(from.cores.front()), from.end_ps, pid, lane(run.cores.front()), run.start_ps);
         }
     }
+}
+
+OutputResult output_result(const CaseOutput& out, const std::string& name) {
+    OutputResult o;
+    o.name = name;
+    o.bytes = out.data.size();
+    o.sha256 = sha256_hex(out.data.data(), out.data.size());
+    o.equal_reference = out.golden_equal;
+    o.compared = true;
+    o.max_abs_diff = out.max_abs_diff;
+    o.mismatches = out.mismatches;
+    o.first_mismatch = out.first_mismatch;
+    return o;
 }
 
 std::vector<insight::TaskSpan> task_spans(const RunResult& result) {

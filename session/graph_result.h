@@ -32,6 +32,10 @@ void add_graph(const CallResult& call, const CallableSpec& callable, const SimPl
 // slice per task on each core it ran on, and a flow arrow per dependency.
 void trace_tasks(TraceRecorder& trace, const CallResult& call, const SimPlatform& platform);
 
+// A case's output as the summary shows it, under `name`: its size and hash,
+// and how it compared with its golden.
+OutputResult output_result(const CaseOutput& out, const std::string& name);
+
 // The graph's tasks as the advisor weighs them (none for a single launch).
 std::vector<insight::TaskSpan> task_spans(const RunResult& result);
 

@@ -15,7 +15,6 @@
 #include "session/graph_result.h"
 #include "session/summary.h"
 #include "base/json_integer.h"
-#include "base/sha256.h"
 #include "base/user_code.h"
 #include "session/case_file.h"
 #include "session/case_runner.h"
@@ -270,16 +269,7 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         if (trace) trace_tasks(*trace, r, platform);
         for (const CaseOutput& out : r.outputs) {
             result.reference_equal &= out.golden_equal;
-            OutputResult o;
-            o.name = out.name;
-            o.bytes = out.data.size();
-            o.sha256 = sha256_hex(out.data.data(), out.data.size());
-            o.equal_reference = out.golden_equal;
-            o.compared = true;
-            o.max_abs_diff = out.max_abs_diff;
-            o.mismatches = out.mismatches;
-            o.first_mismatch = out.first_mismatch;
-            result.outputs.push_back(o);
+            result.outputs.push_back(output_result(out, out.name));
         }
         if (!request.outputs_dir.empty()) write_outputs(request.outputs_dir, spec, r);
         result.timed_pass = timed_pass_of(platform);

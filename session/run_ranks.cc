@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "base/sha256.h"
 #include "base/user_code.h"
 #include "include/platform_comm/comm_context.h"
 #include "insight/comm_rings.h"
@@ -195,16 +194,7 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
             result.user_fault |= one.user_fault;
             for (const CaseOutput& out : done[r].outputs) {
                 result.reference_equal &= out.golden_equal;
-                OutputResult o;
-                o.name = "rank" + std::to_string(r) + "." + out.name;
-                o.bytes = out.data.size();
-                o.sha256 = sha256_hex(out.data.data(), out.data.size());
-                o.equal_reference = out.golden_equal;
-                o.compared = true;
-                o.max_abs_diff = out.max_abs_diff;
-                o.mismatches = out.mismatches;
-                o.first_mismatch = out.first_mismatch;
-                result.outputs.push_back(o);
+                result.outputs.push_back(output_result(out, "rank" + std::to_string(r) + "." + out.name));
             }
             for (const rt::TaskRun& t : done[r].graph.tasks) {
                 if (!t.ran || t.cores.empty()) continue;

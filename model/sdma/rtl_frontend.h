@@ -62,8 +62,6 @@ public:
 
     void connect(SdmaBackend* engine) override { engine_ = engine; }
     bool clocked() const override { return true; }
-    // Whether it has run beyond its reset (register writes included).
-    bool started() const { return rtl_->cycles() > kResetCycles; }
 
     bool read(unsigned c, uint64_t reg, unsigned, uint64_t* value) override { return register_read(c, reg, value); }
     Write write(unsigned c, uint64_t reg, unsigned bytes, uint64_t value, Tick when, Tick* done) override {
