@@ -108,6 +108,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.rings.heap = request.value("ring_heap", std::vector<uint64_t>{});
         call.rings.task_window = request.value("ring_task_window", std::vector<uint64_t>{});
         call.rings.dep_pool = request.value("ring_dep_pool", std::vector<uint64_t>{});
+        call.aicpu_threads = request.value("aicpu_thread_num", 0u);
         call.transfer = request.value("data", "");
         call.spans = request.value("spans", false);
         call.dump_args = request.value("dump_args", 0);

@@ -186,6 +186,15 @@ void Worker::arm_kernel_side() {
     reset_channel_group_owners();
 }
 
+void Worker::set_aicpu_threads(uint32_t n) {
+    if (n > kMaxAicpuThreads) {
+        throw RuntimeError("aicpu_thread_num = " + std::to_string(n) + ": simpler's a2a3 runs 1 to " +
+                           std::to_string(kMaxAicpuThreads) + " AICPU threads (0: its default, " +
+                           std::to_string(kDefaultAicpuThreads) + ")");
+    }
+    options_.aicpu_threads = n;
+}
+
 void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdma) {
     if (uses_sdma && !options_.enable_sdma) throw RuntimeError("ChipWorker was created without enable_sdma=True");
     graph_incores_ = &incores;
@@ -194,6 +203,8 @@ void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdm
     graph_launch_.completion_ps = options_.scheduler.completion_ps;
     graph_launch_.time_limit_ps = options_.scheduler.time_limit_ps;
     graph_launch_.poll_ps = options_.scheduler.poll_ps;
+    const uint32_t threads = options_.aicpu_threads ? options_.aicpu_threads : kDefaultAicpuThreads;
+    graph_launch_.scheduler_threads = std::max<uint32_t>(threads, 2) - 1;
     if (args_dump_) graph_launch_.observe = [d = args_dump_](uint32_t t, bool completed) { d->capture(t, completed); };
     global_.assign(platform_.core_count(), GlobalContext{});
     for (uint32_t id = 0; id < global_.size(); ++id) {

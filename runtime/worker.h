@@ -69,7 +69,15 @@ struct WorkerOptions {
     bool warmup = true;                  // false: the first prefetch on each channel pays the cold cost
     KernelRuntimeOptions kernel;         // constants the kernel side runs with
     SchedulerTiming scheduler;
+    // simpler's AICPU threads of a run (its CallConfig.aicpu_thread_num; 0 is
+    // simpler's default, kDefaultAicpuThreads): one orchestrator, the others
+    // schedulers (GraphLaunch::scheduler_threads), at least one.
+    uint32_t aicpu_threads = 0;
 };
+
+// simpler's a2a3 platform default (PLATFORM_DEFAULT_AICPU_THREAD_NUM: one
+// orchestrator and three schedulers) and its largest count.
+constexpr uint32_t kDefaultAicpuThreads = 4, kMaxAicpuThreads = 4;
 
 struct WarmupReport {
     bool ran = false;
@@ -104,6 +112,8 @@ public:
     // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
     void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
     void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (session/faults.h)
+    // Later graphs' AICPU threads (WorkerOptions::aicpu_threads); throws RuntimeError above kMaxAicpuThreads.
+    void set_aicpu_threads(uint32_t n);
 
     // Runs a kernel. Throws RuntimeError before anything reaches the device when
     // an SDMA kernel meets a worker without enable_sdma.

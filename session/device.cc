@@ -110,6 +110,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
     }
     s.worker.set_prefetch_enabled(c.prefetch);
     s.worker.set_skip_wait(faults.skip_wait);
+    s.worker.set_aicpu_threads(c.aicpu_threads);
     struct Detach {
         SimPlatform& p;
         ~Detach() { p.attach_trace(nullptr); }

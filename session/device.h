@@ -34,6 +34,7 @@ struct DeviceCall {
     bool advise = false;              // run the prefetch advisor: the result's `advisor`
     std::vector<std::string> faults;  // injected into this run only (session/faults.h)
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
+    uint32_t aicpu_threads = 0;       // simpler's aicpu_thread_num (rt::WorkerOptions::aicpu_threads; 0: its default)
     bool spans = false;               // the result's tasks carry each block's span per core (swimlane records)
     std::vector<bool> hashed;         // tensor i's SHA-256 in the result's outputs (missing: yes; no: empty)
     int dump_args = 0;                // simpler's --dump-args level (rt::ArgsDump::Level); 0: none

@@ -265,7 +265,8 @@ class Worker:
             inject: list | None = None, ring_heap: int | list | None = None,
             ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None,
             dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
-            scope_stats_dir: str | None = None, deps_json: str | None = None) -> RunResult:
+            scope_stats_dir: str | None = None, deps_json: str | None = None,
+            aicpu_thread_num: int = 0) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -285,7 +286,11 @@ class Worker:
         blocks' spans per core (what simpler's swimlane records hold). scope_stats_dir: write
         simpler's scope_stats.jsonl there (each scope's ring state as it begins and ends).
         deps_json: write simpler's deps.json (--enable-dep-gen) there: the graph's tasks,
-        tensors and dependency edges, each edge with its source (explicit, creator, tensormap)."""
+        tensors and dependency edges, each edge with its source (explicit, creator, tensormap).
+        aicpu_thread_num: simpler's CallConfig field, 1 to 4 (0: simpler's default, 4): one
+        orchestrator thread and the others schedulers, each owning every n-th cluster, so a
+        sync-start cohort wider than one scheduler's free cores goes through the global drain
+        (docs/compatibility.md#drain)."""
         self._check_usable()
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
@@ -320,6 +325,11 @@ class Worker:
                    "inject": [str(f) for f in (inject or [])]}
         if trace:
             request["trace"] = os.path.abspath(trace)
+        if aicpu_thread_num:
+            if not isinstance(aicpu_thread_num, int) or not 0 <= aicpu_thread_num <= 4:
+                raise ValueError(f"aicpu_thread_num = {aicpu_thread_num!r}: simpler's a2a3 runs 1 to 4 AICPU "
+                                 "threads (0: its default, 4)")
+            request["aicpu_thread_num"] = aicpu_thread_num
         if spans:
             request["spans"] = True
         if scope_stats_dir:

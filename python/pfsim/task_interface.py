@@ -83,7 +83,7 @@ class RuntimeEnv:
 
 class CallConfig:
     """A run's configuration, simpler's fields. pfsim honours `runtime_env`'s ring
-    sizes and runs any `aicpu_thread_num` (warned: one simulated scheduler); every
+    sizes and `aicpu_thread_num` (its scheduler threads' share of the cores: Worker.run); every
     other field only at its default (0 / False / ""): `refused()` names the ones set otherwise."""
 
     # field -> why pfsim cannot honour a value other than the default. pfsim writes simpler's

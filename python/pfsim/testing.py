@@ -41,24 +41,28 @@ CONFIG_KEYS = {"aicpu_thread_num", "runtime_env", "device_count", "num_sub_worke
 # What pfsim runs but does not model in full, warned once per process on stderr
 # when a case sets it (what it cannot honour at all is refused: CallConfig.UNMODELLED).
 WARNED_CONFIG = {
-    "aicpu_thread_num": "not modelled: pfsim schedules with one simulated AICPU scheduler, whatever the count "
-                        "(the results are the same; the scheduler's own timing is one thread's)",
     "runtime_env.ring_heap": "each ring's capacity is enforced, but the orchestrator's wait for an ended scope's "
                              "outputs to be given back is not modelled (it takes no time)",
     "runtime_env.ring_dep_pool": "not modelled in full: pfsim counts a fanout link for every producer the "
                                  "orchestrator has not waited for (the board: those not yet complete), so it can "
                                  "wait, or fail, where the board does not",
 }
+# ... and at level 3 only (a level-2 run honours it: the scheduler threads own their share of the cores)
+WARNED_CONFIG_L3 = {
+    "aicpu_thread_num": "not modelled at level 3: each chip runs simpler's default of 4 AICPU threads "
+                        "(3 schedulers), whatever the count",
+}
 _warned_config = set()
 
 
-def _warn_unmodelled_config(config: dict, where: str) -> None:
+def _warn_unmodelled_config(config: dict, where: str, level3: bool = False) -> None:
     names = [k for k in config if k != "runtime_env"]
     names += [f"runtime_env.{k}" for k in config.get("runtime_env", {})]
+    warned = {**WARNED_CONFIG, **(WARNED_CONFIG_L3 if level3 else {})}
     for name in names:
-        if name in WARNED_CONFIG and name not in _warned_config:
+        if name in warned and name not in _warned_config:
             _warned_config.add(name)
-            print(f"pfsim: warning: {where}: config {name}: {WARNED_CONFIG[name]}",
+            print(f"pfsim: warning: {where}: config {name}: {warned[name]}",
                   file=sys.stderr)
 
 
@@ -330,6 +334,9 @@ def case_config(case: dict, where: str, level: int = 2) -> CallConfig:
                          "sub-workers are level 3")
     cfg = CallConfig()
     cfg.aicpu_thread_num = config.get("aicpu_thread_num", 0)
+    if type(cfg.aicpu_thread_num) is not int or not 0 <= cfg.aicpu_thread_num <= 4:
+        raise ValueError(f"{where}: config aicpu_thread_num = {cfg.aicpu_thread_num!r}: simpler's a2a3 runs 1 to 4 "
+                         "AICPU threads (0: its default, 4)")
     for key, value in env.items():
         try:
             setattr(cfg.runtime_env, key, ring_values(key, value))
@@ -583,6 +590,7 @@ class SceneTestCase:
 
         _warn_unmodelled_config(case.get("config", {}), what)
         rings = case.get("config", {}).get("runtime_env", {})  # checked at collection (case_config)
+        threads = case.get("config", {}).get("aicpu_thread_num", 0)
         params, args, golden = self._args_and_golden(case, what, skip_golden, check_dtypes=True)
 
         callable_ = Callable.from_dict(self.CALLABLE, self._st_dir)
@@ -638,7 +646,7 @@ class SceneTestCase:
                                                   f"options ask for {asked}: pfsim writes what the options ask")
                             started = time.perf_counter()
                             result = worker.run(handle, run_args, prefetch=prefetch, trace=trace,
-                                                **rings, **diagnostics)
+                                                aicpu_thread_num=threads, **rings, **diagnostics)
                             walls.setdefault(prefetch, time.perf_counter() - started)
                             if swimlane and diagnose:
                                 records = _diagnostics.run_dir(prefix, prefetch) / "chip_swimlane_records.json"
@@ -754,7 +762,7 @@ class SceneTestCase:
         if opt("--pfsim-trace", default=None):
             _warn_once("--pfsim-trace", f"{what}: --pfsim-trace: a level-3 run writes no trace yet (not modelled "
                                         "on several dies); the case runs without one")
-        _warn_unmodelled_config(case.get("config", {}), what)
+        _warn_unmodelled_config(case.get("config", {}), what, level3=True)
         config = case_config(case, f"{what}", SceneTestLevel.NODE)
         devices, subs = l3_shape(case.get("config", {}), what)
         params, args, golden = self._args_and_golden(case, what, skip_golden, check_dtypes=False)

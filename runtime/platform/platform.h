@@ -104,6 +104,11 @@ struct GraphLaunch {
     uint64_t completion_ps = 0;  // the core finishes -> the task counts as completed
     uint64_t time_limit_ps = 0;  // simulated time after which a graph that has not finished stops
     uint64_t poll_ps = 0;        // period of the scheduler's polls of deferred-completion conditions
+    // The AICPU's scheduler threads: thread t owns the clusters c with
+    // c % scheduler_threads == t (each cluster's cube core and its two vector
+    // cores). A sync-start cohort that fits one thread's free cores starts there;
+    // a wider one goes through the global drain (TaskRun::drained).
+    uint32_t scheduler_threads = 1;
     // When set, called in simulated time as a task's first block is dispatched
     // (completed false; its kernels have not started) and as a task that ran
     // on cores completes (true): what it reads of GM is what they see or left.
@@ -127,8 +132,9 @@ struct TaskRun {
         uint64_t busy_ps[5] = {};
     };
     std::vector<CoreSpan> spans;
-    // A sync-start cohort that, once ready, found too few free cores: when it
-    // began waiting for them (the drain: nothing else was dispatched meanwhile).
+    // A sync-start cohort that, once ready, found too few free cores in any one
+    // scheduler thread's clusters: when it entered the global drain (nothing else
+    // is dispatched until it goes out, at once when the die has enough free cores).
     bool drained = false;
     uint64_t drain_ps = 0;
     std::string error;                   // the first error of its blocks

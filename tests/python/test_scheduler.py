@@ -28,12 +28,13 @@ def sync_start():
     with pfsim.Worker() as worker:
         handle = worker.register(callable_of("sync_start_orch.cpp"))
 
-        def run(cohort_blocks, sync, blocker_blocks=46, blocker_hold=100, stream=0, stream_hold=1000, spans=False):
+        def run(cohort_blocks, sync, blocker_blocks=46, blocker_hold=100, stream=0, stream_hold=1000, spans=False,
+                threads=0):
             """Per-block start ticks of the blocker and the cohort, and the result
-            (tasks: the blocker, the stream, the cohort)."""
+            (tasks: the blocker, the stream, the cohort); threads: aicpu_thread_num."""
             outs = [torch.zeros(LINES * 8, dtype=torch.int64) for _ in range(3)]
             r = worker.run(handle, outs + [blocker_blocks, blocker_hold, cohort_blocks, int(sync), stream,
-                                          stream_hold], spans=spans)
+                                          stream_hold], spans=spans, aicpu_thread_num=threads)
             return [o.reshape(LINES, 8)[:, 0] for o in outs[:2]], r
         yield run
 
@@ -88,6 +89,39 @@ def test_a_cohort_that_waits_for_cores_goes_out_through_the_drain_as_its_swimlan
         phases = _diagnostics.scheduler_phases(r.tasks)
         assert not [p for p in phases if p["kind"].startswith("drain")]
         assert sum(p["pop_hit"] for p in phases if p["kind"] == "dispatch") >= len(r.tasks)
+
+
+def cohort_clusters(task):
+    """The clusters of a task's vector cores ("die.aivK" is in cluster K // 2)."""
+    return {int(s["core"].rsplit("aiv", 1)[1]) // 2 for s in task.spans}
+
+
+def test_a_cohort_fits_one_scheduler_thread_s_clusters_or_goes_through_the_global_drain(sync_start):
+    from pfsim import _diagnostics
+
+    # simpler's default 4 AICPU threads: 3 schedulers, thread t owning the clusters c % 3 == t
+    # (16 vector cores each). The blocker's two blocks hold cluster 0 (thread 0's), so a
+    # 16-block cohort fits only thread 1's clusters: it starts there, with no drain.
+    _, r = sync_start(16, sync=True, blocker_blocks=2, blocker_hold=2000, spans=True)
+    blocker, cohort = r.tasks[0], r.tasks[-1]
+    assert cohort.spans[0]["start_ns"] < blocker.end_ns  # it did not wait for the blocker
+    assert cohort.drain_ns is None and {c % 3 for c in cohort_clusters(cohort)} == {1}, cohort.spans
+    # A 24-block cohort is wider than any one thread's 16: on an idle die it goes out at
+    # once, through the global drain, over every thread's clusters.
+    _, r = sync_start(24, sync=True, blocker_blocks=2, blocker_hold=2000, spans=True)
+    cohort = r.tasks[-1]
+    (sent,) = {s["dispatch_ns"] for s in cohort.spans}
+    assert cohort.drain_ns == sent and {c % 3 for c in cohort_clusters(cohort)} == {0, 1, 2}
+    drain = [(p["kind"], p["tasks_processed"]) for p in _diagnostics.scheduler_phases(r.tasks)
+             if p["kind"].startswith("drain")]
+    assert drain == [("drain", 24), ("drain_prepare", 24), ("drain_publish", 24)], drain
+    # Negative control: aicpu_thread_num 2 is one scheduler owning all 48 vector cores: the
+    # same cohort fits it, and no drain happens.
+    _, r = sync_start(24, sync=True, blocker_blocks=2, blocker_hold=2000, spans=True, threads=2)
+    assert r.tasks[-1].drain_ns is None
+    assert not [p for p in _diagnostics.scheduler_phases(r.tasks) if p["kind"].startswith("drain")]
+    with pytest.raises(ValueError, match=r"aicpu_thread_num = 5: simpler's a2a3 runs 1 to 4 AICPU threads"):
+        sync_start(24, sync=True, threads=5)
 
 
 def test_a_cohort_wider_than_the_die_is_refused_naming_the_task(sync_start):
@@ -168,7 +202,7 @@ class TestRing(SceneTestCase):
 
 @pytest.mark.parametrize("config, warned", [
     ('"config": {"runtime_env": {"ring_heap": [1 << 28, 1 << 20, 1 << 28, 1 << 28]}, "aicpu_thread_num": 2}',
-     ["aicpu_thread_num", "runtime_env.ring_heap"]),
+     ["runtime_env.ring_heap"]),  # a level-2 run honours aicpu_thread_num (its scheduler threads)
     ('"config": {}', []),  # negative control
 ])
 def test_config_settings_pfsim_does_not_model_are_warned_by_name(tmp_path, config, warned):

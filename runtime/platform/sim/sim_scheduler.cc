@@ -12,9 +12,14 @@
 // finishes; a task completes with its last block.
 //
 // Sync-start cohorts (launch_spec.set_require_sync_start) come first: all the
-// blocks of one start together once enough cores of its shape are free. While
-// a ready cohort waits for cores nothing else is dispatched (the drain), so the
-// cores that free gather for it and a stream of other tasks cannot starve it.
+// blocks of one start together once enough cores of its shape are free. The
+// AICPU runs `scheduler_threads` schedulers, each owning a share of the clusters
+// (GraphLaunch::scheduler_threads); a cohort that fits the free cores of one
+// thread's clusters starts there (the lowest such thread: on the board whichever
+// thread takes it from the ready queue), any other enters the global drain: it
+// goes out at once across the die when enough cores are free, and while it waits
+// for them nothing else is dispatched, so the cores that free gather for it and
+// a stream of other tasks cannot starve it.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -324,21 +329,24 @@ void SimPlatform::scheduler() {
             return task.name + " block " + std::to_string(core_block[core.core_id()]) + " on " + core.name() + " (" +
                    (task.source[slot] ? *task.source[slot] : std::string("?")) + ")";
         };
-        // Free cores for one block of `task`, or empty.
-        auto find_cores = [&](const rt::DispatchTask& task) {
+        const uint32_t threads = std::max<uint32_t>(g.scheduler_threads, 1);
+        // Free cores for one block of `task` in the clusters scheduler thread
+        // `owner` owns (-1: any), or empty.
+        auto find_cores = [&](const rt::DispatchTask& task, int owner = -1) {
             std::vector<std::pair<int, Core*>> cores;
             auto free = [&](Core& c) { return core_task[c.core_id()] < 0; };
+            auto owned = [&](uint32_t cluster) { return owner < 0 || cluster % threads == static_cast<uint32_t>(owner); };
             if (task.shape == rt::TaskShape::Aiv) {
                 for (uint32_t v = 0; v < aiv_.size(); ++v) {
-                    if (free(*aiv_[v])) return std::vector<std::pair<int, Core*>>{{1, aiv_[v].get()}};
+                    if (owned(v / 2) && free(*aiv_[v])) return std::vector<std::pair<int, Core*>>{{1, aiv_[v].get()}};
                 }
             } else if (task.shape == rt::TaskShape::Aic) {
                 for (uint32_t c = 0; c < clusters; ++c) {
-                    if (free(*aic_[c])) return std::vector<std::pair<int, Core*>>{{0, aic_[c].get()}};
+                    if (owned(c) && free(*aic_[c])) return std::vector<std::pair<int, Core*>>{{0, aic_[c].get()}};
                 }
             } else if (task.shape == rt::TaskShape::Mix) {
                 for (uint32_t c = 0; c < clusters; ++c) {
-                    if (free(*aic_[c]) && free(*aiv_[2 * c]) && free(*aiv_[2 * c + 1])) {
+                    if (owned(c) && free(*aic_[c]) && free(*aiv_[2 * c]) && free(*aiv_[2 * c + 1])) {
                         Core* const cluster[3] = {aic_[c].get(), aiv_[2 * c].get(), aiv_[2 * c + 1].get()};
                         for (int slot = 0; slot < 3; ++slot) {
                             if (task.entry[slot]) cores.push_back({slot, cluster[slot]});
@@ -351,11 +359,12 @@ void SimPlatform::scheduler() {
         };
 
         // Cores for every block of a sync-start `task` at once (one list per
-        // block), or empty when not enough are free.
-        auto find_cohort = [&](uint32_t t) {
+        // block) in the clusters of scheduler thread `owner` (-1: any), or empty
+        // when not enough are free.
+        auto find_cohort = [&](uint32_t t, int owner) {
             std::vector<std::vector<std::pair<int, Core*>>> blocks;
             for (uint32_t b = 0; b < g.tasks[t].blocks; ++b) {
-                auto cores = find_cores(g.tasks[t]);
+                auto cores = find_cores(g.tasks[t], owner);
                 if (cores.empty()) break;
                 for (const auto& sc : cores) core_task[sc.second->core_id()] = t;  // held while counting
                 blocks.push_back(std::move(cores));
@@ -406,12 +415,18 @@ void SimPlatform::scheduler() {
                         ++it;
                         continue;
                     }
-                    const auto cohort = find_cohort(t);
-                    draining = cohort.empty();
-                    if (draining && !result.tasks[t].drained) {
-                        result.tasks[t].drained = true;
-                        result.tasks[t].drain_ps = now();
+                    std::vector<std::vector<std::pair<int, Core*>>> cohort;
+                    for (uint32_t owner = 0; owner < threads && cohort.empty() && !result.tasks[t].drained; ++owner) {
+                        cohort = find_cohort(t, static_cast<int>(owner));
                     }
+                    if (cohort.empty()) {  // the global drain
+                        if (!result.tasks[t].drained) {
+                            result.tasks[t].drained = true;
+                            result.tasks[t].drain_ps = now();
+                        }
+                        cohort = find_cohort(t, -1);
+                    }
+                    draining = cohort.empty();
                     for (const auto& cores : cohort) dispatch(t, cores);
                     it = draining ? it : ready.erase(it);
                 }
