@@ -57,7 +57,7 @@ struct TaskResult {
     // The orchestrator's submission of it: when it began and when the task reached the scheduler
     // (simulated ns since the die started, as the spans).
     double submit_ns = 0, release_ns = 0;
-    bool drained = false;  // a sync-start cohort that waited for free cores (rt::TaskRun::drained), since drain_ns
+    bool drained = false;  // a sync-start cohort that went through the global drain (rt::TaskRun::drained), from drain_ns
     double drain_ns = 0;
 };
 

@@ -105,7 +105,8 @@ class TaskTiming:
     task_id: int | None = None
     spans: list = field(default_factory=list)
     # run(spans=True) too: the orchestrator's submission of it, [began, reached the scheduler] (ns, as the
-    # spans), and for a sync-start cohort that waited for free cores (the drain), when it began waiting
+    # spans), and for a sync-start cohort that went through the global drain (it fitted no one scheduler
+    # thread's free cores), when it entered it
     submit_ns: list | None = None
     drain_ns: float | None = None
 

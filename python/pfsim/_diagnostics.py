@@ -51,7 +51,7 @@ _ACT_ORDER = {"complete": 0, "drain": 1, "dispatch": 2}
 
 def scheduler_phases(tasks) -> list[dict]:
     """The AICPU scheduler's phase records of level 3 (simpler's `aicpu_scheduler_phases` of one
-    thread: pfsim simulates one scheduler) from the tasks' spans (Worker.run(spans=True)), times
+    thread: pfsim writes its scheduler threads' acts as one lane) from the tasks' spans (Worker.run(spans=True)), times
     in simulated ns.
 
     pfsim's scheduler acts at instants and each act takes a fixed latency: a dispatch of the
@@ -60,9 +60,9 @@ def scheduler_phases(tasks) -> list[dict]:
     Each act is a record, in time order, cut at the next act's start (one thread does one thing
     at a time): "dispatch" with pop_hit, the tasks it took from the ready queue, and pop_miss 0
     (an event-driven scheduler never polls an empty queue); "complete" with tasks_processed, the
-    blocks' subtasks whose completion it took. A sync-start cohort that found too few free cores
-    when it was ready (TaskTiming.drain_ns: the scheduler dispatched nothing else until they
-    freed) goes out through the drain, as simpler's global drain: a "drain" record with
+    blocks' subtasks whose completion it took. A sync-start cohort that fitted no one scheduler
+    thread's free cores when it was ready (TaskTiming.drain_ns; while the die lacked them the
+    scheduler dispatched nothing else) goes out through the global drain: a "drain" record with
     tasks_processed its blocks, holding "drain_prepare" (choosing its cores: no simulated time
     in pfsim) and "drain_publish" (sending its subtasks, until they start), each with its
     subtasks. loop_iter numbers the acts from 1."""
@@ -134,7 +134,7 @@ def swimlane_records(result, level: int) -> dict:
         "aicpu_tasks": aicpu,
     }
     if level >= 3:
-        records["metadata"]["core_to_thread"] = [0] * (3 * clusters)  # every core served by the one scheduler
+        records["metadata"]["core_to_thread"] = [0] * (3 * clusters)  # the threads' acts are one lane
         records["aicpu_scheduler_phases"] = [[in_cycles(r) for r in scheduler_phases(result.tasks)]]
     if level >= 4:
         records["aicpu_orchestrator_phases"] = [[in_cycles(r) for r in orchestrator_phases(result.tasks)]]
