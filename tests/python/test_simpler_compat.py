@@ -176,6 +176,7 @@ REFUSED_CONFIGS = [
     ('{"enable_pmu": 1}', "case small: unknown config key 'enable_pmu'"),
     ('{"runtime_env": {"ring_size": 1}}', "case small: unknown config.runtime_env key 'ring_size'"),
     ('{"device_count": 2}', "case small: config device_count=2 is not honoured"),
+    ('{"aicpu_thread_num": 5}', "case small: config aicpu_thread_num = 5: simpler's a2a3 runs 1 to 4 AICPU threads"),
 ]
 
 
