@@ -24,6 +24,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::vector<std::shared_ptr<SharedObject>>& loaded_objects() {
+    static std::vector<std::shared_ptr<SharedObject>> objects;
+    return objects;
+}
+
 std::set<std::string>& kernel_objects() {
     static std::set<std::string> paths;
     return paths;
@@ -154,11 +159,16 @@ std::shared_ptr<SharedObject> SharedObject::open(const std::string& path, const 
     return std::shared_ptr<SharedObject>(new SharedObject(handle, source));
 }
 
-// Objects stay mapped until the process ends: a kernel's code may still be on
+// Objects stay mapped until unload_kernels(): a kernel's code may still be on
 // a core's stack when its owner lets go of it.
 SharedObject::~SharedObject() = default;
 
-void* SharedObject::find(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+void SharedObject::close() {
+    if (handle_) dlclose(handle_);
+    handle_ = nullptr;
+}
+
+void* SharedObject::find(const std::string& name) const { return handle_ ? dlsym(handle_, name.c_str()) : nullptr; }
 
 void* SharedObject::symbol(const std::string& name) const {
     void* p = find(name);
@@ -202,9 +212,14 @@ std::vector<std::string> undefined_symbols(const std::string& path) {
 
 void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind kind, const std::string& symbol,
                   const std::vector<std::string>& include_dirs) {
-    static std::vector<std::shared_ptr<SharedObject>> loaded;
-    loaded.push_back(SharedObject::open(compiler.compile(source, kind, include_dirs), source));
-    return loaded.back()->symbol(symbol);
+    loaded_objects().push_back(SharedObject::open(compiler.compile(source, kind, include_dirs), source));
+    return loaded_objects().back()->symbol(symbol);
+}
+
+void unload_kernels() {
+    user_code::clear_code_ranges();
+    for (const std::shared_ptr<SharedObject>& object : loaded_objects()) object->close();
+    loaded_objects().clear();
 }
 
 }  // namespace pfsim
