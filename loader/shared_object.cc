@@ -121,7 +121,19 @@ std::vector<std::string> source_lines_of(const std::vector<std::vector<void*>>& 
     return result;
 }
 
-std::string source_line_of(const std::vector<void*>& frames) { return source_lines_of({frames}).front(); }
+// source_line_of's answers by stack (a kernel's calls into the runtime come
+// from a few lines, over and over), forgotten when the kernels are unloaded:
+// another object may load at the same addresses.
+std::map<std::vector<void*>, std::string>& known_lines() {
+    static std::map<std::vector<void*>, std::string> known;
+    return known;
+}
+
+std::string source_line_of(const std::vector<void*>& frames) {
+    auto it = known_lines().find(frames);
+    if (it == known_lines().end()) it = known_lines().emplace(frames, source_lines_of({frames}).front()).first;
+    return it->second;
+}
 
 // Tells the guard of users' code (base/user_code.h) where the object's code lies.
 void add_user_code_ranges(void* handle) {
@@ -218,6 +230,7 @@ void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind
 
 void unload_kernels() {
     user_code::clear_code_ranges();
+    known_lines().clear();
     for (const std::shared_ptr<SharedObject>& object : loaded_objects()) object->close();
     loaded_objects().clear();
 }
