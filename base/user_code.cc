@@ -281,6 +281,8 @@ void add_code_range(uintptr_t begin, uintptr_t end) {
     g_code_count.store(n + 1, std::memory_order_release);
 }
 
+void clear_code_ranges() { g_code_count.store(0, std::memory_order_release); }
+
 const std::vector<std::string> kLinkFlags = {"-Wl,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit,--wrap=fork"};
 
 StdoutCapture::StdoutCapture() {

@@ -70,6 +70,9 @@ std::string current_exception_type();
 
 // [begin, end) holds the code of a user's object (its executable segments).
 void add_code_range(uintptr_t begin, uintptr_t end);
+// Forgets every range: the users' objects were unloaded. Only while no users'
+// code runs.
+void clear_code_ranges();
 
 // The linker flags of users' objects that route exit and fork to the guard.
 extern const std::vector<std::string> kLinkFlags;

@@ -22,6 +22,8 @@
 #include <stdexcept>
 
 #include "base/atomic_file.h"
+#include "cli/commands.h"
+#include "cli/exit_status.h"
 
 extern char** environ;
 
@@ -320,6 +322,21 @@ std::vector<ChildRun> run_children(const std::vector<api::RunSpec>& runs, unsign
         if (progress) progress(done, runs.size());
     }
     rmdir(dir.c_str());
+    return results;
+}
+
+std::vector<ChildRun> run_in_process(const std::vector<api::RunSpec>& runs,
+                                     const std::function<void(size_t, size_t)>& progress,
+                                     const std::function<void(size_t, const ChildRun&)>& finished) {
+    std::vector<ChildRun> results(runs.size());
+    for (size_t i = 0; i < runs.size(); ++i) {
+        std::ostringstream err;
+        results[i].summary = nlohmann::json(nlohmann::json::value_t::discarded);  // as a child that printed none
+        results[i].status = run_guarded([&] { return run_spec_here(runs[i], &results[i].summary); }, err);
+        results[i].error_output = err.str();
+        if (finished) finished(i, results[i]);
+        if (progress) progress(i + 1, runs.size());
+    }
     return results;
 }
 

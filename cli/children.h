@@ -72,6 +72,18 @@ void record_site_what_ifs(insight::AdvisorReport& report, const std::vector<Site
 // gemv_stream ..."); 0: never. 10 s unless a command's --progress sets it.
 void set_still_running_every(int64_t ms);
 
+// The in-process executor: runs every spec here, one after another, each on a
+// fresh die of its own (api::Session, as a child would), with what
+// run_children gives: the status and summary `pfsim run-request` gives for the
+// spec (a discarded summary where it prints none), and in `error_output` what
+// the spec's bad input said ("pfsim: ..."; the child's other stderr lines,
+// warnings and progress, are not kept). For plans whose runs need no process
+// of their own (tests): no parallelism, no isolation from a crash of pfsim
+// itself (users' code faulting is caught as in a child).
+std::vector<ChildRun> run_in_process(const std::vector<api::RunSpec>& runs,
+                                     const std::function<void(size_t, size_t)>& progress = nullptr,
+                                     const std::function<void(size_t, const ChildRun&)>& finished = nullptr);
+
 // Runs every spec, `jobs` at a time; as each child ends,
 // `finished(index, result)` then `progress(done, total)` are called. Results
 // are in the order of `runs`, whatever order they finish in.

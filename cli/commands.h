@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "session/run.h"
+#include "session/run_spec.h"
 #include "session/shipped_cases.h"
 
 namespace pfsim {
@@ -34,7 +35,13 @@ int cmd_batch_task(const std::vector<std::string>& args);
 // (session/run_spec.h) it reads as JSON on stdin and prints its summary.
 int cmd_run_request(const std::vector<std::string>& args);
 // Prints a replay's summary as `pfsim replay` does (--json: the document); its
-// exit status (1 for a failed replay or a --verify mismatch).
+// exit status (replay_status).
 int print_replay(const nlohmann::json& summary, bool json);
+// 1 for a failed replay or a --verify mismatch, else 0.
+int replay_status(const nlohmann::json& summary);
+// Runs one spec in this process on a fresh die (api::Session): its summary and
+// the exit status `pfsim run-request` gives for it. Throws what run-request's
+// command throws for bad input.
+int run_spec_here(const api::RunSpec& spec, nlohmann::json* summary);
 
 }  // namespace pfsim

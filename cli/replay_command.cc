@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "session/replay_run.h"
+#include "session/session.h"
 
 namespace pfsim {
 
@@ -24,7 +25,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     request.verify = has_flag(o, "--verify");
     request.progress = has_flag(o, "--progress") || isatty(STDERR_FILENO);
     request.trace = user_path(value_of(o, "--trace", ""));
-    const nlohmann::json summary = api::replay(cfg, request);
+    const nlohmann::json summary = api::Session(cfg).replay(request);
     return print_replay(summary, o.json);
 }
 
@@ -59,11 +60,13 @@ int print_replay(const nlohmann::json& summary, bool json) {
                         mismatches ? "; first: " : "", first.c_str());
         }
     }
-    if (!error.empty()) {
-        std::cerr << "pfsim: " << error << "\n";
-        return 1;
-    }
-    return mismatches ? 1 : 0;
+    if (!error.empty()) std::cerr << "pfsim: " << error << "\n";
+    return replay_status(summary);
+}
+
+int replay_status(const nlohmann::json& summary) {
+    const bool mismatches = summary.contains("verify") && summary["verify"]["mismatches"].get<uint64_t>() > 0;
+    return !summary.value("error", "").empty() || mismatches ? 1 : 0;
 }
 
 }  // namespace pfsim

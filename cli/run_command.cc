@@ -13,6 +13,7 @@
 #include "session/run.h"
 #include "session/replay_run.h"
 #include "session/run_spec.h"
+#include "session/session.h"
 #include "cli/children.h"
 #include "cli/commands.h"
 #include "cli/options.h"
@@ -20,6 +21,13 @@
 namespace pfsim {
 
 namespace {
+
+// The run's exit status, or the sanitizer's `error_exitcode` for a run that
+// passed with sanitizer errors.
+int run_status(const api::RunResult& r, const SanitizeOptions& sanitize) {
+    if (r.exit_status() == 0 && r.sanitized && r.sanitizer.count(insight::Severity::Error) > 0) return sanitize.error_exitcode;
+    return r.exit_status();
+}
 
 // Prints a run's result (--json: the summary) and what users' code and the
 // runtime said on stderr; the run's exit status, or the sanitizer's
@@ -77,8 +85,7 @@ int report_run(const api::RunResult& r, const Config& cfg, bool json, const Sani
     if (!r.error.empty()) std::cerr << "pfsim: " << r.name << ": " << r.error << "\n";
     if (r.ran && !r.reference_equal) std::cerr << "pfsim: " << r.name << ": output differs from the reference\n";
     if (r.sanitized) std::cerr << r.sanitizer.text(sanitize.print_limit);
-    if (r.exit_status() == 0 && r.sanitized && r.sanitizer.count(insight::Severity::Error) > 0) return sanitize.error_exitcode;
-    return r.exit_status();
+    return run_status(r, sanitize);
 }
 
 // The progress line of a run of `name` still going ("pfsim: NAME: still
@@ -142,7 +149,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.progress_ms = progress_option_ms(o);
     if (request.progress_ms > 0) request.progress = still_running(o.positional[0]);  // as the user named it
 
-    api::RunResult r = api::run(cfg, request);
+    api::RunResult r = api::Session(cfg).run(request);
     if (r.advised && r.ran && r.error.empty() && !has_flag(o, "--no-what-if")) {
         // The advisor's measured what-ifs: the same run with prefetch off; with
         // prefetch off and every core access an L2 hit; and, per advised site
@@ -172,9 +179,22 @@ int cmd_run_request(const std::vector<std::string>& args) {
     if (j.is_discarded()) throw api::BadInput("run-request: stdin holds no JSON document");
     api::RunSpec spec = api::run_spec_from_json(j);
     const Config cfg = spec.config.resolve();
-    if (spec.is_replay) return print_replay(api::replay(cfg, spec.replay), true);
+    api::Session session(cfg);
+    if (spec.is_replay) return print_replay(session.replay(spec.replay), true);
     if (spec.run.progress_ms > 0) spec.run.progress = still_running(spec.run.target);
-    return report_run(api::run(cfg, spec.run), cfg, true, SanitizeOptions{});
+    return report_run(session.run(spec.run), cfg, true, SanitizeOptions{});
+}
+
+int run_spec_here(const api::RunSpec& spec, nlohmann::json* summary) {
+    const Config cfg = spec.config.resolve();
+    api::Session session(cfg);
+    if (spec.is_replay) {
+        *summary = session.replay(spec.replay);
+        return replay_status(*summary);
+    }
+    const api::RunResult r = session.run(spec.run);
+    *summary = api::to_json(r, cfg);
+    return run_status(r, SanitizeOptions{});
 }
 
 }  // namespace pfsim

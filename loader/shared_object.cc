@@ -24,6 +24,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::vector<std::shared_ptr<SharedObject>>& loaded_objects() {
+    static std::vector<std::shared_ptr<SharedObject>> objects;
+    return objects;
+}
+
 std::set<std::string>& kernel_objects() {
     static std::set<std::string> paths;
     return paths;
@@ -116,7 +121,19 @@ std::vector<std::string> source_lines_of(const std::vector<std::vector<void*>>& 
     return result;
 }
 
-std::string source_line_of(const std::vector<void*>& frames) { return source_lines_of({frames}).front(); }
+// source_line_of's answers by stack (a kernel's calls into the runtime come
+// from a few lines, over and over), forgotten when the kernels are unloaded:
+// another object may load at the same addresses.
+std::map<std::vector<void*>, std::string>& known_lines() {
+    static std::map<std::vector<void*>, std::string> known;
+    return known;
+}
+
+std::string source_line_of(const std::vector<void*>& frames) {
+    auto it = known_lines().find(frames);
+    if (it == known_lines().end()) it = known_lines().emplace(frames, source_lines_of({frames}).front()).first;
+    return it->second;
+}
 
 // Tells the guard of users' code (base/user_code.h) where the object's code lies.
 void add_user_code_ranges(void* handle) {
@@ -154,11 +171,16 @@ std::shared_ptr<SharedObject> SharedObject::open(const std::string& path, const 
     return std::shared_ptr<SharedObject>(new SharedObject(handle, source));
 }
 
-// Objects stay mapped until the process ends: a kernel's code may still be on
+// Objects stay mapped until unload_kernels(): a kernel's code may still be on
 // a core's stack when its owner lets go of it.
 SharedObject::~SharedObject() = default;
 
-void* SharedObject::find(const std::string& name) const { return dlsym(handle_, name.c_str()); }
+void SharedObject::close() {
+    if (handle_) dlclose(handle_);
+    handle_ = nullptr;
+}
+
+void* SharedObject::find(const std::string& name) const { return handle_ ? dlsym(handle_, name.c_str()) : nullptr; }
 
 void* SharedObject::symbol(const std::string& name) const {
     void* p = find(name);
@@ -202,9 +224,15 @@ std::vector<std::string> undefined_symbols(const std::string& path) {
 
 void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind kind, const std::string& symbol,
                   const std::vector<std::string>& include_dirs) {
-    static std::vector<std::shared_ptr<SharedObject>> loaded;
-    loaded.push_back(SharedObject::open(compiler.compile(source, kind, include_dirs), source));
-    return loaded.back()->symbol(symbol);
+    loaded_objects().push_back(SharedObject::open(compiler.compile(source, kind, include_dirs), source));
+    return loaded_objects().back()->symbol(symbol);
+}
+
+void unload_kernels() {
+    user_code::clear_code_ranges();
+    known_lines().clear();
+    for (const std::shared_ptr<SharedObject>& object : loaded_objects()) object->close();
+    loaded_objects().clear();
 }
 
 }  // namespace pfsim

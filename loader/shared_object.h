@@ -26,6 +26,9 @@ public:
     SharedObject(const SharedObject&) = delete;
     SharedObject& operator=(const SharedObject&) = delete;
 
+    // Unmaps the object (dlclose); find() finds nothing after. Only when none
+    // of its code can run again.
+    void close();
     // The address of `name`, or nullptr.
     void* find(const std::string& name) const;
     // The address of `name`; throws LoadError naming the source and the symbol.
@@ -52,8 +55,14 @@ enum class BuildKind;
 
 // Compiles `source` for `kind` (through the cache), loads it and returns its
 // `symbol` (an incore's kernel_entry, an orchestration's entry). The object
-// stays loaded for the rest of the process. Throws CompileError or LoadError.
+// stays loaded until unload_kernels(). Throws CompileError or LoadError.
 void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind kind, const std::string& symbol,
                   const std::vector<std::string>& include_dirs = {});
+
+// Closes every object load_symbol loaded: their entry points are gone, and the
+// next load of the same source starts from fresh statics, as in a new
+// process. Only when none of their code can run again (the dies that ran them
+// are destroyed); a session::Session calls it when it ends.
+void unload_kernels();
 
 }  // namespace pfsim

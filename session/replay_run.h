@@ -2,7 +2,8 @@
 // JSON (schema pfsim.summary/1, docs/trace-format.md): what `pfsim replay`
 // prints and what a plan's replay runs (calibrate's working sets) read back.
 //
-// Contract: builds one die per call and may be called once per process.
+// Contract: builds one die per call, once per process or once per replay of a
+// Session (session/session.h).
 // Throws TraceError for a trace file that cannot be read or a bad line, and
 // for a --trace output that cannot be written; a failed replay's reason is the
 // summary's `error`, a --verify mismatch its `verify.mismatches`.

@@ -4,7 +4,9 @@
 // process per run (SystemC elaborates once per process), read the children's
 // results back through the same serializer (to_json / from_json).
 //
-// Contract: run() builds one die per call and may be called once per process.
+// Contract: run() builds one die per call, in the process's current SystemC
+// context: once per process, or once per run of a Session (session/session.h),
+// which gives each run a fresh context and unloads its kernels after it.
 // Bad input -- an unknown case or argument, a case file, a source that does
 // not build, a trace path that cannot be written -- throws BadInput before or
 // instead of a result; anything the run itself finds (a kernel fault, a wrong

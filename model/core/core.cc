@@ -506,10 +506,7 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
 std::string calling_kernel_line() {
     std::vector<void*> frames(32);
     frames.resize(static_cast<size_t>(backtrace(frames.data(), static_cast<int>(frames.size()))));
-    static std::map<std::vector<void*>, std::string> known;
-    auto it = known.find(frames);
-    if (it == known.end()) it = known.emplace(frames, kernel_source_line ? kernel_source_line(frames) : "").first;
-    return it->second;
+    return kernel_source_line ? kernel_source_line(frames) : "";
 }
 
 std::map<std::string, uint64_t>& Core::warmed_load_counts() {
