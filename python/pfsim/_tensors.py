@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import mmap
+import os
 import struct
 
 import numpy as np
@@ -50,6 +52,51 @@ def tensor_buffer(value) -> np.ndarray:
         flat = value.detach().cpu().contiguous().reshape(-1)
         return flat.view(torch.uint8).numpy() if flat.numel() else np.empty(0, np.uint8)
     return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+
+
+SHARED_MIN_BYTES = 1 << 20  # smaller tensors are cloned: a mapping each is not worth its two descriptors
+SHARED_MAX_TENSORS = 256  # descriptors: each mapping holds one (Python's mmap keeps a duplicate)
+
+
+def copy_on_write(values: list) -> tuple[list, list]:
+    """Two copies of the tensors `values` (torch tensors or numpy arrays, same order)
+    that share their memory until either writes it: each large contiguous CPU tensor
+    is moved into a memory file (one copy, its old memory freed when nothing else
+    holds it) and both copies are private mappings of that file, so a page is
+    duplicated only when one side writes it, and neither side ever sees the
+    other's writes. Other tensors (small, strided, off the CPU, or wanting
+    gradients) are cloned. A golden computed on the second copy costs memory only
+    for what it writes (#49)."""
+    kept, copies = [], []
+    shared = 0
+    for v in values:
+        size = v.numel() * v.element_size() if torch is not None and isinstance(v, torch.Tensor) else v.nbytes
+        mappable = (size >= SHARED_MIN_BYTES and shared < SHARED_MAX_TENSORS and
+                    (v.is_contiguous() and v.device.type == "cpu" and not v.requires_grad
+                     if torch is not None and isinstance(v, torch.Tensor) else v.flags.c_contiguous))
+        if not mappable:
+            kept.append(v)
+            copies.append(v.clone() if hasattr(v, "clone") else v.copy())
+            continue
+        shared += 1
+        fd = os.memfd_create("pfsim-tensor", os.MFD_CLOEXEC)
+        try:
+            data = memoryview(tensor_buffer(v))
+            while data.nbytes:
+                data = data[os.write(fd, data):]
+            kept.append(_mapped_like(v, fd, size))
+            copies.append(_mapped_like(v, fd, size))
+        finally:
+            os.close(fd)  # each mapping holds its own descriptor
+    return kept, copies
+
+
+def _mapped_like(value, fd: int, size: int):
+    """A tensor of `value`'s type, dtype and shape over a private mapping of the memory file `fd`."""
+    pages = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    if torch is not None and isinstance(value, torch.Tensor):
+        return torch.frombuffer(pages, dtype=value.dtype, count=value.numel()).reshape(value.shape)
+    return np.frombuffer(pages, dtype=value.dtype, count=value.size).reshape(value.shape)
 
 
 def same_bytes(a, b) -> bool:

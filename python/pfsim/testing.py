@@ -136,6 +136,32 @@ class TaskArgsBuilder:
             out.specs.append(type(s)(s.name, v))
         return out
 
+    def copy_on_write_clone(self) -> "TaskArgsBuilder":
+        """A clone whose tensors share this builder's memory until either side writes
+        it (_tensors.copy_on_write; this builder's large tensors move into memory
+        files, the same values): a clone costs memory only for what is written."""
+        names = [s.name for s in self.specs if isinstance(s, TensorArg)]
+        kept, copies = _tensors.copy_on_write([getattr(self, n) for n in names])
+        mine, cloned = dict(zip(names, kept)), dict(zip(names, copies))
+        out = TaskArgsBuilder()
+        for n, s in enumerate(self.specs):
+            if isinstance(s, TensorArg):
+                self.specs[n] = TensorArg(s.name, mine[s.name])
+                out.specs.append(TensorArg(s.name, cloned[s.name]))
+            else:
+                out.specs.append(type(s)(s.name, copy.deepcopy(s.value)))
+        return out
+
+    def share_unchanged(self, other: "TaskArgsBuilder") -> None:
+        """Each tensor holding the same bytes as `other`'s of the same name becomes
+        `other`'s (this builder's own copy is freed): a golden keeps memory only for
+        the tensors compute_golden changed."""
+        for n, s in enumerate(self.specs):
+            if isinstance(s, TensorArg) and _tensors.is_tensor(theirs := getattr(other, s.name, None)) and (
+                    type(theirs) is type(s.value) and theirs.dtype == s.value.dtype and
+                    tuple(theirs.shape) == tuple(s.value.shape) and _tensors.same_bytes(theirs, s.value)):
+                self.specs[n] = TensorArg(s.name, theirs)
+
     def fresh_outputs(self, outputs) -> "TaskArgsBuilder":
         """The same arguments with the tensors named in `outputs` cloned, the others
         shared: the arguments of a run, which writes back only its outputs."""
@@ -552,12 +578,13 @@ class SceneTestCase:
                         _tensors.dtype_name(s.value, f"tensor '{s.name}'")
                     except TypeError as e:
                         raise _CaseFailed(f"{what}: {e}") from None
-        golden = args.clone()
+        golden = args.copy_on_write_clone()  # memory only for what compute_golden writes
         if not skip_golden:
             try:
                 self.compute_golden(golden, params)
             except Exception as e:
                 raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
+        golden.share_unchanged(args)  # an input it only read is not held twice
         unused = sorted(set(dict.keys(params)) - params.read)
         if unused:
             raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
