@@ -72,23 +72,36 @@ def copy_on_write(values: list) -> tuple[list, list]:
     for v in values:
         size = v.numel() * v.element_size() if torch is not None and isinstance(v, torch.Tensor) else v.nbytes
         mappable = (size >= SHARED_MIN_BYTES and shared < SHARED_MAX_TENSORS and
-                    (v.is_contiguous() and v.device.type == "cpu" and not v.requires_grad
-                     if torch is not None and isinstance(v, torch.Tensor) else v.flags.c_contiguous))
-        if not mappable:
+                    (v.layout == torch.strided and v.is_contiguous() and v.device.type == "cpu" and
+                     not v.requires_grad if torch is not None and isinstance(v, torch.Tensor) else
+                     v.flags.c_contiguous and not v.dtype.hasobject))
+        pair = _shared_pair(v, size) if mappable else None
+        if pair is None:
             kept.append(v)
             copies.append(v.clone() if hasattr(v, "clone") else v.copy())
             continue
         shared += 1
-        fd = os.memfd_create("pfsim-tensor", os.MFD_CLOEXEC)
-        try:
-            data = memoryview(tensor_buffer(v))
-            while data.nbytes:
-                data = data[os.write(fd, data):]
-            kept.append(_mapped_like(v, fd, size))
-            copies.append(_mapped_like(v, fd, size))
-        finally:
-            os.close(fd)  # each mapping holds its own descriptor
+        kept.append(pair[0])
+        copies.append(pair[1])
     return kept, copies
+
+
+def _shared_pair(value, size: int):
+    """Two private mappings of a memory file holding `value`'s bytes, each as a tensor like
+    `value`; None when the host gives no memory file (the caller clones instead)."""
+    try:
+        fd = os.memfd_create("pfsim-tensor", os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = memoryview(tensor_buffer(value))
+        while data.nbytes:
+            data = data[os.write(fd, data):]
+        return _mapped_like(value, fd, size), _mapped_like(value, fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # each mapping holds its own descriptor
 
 
 def _mapped_like(value, fd: int, size: int):
