@@ -6,6 +6,7 @@ import ctypes
 import mmap
 import os
 import struct
+import weakref
 
 import numpy as np
 
@@ -55,18 +56,37 @@ def tensor_buffer(value) -> np.ndarray:
 
 
 SHARED_MIN_BYTES = 1 << 20  # smaller tensors are cloned: a mapping each is not worth its two descriptors
-SHARED_MAX_TENSORS = 256  # descriptors: each mapping holds one (Python's mmap keeps a duplicate)
+SHARED_MAX_TENSORS = 128  # descriptors: three a tensor (its memory file and a duplicate in each mapping)
+_FILES = {}  # a shared tensor's first element's address -> its memory file, while the tensor lives
+
+
+def memory_file(value) -> str | None:
+    """The memory file holding exactly `value`'s bytes from offset 0 (a path the
+    device process can open), when `value` is the arguments' side of
+    copy_on_write; None otherwise."""
+    if torch is None or not isinstance(value, torch.Tensor):
+        address = value.__array_interface__["data"][0] if isinstance(value, np.ndarray) else None
+    else:
+        address = value.data_ptr()
+    known = _FILES.get(address)
+    if known is None or known[1] != (value.numel() * value.element_size() if hasattr(value, "element_size")
+                                     else value.nbytes):
+        return None  # a view of part of it, or of other memory
+    return known[0]
 
 
 def copy_on_write(values: list) -> tuple[list, list]:
     """Two copies of the tensors `values` (torch tensors or numpy arrays, same order)
     that share their memory until either writes it: each large contiguous CPU tensor
     is moved into a memory file (one copy, its old memory freed when nothing else
-    holds it) and both copies are private mappings of that file, so a page is
-    duplicated only when one side writes it, and neither side ever sees the
-    other's writes. Other tensors (small, strided, off the CPU, or wanting
-    gradients) are cloned. A golden computed on the second copy costs memory only
-    for what it writes (#49)."""
+    holds it); the first copy is a shared mapping of that file (its writes land in
+    the file: memory_file names it, and a run maps it as the tensor's GM instead
+    of writing it into the transfer file), the second a private one, whose pages
+    are duplicated only when it writes them. The first never sees the second's
+    writes; the second sees the first's later writes only on pages it has not
+    written. Other tensors (small, strided, off the CPU, or wanting gradients)
+    are cloned. A golden computed on the second copy costs memory only for what
+    it writes (#49)."""
     kept, copies = [], []
     shared = 0
     for v in values:
@@ -87,8 +107,8 @@ def copy_on_write(values: list) -> tuple[list, list]:
 
 
 def _shared_pair(value, size: int):
-    """Two private mappings of a memory file holding `value`'s bytes, each as a tensor like
-    `value`; None when the host gives no memory file (the caller clones instead)."""
+    """A shared and a private mapping of a memory file holding `value`'s bytes, each as a
+    tensor like `value`; None when the host gives no memory file (the caller clones instead)."""
     try:
         fd = os.memfd_create("pfsim-tensor", os.MFD_CLOEXEC)
     except OSError:
@@ -97,16 +117,26 @@ def _shared_pair(value, size: int):
         data = memoryview(tensor_buffer(value))
         while data.nbytes:
             data = data[os.write(fd, data):]
-        return _mapped_like(value, fd, size), _mapped_like(value, fd, size)
+        kept = _mapped_like(value, fd, size, mmap.MAP_SHARED)
+        copy = _mapped_like(value, fd, size, mmap.MAP_PRIVATE)
     except OSError:
+        os.close(fd)
         return None
-    finally:
-        os.close(fd)  # each mapping holds its own descriptor
+    address = kept.data_ptr() if torch is not None and isinstance(kept, torch.Tensor) else \
+        kept.__array_interface__["data"][0]
+    _FILES[address] = (f"/proc/{os.getpid()}/fd/{fd}", size)
+    weakref.finalize(kept, _forget, address, fd)  # the file lives as long as the arguments' tensor
+    return kept, copy
 
 
-def _mapped_like(value, fd: int, size: int):
-    """A tensor of `value`'s type, dtype and shape over a private mapping of the memory file `fd`."""
-    pages = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+def _forget(address: int, fd: int) -> None:
+    _FILES.pop(address, None)
+    os.close(fd)
+
+
+def _mapped_like(value, fd: int, size: int, flags: int):
+    """A tensor of `value`'s type, dtype and shape over a mapping (`flags`) of the memory file `fd`."""
+    pages = mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     if torch is not None and isinstance(value, torch.Tensor):
         return torch.frombuffer(pages, dtype=value.dtype, count=value.numel()).reshape(value.shape)
     return np.frombuffer(pages, dtype=value.dtype, count=value.size).reshape(value.shape)
