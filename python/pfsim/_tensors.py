@@ -58,6 +58,7 @@ def tensor_buffer(value) -> np.ndarray:
 SHARED_MIN_BYTES = 1 << 20  # smaller tensors are cloned: a mapping each is not worth its two descriptors
 SHARED_MAX_TENSORS = 128  # descriptors: three a tensor (its memory file and a duplicate in each mapping)
 _FILES = {}  # a shared tensor's first element's address -> its memory file, while the tensor lives
+_COPIES = {}  # a private copy's first element's address -> its bytes, while the copy lives
 
 
 def memory_file(value) -> str | None:
@@ -126,12 +127,38 @@ def _shared_pair(value, size: int):
         kept.__array_interface__["data"][0]
     _FILES[address] = (f"/proc/{os.getpid()}/fd/{fd}", size)
     weakref.finalize(kept, _forget, address, fd)  # the file lives as long as the arguments' tensor
+    copied = copy.data_ptr() if torch is not None and isinstance(copy, torch.Tensor) else \
+        copy.__array_interface__["data"][0]
+    _COPIES[copied] = size
+    weakref.finalize(copy, _COPIES.pop, copied, None)
     return kept, copy
 
 
 def _forget(address: int, fd: int) -> None:
     _FILES.pop(address, None)
     os.close(fd)
+
+
+def unwritten_copies(values: list) -> list:
+    """For each of `values`: True when it is the private side of copy_on_write and
+    none of its pages has been written since (each page still the file's, none of
+    its own: /proc/self/pagemap), False when written, None when not such a copy.
+    Asks without reading the tensors' memory."""
+    out = []
+    with open("/proc/self/pagemap", "rb", buffering=0) as pagemap:
+        for v in values:
+            address = v.data_ptr() if torch is not None and isinstance(v, torch.Tensor) else (
+                v.__array_interface__["data"][0] if isinstance(v, np.ndarray) else None)
+            size = _COPIES.get(address)
+            if size is None or size != (v.numel() * v.element_size() if hasattr(v, "element_size") else v.nbytes):
+                out.append(None)
+                continue
+            first, pages = address // mmap.PAGESIZE, -(-size // mmap.PAGESIZE)
+            entries = np.frombuffer(os.pread(pagemap.fileno(), pages * 8, first * 8), np.uint64)
+            # A page present or swapped out that is not the file's is one the copy wrote.
+            own = ((entries >> np.uint64(62)) != 0) & ((entries >> np.uint64(61)) & np.uint64(1) == 0)
+            out.append(len(entries) == pages and not own.any())
+    return out
 
 
 def _mapped_like(value, fd: int, size: int, flags: int):

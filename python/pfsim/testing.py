@@ -156,10 +156,16 @@ class TaskArgsBuilder:
         """Each tensor holding the same bytes as `other`'s of the same name becomes
         `other`'s (this builder's own copy is freed): a golden keeps memory only for
         the tensors compute_golden changed."""
-        for n, s in enumerate(self.specs):
-            if isinstance(s, TensorArg) and _tensors.is_tensor(theirs := getattr(other, s.name, None)) and (
-                    type(theirs) is type(s.value) and theirs.dtype == s.value.dtype and
-                    tuple(theirs.shape) == tuple(s.value.shape) and _tensors.same_bytes(theirs, s.value)):
+        tensors = [(n, s) for n, s in enumerate(self.specs) if isinstance(s, TensorArg)]
+        # A copy-on-write clone whose pages were never written is unchanged, known without
+        # reading either side's memory (reading would map the arguments' pages for nothing).
+        unwritten = _tensors.unwritten_copies([s.value for _, s in tensors])
+        for (n, s), clean in zip(tensors, unwritten):
+            theirs = getattr(other, s.name, None)
+            if not _tensors.is_tensor(theirs) or type(theirs) is not type(s.value) or \
+                    theirs.dtype != s.value.dtype or tuple(theirs.shape) != tuple(s.value.shape):
+                continue
+            if clean if clean is not None else _tensors.same_bytes(theirs, s.value):
                 self.specs[n] = TensorArg(s.name, theirs)
 
     def fresh_outputs(self, outputs) -> "TaskArgsBuilder":
