@@ -123,9 +123,12 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
             call.names.push_back(t.value("name", ""));
             call.hashed.push_back(t.value("hash", true));
             call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
+            call.sources.push_back(t.value("file", ""));
             call.tensors.push_back(tensor_of(t, "tensor " + std::to_string(call.tensors.size())));
         }
-        if (!call.tensors.empty() && call.transfer.empty()) throw api::BadInput("tensors without a \"data\" file");
+        for (size_t i = 0; i < call.tensors.size() && call.transfer.empty(); ++i) {
+            if (call.sources[i].empty()) throw api::BadInput("tensor " + std::to_string(i) + " without a \"data\" or \"file\"");
+        }
         const api::RunResult r = device.run(call);  // the tensors' file holds what the run left
         return {{"ok", true}, {"result", api::to_json(r, cfg)}};
     }

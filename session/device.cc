@@ -72,11 +72,13 @@ namespace {
 class PlacedTensors {
 public:
     PlacedTensors(SimPlatform& platform, DeviceCall& c) {
-        if (c.transfer.empty()) return;
+        if (c.transfer.empty() && c.sources.empty()) return;
         if (c.offsets.size() != c.tensors.size()) throw BadInput("the transfer file needs one offset per tensor");
         for (size_t i = 0; i < c.tensors.size(); ++i) {
-            c.tensors[i].gm = pages_.map(platform, c.transfer, c.offsets[i], tensor_bytes(c.tensors[i]),
-                                         "tensor " + std::to_string(i) + ": ");
+            const bool own = i < c.sources.size() && !c.sources[i].empty();
+            c.tensors[i].gm = pages_.map(platform, own ? c.sources[i] : c.transfer, c.offsets[i],
+                                         tensor_bytes(c.tensors[i]), "tensor " + std::to_string(i) + ": ",
+                                         own ? FilePages::Pages::Private : FilePages::Pages::Shared);
         }
     }
 

@@ -26,6 +26,11 @@ struct DeviceCall {
     // afterwards, with no copy either way. After the run that GM reads as zeros.
     std::string transfer;
     std::vector<uint64_t> offsets;
+    // Tensor i's own file where sources[i] is set (its bytes from offsets[i], in
+    // place of `transfer`), mapped privately: the run starts from the file's
+    // bytes and what it writes stays in the die, never in the file (a client's
+    // arguments, shared by its runs without a copy).
+    std::vector<std::string> sources;
     std::vector<std::string> names;   // the tensors' names in the result's outputs; "argN" where missing
     std::vector<uint64_t> scalars;    // bits as the kernel receives them
     bool prefetch = true;

@@ -1,6 +1,7 @@
 #include "session/file_pages.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,8 +25,8 @@ FilePages::~FilePages() {
 }
 
 uint64_t FilePages::map(SimPlatform& die, const std::string& file, uint64_t offset, uint64_t bytes,
-                        const std::string& what) {
-    const int fd = ::open(file.c_str(), O_RDWR | O_CLOEXEC);
+                        const std::string& what, Pages pages) {
+    const int fd = ::open(file.c_str(), (pages == Pages::Private ? O_RDONLY : O_RDWR) | O_CLOEXEC);
     struct stat st {};
     if (fd < 0 || fstat(fd, &st) != 0) {
         const std::string why = std::strerror(errno);
@@ -51,10 +52,22 @@ uint64_t FilePages::map(SimPlatform& die, const std::string& file, uint64_t offs
     bool first = true;
     for (const Mapped& m : first_) first = first && m.die != &die;
     if (first) first_.push_back({&die, gm, 0});
-    try {
-        die.soc().gm.store().map_file(gm, span, fd, offset);
-    } catch (const std::runtime_error& e) {
-        throw rt::RuntimeError(what + e.what());
+    BackingStore& store = die.soc().gm.store();
+    if (pages == Pages::Private) {
+        // As BackingStore::map_file does, copy-on-write: unmap_file detaches it the same way.
+        if (span && mmap(store.host_base() + gm, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+                         static_cast<off_t>(offset)) == MAP_FAILED) {
+            const std::string why = std::strerror(errno);
+            store.unmap_file(gm, span);  // a failed MAP_FIXED may have left the range unmapped
+            throw rt::RuntimeError(what + "cannot map " + std::to_string(span) + " bytes of " + file +
+                                   " privately into simulated memory: " + why);
+        }
+    } else {
+        try {
+            store.map_file(gm, span, fd, offset);
+        } catch (const std::runtime_error& e) {
+            throw rt::RuntimeError(what + e.what());
+        }
     }
     mapped_.push_back({&die, gm, span});
     return gm;

@@ -308,6 +308,8 @@ class Worker:
         # The tensors go to the device in one file (in /dev/shm where there is one), each at a
         # page boundary: the device maps those pages as the tensors' GM, so the values are
         # copied once in (here) and once out (the outputs, below), never through the pipe.
+        # An input already in a memory file (a scene test's arguments, _tensors.copy_on_write)
+        # is not copied: the device maps that file privately (its writes stay in the die).
         path = os.path.join(self._dir, "args.bin")
         layout, offset = [], 0
         with open(path, "wb") as f:
@@ -317,6 +319,10 @@ class Worker:
                 layout.append({"name": names[i], "dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
                                "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": data.nbytes,
                                "hash": handle.callable.is_output(n)})
+                own = None if handle.callable.is_output(n) else _tensors.memory_file(values[i])
+                if own:
+                    layout[-1].update(file=own, offset=0)
+                    continue
                 f.seek(offset)
                 f.write(data)
                 offset += -(-data.nbytes // _tensors.PAGE) * _tensors.PAGE

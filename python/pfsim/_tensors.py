@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ctypes
+import mmap
+import os
 import struct
+import weakref
 
 import numpy as np
 
@@ -50,6 +53,120 @@ def tensor_buffer(value) -> np.ndarray:
         flat = value.detach().cpu().contiguous().reshape(-1)
         return flat.view(torch.uint8).numpy() if flat.numel() else np.empty(0, np.uint8)
     return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+
+
+SHARED_MIN_BYTES = 1 << 20  # smaller tensors are cloned: a mapping each is not worth its two descriptors
+SHARED_MAX_TENSORS = 128  # descriptors: three a tensor (its memory file and a duplicate in each mapping)
+_FILES = {}  # a shared tensor's first element's address -> its memory file, while the tensor lives
+_COPIES = {}  # a private copy's first element's address -> its bytes, while the copy lives
+
+
+def memory_file(value) -> str | None:
+    """The memory file holding exactly `value`'s bytes from offset 0 (a path the
+    device process can open), when `value` is the arguments' side of
+    copy_on_write; None otherwise."""
+    if torch is None or not isinstance(value, torch.Tensor):
+        address = value.__array_interface__["data"][0] if isinstance(value, np.ndarray) else None
+    else:
+        address = value.data_ptr()
+    known = _FILES.get(address)
+    if known is None or known[1] != (value.numel() * value.element_size() if hasattr(value, "element_size")
+                                     else value.nbytes):
+        return None  # a view of part of it, or of other memory
+    return known[0]
+
+
+def copy_on_write(values: list) -> tuple[list, list]:
+    """Two copies of the tensors `values` (torch tensors or numpy arrays, same order)
+    that share their memory until either writes it: each large contiguous CPU tensor
+    is moved into a memory file (one copy, its old memory freed when nothing else
+    holds it); the first copy is a shared mapping of that file (its writes land in
+    the file: memory_file names it, and a run maps it as the tensor's GM instead
+    of writing it into the transfer file), the second a private one, whose pages
+    are duplicated only when it writes them. The first never sees the second's
+    writes; the second sees the first's later writes only on pages it has not
+    written. Other tensors (small, strided, off the CPU, or wanting gradients)
+    are cloned. A golden computed on the second copy costs memory only for what
+    it writes (#49)."""
+    kept, copies = [], []
+    shared = 0
+    for v in values:
+        size = v.numel() * v.element_size() if torch is not None and isinstance(v, torch.Tensor) else v.nbytes
+        mappable = (size >= SHARED_MIN_BYTES and shared < SHARED_MAX_TENSORS and
+                    (v.layout == torch.strided and v.is_contiguous() and v.device.type == "cpu" and
+                     not v.requires_grad if torch is not None and isinstance(v, torch.Tensor) else
+                     v.flags.c_contiguous and not v.dtype.hasobject))
+        pair = _shared_pair(v, size) if mappable else None
+        if pair is None:
+            kept.append(v)
+            copies.append(v.clone() if hasattr(v, "clone") else v.copy())
+            continue
+        shared += 1
+        kept.append(pair[0])
+        copies.append(pair[1])
+    return kept, copies
+
+
+def _shared_pair(value, size: int):
+    """A shared and a private mapping of a memory file holding `value`'s bytes, each as a
+    tensor like `value`; None when the host gives no memory file (the caller clones instead)."""
+    try:
+        fd = os.memfd_create("pfsim-tensor", os.MFD_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        data = memoryview(tensor_buffer(value))
+        while data.nbytes:
+            data = data[os.write(fd, data):]
+        kept = _mapped_like(value, fd, size, mmap.MAP_SHARED)
+        copy = _mapped_like(value, fd, size, mmap.MAP_PRIVATE)
+    except OSError:
+        os.close(fd)
+        return None
+    address = kept.data_ptr() if torch is not None and isinstance(kept, torch.Tensor) else \
+        kept.__array_interface__["data"][0]
+    _FILES[address] = (f"/proc/{os.getpid()}/fd/{fd}", size)
+    weakref.finalize(kept, _forget, address, fd)  # the file lives as long as the arguments' tensor
+    copied = copy.data_ptr() if torch is not None and isinstance(copy, torch.Tensor) else \
+        copy.__array_interface__["data"][0]
+    _COPIES[copied] = size
+    weakref.finalize(copy, _COPIES.pop, copied, None)
+    return kept, copy
+
+
+def _forget(address: int, fd: int) -> None:
+    _FILES.pop(address, None)
+    os.close(fd)
+
+
+def unwritten_copies(values: list) -> list:
+    """For each of `values`: True when it is the private side of copy_on_write and
+    none of its pages has been written since (each page still the file's, none of
+    its own: /proc/self/pagemap), False when written, None when not such a copy.
+    Asks without reading the tensors' memory."""
+    out = []
+    with open("/proc/self/pagemap", "rb", buffering=0) as pagemap:
+        for v in values:
+            address = v.data_ptr() if torch is not None and isinstance(v, torch.Tensor) else (
+                v.__array_interface__["data"][0] if isinstance(v, np.ndarray) else None)
+            size = _COPIES.get(address)
+            if size is None or size != (v.numel() * v.element_size() if hasattr(v, "element_size") else v.nbytes):
+                out.append(None)
+                continue
+            first, pages = address // mmap.PAGESIZE, -(-size // mmap.PAGESIZE)
+            entries = np.frombuffer(os.pread(pagemap.fileno(), pages * 8, first * 8), np.uint64)
+            # A page present or swapped out that is not the file's is one the copy wrote.
+            own = ((entries >> np.uint64(62)) != 0) & ((entries >> np.uint64(61)) & np.uint64(1) == 0)
+            out.append(len(entries) == pages and not own.any())
+    return out
+
+
+def _mapped_like(value, fd: int, size: int, flags: int):
+    """A tensor of `value`'s type, dtype and shape over a mapping (`flags`) of the memory file `fd`."""
+    pages = mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    if torch is not None and isinstance(value, torch.Tensor):
+        return torch.frombuffer(pages, dtype=value.dtype, count=value.numel()).reshape(value.shape)
+    return np.frombuffer(pages, dtype=value.dtype, count=value.size).reshape(value.shape)
 
 
 def same_bytes(a, b) -> bool:

@@ -140,6 +140,38 @@ class TaskArgsBuilder:
             out.specs.append(type(s)(s.name, v))
         return out
 
+    def copy_on_write_clone(self) -> "TaskArgsBuilder":
+        """A clone whose tensors share this builder's memory until either side writes
+        it (_tensors.copy_on_write; this builder's large tensors move into memory
+        files, the same values): a clone costs memory only for what is written."""
+        names = [s.name for s in self.specs if isinstance(s, TensorArg)]
+        kept, copies = _tensors.copy_on_write([getattr(self, n) for n in names])
+        mine, cloned = dict(zip(names, kept)), dict(zip(names, copies))
+        out = TaskArgsBuilder()
+        for n, s in enumerate(self.specs):
+            if isinstance(s, TensorArg):
+                self.specs[n] = TensorArg(s.name, mine[s.name])
+                out.specs.append(TensorArg(s.name, cloned[s.name]))
+            else:
+                out.specs.append(type(s)(s.name, copy.deepcopy(s.value)))
+        return out
+
+    def share_unchanged(self, other: "TaskArgsBuilder") -> None:
+        """Each tensor holding the same bytes as `other`'s of the same name becomes
+        `other`'s (this builder's own copy is freed): a golden keeps memory only for
+        the tensors compute_golden changed."""
+        tensors = [(n, s) for n, s in enumerate(self.specs) if isinstance(s, TensorArg)]
+        # A copy-on-write clone whose pages were never written is unchanged, known without
+        # reading either side's memory (reading would map the arguments' pages for nothing).
+        unwritten = _tensors.unwritten_copies([s.value for _, s in tensors])
+        for (n, s), clean in zip(tensors, unwritten):
+            theirs = getattr(other, s.name, None)
+            if not _tensors.is_tensor(theirs) or type(theirs) is not type(s.value) or \
+                    theirs.dtype != s.value.dtype or tuple(theirs.shape) != tuple(s.value.shape):
+                continue
+            if clean if clean is not None else _tensors.same_bytes(theirs, s.value):
+                self.specs[n] = TensorArg(s.name, theirs)
+
     def fresh_outputs(self, outputs) -> "TaskArgsBuilder":
         """The same arguments with the tensors named in `outputs` cloned, the others
         shared: the arguments of a run, which writes back only its outputs."""
@@ -559,12 +591,13 @@ class SceneTestCase:
                         _tensors.dtype_name(s.value, f"tensor '{s.name}'")
                     except TypeError as e:
                         raise _CaseFailed(f"{what}: {e}") from None
-        golden = args.clone()
+        golden = args.copy_on_write_clone()  # memory only for what compute_golden writes
         if not skip_golden:
             try:
                 self.compute_golden(golden, params)
             except Exception as e:
                 raise _CaseFailed(f"{what}: compute_golden raised {type(e).__name__}: {e}") from None
+        golden.share_unchanged(args)  # an input it only read is not held twice
         unused = sorted(set(dict.keys(params)) - params.read)
         if unused:
             raise _CaseFailed(f"{what}: params {unused} are not used by generate_args or compute_golden")
@@ -613,7 +646,7 @@ class SceneTestCase:
         def pair(overrides: dict, diagnose: bool):
             """The case prefetch off and on with `overrides` over PFSIM_SET and --pfsim-set, diagnostics
             only when `diagnose`: (outcome, the off run's result, wall seconds off and on), or _CaseFailed."""
-            runs, walls = {}, {}  # the first round's (result, arguments) and wall seconds, off and on
+            runs, walls = {}, {}  # the first round's result and wall seconds, off and on
             for prefetch in (False, True):
                 try:
                     with Worker(enable_sdma=sdma, set={**self.PFSIM_SET, **SESSION_SET, **overrides}) as worker:
@@ -668,9 +701,11 @@ class SceneTestCase:
                                     self.compare_outputs(run_args, golden, outputs, params)
                                 except AssertionError as e:
                                     raise _CaseFailed(f"{what} ({label}): {e}") from None
-                            runs.setdefault(prefetch, (result, run_args))
+                            runs.setdefault(prefetch, result)
+                            # The outputs are compared: the device judges off against on by their hashes.
+                            del run_args
                         if prefetch:  # the pair's verdict: pfsim check's (session/verdict.h), by the device
-                            verdict = worker.judge(runs[False][0], runs[True][0])
+                            verdict = worker.judge(runs[False], runs[True])
                 except CompileError as e:
                     raise _CaseFailed(f"{what}: a source does not compile:\n{e}") from None
                 except RunError as e:
@@ -680,7 +715,7 @@ class SceneTestCase:
             if not verdict["equivalent"]:
                 raise _CaseFailed(f"{what}: {verdict['failure']} "
                                   "(the prefetch changed a value, or the result depends on timing)")
-            (off, _), (on, _) = runs[False], runs[True]
+            off, on = runs[False], runs[True]
             outcome = CaseOutcome(verdict["time_off_ns"], verdict["time_on_ns"], off.l2_hit_rate, on.l2_hit_rate)
             return outcome, off, walls
 

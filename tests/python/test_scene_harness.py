@@ -202,3 +202,45 @@ def test_the_standalone_form_runs_the_module(tmp_path):
     r = subprocess.run([sys.executable, str(path), "-p", "a2a3sim", "--case", "small"], capture_output=True, text=True,
                        env=env, timeout=600)
     assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout + r.stderr
+
+
+def _anonymous_kib(tensor) -> int:
+    """The host's private copies (kB) in the mapping holding `tensor`'s first element (/proc/self/smaps)."""
+    address, inside = tensor.data_ptr(), False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                low, high = (int(x, 16) for x in head.split("-"))
+                inside = low <= address < high
+            elif inside and head == "Anonymous:":
+                return int(line.split()[1])
+    raise AssertionError("no mapping holds the tensor")
+
+
+def test_the_goldens_clone_shares_the_arguments_memory_until_written_and_keeps_only_what_it_changed():
+    import torch
+    from pfsim.testing import Scalar, TaskArgsBuilder, TensorArg
+
+    n = 1 << 20  # 4 MiB of float32: large enough to be mapped, not cloned
+    args = TaskArgsBuilder(TensorArg("a", torch.arange(n, dtype=torch.float32)), TensorArg("b", torch.ones(n)),
+                           TensorArg("out", torch.zeros(n)), TensorArg("small", torch.ones(4)), Scalar("k", 3))
+    golden = args.copy_on_write_clone()
+    assert float(golden.a.sum()) == float(args.a.sum()) == n * (n - 1) / 2  # both read: the same pages
+    assert _anonymous_kib(golden.a) == 0 and _anonymous_kib(args.a) == 0
+    golden.out[:] = 2 * golden.a + golden.b
+    golden.a[0] = -1  # a golden writing an input in place: one page copied, the arguments unchanged
+    assert _anonymous_kib(golden.a) == 4 and float(args.a[0]) == 0 and float(args.out.abs().sum()) == 0
+    args.small[0] = 7  # the other way round too (a small tensor is a clone)
+    assert float(golden.small[0]) == 1
+    # the negative control: a plain clone is private memory from the start
+    plain = args.clone()
+    assert _anonymous_kib(plain.out) >= n * 4 // 1024
+    # after compute_golden the golden keeps its own memory only for the tensors it wrote (b was only read;
+    # a written back to its old value counts as written: known from its pages, without reading the arguments')
+    golden.a[0] = 0
+    golden.share_unchanged(args)
+    assert golden.b.data_ptr() == args.b.data_ptr() and _anonymous_kib(args.b) == 0
+    assert golden.a.data_ptr() != args.a.data_ptr() and torch.equal(golden.a, args.a)
+    assert golden.out.data_ptr() != args.out.data_ptr() and torch.equal(golden.out, 2 * args.a + 1)
+    assert golden.small.data_ptr() != args.small.data_ptr()  # 7 against 1: changed, kept

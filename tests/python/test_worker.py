@@ -389,3 +389,31 @@ def test_a_run_that_takes_long_says_so_on_stderr(capfd):
             assert torch.equal(out, 2 * (a + b) + a)
         err = capfd.readouterr().err
         assert ("pfsim device: vector_chain_orch: still running, " in err) == said, err
+
+
+def test_an_input_in_a_memory_file_is_mapped_without_a_copy_and_the_kernels_writes_never_reach_the_file(byte_copy):
+    """A scene test's arguments live in memory files (_tensors.copy_on_write): a run maps an
+    input's file privately as its GM instead of copying it into the transfer file."""
+    from pfsim import _tensors
+    n = 1 << 18  # 1 MiB of int32: large enough to be mapped
+    args = TaskArgsBuilder(TensorArg("src", torch.arange(n, dtype=torch.int32)),
+                           TensorArg("dst", torch.zeros(n, dtype=torch.int32)))
+    golden = args.copy_on_write_clone()
+    assert _tensors.memory_file(args.src) and _tensors.memory_file(args.dst)
+    assert _tensors.memory_file(golden.src) is None and _tensors.memory_file(args.src[1:]) is None
+    both_in = dataclasses.replace(byte_copy, signature=[pfsim.ArgDirection.IN, pfsim.ArgDirection.IN])
+    out = torch.zeros(n, dtype=torch.int32)
+    with pfsim.Worker() as worker:
+        worker.run(worker.register(byte_copy), [args.src, out, 0])
+        assert torch.equal(out, torch.arange(n, dtype=torch.int32))  # the file's bytes reached the kernel
+        worker.run(worker.register(both_in), [args.src, args.dst, 0])
+        assert int(args.dst.abs().sum()) == 0  # the kernel wrote dst in the die only
+        # the negative control: the same tensor as an output is written (through the transfer file)
+        worker.run(worker.register(byte_copy), [args.src, args.dst, 0])
+        assert torch.equal(args.dst, args.src)
+        # a tensor's file the device cannot open, or a tensor with neither file nor transfer file, is named
+        t = {"name": "a", "dtype": "int32", "shape": [1024], "offset": 0, "bytes": 4096}
+        with pytest.raises(ValueError, match="tensor 0: cannot open /nonexistent: No such file"):
+            worker._request({"op": "run", "handle": 0, "tensors": [dict(t, file="/nonexistent")], "scalars": [0]})
+        with pytest.raises(ValueError, match='tensor 0 without a "data" or "file"'):
+            worker._request({"op": "run", "handle": 0, "tensors": [t], "scalars": [0]})
