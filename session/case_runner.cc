@@ -10,7 +10,7 @@
 #include "base/host_buffer.h"
 #include "base/user_code.h"
 #include "loader/shared_object.h"
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 #include "pfsim_golden.h"
 
 namespace pfsim {
