@@ -66,6 +66,10 @@ commands:
   compile SOURCE... [--core aiv|aic | --orchestration] [-I DIR]... [--print-command] [--json]
                     build sources through the compile cache against pfsim's onboard
                     headers; exit 2 with the compiler's messages when one does not build
+  case-data CASE.toml [--arg NAME=VALUE]... [--out DIR]
+                    what the case file describes, as JSON (its callable, tensors, scalars);
+                    --out: each tensor's initial values and each output's golden as .npy
+                    (the derived scene test of a case: pfsim.testing.CaseFileTest)
   test PATH... [pytest options]
                     run Python scene tests (docs/python.md) under pytest: each case with
                     prefetch off and on, on fresh simulated dies; the gain per case
@@ -182,6 +186,7 @@ int run_cli(const std::vector<std::string>& args) {
         if (args[0] == "sweep") return cmd_sweep(rest);
         if (args[0] == "calibrate") return cmd_calibrate(rest);
         if (args[0] == "compile") return cmd_compile(rest);
+        if (args[0] == "case-data") return cmd_case_data(rest);
         if (args[0] == "device") return cmd_device(rest);
         if (args[0] == "test") return cmd_test(rest);
         if (args[0] == "python-path") return cmd_python_path(rest);

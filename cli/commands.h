@@ -24,6 +24,7 @@ int cmd_report(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_compile(const std::vector<std::string>& args);
+int cmd_case_data(const std::vector<std::string>& args);
 int cmd_device(const std::vector<std::string>& args);
 int cmd_test(const std::vector<std::string>& args);
 int cmd_python_path(const std::vector<std::string>& args);

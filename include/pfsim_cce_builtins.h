@@ -18,7 +18,7 @@
 
 #include <type_traits>
 
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 
 namespace pfsim::cce {
 constexpr int kSingleCacheLine = 0;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/config/units.h"
+#include "model/common/tick.h"
 
 namespace pfsim {
 class Core;

@@ -23,7 +23,7 @@
 #include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/embedded_files.h"
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 
 extern char** environ;
 

@@ -69,7 +69,7 @@ int run_tool(const std::vector<std::string>& argv, std::string* output);
 // [[block_local]] asks for a variable per core, but the cores that run one
 // kernel here share its statics. A source with `[[block_local]] static TYPE
 // NAME;` is compiled from a copy in which NAME is one element per core
-// (indexed by the running core's id, below kBlockLocalCores of core_ops.h),
+// (indexed by the running core's id, below kBlockLocalCores of pfsim_kernel_abi.h),
 // with #line keeping the user's file and line numbers. Empty: no
 // [[block_local]]. Other [[block_local]] forms are a CompileError naming the line.
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs);

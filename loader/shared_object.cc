@@ -16,7 +16,7 @@
 
 #include "base/user_code.h"
 #include "loader/compiler.h"
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 
 namespace pfsim {
 

@@ -13,7 +13,7 @@
 #include <verilated_fst_c.h>
 #include <verilated_vcd_c.h>
 
-#include "model/config/units.h"
+#include "model/common/tick.h"
 #include "rtl_stubs/waves.h"
 
 namespace pfsim {

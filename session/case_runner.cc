@@ -10,7 +10,7 @@
 #include "base/host_buffer.h"
 #include "base/user_code.h"
 #include "loader/shared_object.h"
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 #include "pfsim_golden.h"
 
 namespace pfsim {
@@ -369,6 +369,19 @@ CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& wo
     static_cast<CallResult&>(result) = call(callable, tensors, scalars, spec.enable_sdma, platform, worker, heap_bytes);
     result.outputs = compare_outputs(spec, tensors, computed);
     return result;
+}
+
+CaseData case_data(const CaseSpec& spec, KernelCompiler& compiler) {
+    const golden::ComputeGolden compute = load_golden(spec, compiler);
+    std::vector<CallTensor> tensors = initial_tensors(spec);
+    std::vector<std::vector<uint8_t>> computed;
+    if (compute) computed = computed_goldens(spec, compute, tensors);
+    CaseData data;
+    for (size_t i = 0; i < spec.tensors.size(); ++i) {
+        data.golden.push_back(spec.tensors[i].output ? golden_of(spec, i, computed) : std::vector<uint8_t>{});
+        data.initial.push_back(std::move(tensors[i].data));
+    }
+    return data;
 }
 
 std::vector<CaseResult> run_case_ranks(const CaseSpec& spec, const std::vector<CaseRank>& ranks, KernelCompiler& compiler,

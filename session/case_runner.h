@@ -116,6 +116,16 @@ struct CaseResult : CallResult {
 CaseResult run_case(const CaseSpec& spec, rt::Platform& platform, rt::Worker& worker, KernelCompiler& compiler,
                     uint64_t heap_bytes);
 
+// What a run of the case starts from and compares with, without running it:
+// each tensor's initial values and each output's golden (empty for an input),
+// the [golden] source compiled and called as run_case calls it. A case's
+// derived scene test (pfsim case-data, pfsim.testing.CaseFileTest) runs with
+// these. Throws as run_case does before it simulates.
+struct CaseData {
+    std::vector<std::vector<uint8_t>> initial, golden;  // by tensor, in order
+};
+CaseData case_data(const CaseSpec& spec, KernelCompiler& compiler);
+
 // One rank of a level-3 case's run: its die, its worker, and the device
 // pointer of its CommContext (the value of the case's comm_context scalar).
 struct CaseRank {

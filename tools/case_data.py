@@ -27,13 +27,16 @@ def as_numpy(tensor):
 
 
 def scene_classes(path):
-    from pfsim.testing import SceneTestCase
+    """The scene test classes of `path` that compute their own values (a CaseFileTest
+    without its own generate_args takes them from its case files: nothing to write)."""
+    from pfsim.testing import CaseFileTest, SceneTestCase
     spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # inspect finds a class's file through it
     spec.loader.exec_module(module)
     return [c for c in vars(module).values()
-            if isinstance(c, type) and issubclass(c, SceneTestCase) and c is not SceneTestCase and c.CASES]
+            if isinstance(c, type) and issubclass(c, SceneTestCase) and c.CASES
+            and not (issubclass(c, CaseFileTest) and c.generate_args is CaseFileTest.generate_args)]
 
 
 def write(path, out_dir):

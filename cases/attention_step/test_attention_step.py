@@ -1,40 +1,24 @@
 """Scene test of the attention_step case: S = Q K^T on the cube, an
 online-softmax step on a vector core (TROWMAX, TROWEXPANDSUB, TEXP, TROWSUM,
 TCVT to bf16), O = P V on the cube, with V warmed into L2 by a vector task
-while Q K^T runs."""
+while Q K^T runs. Its callable, argument declarations and tolerances are
+case.toml's; its values and golden are torch's, which case.toml reads as the .npy
+files tools/case_data.py writes from this test (pfsim.testing.CaseFileTest)."""
 
 import math
 
-import pytest
 import torch
 
-from pfsim.testing import ArgDirection as D
-from pfsim.testing import Scalar, SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+from pfsim.testing import CaseFileTest, Scalar, TaskArgsBuilder, TensorArg, scene_test
 
 M, DIM, N = 16, 64, 512
 
 
-@pytest.mark.sdma
 @scene_test(level=2, runtime="tensormap_and_ringbuffer")
-class TestAttentionStep(SceneTestCase):
-    # P is rounded to bf16 before P V: one bf16 ulp (2^-8 relative) of P moves O by about that much.
-    RTOL = 1e-2
-    ATOL = 1e-2
-
-    CALLABLE = {
-        "orchestration": {
-            "source": "kernels/orchestration/attention_orch.cpp",
-            "signature": [D.IN, D.IN, D.IN, D.OUT, D.OUT, D.OUT],
-        },
-        "incores": [
-            {"func_id": 0, "source": "kernels/aic/kernel_qk.cpp", "core_type": "aic"},
-            {"func_id": 1, "source": "../weight_warm/kernels/aiv/kernel_warm.cpp", "core_type": "aiv"},
-            {"func_id": 2, "source": "kernels/aiv/kernel_softmax.cpp", "core_type": "aiv"},
-            {"func_id": 3, "source": "kernels/aic/kernel_pv.cpp", "core_type": "aic"},
-        ],
-    }
-
-    CASES = [{"name": "bf16_16x512x64", "platforms": ["a2a3"], "params": {"seed": 7}}]
+class TestAttentionStep(CaseFileTest):
+    # P is rounded to bf16 before P V: one bf16 ulp (2^-8 relative) of P moves O by about that much
+    # (case.toml's tolerances).
+    CASE_FILES = [{"name": "bf16_16x512x64", "file": "case.toml", "params": {"seed": 7}}]
 
     def generate_args(self, params):
         g = torch.Generator().manual_seed(params["seed"])

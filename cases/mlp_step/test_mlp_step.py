@@ -2,36 +2,23 @@
 (TEXTRACT of K slices, TMATMUL then TMATMUL_ACC), the layer between on a
 vector core (TCVT; for W8A8, int32 -> half -> scaled -> int8), the second
 layer's weights warmed into L2 while the first layer runs. In bf16 with
-float accumulation, and W8A8 (int8 operands, exact int32 accumulation)."""
+float accumulation, and W8A8 (int8 operands, exact int32 accumulation). Their
+callables, argument declarations and tolerances are case.toml's and
+case_w8a8.toml's; their values and goldens are torch's, which the case files
+read as the .npy files tools/case_data.py writes from this test
+(pfsim.testing.CaseFileTest)."""
 
-import pytest
 import torch
 
-from pfsim.testing import ArgDirection as D
-from pfsim.testing import Scalar, SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+from pfsim.testing import CaseFileTest, Scalar, TaskArgsBuilder, TensorArg, scene_test
 
 M, K, N = 32, 256, 256
 SCALE = 1.0 / 2048
 
 
-def callable_for(gemm_source):
-    return {
-        "orchestration": {"source": "kernels/orchestration/mlp_orch.cpp", "signature": [D.IN, D.IN, D.IN, D.OUT]},
-        "incores": [
-            {"func_id": 0, "source": gemm_source, "core_type": "aic"},
-            {"func_id": 1, "source": "../weight_warm/kernels/aiv/kernel_warm.cpp", "core_type": "aiv"},
-            {"func_id": 2, "source": "kernels/aiv/kernel_requant.cpp", "core_type": "aiv"},
-        ],
-    }
-
-
-@pytest.mark.sdma
 @scene_test(level=2, runtime="tensormap_and_ringbuffer")
-class TestMlpBf16(SceneTestCase):
-    RTOL = 1e-3  # the float accumulation order differs from torch's
-    ATOL = 1e-3
-    CALLABLE = callable_for("kernels/aic/kernel_gemm_bf16.cpp")
-    CASES = [{"name": "bf16_32x256x256", "platforms": ["a2a3"], "params": {"seed": 11}}]
+class TestMlpBf16(CaseFileTest):
+    CASE_FILES = [{"name": "bf16_32x256x256", "file": "case.toml", "params": {"seed": 11}}]
 
     def generate_args(self, params):
         g = torch.Generator().manual_seed(params["seed"])
@@ -49,13 +36,9 @@ class TestMlpBf16(SceneTestCase):
         args.y[:] = h.float() @ args.w2.float()
 
 
-@pytest.mark.sdma
 @scene_test(level=2, runtime="tensormap_and_ringbuffer")
-class TestMlpW8A8(SceneTestCase):
-    RTOL = 0  # integer matmuls are exact; the requant's roundings are torch's
-    ATOL = 0
-    CALLABLE = callable_for("kernels/aic/kernel_gemm_w8a8.cpp")
-    CASES = [{"name": "w8a8_32x256x256", "platforms": ["a2a3"], "params": {"seed": 13}}]
+class TestMlpW8A8(CaseFileTest):
+    CASE_FILES = [{"name": "w8a8_32x256x256", "file": "case_w8a8.toml", "params": {"seed": 13}}]
 
     def generate_args(self, params):
         g = torch.Generator().manual_seed(params["seed"])

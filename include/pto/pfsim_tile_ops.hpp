@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 #include "pto/pfsim_elements.hpp"
 
 namespace pto {

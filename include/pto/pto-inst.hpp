@@ -17,7 +17,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 #include "pfsim_cce_builtins.h"  // dcci, dsb
 #include "pto/comm/pto_comm_inst.hpp"
 #include "pto/pfsim_elements.hpp"

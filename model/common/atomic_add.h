@@ -9,7 +9,7 @@
 
 #include <tlm>
 
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 
 namespace pfsim {
 

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "model/config/units.h"
+#include "model/common/tick.h"
 
 namespace pfsim {
 

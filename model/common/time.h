@@ -4,7 +4,7 @@
 #include <cmath>
 #include <systemc>
 
-#include "model/config/units.h"
+#include "model/common/tick.h"
 
 namespace pfsim {
 

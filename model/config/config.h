@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/common/tick.h"
 #include "model/config/params.h"
 #include "model/config/units.h"
 

@@ -6,9 +6,6 @@
 
 namespace pfsim {
 
-// Simulated time in picoseconds (SystemC's default resolution).
-using Tick = uint64_t;
-
 enum class Kind { Count, Size, Bandwidth, Time, Frequency, Choice, Flag };
 
 const char* kind_name(Kind kind);

@@ -1,5 +1,5 @@
 // A simulated AI core (vector AIV or cube AIC): a SystemC process that runs C++
-// kernels written against the kernel API (core_ops.h).
+// kernels written against the kernel ABI (include/pfsim_kernel_abi.h).
 //
 // Timing: each pipe (scalar, MTE2, MTE3, vector, cube) keeps the time it is busy
 // until. The scalar unit issues API calls in program order; loads, stores, vector
@@ -28,7 +28,7 @@
 #include "model/common/what_if.h"
 #include "model/config/config.h"
 #include "model/core/core_observer.h"
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 #include "model/core/cross_core_flags.h"
 #include "model/stats/stats.h"
 #include "model/trace/recorder.h"

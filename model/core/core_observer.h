@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "model/config/units.h"
-#include "model/core/core_ops.h"
+#include "model/common/tick.h"
+#include "pfsim_kernel_abi.h"
 
 namespace pfsim {
 

@@ -1,6 +1,6 @@
 #include "model/core/cross_core_flags.h"
 
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 
 namespace pfsim {
 

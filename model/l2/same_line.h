@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "base/zero_buffer.h"
-#include "model/config/units.h"
+#include "model/common/tick.h"
 
 namespace pfsim {
 

@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "model/config/units.h"
+#include "model/common/tick.h"
 
 namespace pfsim {
 

@@ -33,7 +33,8 @@ from . import ArgDirection, Callable, CompileError, RunError, Worker, _diagnosti
 from .task_interface import CallConfig, ring_values
 
 __all__ = ["SceneTestCase", "TaskArgsBuilder", "TensorArg", "Scalar", "scene_test", "scene_level", "ArgDirection",
-           "SceneTestLevel", "CaseOutcome", "is_manual_for_platform", "CallableNamespace"]
+           "SceneTestLevel", "CaseOutcome", "is_manual_for_platform", "CallableNamespace",
+           "CaseFileTest", "describe_case_file"]
 
 PLATFORMS = ("a2a3", "a2a3sim")  # pfsim simulates a2a3; cases for either run
 CASE_KEYS = {"name", "platforms", "manual", "config", "params", "skip_golden"}
@@ -512,6 +513,10 @@ class SceneTestCase:
 
     # -- the run -------------------------------------------------------
 
+    def _uses_sdma(self, request) -> bool:
+        """Whether the case's worker has the async-DMA workspace: the sdma marker."""
+        return request.node.get_closest_marker("sdma") is not None
+
     def _case(self, name: str) -> dict:
         return next(c for c in self.CASES if c["name"] == name)
 
@@ -619,7 +624,7 @@ class SceneTestCase:
         opt = request.config.getoption
         rounds = int(opt("--rounds", default=1) or 1)
         skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
-        sdma = request.node.get_closest_marker("sdma") is not None
+        sdma = self._uses_sdma(request)
 
         _warn_unmodelled_config(case.get("config", {}), what)
         rings = case.get("config", {}).get("runtime_env", {})  # checked at collection (case_config)
@@ -1092,3 +1097,182 @@ def _build_l3_task_args(test_args: TaskArgsBuilder, orch_signature: list, worker
         else:
             out.add_scalar(scalar_to_uint64(spec.value))
     return out, outputs
+
+
+# -- scene tests derived from case files -------------------------------------
+
+def describe_case_file(path: str, args: dict | None = None, out: str | None = None) -> dict:
+    """What a case file describes (`pfsim case-data`): its callable, tensors and
+    scalars, after `args` (--arg NAME=VALUE); with `out`, also each tensor's
+    initial values (NAME.npy) and each output's golden (NAME.golden.npy) written
+    there, by the code a run of the case uses. ValueError with pfsim's message."""
+    import json
+    import subprocess
+
+    from ._device import find_binary
+
+    cmd = [find_binary(), "case-data", path]
+    for key, value in (args or {}).items():
+        cmd += ["--arg", f"{key}={value}"]
+    if out:
+        cmd += ["--out", out]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ValueError(done.stderr.strip() or f"{' '.join(cmd)}: exit {done.returncode}")
+    return json.loads(done.stdout)
+
+
+def _load_npy(path: str, dtype: str):
+    """A .npy `pfsim case-data` wrote as a torch tensor (bfloat16's raw <u2 bits as bfloat16)."""
+    import numpy as np
+    import torch
+
+    array = np.load(path)
+    if dtype == "bfloat16":
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
+def _case_callable(described: dict) -> dict:
+    """A scene test's CALLABLE for the callable a case file describes."""
+    orch = described["orchestration"]
+    incores = [dict(k) for k in described["incores"]]
+    if described["include_dirs"] and incores:  # the Callable takes every incore's extra dirs for all sources
+        incores[0]["extra_include_dirs"] = described["include_dirs"]
+    return {"orchestration": {"source": orch["source"], "function_name": orch["function"],
+                              "config_name": orch["config"],
+                              "signature": [ArgDirection.OUT if t["output"] else ArgDirection.IN
+                                            for t in described["tensors"]]},
+            "incores": incores}
+
+
+class CaseFileTest(SceneTestCase):
+    """A scene test whose description is its folder's case files (docs/cases.md):
+    CASE_FILES names them, each "case.toml" or {"file": ..., "name": ..., "args":
+    {NAME: VALUE}} (`--arg` values; "name" defaults to the case file's). The
+    class's CALLABLE, CASES, the sdma marker and each output's tolerance come from
+    them, and so, unless the class writes its own, do generate_args (each
+    tensor's initial values, each scalar) and compute_golden (each output's
+    golden, a [golden] source's included), made by `pfsim case-data` with the
+    code `pfsim run CASE` uses. A class that computes values a case file cannot
+    say (torch goldens) writes its own generate_args and compute_golden and gives
+    each entry its "params"; the case file then names the .npy files they write
+    (tools/case_data.py), and every run checks that the arguments are the ones
+    the case file declares (names, dtypes, shapes, scalars' bits)."""
+
+    CASE_FILES: list = []
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.CASE_FILES:
+            return
+        where = f"{cls.__module__}.{cls.__name__}"
+        for own in ("CALLABLE", "CASES", "RTOL", "ATOL"):
+            if own in vars(cls):
+                raise ValueError(f"{where}: a CaseFileTest takes {own} from its CASE_FILES; it may not write its own")
+        folder = os.path.dirname(os.path.abspath(sys.modules[cls.__module__].__file__))
+        own_values = cls.generate_args is not CaseFileTest.generate_args
+        if own_values != (cls.compute_golden is not CaseFileTest.compute_golden):
+            raise ValueError(f"{where}: writes one of generate_args and compute_golden: both or neither")
+        cls._case_files, cls.CASES = {}, []
+        callable_ = sdma = None
+        for i, entry in enumerate(cls.CASE_FILES):
+            entry = {"file": entry} if isinstance(entry, str) else dict(entry)
+            unknown = set(entry) - {"file", "name", "args", "params"}
+            if unknown or "file" not in entry:
+                raise ValueError(f"{where}: CASE_FILES[{i}]: takes file, name, args, params"
+                                 f"{f' (not {sorted(unknown)[0]})' if unknown else ' (file is missing)'}")
+            if "params" in entry and not own_values:
+                raise ValueError(f"{where}: CASE_FILES[{i}]: params are for a class's own generate_args; "
+                                 "a case file's values take args")
+            path = os.path.join(folder, entry["file"])
+            try:
+                described = describe_case_file(path, entry.get("args"))
+            except ValueError as e:
+                raise ValueError(f"{where}: CASE_FILES[{i}]: {e}") from None
+            name = entry.get("name", described["name"])
+            this = _case_callable(described)
+            if callable_ not in (None, this) or sdma not in (None, described["enable_sdma"]):
+                raise ValueError(f"{where}: CASE_FILES[{i}] ({entry['file']}) describes another callable or "
+                                 "enable_sdma than the entries before it: one class runs one callable")
+            callable_, sdma = this, described["enable_sdma"]
+            cls._case_files[name] = (path, entry.get("args", {}), described)
+            cls.CASES.append({"name": name, "platforms": ["a2a3"],
+                              "params": entry.get("params", {}) if own_values else entry.get("args", {})})
+        cls.CALLABLE = callable_
+        if sdma:
+            pytest.mark.sdma(cls)
+
+    def _uses_sdma(self, request) -> bool:
+        described = self._case_files[self._case_name][2]
+        if request.node.get_closest_marker("sdma") is not None and not described["enable_sdma"]:
+            raise _CaseFailed(f"{type(self).__name__}::{self._case_name}: marked sdma, but its case file says "
+                              "enable_sdma = false")
+        return described["enable_sdma"]
+
+    def _run_case_checked(self, case_name: str, request) -> CaseOutcome:
+        self._case_name = case_name
+        return super()._run_case_checked(case_name, request)
+
+    def _args_and_golden(self, case: dict, what: str, skip_golden: bool, check_dtypes: bool):
+        params, args, golden = super()._args_and_golden(case, what, skip_golden, check_dtypes)
+        mismatch = self._differs_from_case_file(args)
+        if mismatch:
+            raise _CaseFailed(f"{what}: {mismatch}")
+        return params, args, golden
+
+    def _differs_from_case_file(self, args: TaskArgsBuilder) -> str | None:
+        """What of `args` the case file declares otherwise (None: nothing)."""
+        path, _, described = self._case_files[self._case_name]
+        file = os.path.basename(path)
+        declared = [t["name"] for t in described["tensors"]] + [s["name"] for s in described["scalars"]]
+        if [s.name for s in args.specs] != declared:
+            return f"arguments {[s.name for s in args.specs]}, where {file} declares {declared}"
+        for t in described["tensors"]:
+            value = getattr(args, t["name"])
+            dtype, shape = _tensors.dtype_name(value, t["name"]), list(value.shape)
+            if (dtype, shape) != (t["dtype"], t["shape"]):
+                return f"tensor '{t['name']}' is {dtype}{shape}, where {file} declares {t['dtype']}{t['shape']}"
+        for s in described["scalars"]:
+            bits = _tensors.scalar_bits(getattr(args, s["name"]), s["name"])
+            if bits != s["bits"]:
+                return f"scalar '{s['name']}' is {bits:#x}, where {file} declares {s['bits']:#x}"
+        return None
+
+    def generate_args(self, params) -> TaskArgsBuilder:
+        import ctypes
+        import shutil
+        import tempfile
+
+        path, _, described = self._case_files[self._case_name]
+        args = dict(params.items())
+        folder = tempfile.mkdtemp(prefix="pfsim-case-data-")
+        try:
+            describe_case_file(path, args, folder)
+            built = TaskArgsBuilder()
+            self._goldens = {}
+            for t in described["tensors"]:
+                for kind in ("", ".golden") if t["output"] else ("",):
+                    value = _load_npy(os.path.join(folder, f"{t['name']}{kind}.npy"), t["dtype"])
+                    if kind:
+                        self._goldens[t["name"]] = value
+                    else:
+                        built.add_tensor(t["name"], value)
+            for s in described["scalars"]:
+                built.add_scalar(s["name"], ctypes.c_uint64(s["bits"]))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return built
+
+    def compute_golden(self, args, params) -> None:
+        for name, value in self._goldens.items():
+            getattr(args, name).copy_(value)
+
+    def output_names(self, args: TaskArgsBuilder) -> list[str]:
+        return [t["name"] for t in self._case_files[self._case_name][2]["tensors"] if t["output"]]
+
+    def compare_outputs(self, test_args, golden_args, output_names, params) -> None:
+        """Each output within its own tolerance, as the case file gives it."""
+        tolerances = {t["name"]: (t["rtol"], t["atol"]) for t in self._case_files[self._case_name][2]["tensors"]}
+        for name in output_names:
+            _compare_outputs(test_args, golden_args, [name], *tolerances[name])

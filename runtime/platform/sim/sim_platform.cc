@@ -10,7 +10,7 @@
 
 #include "base/hex.h"
 #include "model/common/payload.h"
-#include "model/core/core_ops.h"
+#include "pfsim_kernel_abi.h"
 #include "model/sdma/sdma_engine.h"
 #include "rtl_stubs/waves.h"
 #include "runtime/platform/device.h"

@@ -1,6 +1,8 @@
-// What a running kernel can ask of the core it runs on: the simulated core's
-// instruction set, as seen from C++ kernels. No SystemC here: kernels and the
-// kernel API include only this header.
+// The kernel ABI: what a running kernel can ask of the core it runs on, the
+// simulated core's instruction set as seen from C++ kernels. No SystemC here:
+// kernels and the kernel API (this include set) include only this header; the
+// model's Core (model/core/core.h) implements CoreOps, and the loader sets the
+// hooks below.
 //
 // Contract: every call is made from inside a kernel running on a simulated core
 // (current_core() is that core). Values move at the call; the call advances the
