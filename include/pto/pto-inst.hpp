@@ -47,13 +47,17 @@ inline int64_t(get_subblockid)() { return pfsim::current_core().subblock_registe
 
 // System counter: 50 MHz ticks of simulated time; reading it is a scalar op
 // (pfsim::CounterFastPath: a polling loop's reads mostly stay in this function).
-// Not instrumented: the fast path touches the core's own state, never GM.
-__attribute__((no_sanitize_thread)) inline uint64_t get_sys_cnt() {
+// Not instrumented: the fast path touches the core's own state, never GM; hidden:
+// each kernel object calls its own copy directly, not through the PLT.
+__attribute__((no_sanitize_thread, visibility("hidden"))) inline uint64_t get_sys_cnt() {
     pfsim::CounterFastPath* const fast = pfsim::g_counter_fast;
-    if (fast && *fast->issue_ps + fast->op_ps <= fast->horizon_ps) {
-        *fast->issue_ps += fast->op_ps;
-        *fast->scalar_busy_ps += fast->op_ps;
-        return *fast->issue_ps / pfsim::kSystemCounterTickPs;
+    if (fast) {
+        const uint64_t issue = *fast->issue_ps + fast->op_ps;
+        if (issue <= fast->horizon_ps) {
+            *fast->issue_ps = issue;
+            *fast->scalar_busy_ps += fast->op_ps;
+            return issue / pfsim::kSystemCounterTickPs;
+        }
     }
     return pfsim::read_system_counter();
 }

@@ -24,16 +24,17 @@ def poll(tmp_path_factory):
 
     def run(how, store_every=0, hold=300):
         """Each block's line (first tick, last tick, reads, stores), the run's
-        task times and its trace; each run the first of its own worker (a
-        worker's die keeps its clock from one run to the next)."""
+        task times with each block's span (its pipes' busy time too) and its
+        trace; each run the first of its own worker (a worker's die keeps its
+        clock from one run to the next)."""
         out = torch.zeros(BLOCKS * 8, dtype=torch.int64)
         trace = str(traces / f"trace_{how}_{store_every}.json")
         with pfsim.Worker() as worker:
-            r = worker.run(worker.register(callable_), [out, BLOCKS, hold, how, store_every], trace=trace)
+            r = worker.run(worker.register(callable_), [out, BLOCKS, hold, how, store_every], trace=trace, spans=True)
         assert r.error is None, r.error
         with open(trace) as f:
             text = f.read()
-        return out.reshape(BLOCKS, 8)[:, :4].tolist(), [(t.start_ns, t.end_ns) for t in r.tasks], r.sim_time_ns, text
+        return out.reshape(BLOCKS, 8)[:, :4].tolist(), [(t.start_ns, t.end_ns, t.spans) for t in r.tasks], r.sim_time_ns, text
     return run
 
 
