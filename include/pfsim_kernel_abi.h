@@ -178,6 +178,30 @@ public:
 
 // The core the calling kernel runs on. Throws std::logic_error outside a kernel.
 CoreOps& current_core();
+
+// A read of the system counter (get_sys_cnt) is one scalar op. Its full path,
+// read_system_counter(), enters the core as every call does: it applies a
+// pending raw store, honours a requested stop, advances the scalar unit and
+// synchronises with SystemC time once the core is a quantum ahead. When that
+// full path finds nothing to do but the advance, it arms this fast path for
+// the running core: the next reads advance the scalar unit inline, as long as
+// the advance stays within `horizon_ps` (SystemC time + core.quantum when
+// armed, where the full path would not synchronise either). The core disarms
+// it (g_counter_fast = nullptr) whenever anything else may have to happen at
+// the next read: another core runs, a raw store waits to be applied, a stop is
+// requested. So a polling loop costs a few host instructions per read and
+// every read returns, and advances, exactly what the full path would.
+struct CounterFastPath {
+    uint64_t* issue_ps;        // the scalar unit's next issue time
+    uint64_t* scalar_busy_ps;  // the scalar pipe's busy time (statistics)
+    uint64_t op_ps;            // one scalar op (core.scalar_op)
+    uint64_t horizon_ps;       // the latest issue time that needs no synchronisation
+};
+extern CounterFastPath* g_counter_fast;
+// The system counter at the scalar unit's time after one more scalar op: 50 MHz
+// ticks (20 ns) of simulated time. The full path; arms g_counter_fast.
+uint64_t read_system_counter();
+constexpr uint64_t kSystemCounterTickPs = 20000;
 // Which copy of a [[block_local]] variable the running core uses (its core id;
 // loader/compiler.h makes kBlockLocalCores copies).
 constexpr unsigned kBlockLocalCores = 256;

@@ -45,10 +45,21 @@ inline int64_t get_block_num() { return pfsim::current_core().block_num(); }
 // get_subblockid() is the sub-block register: the core's lane, or 0 (core.subblock_register).
 inline int64_t(get_subblockid)() { return pfsim::current_core().subblock_register(); }
 
-// System counter: 50 MHz ticks of simulated time; reading it is a scalar op.
-inline uint64_t get_sys_cnt() {
-    pfsim::current_core().scalar(1);
-    return pfsim::current_core().now_ps() / 20000;
+// System counter: 50 MHz ticks of simulated time; reading it is a scalar op
+// (pfsim::CounterFastPath: a polling loop's reads mostly stay in this function).
+// Not instrumented: the fast path touches the core's own state, never GM; hidden:
+// each kernel object calls its own copy directly, not through the PLT.
+__attribute__((no_sanitize_thread, visibility("hidden"))) inline uint64_t get_sys_cnt() {
+    pfsim::CounterFastPath* const fast = pfsim::g_counter_fast;
+    if (fast) {
+        const uint64_t issue = *fast->issue_ps + fast->op_ps;
+        if (issue <= fast->horizon_ps) {
+            *fast->issue_ps = issue;
+            *fast->scalar_busy_ps += fast->op_ps;
+            return issue / pfsim::kSystemCounterTickPs;
+        }
+    }
+    return pfsim::read_system_counter();
 }
 
 namespace pto {

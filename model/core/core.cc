@@ -16,6 +16,13 @@ namespace {
 
 Core* g_current = nullptr;
 
+// Every change of the running core disarms the counter's fast path
+// (CounterFastPath): only a full read arms it again.
+void set_current(Core* core) {
+    g_current = core;
+    g_counter_fast = nullptr;
+}
+
 size_t index(Pipe p) { return static_cast<size_t>(p); }
 
 const char* buffer_name(Buffer b) {
@@ -30,6 +37,25 @@ const char* buffer_name(Buffer b) {
 }
 
 }  // namespace
+
+CounterFastPath* g_counter_fast = nullptr;
+
+uint64_t read_system_counter() {
+    Core& core = static_cast<Core&>(current_core());
+    return core.read_counter();
+}
+
+uint64_t Core::read_counter() {
+    scalar(1);
+    // Arm only when the next read would have nothing else to do: no stop to
+    // honour (one may have been requested while scalar() synchronised).
+    if (stop_.empty() && !user_code::time_limit_passed()) {
+        counter_fast_ = {&issue_, &busy_time(stats_, Pipe::Scalar), scalar_op_,
+                         sc_core::sc_time_stamp().value() + quantum_};
+        g_counter_fast = &counter_fast_;
+    }
+    return issue_ / kSystemCounterTickPs;
+}
 
 uint64_t& busy_time(CoreStats& s, Pipe pipe) {
     switch (pipe) {
@@ -84,6 +110,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
                               std::to_string(len) + " bytes) outside every allocation");
         }
         if (write) {
+            g_counter_fast = nullptr;  // the store is applied at the next full entry
             core->raw_store_gm_ = gm;
             core->raw_store_len_ = len;
             for (CoreObserver* o : core->observers_) o->scalar_stored(*core, gm, len);
@@ -353,7 +380,7 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
 void Core::thread() {
     for (;;) {
         sc_core::wait(start_);
-        g_current = this;
+        set_current(this);
         const Tick now = sc_core::sc_time_stamp().value();
         issue_ = now;
         pipe_.fill(now);
@@ -387,7 +414,7 @@ void Core::thread() {
         catch_up(issue_);
         run_.returned = sc_core::sc_time_stamp().value();
         running_ = false;
-        g_current = nullptr;
+        set_current(nullptr);
         done_.notify(sc_core::SC_ZERO_TIME);
     }
 }
@@ -395,7 +422,7 @@ void Core::thread() {
 void Core::catch_up(Tick until) {
     const Tick now = sc_core::sc_time_stamp().value();
     if (until > now) sc_core::wait(to_sc(until - now));
-    g_current = this;
+    set_current(this);
     issue_ = std::max<Tick>(issue_, sc_core::sc_time_stamp().value());
 }
 
@@ -463,7 +490,7 @@ void Core::hold_within_quantum(Tick start) {
     const Tick now = sc_core::sc_time_stamp().value();
     if (start > now + quantum_) {
         sc_core::wait(to_sc(start - quantum_ - now));
-        g_current = this;
+        set_current(this);
     }
 }
 
@@ -698,7 +725,7 @@ void Core::cross_core_wait(int flag) {
             sc_core::wait(cross_flags_->arrived(id_) | stop_event_);
             blocked_flag_ = -1;
         }
-        g_current = this;
+        set_current(this);
     }
     cross_flags_->consume(id_, flag);
     issue_ = std::max<Tick>(issue_, sc_core::sc_time_stamp().value());
