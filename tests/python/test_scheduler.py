@@ -171,6 +171,12 @@ def test_a_consumer_of_an_early_resolve_producer_is_staged_on_idle_cores_and_sta
     assert r.tasks[1].early_ns is not None and len(cohort_clusters(r.tasks[1])) == 8
     r = early(True, 24)
     assert r.tasks[1].early_ns is None and r.tasks[1].start_ns == pytest.approx(r.tasks[0].end_ns + 1000)
+    # Without sync start a consumer is staged on as many idle cores as there are (47: the
+    # producer holds one); its last block is dispatched the ordinary way once it is ready.
+    r = early(True, 48, sync=False, threads=2)
+    producer, consumer = r.tasks
+    sent = sorted(s["dispatch_ns"] for s in consumer.spans)
+    assert sent == [consumer.early_ns] * 47 + [producer.end_ns], sent
     # Negative control: without the flag nothing is staged; the consumer is dispatched once
     # the producer completed, orch.dispatch_latency (1 us) later, and no early_dispatch is written.
     r = early(False, 8, threads=2)
