@@ -201,6 +201,7 @@ void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdm
     graph_launch_ = GraphLaunch{};
     graph_launch_.dispatch_ps = options_.scheduler.dispatch_ps;
     graph_launch_.completion_ps = options_.scheduler.completion_ps;
+    graph_launch_.doorbell_ps = options_.scheduler.doorbell_ps;
     graph_launch_.time_limit_ps = options_.scheduler.time_limit_ps;
     graph_launch_.poll_ps = options_.scheduler.poll_ps;
     const uint32_t threads = options_.aicpu_threads ? options_.aicpu_threads : kDefaultAicpuThreads;
@@ -222,6 +223,7 @@ void Worker::add_task(const GraphTask& t) {
     d.shape = t.shape;
     d.blocks = t.block_num;
     d.sync_start = t.sync_start;
+    d.early_resolve = t.early_resolve;
     d.deps = t.deps;
     d.release_ps = t.release_ps;
     d.predicate_op = static_cast<uint8_t>(t.predicate.op);

@@ -28,6 +28,7 @@ public:
 // The AICPU scheduler's costs (configuration keys orch.*).
 struct SchedulerTiming {
     uint64_t submit_ps = 0, dispatch_ps = 0, completion_ps = 0, time_limit_ps = 0, poll_ps = 0;
+    uint64_t doorbell_ps = 0;     // an early-staged block's last producer completing -> its core starts
     uint64_t tensor_data_ps = 0;  // the orchestrator's GM access of tensor data
 };
 

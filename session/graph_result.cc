@@ -25,6 +25,7 @@ rt::WorkerOptions worker_options(const Config& cfg, bool enable_sdma, bool prefe
     wo.scheduler.submit_ps = cfg.time("orch.submit_cost");
     wo.scheduler.dispatch_ps = cfg.time("orch.dispatch_latency");
     wo.scheduler.completion_ps = cfg.time("orch.completion_latency");
+    wo.scheduler.doorbell_ps = cfg.time("orch.doorbell_latency");
     wo.scheduler.time_limit_ps = cfg.time("orch.time_limit");
     wo.scheduler.poll_ps = cfg.time("orch.poll_interval");
     wo.scheduler.tensor_data_ps = cfg.time("orch.tensor_data_cost");
@@ -77,6 +78,8 @@ void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatf
         t.release_ns = ns(r.graph.start_ps + r.tasks[i].release_ps);
         t.drained = run.drained;
         t.drain_ns = ns(run.drain_ps);
+        t.early = run.early;
+        t.early_ns = ns(run.early_ps);
         for (const rt::TaskRun::CoreSpan& s : run.spans) {
             TaskResult::Span span{platform.core(s.core).name(), s.core, s.block, r.tasks[i].kernel[s.slot],
                                   ns(s.dispatch_ps), ns(s.start_ps), ns(s.end_ps), ns(s.finish_ps), {}};

@@ -355,6 +355,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
                     tasks.back()["task_id"] = t.ring_id;
                     tasks.back()["submit_ns"] = {t.submit_ns, t.release_ns};
                     if (t.drained) tasks.back()["drain_ns"] = t.drain_ns;
+                    if (t.early) tasks.back()["early_ns"] = t.early_ns;
                 }
             }
             j["tasks"] = tasks;

@@ -61,6 +61,8 @@ struct TaskResult {
     double submit_ns = 0, release_ns = 0;
     bool drained = false;  // a sync-start cohort that went through the global drain (rt::TaskRun::drained), from drain_ns
     double drain_ns = 0;
+    bool early = false;  // staged early on idle cores (rt::TaskRun::early), from early_ns
+    double early_ns = 0;
 };
 
 struct RunResult {

@@ -178,6 +178,9 @@ const std::vector<ParamSpec>& param_specs() {
 
         zero_allowed(param("orch.submit_cost", Kind::Time, "AICPU orchestrator time per task submission")),
         zero_allowed(param("orch.dispatch_latency", Kind::Time, "a ready task's block to its core starting it")),
+        zero_allowed(param("orch.doorbell_latency", Kind::Time,
+                           "an early-staged block's producer completing to its gated core starting it "
+                           "(set_allow_early_resolve)")),
         zero_allowed(param("orch.completion_latency", Kind::Time,
                            "a core finishing a block to the scheduler counting it done")),
         param("orch.tensor_data_cost", Kind::Time,

@@ -106,9 +106,11 @@ class TaskTiming:
     spans: list = field(default_factory=list)
     # run(spans=True) too: the orchestrator's submission of it, [began, reached the scheduler] (ns, as the
     # spans), and for a sync-start cohort that went through the global drain (it fitted no one scheduler
-    # thread's free cores), when it entered it
+    # thread's free cores), when it entered it; for a consumer staged early on idle cores (its producers
+    # set_allow_early_resolve), when: its spans with that dispatch_ns are the staged blocks
     submit_ns: list | None = None
     drain_ns: float | None = None
+    early_ns: float | None = None
 
 
 @dataclass
@@ -143,7 +145,8 @@ class RunResult:
     @classmethod
     def from_summary(cls, s: dict, trace: str | None) -> "RunResult":
         tasks = [TaskTiming(t["name"], t["kernels"], t["cores"], t["blocks"], t["deps"], t["start_ns"], t["end_ns"],
-                            t.get("task_id"), t.get("spans", []), t.get("submit_ns"), t.get("drain_ns"))
+                            t.get("task_id"), t.get("spans", []), t.get("submit_ns"), t.get("drain_ns"),
+                            t.get("early_ns"))
                  for t in s.get("tasks", [])]
         counters = {k: s[k] for k in ("l2", "gm", "sdma") if k in s}
         return cls(prefetch=s.get("prefetch") == "on", time_ns=s.get("kernel_time_ns", 0.0), cycles=s.get("cycles", 0),

@@ -46,7 +46,7 @@ SWIMLANE_LEVELS = (1, 2, 3, 4)
 
 # The order of a scheduler's acts at one instant: a completion before the dispatch it makes
 # possible, a sync-start cohort's drain before the other dispatches (sim_scheduler.cc).
-_ACT_ORDER = {"complete": 0, "drain": 1, "dispatch": 2}
+_ACT_ORDER = {"complete": 0, "drain": 1, "dispatch": 2, "early_dispatch": 3}
 
 
 def scheduler_phases(tasks) -> list[dict]:
@@ -65,11 +65,14 @@ def scheduler_phases(tasks) -> list[dict]:
     scheduler dispatched nothing else) goes out through the global drain: a "drain" record with
     tasks_processed its blocks, holding "drain_prepare" (choosing its cores: no simulated time
     in pfsim) and "drain_publish" (sending its subtasks, until they start), each with its
-    subtasks. loop_iter numbers the acts from 1."""
+    subtasks. A consumer staged early (TaskTiming.early_ns: its producers set_allow_early_resolve,
+    nothing was ready) is an "early_dispatch" record with tasks_processed the blocks it sent to
+    idle cores, lasting until they start (its doorbell). loop_iter numbers the acts from 1."""
     acts = {}  # (start, kind) -> [end, task ids, blocks, subtasks]
     for t in tasks:
-        dispatch_kind = "dispatch" if t.drain_ns is None else "drain"
         for s in t.spans:
+            dispatch_kind = "early_dispatch" if s["dispatch_ns"] == t.early_ns else \
+                "dispatch" if t.drain_ns is None else "drain"
             for key, end in (((s["dispatch_ns"], dispatch_kind), s["start_ns"]), ((s["end_ns"], "complete"), s["finish_ns"])):
                 act = acts.setdefault(key, [end, set(), set(), 0])
                 act[0] = max(act[0], end)
@@ -87,6 +90,8 @@ def scheduler_phases(tasks) -> list[dict]:
             records.append({**record, "pop_hit": len(task_ids), "pop_miss": 0})
         elif kind == "complete":
             records.append({**record, "tasks_processed": subtasks})
+        elif kind == "early_dispatch":
+            records.append({**record, "tasks_processed": len(blocks)})
         else:
             records += [{**record, "tasks_processed": len(blocks)},
                         {**record, "kind": "drain_prepare", "end_ns": start, "tasks_processed": subtasks},

@@ -127,8 +127,9 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
                           args.predicate().target};
     }
     if (args.allow_early_resolve()) {
-        warn_once("set_allow_early_resolve: pfsim starts such a task when its producers complete; it does not stage "
-                  "it on a core early, so its start can be later than the board's by about orch.dispatch_latency");
+        warn_once("set_allow_early_resolve: pfsim stages such a task's consumers early on idle cores only, not in a "
+                  "busy core's pending slot, so a consumer that finds no idle core can start later than the board's by "
+                  "about orch.dispatch_latency");
     }
     const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
     const PTO2TaskId id{task.index};

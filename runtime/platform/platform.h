@@ -70,6 +70,9 @@ struct DispatchTask {
     const std::string* source[3] = {nullptr, nullptr, nullptr};  // their source files, for messages (GraphLaunch::sources)
     uint32_t blocks = 1;
     bool sync_start = false;      // every block starts at once, when enough cores are free
+    // set_allow_early_resolve: once all its blocks are dispatched, its consumers
+    // may be staged on idle cores early (GraphLaunch::doorbell_ps).
+    bool early_resolve = false;
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot], null for a slot without a kernel; slot 49 is set at dispatch
     // What `args` point at (the argument arrays and what they point at), owned
@@ -102,6 +105,7 @@ struct GraphLaunch {
     std::vector<int64_t> global_context;  // per core id: what args[49] points at
     uint64_t dispatch_ps = 0;    // ready -> the core starts
     uint64_t completion_ps = 0;  // the core finishes -> the task counts as completed
+    uint64_t doorbell_ps = 0;    // an early-staged block's last producer completes -> its gated core starts
     uint64_t time_limit_ps = 0;  // simulated time after which a graph that has not finished stops
     uint64_t poll_ps = 0;        // period of the scheduler's polls of deferred-completion conditions
     // The AICPU's scheduler threads: thread t owns the clusters c with
@@ -137,6 +141,11 @@ struct TaskRun {
     // is dispatched until it goes out, at once when the die has enough free cores).
     bool drained = false;
     uint64_t drain_ps = 0;
+    // Staged early (its producers all early-resolve and dispatched, the ready
+    // queue empty): when the blocks whose span dispatch_ps equals it were sent
+    // to idle cores, held there until the doorbell; 0 (with `early` false): never.
+    bool early = false;
+    uint64_t early_ps = 0;
     std::string error;                   // the first error of its blocks
 };
 

@@ -312,7 +312,7 @@ TEST(CacheMaintenance, APollingOrchestratorSeesTheKernelsWriteAsTimePasses) {
 TEST(Hints, AnEarlyResolveHintPfsimDoesNotModelIsWarnedOnceByName) {
     const Result hinted = pfsim("run " + user_case("early", 12, 0));
     EXPECT_EQ(hinted.status, 0) << hinted.err;
-    const std::string warning = "pfsim: warning: set_allow_early_resolve: pfsim starts such a task when its producers complete";
+    const std::string warning = "pfsim: warning: set_allow_early_resolve: pfsim stages such a task's consumers early on idle cores only";
     const size_t at = hinted.err.find(warning);
     EXPECT_NE(at, std::string::npos) << hinted.err;
     EXPECT_EQ(hinted.err.find(warning, at + 1), std::string::npos) << hinted.err;  // once for two tasks

@@ -1,6 +1,7 @@
 """The AICPU scheduler's launch rules: sync-start cohorts (all blocks at once,
 the drain that keeps a stream of other tasks from starving them, a cohort wider
-than the die refused) and the orchestration object kept loaded across runs."""
+than the die refused), the early dispatch of an early-resolve producer's
+consumers, and the orchestration object kept loaded across runs."""
 
 import os
 import re
@@ -133,6 +134,56 @@ def test_a_cohort_wider_than_the_die_is_refused_naming_the_task(sync_start):
     (_, cohort), _ = sync_start(48, sync=True, blocker_blocks=1)
     assert len(set(cohort[:48].tolist())) == 1
     sync_start(49, sync=False)
+
+
+@pytest.fixture(scope="module")
+def early():
+    with pfsim.Worker() as worker:
+        handle = worker.register(callable_of("early_orch.cpp"))
+
+        def run(flagged, consumer_blocks, sync=True, hold=200, threads=0):
+            """The result (tasks: the producer, the consumer) of a producer holding its
+            core `hold` ticks, flagged early-resolve or not, and its consumer."""
+            outs = [torch.zeros(LINES * 8, dtype=torch.int64) for _ in range(2)]
+            return worker.run(handle, outs + [int(flagged), consumer_blocks, int(sync), hold], spans=True,
+                              aicpu_thread_num=threads)
+        yield run
+
+
+def test_a_consumer_of_an_early_resolve_producer_is_staged_on_idle_cores_and_started_by_its_doorbell(early):
+    from pfsim import _diagnostics
+
+    # One scheduler (aicpu_thread_num 2): the producer runs 4 us; its 8-block sync-start
+    # consumer arrives meanwhile, finds nothing else ready, and is staged on 8 idle cores.
+    r = early(True, 8, threads=2)
+    producer, consumer = r.tasks
+    (sent,) = {s["dispatch_ns"] for s in consumer.spans}
+    assert consumer.early_ns == sent and consumer.submit_ns[1] <= sent < producer.end_ns, (consumer, producer)
+    # its doorbell: the producer's completion starts it orch.doorbell_latency (0.2 us) later
+    assert consumer.start_ns == pytest.approx(producer.end_ns + 200), (consumer.start_ns, producer.end_ns)
+    assert len({s["start_ns"] for s in consumer.spans}) == 1  # all blocks at once
+    phases = _diagnostics.scheduler_phases(r.tasks)
+    assert [(p["kind"], p["tasks_processed"]) for p in phases if p["kind"] == "early_dispatch"] == \
+        [("early_dispatch", 8)], phases
+    # Three schedulers (simpler's default): a 16-block cohort fits one thread's clusters and
+    # is staged there; a 24-block one fits none, so it is not staged, and goes out when ready.
+    r = early(True, 16)
+    assert r.tasks[1].early_ns is not None and len(cohort_clusters(r.tasks[1])) == 8
+    r = early(True, 24)
+    assert r.tasks[1].early_ns is None and r.tasks[1].start_ns == pytest.approx(r.tasks[0].end_ns + 1000)
+    # Without sync start a consumer is staged on as many idle cores as there are (47: the
+    # producer holds one); its last block is dispatched the ordinary way once it is ready.
+    r = early(True, 48, sync=False, threads=2)
+    producer, consumer = r.tasks
+    sent = sorted(s["dispatch_ns"] for s in consumer.spans)
+    assert sent == [consumer.early_ns] * 47 + [producer.end_ns], sent
+    # Negative control: without the flag nothing is staged; the consumer is dispatched once
+    # the producer completed, orch.dispatch_latency (1 us) later, and no early_dispatch is written.
+    r = early(False, 8, threads=2)
+    producer, consumer = r.tasks
+    assert consumer.early_ns is None and all(s["dispatch_ns"] == producer.end_ns for s in consumer.spans)
+    assert consumer.start_ns == pytest.approx(producer.end_ns + 1000)
+    assert not [p for p in _diagnostics.scheduler_phases(r.tasks) if p["kind"] == "early_dispatch"]
 
 
 def test_the_orchestration_object_stays_loaded_across_runs_of_a_worker():

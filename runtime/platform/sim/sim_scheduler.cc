@@ -20,6 +20,15 @@
 // goes out at once across the die when enough cores are free, and while it waits
 // for them nothing else is dispatched, so the cores that free gather for it and
 // a stream of other tasks cannot starve it.
+//
+// Early dispatch (set_allow_early_resolve): when nothing is ready, a consumer
+// whose producers not yet completed are all flagged early-resolve and have all
+// their blocks dispatched is staged: its blocks are sent to idle cores (a
+// sync-start cohort all on one thread's clusters, or not at all; predicated
+// consumers never), which it holds, gated, until its last producer completes;
+// that completion's doorbell starts them `doorbell_ps` later (not
+// `dispatch_ps`). A busy core's pending slot is not modelled: only idle cores
+// take staged blocks.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -133,6 +142,13 @@ void SimPlatform::scheduler() {
         std::vector<uint32_t> core_block(core_task.size(), 0);
         std::vector<size_t> core_span(core_task.size(), 0);  // by core id: its block's place in the task's spans
         std::vector<CoreStats> core_stats(core_task.size());  // by core id: its counters when its block began
+        // By core id: the task whose staged block holds it, gated, until its
+        // doorbell (not running: the completion, time-limit and deadlock loops skip it).
+        std::vector<int64_t> core_staged(core_task.size(), -1);
+        // Staged tasks: their blocks waiting for the doorbell, with their cores.
+        std::map<uint32_t, std::vector<std::pair<uint32_t, std::vector<std::pair<int, Core*>>>>> staged;
+        std::set<uint32_t> early_candidates;  // consumers of early-resolve producers, to look at when nothing is ready
+        std::vector<uint32_t> rung;           // staged tasks whose last producer completed
         std::map<std::pair<uint32_t, uint32_t>, uint32_t> block_cores;  // (task, block) -> cores still running
         std::multimap<Tick, std::pair<uint32_t, uint32_t>> completions;  // when a finished block counts as done
         // Blocks whose kernels registered completion conditions, with them.
@@ -155,6 +171,7 @@ void SimPlatform::scheduler() {
                     if (graph_done_[d]) continue;
                     ++waiting[n];
                     consumers[d].push_back(static_cast<uint32_t>(n));
+                    if (g.tasks[d].early_resolve) early_candidates.insert(static_cast<uint32_t>(n));
                 }
             }
         };
@@ -193,7 +210,13 @@ void SimPlatform::scheduler() {
             ++completed;
             graph_done_[t] = true;
             for (uint32_t c : consumers[t]) {
-                if (--waiting[c] == 0 && c < released) ready.insert(c);
+                if (--waiting[c] != 0) continue;
+                early_candidates.erase(c);
+                if (staged.count(c)) {
+                    rung.push_back(c);
+                } else if (c < released) {
+                    ready.insert(c);
+                }
             }
         };
         auto latch = [&](int32_t code, uint32_t t, const std::string& why) {
@@ -290,15 +313,16 @@ void SimPlatform::scheduler() {
         auto release = [&](uint32_t t) {
             if (waiting[t] == 0) ready.insert(t);
         };
-        // Starts block b of task t on the given cores (slot -> core).
-        auto dispatch = [&](uint32_t t, const std::vector<std::pair<int, Core*>>& cores) {
+        // Starts block b of task t, sent at `sent`, on the given cores (slot ->
+        // core), `delay` from now.
+        auto start_block = [&](uint32_t t, uint32_t b, const std::vector<std::pair<int, Core*>>& cores, Tick sent,
+                               Tick delay) {
             const rt::DispatchTask& task = g.tasks[t];
-            const uint32_t b = next_block[t]++;
             rt::TaskRun& run = result.tasks[t];
             if (!run.ran) {
                 if (g.observe) g.observe(t, false);
                 run.ran = true;
-                run.start_ps = now() + g.dispatch_ps;
+                run.start_ps = now() + delay;
                 first = std::min(first, run.start_ps);
             }
             for (const auto& [slot, core] : cores) {
@@ -309,15 +333,35 @@ void SimPlatform::scheduler() {
                 std::vector<Core::ArgBuffer> buffers;
                 for (const rt::DispatchTask::TensorBuffer& t : task.tensor_buffers) buffers.push_back({t.arg, t.pointer, t.bytes});
                 core->set_task_buffers(std::move(buffers));
-                core->start(task.entry[slot], args, place.block_idx, clusters, place.subblock, g.dispatch_ps);
+                core->start(task.entry[slot], args, place.block_idx, clusters, place.subblock, delay);
                 core_task[core->core_id()] = t;
                 core_block[core->core_id()] = b;
                 ++block_cores[{t, b}];
                 run.cores.push_back(core->core_id());
                 core_span[core->core_id()] = run.spans.size();
                 core_stats[core->core_id()] = core->stats();
-                run.spans.push_back({core->core_id(), b, static_cast<uint32_t>(slot), now(), now() + g.dispatch_ps, 0, 0, {}});
+                run.spans.push_back({core->core_id(), b, static_cast<uint32_t>(slot), sent, now() + delay, 0, 0, {}});
             }
+        };
+        // An early-resolve task whose blocks are all dispatched: its consumers may be staged.
+        auto all_dispatched = [&](uint32_t t) {
+            if (!g.tasks[t].early_resolve || next_block[t] < g.tasks[t].blocks) return;
+            for (uint32_t c : consumers[t]) {
+                if (waiting[c] > 0) early_candidates.insert(c);
+            }
+        };
+        // Starts the next block of task t on the given cores.
+        auto dispatch = [&](uint32_t t, const std::vector<std::pair<int, Core*>>& cores) {
+            start_block(t, next_block[t]++, cores, now(), g.dispatch_ps);
+            all_dispatched(t);
+        };
+        // Sends the next block of task t to idle cores, which it holds until its doorbell.
+        auto stage = [&](uint32_t t, const std::vector<std::pair<int, Core*>>& cores) {
+            for (const auto& sc : cores) core_staged[sc.second->core_id()] = t;
+            staged[t].push_back({next_block[t]++, cores});
+            result.tasks[t].early = true;
+            result.tasks[t].early_ps = now();
+            all_dispatched(t);
         };
         // "task block b on core (source)" for the kernel `core` runs.
         auto running_kernel = [&](const Core& core) {
@@ -334,7 +378,7 @@ void SimPlatform::scheduler() {
         // `owner` owns (-1: any), or empty.
         auto find_cores = [&](const rt::DispatchTask& task, int owner = -1) {
             std::vector<std::pair<int, Core*>> cores;
-            auto free = [&](Core& c) { return core_task[c.core_id()] < 0; };
+            auto free = [&](Core& c) { return core_task[c.core_id()] < 0 && core_staged[c.core_id()] < 0; };
             auto owned = [&](uint32_t cluster) { return owner < 0 || cluster % threads == static_cast<uint32_t>(owner); };
             if (task.shape == rt::TaskShape::Aiv) {
                 for (uint32_t v = 0; v < aiv_.size(); ++v) {
@@ -407,6 +451,16 @@ void SimPlatform::scheduler() {
                     ++it;
                 }
             }
+            // Doorbells: the staged blocks of a task whose last producer completed start.
+            for (uint32_t t : rung) {
+                auto blocks = staged.extract(t);
+                for (const auto& [b, cores] : blocks.mapped()) {
+                    for (const auto& sc : cores) core_staged[sc.second->core_id()] = -1;
+                    if (!failed) start_block(t, b, cores, result.tasks[t].early_ps, g.doorbell_ps);
+                }
+                if (next_block[t] < g.tasks[t].blocks) ready.insert(t);  // blocks no idle core took
+            }
+            rung.clear();
             bool draining = false;  // a ready cohort waits for cores: nothing else goes
             if (!failed) {
                 for (auto it = ready.begin(); it != ready.end() && !draining;) {
@@ -442,6 +496,38 @@ void SimPlatform::scheduler() {
                     }
                     it = next_block[t] == task.blocks ? ready.erase(it) : std::next(it);
                 }
+            }
+            // Early staging, only with nothing ready: a consumer whose producers
+            // still to complete are all early-resolve and fully dispatched.
+            for (auto it = early_candidates.begin(); !failed && ready.empty() && it != early_candidates.end();) {
+                const uint32_t c = *it;
+                const rt::DispatchTask& task = g.tasks[c];
+                if (c >= released) {  // not at the scheduler yet
+                    ++it;
+                    continue;
+                }
+                bool stageable = task.predicate_op == 0 && task.shape != rt::TaskShape::Dummy && !result.tasks[c].early;
+                for (uint32_t d : task.deps) {
+                    stageable &= graph_done_[d] || (g.tasks[d].early_resolve && next_block[d] == g.tasks[d].blocks);
+                }
+                if (!stageable) {  // another producer's full dispatch looks again
+                    it = early_candidates.erase(it);
+                    continue;
+                }
+                if (task.sync_start) {
+                    std::vector<std::vector<std::pair<int, Core*>>> cohort;
+                    for (uint32_t owner = 0; owner < threads && cohort.empty(); ++owner) {
+                        cohort = find_cohort(c, static_cast<int>(owner));
+                    }
+                    for (const auto& cores : cohort) stage(c, cores);
+                } else {
+                    while (next_block[c] < task.blocks) {
+                        const auto cores = find_cores(task);
+                        if (cores.empty()) break;
+                        stage(c, cores);
+                    }
+                }
+                it = result.tasks[c].early ? early_candidates.erase(it) : std::next(it);  // none free: later
             }
             if (g.submissions_done && completed == n) break;
             // Before anything else: an orchestration polling GM gets the simulation back each time.
