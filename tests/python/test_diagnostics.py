@@ -9,6 +9,7 @@ import struct
 import subprocess
 import textwrap
 
+import forked_pytest
 import pytest
 
 import pfsim
@@ -43,21 +44,40 @@ class TestDump(SceneTestCase):
 """
 
 
-def scene(folder, orch_edit=None):
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels", dirs_exist_ok=True)
+def edited_orchestration(orch_edit=None):
     orch = open(os.path.join(HERE, "scenes", "args_dump", "dump_orch.cpp")).read()
     if orch_edit:
         assert orch_edit[0] in orch
         orch = orch.replace(*orch_edit)
-    (folder / "dump_orch.cpp").write_text(orch)
-    (folder / "test_dump.py").write_text(textwrap.dedent(SCENE))
+    return orch
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One copy of the scene's sources for the scenes that do not edit them: compiled once for all (the
+    compile cache keys on a source's path), each scene in a folder of its own inside it."""
+    folder = tmp_path_factory.mktemp("shared")
+    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
+    (folder / "dump_orch.cpp").write_text(edited_orchestration())
+    return folder
+
+
+def scene(folder, sources, orch_edit=None):
+    """The scene test file in FOLDER (made), naming the sources in the folder SOURCES (`shared`) by their
+    relative paths; with ORCH_EDIT, its orchestration so edited in FOLDER."""
+    folder.mkdir(parents=True, exist_ok=True)
+    prefix = os.path.relpath(sources, folder) + "/"
+    text = textwrap.dedent(SCENE).replace('"source": "kernels/', '"source": "' + prefix + "kernels/")
+    if orch_edit:
+        (folder / "dump_orch.cpp").write_text(edited_orchestration(orch_edit))
+    else:
+        text = text.replace('"source": "dump_orch.cpp"', '"source": "' + prefix + 'dump_orch.cpp"')
+    (folder / "test_dump.py").write_text(text)
     return folder / "test_dump.py"
 
 
 def pfsim_test(folder, *args, env=None):
-    r = subprocess.run([pfsim.find_binary(), "test", "test_dump.py", *map(str, args), "-p", "no:cacheprovider",
-                        "-rA"], capture_output=True, text=True, timeout=600, cwd=folder, env=env)
+    r = forked_pytest.pfsim_test("test_dump.py", *args, "-p", "no:cacheprovider", "-rA", cwd=folder, env=env)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -85,11 +105,12 @@ def slots(data):
     return sorted((e["task_id"], e["arg_index"], e["kind"], e["stage"]) for e in data["args"])
 
 
-def test_partial_dump_writes_only_the_marked_arguments_with_their_values(tmp_path):
-    scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--dump-args", "1")
+def test_partial_dump_writes_only_the_marked_arguments_with_their_values(shared):
+    folder = shared / "partial"
+    scene(folder, shared)
+    rc, out = pfsim_test(folder, "--dump-args", "1")
     assert rc == 0, out
-    runs = manifests(tmp_path)
+    runs = manifests(folder)
     data, blob = runs["on"]
     assert data["dump_args_level"] == 1 and data["bin_file"] == "args.bin"
     # task ids are simpler's: ring (scope depth) << 32 | place in the ring
@@ -111,17 +132,17 @@ def test_partial_dump_writes_only_the_marked_arguments_with_their_values(tmp_pat
     assert runs["off"][0]["args"] == data["args"]  # the prefetch-off run's dump, beside it
 
 
-def test_full_and_hybrid_dump_every_argument_hybrid_with_bytes_of_the_marked_only(tmp_path):
-    folder = tmp_path / "full"
-    scene(folder)
+def test_full_and_hybrid_dump_every_argument_hybrid_with_bytes_of_the_marked_only(shared):
+    folder = shared / "full"
+    scene(folder, shared)
     rc, out = pfsim_test(folder, "--dump-args", "2")
     assert rc == 0, out
     data, _ = manifests(folder)["on"]
     # 3 tasks: 2 + 1 + 2 inputs before dispatch, 1 + 1 + 1 outputs after, the 2 scalars of task 1
     assert len(data["args"]) == 10 and all(e["bin_size"] > 0 for e in data["args"] if e["kind"] == "tensor")
     assert not any(e.get("arg_index_ambiguous") for e in data["args"])
-    folder = tmp_path / "hybrid"
-    scene(folder)
+    folder = shared / "hybrid"
+    scene(folder, shared)
     rc, out = pfsim_test(folder, "--dump-args", "3")
     assert rc == 0, out
     data, _ = manifests(folder)["on"]
@@ -131,20 +152,20 @@ def test_full_and_hybrid_dump_every_argument_hybrid_with_bytes_of_the_marked_onl
                           ("0x0000000100000001", 2)]
 
 
-def test_marking_a_tensor_the_task_does_not_take_fails_the_run_naming_it(tmp_path):
-    bad, good = tmp_path / "bad", tmp_path / "good"
-    scene(bad, ("last.dump();", "last.dump();\n        last.dump(b);"))
+def test_marking_a_tensor_the_task_does_not_take_fails_the_run_naming_it(tmp_path, shared):
+    bad, good = tmp_path / "bad", shared / "good"
+    scene(bad, shared, ("last.dump();", "last.dump();\n        last.dump(b);"))
     rc, out = pfsim_test(bad, "--dump-args", "1")
     assert rc == 1, out
     assert "dump: a tensor that is not an argument of this task" in out and "dump_orch.cpp" in out, out
     # negative control: without --dump-args the marks cost nothing and nothing is written
-    scene(good)
+    scene(good, shared)
     rc, out = pfsim_test(good, "-q")
     assert rc == 0 and not (good / "outputs").exists(), out
 
 
-def test_a_dump_level_simpler_lacks_is_a_usage_error(tmp_path):
-    scene(tmp_path)
+def test_a_dump_level_simpler_lacks_is_a_usage_error(tmp_path, shared):
+    scene(tmp_path, shared)
     rc, out = pfsim_test(tmp_path, "--dump-args", "4", "--collect-only")
     assert rc == 4 and "pfsim: --dump-args 4: not a value pfsim writes (it writes 0, 1, 2, 3)" in out, out
 
@@ -305,9 +326,9 @@ def test_simpler_s_converter_reads_level_4_with_the_run_s_task_and_submission_ti
         (result.tasks[0].submit_ns[1] - result.tasks[0].submit_ns[0]) / 1e3), first
 
 
-def test_enable_chip_swimlane_and_dep_gen_write_simpler_s_records_per_case_and_its_overhead_trace(tmp_path):
-    folder = tmp_path / "scene"
-    scene(folder)
+def test_enable_chip_swimlane_and_dep_gen_write_simpler_s_records_per_case_and_its_overhead_trace(tmp_path, shared):
+    folder = shared / "swimlane"
+    scene(folder, shared)
     # bare swimlane: level 4; --enable-swimlane-overhead: simpler's converter on each run's records and deps.json
     rc, out = pfsim_test(folder, "--enable-chip-swimlane", "--enable-dep-gen", "--enable-swimlane-overhead",
                          env=fake_simpler_converter(tmp_path / "site"))
@@ -351,11 +372,12 @@ def fake_simpler_converter(site):
     return dict(os.environ, PYTHONPATH=str(site))
 
 
-def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends(tmp_path):
-    scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--enable-scope-stats")
+def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends(shared):
+    folder = shared / "scope_stats"
+    scene(folder, shared)
+    rc, out = pfsim_test(folder, "--enable-scope-stats")
     assert rc == 0, out
-    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    (prefix,) = (folder / "outputs").glob("TestDump_small_*")
     lines = (prefix / "scope_stats" / "scope_stats.jsonl").read_text().splitlines()
     meta, records = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
     assert meta["version"] == 6 and meta["fatal"] is False and meta["total"] == 4, meta
@@ -376,11 +398,12 @@ def test_enable_scope_stats_writes_each_scope_s_ring_state_as_it_begins_and_ends
     assert (prefix / "prefetch_off" / "scope_stats" / "scope_stats.jsonl").exists()
 
 
-def test_enable_pmu_writes_each_block_s_cycles_and_its_pipes_busy_cycles(tmp_path):
-    scene(tmp_path)
-    rc, out = pfsim_test(tmp_path, "--enable-pmu")  # bare: simpler's PIPE_UTILIZATION, 2
+def test_enable_pmu_writes_each_block_s_cycles_and_its_pipes_busy_cycles(shared):
+    folder = shared / "pmu"
+    scene(folder, shared)
+    rc, out = pfsim_test(folder, "--enable-pmu")  # bare: simpler's PIPE_UTILIZATION, 2
     assert rc == 0, out
-    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    (prefix,) = (folder / "outputs").glob("TestDump_small_*")
     rows = (prefix / "pmu.csv").read_text().splitlines()
     header = rows[0].split(",")
     assert header == ["thread_id", "core_id", "task_id", "func_id", "core_type", "pmu_total_cycles", "vec_busy_cycles",
@@ -409,8 +432,8 @@ def test_a_pmu_group_pfsim_has_no_counter_of_is_refused_naming_the_group_and_its
     assert counter in why and why.endswith("; it writes 2 (PIPE_UTILIZATION)"), why
 
 
-def test_enable_pmu_of_a_group_pfsim_does_not_write_is_a_usage_error(tmp_path):
-    scene(tmp_path)
+def test_enable_pmu_of_a_group_pfsim_does_not_write_is_a_usage_error(tmp_path, shared):
+    scene(tmp_path, shared)
     rc, out = pfsim_test(tmp_path, "--enable-pmu", "4", "--collect-only", "-q")
     assert rc == 4 and "pfsim: --enable-pmu 4 (MEMORY): pfsim has none of its counters (ub_read_req, " in out, out
 
@@ -494,14 +517,15 @@ BUILD_CONFIG = """
 """
 
 
-def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(tmp_path):
+def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(shared):
     # simpler's dfx tests override _build_config to find their records, then check them in compare_outputs
-    path = scene(tmp_path)
+    folder = shared / "build_config"
+    path = scene(folder, shared)
     path.write_text(path.read_text() + BUILD_CONFIG.replace("OVERRIDE", "config.enable_chip_swimlane"))
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3", "--enable-swimlane-overhead", "-s")
+    rc, out = pfsim_test(folder, "--enable-chip-swimlane", "3", "--enable-swimlane-overhead", "-s")
     assert rc == 0, out
     assert "hook saw level 3 in prefetch_off" in out and "hook saw level 3 in TestDump_small_" in out, out
-    (prefix,) = (tmp_path / "outputs").glob("TestDump_small_*")
+    (prefix,) = (folder / "outputs").glob("TestDump_small_*")
     assert not (prefix / "deps.json").exists()  # negative control of --enable-dep-gen: none without it
     # negative control of --enable-swimlane-overhead: without simpler beside pfsim nothing is converted, and
     # without --enable-dep-gen its converter would have no deps.json: each said by name
@@ -512,7 +536,7 @@ def test_a_class_s_own_build_config_sees_each_run_s_diagnostics_and_folder(tmp_p
     # negative control: a hook that asks for other diagnostics than the options fails the case, naming it
     path.write_text(path.read_text().replace("config.enable_chip_swimlane = config.enable_chip_swimlane",
                                              "config.enable_chip_swimlane = 1"))
-    rc, out = pfsim_test(tmp_path, "--enable-chip-swimlane", "3")
+    rc, out = pfsim_test(folder, "--enable-chip-swimlane", "3")
     assert rc == 1 and "TestDump._build_config returns diagnostics (1, 0, 0, False, False)" in out, out
 
 

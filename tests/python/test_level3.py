@@ -14,6 +14,7 @@ import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
+import forked_pytest
 import pytest
 import torch
 
@@ -274,8 +275,7 @@ class TestFetch(SceneTestCase):
 def run_scene_test(tmp_path, offset, *options):
     path = tmp_path / "test_l3_scene.py"
     path.write_text(textwrap.dedent(SCENE_TEST.format(scene=SCENE, offset=offset)))
-    return subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider", *options],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    return forked_pytest.pfsim_test(path, "-q", "-p", "no:cacheprovider", *options, cwd=tmp_path, timeout=300)
 
 
 def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_path):
@@ -283,8 +283,8 @@ def test_a_level3_scene_test_runs_its_ranks_on_the_dies_of_one_simulation(tmp_pa
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
     assert "TestFetch::test_run[peer]" in run.stdout and ", band " not in run.stdout  # the gain line, no band
-    level2 = subprocess.run([pfsim.find_binary(), "test", str(tmp_path / "test_l3_scene.py"), "--level", "2", "-q",
-                             "--collect-only", "-p", "no:cacheprovider"], cwd=tmp_path, capture_output=True, text=True)
+    level2 = forked_pytest.pfsim_test(tmp_path / "test_l3_scene.py", "--level", "2", "-q", "--collect-only", "-p",
+                                      "no:cacheprovider", cwd=tmp_path)
     assert "1 deselected" in level2.stdout, level2.stdout  # --level selects as simpler's does
 
 
@@ -338,9 +338,9 @@ def test_a_level3_cases_gain_gets_the_band_check_uncertainty_gives_the_same_case
     path = tmp_path / "test_l3_prefetch.py"
     path.write_text(textwrap.dedent(PREFETCH_SCENE_TEST.format(
         demo=os.path.normpath(os.path.join(HERE, "..", "..", "cases", "prefetch_demo", "kernels")))))
-    test = [pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"]
-    run = subprocess.run(test + ["--pfsim-uncertainty=sdma.doorbell_latency", "--junitxml", str(tmp_path / "j.xml")],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    test = [path, "-q", "-p", "no:cacheprovider"]
+    run = forked_pytest.pfsim_test(*test, "--pfsim-uncertainty=sdma.doorbell_latency", "--junitxml",
+                                   tmp_path / "j.xml", cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
     low, gain, high = (float(props[k]) for k in ("pfsim_gain_low_pct", "pfsim_gain_pct", "pfsim_gain_high_pct"))
@@ -354,8 +354,7 @@ def test_a_level3_cases_gain_gets_the_band_check_uncertainty_gives_the_same_case
     assert (round(check["low_pct"], 3), round(check["high_pct"], 3)) == (low, high), (check, props)
     # the negative control: a key without a range fails the case, naming it (without the option,
     # no band: the test above)
-    unranged = subprocess.run(test + ["--pfsim-uncertainty=l2.size"], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=300)
+    unranged = forked_pytest.pfsim_test(*test, "--pfsim-uncertainty=l2.size", cwd=tmp_path, timeout=300)
     assert unranged.returncode == 1, unranged.stdout + unranged.stderr
     assert "--pfsim-uncertainty: 'l2.size' has no range in the configuration" in unranged.stdout, unranged.stdout
 
@@ -414,8 +413,7 @@ def test_a_class_overriding_simplers_own_run_hook_is_refused(tmp_path):
             def _run_and_validate_l3(self, *args, **kwargs):
                 raise AssertionError("never")
     """))
-    run = subprocess.run([pfsim.find_binary(), "test", str(path), "-q", "-p", "no:cacheprovider"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    run = forked_pytest.pfsim_test(path, "-q", "-p", "no:cacheprovider", cwd=tmp_path, timeout=120)
     assert run.returncode != 0
     assert "TestHook overrides _run_and_validate_l3, a method of simpler's own harness" in run.stdout
 

@@ -11,6 +11,7 @@ import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
+import forked_pytest
 import pytest
 
 import pfsim
@@ -51,22 +52,36 @@ class TestChain(SceneTestCase):
 """
 
 
-def scene(tmp_path, body, case="vector_chain"):
-    """A scene test file in a folder holding a copy of a shipped case's kernels."""
-    shutil.copytree(os.path.join(CASES, case, "kernels"), tmp_path / "kernels", dirs_exist_ok=True)
-    path = tmp_path / "test_scene.py"
-    path.write_text(HEADER + textwrap.dedent(body))
+def scene(folder, body, sources=None):
+    """A scene test file in FOLDER (made) holding a copy of vector_chain's kernels, or naming the kernels in
+    the folder SOURCES (`shared`) by their relative paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    body = textwrap.dedent(body)
+    if sources is None:
+        shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels", dirs_exist_ok=True)
+    else:
+        body = body.replace('"source": "kernels/', f'"source": "{os.path.relpath(sources, folder)}/kernels/')
+    path = folder / "test_scene.py"
+    path.write_text(HEADER + body)
     return path
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One copy of vector_chain's kernels for the scenes that run them unedited: compiled once for all (the
+    compile cache keys on a source's path), each scene in a folder of its own inside it."""
+    folder = tmp_path_factory.mktemp("shared")
+    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
+    return folder
+
+
 def pfsim_test(*args):
-    r = subprocess.run([pfsim.find_binary(), "test", *map(str, args), "-p", "no:cacheprovider", "-rA"],
-                       capture_output=True, text=True, timeout=600)
+    r = forked_pytest.pfsim_test(*args, "-p", "no:cacheprovider", "-rA")
     return r.returncode, r.stdout + r.stderr
 
 
-def test_cases_run_twice_and_report_their_gain_in_the_summary_and_the_junit_xml(tmp_path):
-    rc, out = pfsim_test(scene(tmp_path, CHAIN), "--junitxml", tmp_path / "j.xml")
+def test_cases_run_twice_and_report_their_gain_in_the_summary_and_the_junit_xml(tmp_path, shared):
+    rc, out = pfsim_test(scene(shared / "run_twice", CHAIN, shared), "--junitxml", tmp_path / "j.xml")
     assert rc == 0, out
     assert re.search(r"TestChain::test_run\[small\]: [\d.]+ us -> [\d.]+ us, gain \+0\.0 %", out), out
     assert "1 passed, 2 skipped" in out
@@ -76,8 +91,8 @@ def test_cases_run_twice_and_report_their_gain_in_the_summary_and_the_junit_xml(
     assert float(props["pfsim_time_off_ns"]) > 0 and float(props["pfsim_gain_pct"]) == 0.0
 
 
-def test_manual_case_and_rounds_options(tmp_path):
-    path = scene(tmp_path, CHAIN)
+def test_manual_case_and_rounds_options(shared):
+    path = scene(shared / "manual", CHAIN, shared)
     rc, out = pfsim_test(path, "--manual", "only")
     assert rc == 0 and "1 passed, 2 skipped" in out and "test_run[manual_one]" in out, out
     rc, out = pfsim_test(path, "--manual", "include", "--case", "TestChain::manual_one", "--rounds", "2")
@@ -147,13 +162,13 @@ def test_a_result_that_depends_on_timing_fails_the_off_on_identity(tmp_path):
             "or the result depends on timing)") in out, out
 
 
-def test_an_output_the_kernel_never_writes_fails_naming_the_tensor_and_the_largest_difference(tmp_path):
+def test_an_output_the_kernel_never_writes_fails_naming_the_tensor_and_the_largest_difference(shared):
     # `extra` is an output in the signature, but the orchestration never hands it to a task.
     body = (CHAIN.replace('"signature": [D.IN, D.IN, D.OUT]', '"signature": [D.IN, D.IN, D.OUT, D.OUT]')
             .replace('TensorArg("out", torch.zeros(n)),', 'TensorArg("out", torch.zeros(n)), TensorArg("extra", torch.zeros(n)),')
             .replace("args.out[:] = 2 * (args.a + args.b) + args.a", "args.out[:] = 2 * (args.a + args.b) + args.a\n"
                      "        args.extra[:] = 1"))
-    rc, out = pfsim_test(scene(tmp_path, body))
+    rc, out = pfsim_test(scene(shared / "extra_output", body, shared))
     assert rc == 1, out
     assert ("TestChain::small (prefetch off): output 'extra' differs from the golden: largest difference 1 at element 0 "
             "(got 0, expected 1" in out), out
@@ -173,10 +188,10 @@ def test_an_output_the_kernel_never_writes_fails_naming_the_tensor_and_the_large
     (('Scalar("blocks", 4)', 'Scalar("blocks", 4), Scalar("blocks", 5)'),
      r"generate_args raised ValueError: argument name 'blocks' repeats"),
 ])
-def test_bad_scene_input_is_a_clear_failure_naming_the_case_and_the_cause(tmp_path, edit, message):
+def test_bad_scene_input_is_a_clear_failure_naming_the_case_and_the_cause(tmp_path, shared, edit, message):
     if "uint16" in edit[1] and hasattr(__import__("torch"), "uint16"):
         pytest.skip("this torch has uint16")
-    rc, out = pfsim_test(scene(tmp_path, CHAIN.replace(*edit)))
+    rc, out = pfsim_test(scene(shared / tmp_path.name, CHAIN.replace(*edit), shared))
     assert rc == 1, out
     assert re.search(message, out), out
 
@@ -196,8 +211,9 @@ def test_an_unknown_case_key_is_a_collection_error_naming_it(tmp_path):
     assert "TestChain: CASES[0]: unknown key 'parms'" in out, out
 
 
-def test_the_standalone_form_runs_the_module(tmp_path):
-    path = scene(tmp_path, CHAIN + '\nif __name__ == "__main__":\n    SceneTestCase.run_module(__name__)\n')
+def test_the_standalone_form_runs_the_module(shared):
+    path = scene(shared / "standalone", CHAIN + '\nif __name__ == "__main__":\n    SceneTestCase.run_module(__name__)\n',
+                 shared)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(pfsim.__file__)))
     r = subprocess.run([sys.executable, str(path), "-p", "a2a3sim", "--case", "small"], capture_output=True, text=True,
                        env=env, timeout=600)

@@ -6,8 +6,8 @@ consumers, and the orchestration object kept loaded across runs."""
 import os
 import re
 import shutil
-import subprocess
 
+import forked_pytest
 import pytest
 import torch
 
@@ -260,8 +260,7 @@ def test_config_settings_pfsim_does_not_model_are_warned_by_name(tmp_path, confi
     shutil.copytree(os.path.join(HERE, "kernels"), tmp_path / "kernels")
     path = tmp_path / "test_ring.py"
     path.write_text(RING_SCENE.replace("CONFIG", config))
-    r = subprocess.run([pfsim.find_binary(), "test", str(path), "-p", "no:cacheprovider", "-q", "-s",
-                        "--skip-golden"], capture_output=True, text=True, timeout=600)
+    r = forked_pytest.pfsim_test(path, "-p", "no:cacheprovider", "-q", "-s", "--skip-golden")
     assert r.returncode == 0, r.stdout + r.stderr
     found = re.findall(r"pfsim: warning: TestRing::small: config (\S+): .*not modelled", r.stdout + r.stderr)
     assert found == warned, r.stdout + r.stderr

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import textwrap
 
+import forked_pytest
 import pytest
 
 import pfsim
@@ -47,21 +48,33 @@ class TestChain(SceneTestCase):
 """
 
 
-def scene(folder, body, name="test_scene.py", kernels=True):
-    """A scene test file (simpler's imports) in `folder`, beside a copy of vector_chain's kernels."""
+def scene(folder, body, name="test_scene.py", kernels=True, sources=None):
+    """A scene test file (simpler's imports) in `folder`, beside a copy of vector_chain's kernels, or naming
+    the kernels in the folder SOURCES (`shared`) by their relative paths."""
     os.makedirs(folder, exist_ok=True)
-    if kernels:
+    body = textwrap.dedent(body)
+    if sources is not None:
+        body = body.replace('"source": "kernels/', f'"source": "{os.path.relpath(sources, folder)}/kernels/')
+    elif kernels:
         shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), os.path.join(folder, "kernels"),
                         dirs_exist_ok=True)
     path = os.path.join(folder, name)
     with open(path, "w") as f:
-        f.write(SIMPLER_HEADER + textwrap.dedent(body))
+        f.write(SIMPLER_HEADER + body)
     return path
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One copy of vector_chain's kernels for the scenes that run them unedited: compiled once for all (the
+    compile cache keys on a source's path), each scene in a folder of its own inside it."""
+    folder = tmp_path_factory.mktemp("shared")
+    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
+    return folder
+
+
 def pfsim_test(*args, cwd=None, env=None):
-    r = subprocess.run([pfsim.find_binary(), "test", *map(str, args), "-p", "no:cacheprovider", "-rA"],
-                       capture_output=True, text=True, timeout=600, cwd=cwd, env=env)
+    r = forked_pytest.pfsim_test(*args, "-p", "no:cacheprovider", "-rA", cwd=cwd, env=env)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -104,8 +117,9 @@ class TestOwnRaises(TestChain):
 """
 
 
-def test_a_class_s_own_test_run_and_test_methods_run_with_simpler_s_imports_and_fixtures(tmp_path):
-    rc, out = pfsim_test(scene(tmp_path, OWN_TEST_RUN), "--device", "2-4", "-s", cwd=tmp_path)
+def test_a_class_s_own_test_run_and_test_methods_run_with_simpler_s_imports_and_fixtures(shared):
+    folder = shared / "own_test_run"
+    rc, out = pfsim_test(scene(folder, OWN_TEST_RUN, sources=shared), "--device", "2-4", "-s", cwd=folder)
     assert rc == 1, out
     # super().test_run ran the case on the die (its gain line), then the override's own checks
     assert re.search(r"TestChain::test_run \(case small\): [\d.]+ us -> [\d.]+ us", out), out
@@ -117,14 +131,14 @@ def test_a_class_s_own_test_run_and_test_methods_run_with_simpler_s_imports_and_
     assert "test_run[" not in out, out
 
 
-def test_the_gain_summary_shows_every_case_an_own_test_run_runs(tmp_path):
+def test_the_gain_summary_shows_every_case_an_own_test_run_runs(shared):
     body = CHAIN.replace('"params": {"n": 4096}}]', '"params": {"n": 4096}},\n'
                          '             {"name": "large", "platforms": ["a2a3sim"], "params": {"n": 8192}}]')
     body += """
     def test_run(self, st_platform, st_worker, request):
         super().test_run(st_platform, st_worker, request)
 """
-    rc, out = pfsim_test(scene(tmp_path, body))
+    rc, out = pfsim_test(scene(shared / "gain_summary", body, sources=shared))
     assert rc == 0, out
     lines = re.findall(r"TestChain::test_run \(case (\w+)\): ([\d.]+) us -> ", out)
     # both cases, in order, each with its own time (the larger one takes longer)
@@ -139,9 +153,9 @@ def test_without_an_own_test_run_each_case_is_its_own_test(tmp_path):
     assert rc == 0 and "TestChain::test_run[small]" in out and "TestChain::test_run[board]" in out, out
 
 
-def test_simpler_s_own_modules_come_from_a_simpler_install_or_a_clear_message_says_which_is_missing(tmp_path):
+def test_simpler_s_own_modules_come_from_a_simpler_install_or_a_clear_message_says_which_is_missing(tmp_path, shared):
     body = CHAIN.replace("args.out[:] = 2 * (args.a + args.b) + args.a", "doubling.golden(args)")
-    path = scene(tmp_path / "t", "from simpler_setup.goldens import doubling\n" + body)
+    path = scene(shared / "goldens", "from simpler_setup.goldens import doubling\n" + body, sources=shared)
     rc, out = pfsim_test(path, "--collect-only", "-q")
     assert rc == 2, out
     assert ("No module named 'simpler_setup.goldens': pfsim provides simpler's scene-test harness" in out
@@ -276,15 +290,42 @@ def test_the_plugin_turns_pfsim_on_only_when_asked():
     assert not wanted(["--platform", "a2a3sim"], []) and not wanted(["x.py"], ["other"])
 
 
-def test_pfsim_set_reaches_every_worker_of_the_session(tmp_path):
+def test_pfsim_set_reaches_every_worker_of_the_session(shared):
     body = CHAIN + """
     def test_the_setting(self, st_worker):
         print("subblock register:", st_worker.config["core.subblock_register"])
         assert st_worker.config["core.subblock_register"] == "zero"
 """
-    path = scene(tmp_path, body)
+    path = scene(shared / "pfsim_set", body, sources=shared)
     rc, out = pfsim_test(path, "-k", "test_the_setting", "-s", "--pfsim-set", "core.subblock_register=zero")
     assert rc == 0 and "subblock register: zero" in out, out
     # negative control: without the option the worker has the preset's value
     rc, out = pfsim_test(path, "-k", "test_the_setting", "-s")
     assert rc == 1 and "subblock register: lane" in out, out
+
+
+def test_a_forked_run_is_a_pfsim_test_run(tmp_path, shared):
+    """The other tests here run `pfsim test` through forked_pytest (one server forked per call, torch
+    imported once); the binary's own `pfsim test` gives the same exit status and output."""
+    body = CHAIN.replace("args.out[:] = 2 * (args.a + args.b) + args.a", "doubling.golden(args)")
+    path = scene(shared / "forked", "from simpler_setup.goldens import doubling\n" + body, sources=shared)
+    site = fake_simpler(tmp_path / "site")
+
+    def both(*args, env=None):
+        forked = forked_pytest.pfsim_test(*args, cwd=tmp_path, env=env)
+        real = subprocess.run([pfsim.find_binary(), "test", *map(str, args)], capture_output=True, text=True,
+                              timeout=600, cwd=tmp_path, env=env)
+        assert forked.returncode == real.returncode, (forked, real)
+        assert [without_times(s) for s in (forked.stdout, forked.stderr)] == [
+            without_times(s) for s in (real.stdout, real.stderr)], (forked, real)
+        return forked
+
+    def without_times(text):  # "== 1 passed in 3.2s ==" (the rule's length follows the time's)
+        return [re.sub(r" in [\d.]+s", "", line).strip("= ") for line in text.splitlines()]
+
+    # a run, in the caller's folder, with its environment (a simpler installation on PYTHONPATH)
+    run = both(path, "-p", "no:cacheprovider", "-rA", env=dict(os.environ, PYTHONPATH=site))
+    assert run.returncode == 0 and "TestChain::test_run[small]: " in run.stdout, run
+    # negative control: without it, the same collection error from both
+    run = both(path, "-p", "no:cacheprovider", "--collect-only", "-q")
+    assert run.returncode == 2 and "No module named 'simpler_setup.goldens'" in run.stdout, run
