@@ -107,7 +107,7 @@ public:
     // Throws the KernelError of a requested stop (called at every entry into the core).
     void check_stop();
     // One read of the system counter after current_core()'s checks: a scalar op,
-    // then the counter at the new issue time; arms the fast path (core_ops.h).
+    // then the counter at the new issue time; arms the fast path (pfsim_kernel_abi.h).
     uint64_t read_counter();
     // Fault injection: asked at each kernel start; a non-empty answer makes
     // that kernel trap (stop, naming it) at its first call into the core.
@@ -274,7 +274,7 @@ private:
     std::array<uint64_t, 5> align_{};              // a tile's offset alignment in each buffer
     std::array<std::vector<Tick>, 5> inflight_;    // per pipe: completion times, one per line in flight
     Tick issue_ = 0;                               // scalar unit: next issue time
-    CounterFastPath counter_fast_{};               // armed by read_counter() (core_ops.h)
+    CounterFastPath counter_fast_{};               // armed by read_counter() (pfsim_kernel_abi.h)
     std::array<Tick, 5> pipe_{};                   // busy-until per pipe (all data in)
     std::array<Tick, 5> streaming_{};              // move engines: streaming until
     std::array<size_t, 5> inflight_next_{};
