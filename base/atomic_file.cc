@@ -8,14 +8,22 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <stdexcept>
 
 namespace pfsim {
 
-void write_atomically(const std::string& path, const std::string& content) {
+std::string temporary_name(const std::string& path) {
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    const std::string tmp = path + ".tmp." + host + "." + std::to_string(getpid());
+    static std::mt19937_64 random{std::random_device{}()};
+    char suffix[17];
+    std::snprintf(suffix, sizeof suffix, "%016llx", static_cast<unsigned long long>(random()));
+    return path + ".tmp." + host + "." + std::to_string(getpid()) + "." + suffix;
+}
+
+void write_atomically(const std::string& path, const std::string& content) {
+    const std::string tmp = temporary_name(path);
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         out << content;

@@ -6,9 +6,14 @@
 
 namespace pfsim {
 
-// Writes `content` to a temporary file beside `path` (named by host and
-// process, so concurrent writers on other nodes never share it), then renames
-// it over `path`. Throws std::runtime_error naming the path when a byte does
+// A name for a temporary file or folder beside `path` that no concurrent
+// writer shares: PATH.tmp.HOST.PID.RANDOM. Host and process alone are not
+// enough: processes in other PID namespaces (containers, sandboxes) on one
+// host may have the same process id.
+std::string temporary_name(const std::string& path);
+
+// Writes `content` to a temporary file beside `path` (temporary_name), then
+// renames it over `path`. Throws std::runtime_error naming the path when a byte does
 // not reach the disk or the rename fails; the temporary file is removed then.
 void write_atomically(const std::string& path, const std::string& content);
 

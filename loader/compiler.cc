@@ -310,7 +310,7 @@ std::string unpack_embedded(const std::string& root, const std::string& tree, co
         return dir;
     }
     // Unpack beside it, then rename: a reader never sees half a tree.
-    const std::string tmp = dir + ".tmp." + std::to_string(getpid());
+    const std::string tmp = temporary_name(dir);
     fs::remove_all(tmp);
     for (const EmbeddedFile& f : files) {
         const fs::path p = fs::path(tmp) / f.path;
@@ -448,7 +448,7 @@ std::vector<std::string> KernelCompiler::prelude_flags(const std::vector<std::st
         return {};
     }
     write_atomically(header, "#include <pto/pto-inst.hpp>\n");
-    const std::string tmp = dir + "/build.tmp." + std::to_string(getpid());
+    const std::string tmp = temporary_name(dir + "/build");
     const CleanUpOnInterrupt clean_up(tmp);
     std::vector<std::string> argv = cmd;
     argv.insert(argv.end(), {"-x", "c++-header", header, "-o", tmp + ".o"});
@@ -516,7 +516,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
         const std::vector<std::string> prelude = prelude_flags(command(kind));
         argv.insert(argv.end(), prelude.begin(), prelude.end());
     }
-    const std::string tmp = obj_dir + "/" + key + ".tmp." + std::to_string(getpid());
+    const std::string tmp = temporary_name(obj_dir + "/" + key);
     const CleanUpOnInterrupt clean_up(tmp);
     std::string compiled = abs;
     if (!rewritten.empty()) {  // compiled from a copy; #line keeps the file and lines the user's
