@@ -1,6 +1,6 @@
 // The local executor: runs a plan's run specs (session/run_spec.h) as child
-// processes of this pfsim binary (a fresh simulated die each: SystemC
-// elaborates once per process), up to `jobs` at a time. Each child is
+// processes of this pfsim binary (a fresh simulated die each, and runs side
+// by side), up to `jobs` at a time. Each child is
 // `pfsim run-request` reading its spec as JSON on stdin; its JSON summary is
 // read back from its stdout. This is the one place that starts pfsim itself.
 #pragma once

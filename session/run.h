@@ -1,8 +1,8 @@
 // The typed entry point under the CLI: one run of a case file (a user's or a
 // shipped one) on a fresh simulated die, configuration + request -> result. The CLI
-// parses and prints; `check`, `sweep` and `calibrate`, which keep a child
-// process per run (SystemC elaborates once per process), read the children's
-// results back through the same serializer (to_json / from_json).
+// parses and prints; `check`, `sweep` and `calibrate`, which run a plan of
+// runs through an executor (cli/children.h), read the results back through
+// the same serializer (to_json / from_json).
 //
 // Contract: run() builds one die per call, in the process's current SystemC
 // context: once per process, or once per run of a Session (session/session.h),
