@@ -175,4 +175,16 @@ void finish(RunResult& result, SimPlatform& platform, const PlatformStats& befor
     }
 }
 
+void report_refusal(RunResult& result) {
+    try {
+        throw;
+    } catch (const rt::RuntimeError& e) {
+        result.error = e.what();
+    } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+    } catch (const std::runtime_error& e) {
+        throw BadInput(e.what());
+    }
+}
+
 }  // namespace pfsim::api

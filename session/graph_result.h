@@ -36,6 +36,14 @@ void trace_tasks(TraceRecorder& trace, const CallResult& call, const SimPlatform
 // and how it compared with its golden.
 OutputResult output_result(const CaseOutput& out, const std::string& name);
 
+// Inside a catch block around a run of a case: a launch the runtime refused
+// (rt::RuntimeError) becomes the result's error; what the case or this machine
+// refused (std::invalid_argument: a case that does not fit; any other
+// std::runtime_error: a source that does not build or load, an orchestration
+// error, the compiler or the compile cache unusable, GM full) is rethrown as
+// BadInput; anything else is rethrown as it is.
+void report_refusal(RunResult& result);
+
 // The graph's tasks as the advisor weighs them (none for a single launch).
 std::vector<insight::TaskSpan> task_spans(const RunResult& result);
 

@@ -294,18 +294,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
             trace->close();
         }
         warn_unused_sites(result);
-    } catch (const rt::RuntimeError& e) {
-        result.error = e.what();
-    } catch (const std::invalid_argument& e) {
-        throw BadInput(e.what());  // a case that does not fit
-    } catch (const CompileError& e) {
-        throw BadInput(e.what());
-    } catch (const LoadError& e) {
-        throw BadInput(e.what());
-    } catch (const rt::OrchestrationError& e) {
-        throw BadInput(e.what());
-    } catch (const std::runtime_error& e) {
-        throw BadInput(e.what());  // the compiler or the compile cache unusable, GM full
+    } catch (...) {
+        report_refusal(result);
     }
     result.sim_time_total_ns = static_cast<double>(platform.now_ps()) / 1e3;  // warm-up included
     return result;

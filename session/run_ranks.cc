@@ -218,18 +218,8 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
                         result.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3, spec.ranks);
         }
         warn_unused_sites(result);
-    } catch (const rt::RuntimeError& e) {
-        result.error = e.what();
-    } catch (const std::invalid_argument& e) {
-        throw BadInput(e.what());
-    } catch (const CompileError& e) {
-        throw BadInput(e.what());
-    } catch (const LoadError& e) {
-        throw BadInput(e.what());
-    } catch (const rt::OrchestrationError& e) {
-        throw BadInput(e.what());
-    } catch (const std::runtime_error& e) {
-        throw BadInput(e.what());
+    } catch (...) {
+        report_refusal(result);
     }
     result.sim_time_total_ns = static_cast<double>(dies.die(0).now_ps()) / 1e3;
     return result;
