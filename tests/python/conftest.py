@@ -1,4 +1,5 @@
 import os
+import shutil
 
 import pytest
 
@@ -15,6 +16,15 @@ def marked_line(path, marker):
             if line.rstrip().endswith(marker):
                 return f"{os.path.basename(path)}:{n}"
     raise KeyError(marker)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One copy of vector_chain's kernels for the scenes that run them unedited: compiled once for all (the
+    compile cache keys on a source's path), each scene in a folder of its own inside it."""
+    folder = tmp_path_factory.mktemp("shared")
+    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
+    return folder
 
 
 @pytest.fixture(scope="module")

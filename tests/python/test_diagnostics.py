@@ -4,7 +4,6 @@ outputs/CLASS_CASE_TIME/ (pfsim._diagnostics; docs/python.md#diagnostics)."""
 
 import json
 import os
-import shutil
 import struct
 import subprocess
 import textwrap
@@ -53,13 +52,11 @@ def edited_orchestration(orch_edit=None):
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory):
-    """One copy of the scene's sources for the scenes that do not edit them: compiled once for all (the
-    compile cache keys on a source's path), each scene in a folder of its own inside it."""
-    folder = tmp_path_factory.mktemp("shared")
-    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
-    (folder / "dump_orch.cpp").write_text(edited_orchestration())
-    return folder
+def shared(shared):
+    """conftest's shared kernels and, beside them, the scene's orchestration, for the scenes that do not
+    edit it."""
+    (shared / "dump_orch.cpp").write_text(edited_orchestration())
+    return shared
 
 
 def scene(folder, sources, orch_edit=None):

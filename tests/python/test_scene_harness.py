@@ -66,15 +66,6 @@ def scene(folder, body, sources=None):
     return path
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory):
-    """One copy of vector_chain's kernels for the scenes that run them unedited: compiled once for all (the
-    compile cache keys on a source's path), each scene in a folder of its own inside it."""
-    folder = tmp_path_factory.mktemp("shared")
-    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
-    return folder
-
-
 def pfsim_test(*args):
     r = forked_pytest.pfsim_test(*args, "-p", "no:cacheprovider", "-rA")
     return r.returncode, r.stdout + r.stderr

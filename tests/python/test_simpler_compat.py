@@ -64,15 +64,6 @@ def scene(folder, body, name="test_scene.py", kernels=True, sources=None):
     return path
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory):
-    """One copy of vector_chain's kernels for the scenes that run them unedited: compiled once for all (the
-    compile cache keys on a source's path), each scene in a folder of its own inside it."""
-    folder = tmp_path_factory.mktemp("shared")
-    shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
-    return folder
-
-
 def pfsim_test(*args, cwd=None, env=None):
     r = forked_pytest.pfsim_test(*args, "-p", "no:cacheprovider", "-rA", cwd=cwd, env=env)
     return r.returncode, r.stdout + r.stderr
