@@ -37,7 +37,7 @@ def pytest_addoption(parser):
                     help="run only the scene tests of this level: 2 (one die) or 3 (several dies)")
     group.addoption("--pfsim-set", action="append", default=[], metavar="KEY=VALUE",
                     help="a configuration setting for every worker of the session (repeatable), over a class's "
-                         "PFSIM_SET: e.g. core.subblock_register=zero for kernels written for the board's register")
+                         "PFSIM_SET: e.g. core.subblock_register=lane for kernels written against a2a3sim's register")
     group.addoption("--pfsim-trace", default=None, metavar="DIR",
                     help="write a Chrome trace (Perfetto) of every run into DIR")
     group.addoption("--pfsim-uncertainty", nargs="?", const="", default=None, metavar="KEY,...",

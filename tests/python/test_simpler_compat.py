@@ -285,14 +285,14 @@ def test_pfsim_set_reaches_every_worker_of_the_session(shared):
     body = CHAIN + """
     def test_the_setting(self, st_worker):
         print("subblock register:", st_worker.config["core.subblock_register"])
-        assert st_worker.config["core.subblock_register"] == "zero"
+        assert st_worker.config["core.subblock_register"] == "lane"
 """
     path = scene(shared / "pfsim_set", body, sources=shared)
-    rc, out = pfsim_test(path, "-k", "test_the_setting", "-s", "--pfsim-set", "core.subblock_register=zero")
-    assert rc == 0 and "subblock register: zero" in out, out
+    rc, out = pfsim_test(path, "-k", "test_the_setting", "-s", "--pfsim-set", "core.subblock_register=lane")
+    assert rc == 0 and "subblock register: lane" in out, out
     # negative control: without the option the worker has the preset's value
     rc, out = pfsim_test(path, "-k", "test_the_setting", "-s")
-    assert rc == 1 and "subblock register: lane" in out, out
+    assert rc == 1 and "subblock register: zero" in out, out
 
 
 def test_a_forked_run_is_a_pfsim_test_run(tmp_path, shared):

@@ -13,12 +13,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 M, K, N = 32, 32, 32
 C2V_UP_DOWN, C2V_LEFT_RIGHT, V2C_UP_DOWN, C2V_ONE_SLOT, C2V_NO_ALLOCATE = 0, 1, 2, 3, 4
 POP_ONE_MORE, CUBE_POPS, SLOT_TOO_SMALL, NEVER_POPPED, SET_NOT_WAITED, ONE_VECTOR_SETS = 5, 6, 7, 8, 9, 10
+C2V_UP_DOWN_A2A3SIM, V2C_UP_DOWN_A2A3SIM = 11, 12  # the lane read from get_subblockid(), as on a2a3sim
 
 
-@pytest.fixture(scope="module")
-def tpipe():
+def tpipe_worker(**settings):
+    """A run of kernel_tpipe.cpp's SCENARIO on a worker with SETTINGS: (result, Y, the A_t B products)."""
     source = os.path.join(HERE, "kernels/mix/kernel_tpipe.cpp")
-    with pfsim.Worker() as worker:
+    with pfsim.Worker(set=settings) as worker:
         handle = worker.register(pfsim.Callable(
             orchestration=os.path.join(HERE, "kernels/orchestration/tpipe_orch.cpp"),
             incores=[{"func_id": 0, "source": source, "core_type": "aic"},
@@ -36,6 +37,16 @@ def tpipe():
         yield run
 
 
+@pytest.fixture(scope="module")
+def tpipe():
+    yield from tpipe_worker()  # the preset's core.subblock_register: zero, the board's
+
+
+@pytest.fixture(scope="module")
+def tpipe_a2a3sim_register():
+    yield from tpipe_worker(**{"core.subblock_register": "lane"})
+
+
 @pytest.mark.parametrize("scenario", [C2V_UP_DOWN, C2V_LEFT_RIGHT, C2V_ONE_SLOT], ids=["up-down", "left-right", "one-slot"])
 def test_cube_to_vector_tiles_arrive_whole_and_in_order(tpipe, scenario):
     _, y, products = tpipe(scenario, tiles=5)
@@ -45,6 +56,24 @@ def test_cube_to_vector_tiles_arrive_whole_and_in_order(tpipe, scenario):
 def test_vector_to_cube_halves_make_the_cube_operand(tpipe):
     _, y, products = tpipe(V2C_UP_DOWN, tiles=5)
     torch.testing.assert_close(y, products, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("register", ["zero", "lane"])
+@pytest.mark.parametrize("written_for", ["board", "a2a3sim"])
+@pytest.mark.parametrize("direction", ["c2v", "v2c"])
+def test_a_lane_split_is_right_under_the_register_its_kernel_was_written_for(request, register, written_for, direction):
+    """A kernel written for the board takes its lane from get_sub_block_id(args) and its part of a slot
+    as the pipe's entry offset, for TPUSH/TPOP add get_subblockid(), which reads 0 there (zero, the
+    preset); one written against a2a3sim reads the lane from get_subblockid() and leaves the offset to
+    TPUSH/TPOP (lane). Each is right only under its own setting: the other is its negative control
+    (vector core 1's part lands on vector core 0's, or in the neighbouring slot)."""
+    run = request.getfixturevalue("tpipe" if register == "zero" else "tpipe_a2a3sim_register")
+    scenario = {("c2v", "board"): C2V_UP_DOWN, ("c2v", "a2a3sim"): C2V_UP_DOWN_A2A3SIM,
+                ("v2c", "board"): V2C_UP_DOWN, ("v2c", "a2a3sim"): V2C_UP_DOWN_A2A3SIM}[direction, written_for]
+    _, y, products = run(scenario, tiles=3)
+    expected = products + 1 if direction == "c2v" else products
+    right = torch.allclose(y, expected, rtol=1e-5, atol=1e-4)
+    assert right == ((register == "zero") == (written_for == "board")), (y - expected).abs().max()
 
 
 def test_one_slot_makes_the_producer_wait_for_every_free(tpipe):
@@ -115,8 +144,8 @@ def test_block_local_statics_are_one_per_core(tmp_path, per_core):
 
 @pytest.mark.parametrize("register", ["lane", "zero"])
 def test_the_subblock_register_reads_the_lane_or_the_board_s_zero(tmp_path, register):
-    """core.subblock_register: the no-argument get_subblockid() reads the vector core's lane (a2a3sim's
-    identity, the default) or 0 on both (the board under simpler's runtime); get_sub_block_id(args)
+    """core.subblock_register: the no-argument get_subblockid() reads 0 on both vector cores (the board
+    under simpler's runtime, the preset) or the vector core's lane (a2a3sim's identity); get_sub_block_id(args)
     is the lane either way. The two settings are each other's negative control."""
     text = open(os.path.join(HERE, "kernels/mix/kernel_block_local.cpp")).read()
     for line in ("[[block_local]] static int32_t lane;\n", "#define get_subblockid() lane\n",

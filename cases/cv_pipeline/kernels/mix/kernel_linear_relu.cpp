@@ -5,12 +5,17 @@
 //           the block (TILE_UP_DOWN);
 //   vector: TPOP of its half of the block's rows, + bias[j], ReLU, TSTORE
 //           into Y[:, j] -- while the cube works on block j + 1.
+// Written for the board's contract: a vector core's lane is the runtime's
+// (get_sub_block_id(args)); the no-argument get_subblockid() register, which
+// TPUSH/TPOP add to the slot, reads 0 there, so the lane's half of the slot
+// is the pipe's entry offset.
 // Float operands (the cube's fp32 rate). args: X [kM, kK], W [kK, kN],
 // bias [1, kN], Y [kM, kN] (float), the FIFO's GM (two slots).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 #include <pto/common/fifo.hpp>
 
+#include "intrinsic.h"
 #include "tensor.h"
 
 using namespace pto;
@@ -84,7 +89,9 @@ void vector(__gm__ int64_t* args, Pipe& pipe) {
     Bias bias;
     TASSIGN(out, kWork);
     TASSIGN(bias, kWork + Part::kBytes);
-    const int64_t rows = static_cast<int64_t>(get_subblockid()) * kHalf;
+    const int32_t lane = get_sub_block_id(args);
+    const int64_t rows = int64_t{lane} * kHalf;
+    pipe.cons.setEntryOffset(static_cast<int>(rows * kBlock * sizeof(float)));
     for (int j = 0; j < kN / kBlock; ++j) {
         TLOAD(bias, GBias(tensor_data<float>(args, 2) + j * kBlock));
         TPOP<Pipe, Part, TILE_UP_DOWN>(pipe, part);

@@ -7,6 +7,11 @@
 //        cube pops all of A_t into L1, computes A_t B and stores it as Y_t.
 // args: A [tiles*M, K] half, B [K, N] half, Y [tiles*M, N] float, the FIFO's
 // GM (bytes), then the scenario and the tile count (scalars).
+// A vector core's lane is read as on the board: from the runtime
+// (get_sub_block_id(args)), with its part of a slot as the pipe's entry offset,
+// for the no-argument get_subblockid() that TPUSH/TPOP add reads 0 there
+// (core.subblock_register = zero). The *A2a3sim scenarios read the lane from
+// get_subblockid() instead, as kernels written against a2a3sim do (= lane).
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 #include <pto/common/fifo.hpp>
@@ -35,7 +40,17 @@ enum Scenario {
     kNeverPopped = 8,     // sets nobody waits for: the flag counter overflows
     kSetNotWaited = 9,    // both vector cores set a flag the cube never waits for: a warning
     kOneVectorSets = 10,  // only vector core 0 sets, the cube waits: deadlock
+    kC2vUpDownA2a3sim = 11,
+    kV2cUpDownA2a3sim = 12,
 };
+
+// Where a vector core's lane comes from: the runtime (the board's contract) or
+// the sub-block register (a2a3sim's).
+enum class Lane { kRuntime, kRegister };
+
+int lane_of(__gm__ int64_t* args, Lane source) {
+    return source == Lane::kRuntime ? get_sub_block_id(args) : static_cast<int>(get_subblockid());
+}
 
 template <typename T>
 __gm__ T* data(__gm__ int64_t* args, int i) {
@@ -67,7 +82,7 @@ void cube_matmul(MatA& a1, MatB& b1, Acc& acc) {
 }
 
 template <typename Pipe, TileSplitAxis Split>
-void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops) {
+void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops, Lane source = Lane::kRuntime) {
     if (pfsim::current_core().core_kind() == pfsim::CoreKind::Aic) {
         MatA a1;
         MatB b1;
@@ -86,7 +101,9 @@ void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops) {
     constexpr bool kRows = Split == TILE_UP_DOWN;
     using Part = Tile<TileType::Vec, float, kRows ? kHalf : M, kRows ? N : N / 2>;
     using GY = GlobalTensor<float, Shape<1, 1, 1, Part::rows, Part::cols>, Stride<1, 1, 1, N, 1>>;
-    const int sub = static_cast<int>(get_subblockid());
+    const int sub = lane_of(args, source);
+    const int64_t part_offset = kRows ? sub * kHalf * N : sub * (N / 2);  // in the slot and in Y_t
+    if (source == Lane::kRuntime) pipe.cons.setEntryOffset(static_cast<int>(part_offset * sizeof(float)));
     Part part, out;
     TASSIGN(out, 96 * 1024);
     for (int t = 0; t < pops; ++t) {
@@ -97,14 +114,14 @@ void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops) {
         TFREE<Pipe, Split>(pipe);  // a no-op on a2a3 (TPOP freed the slot): it must compile and change nothing
         set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
         wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
-        __gm__ float* y = data<float>(args, 2) + t * M * N + (kRows ? sub * kHalf * N : sub * (N / 2));
+        __gm__ float* y = data<float>(args, 2) + t * M * N + part_offset;
         TSTORE(GY(y), out);
         set_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);  // out is free again
         wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);
     }
 }
 
-void v2c(__gm__ int64_t* args, int tiles) {
+void v2c(__gm__ int64_t* args, int tiles, Lane source = Lane::kRuntime) {
     using Pipe = TPipe<0, DIR_V2C, M * K * sizeof(half), 2>;
     Pipe pipe(data<uint8_t>(args, 3), 0, 0);
     if (pfsim::current_core().core_kind() == pfsim::CoreKind::Aic) {
@@ -126,7 +143,8 @@ void v2c(__gm__ int64_t* args, int tiles) {
     using GHalf = GlobalTensor<half, Shape<1, 1, 1, kHalf, K>, Stride<1, 1, 1, K, 1>>;
     HalfA part;
     TASSIGN(part, 0);
-    const int sub = static_cast<int>(get_subblockid());
+    const int sub = lane_of(args, source);
+    if (source == Lane::kRuntime) pipe.prod.setEntryOffset(static_cast<int>(sub * kHalf * K * sizeof(half)));
     for (int t = 0; t < tiles; ++t) {
         TLOAD(part, GHalf(data<half>(args, 0) + t * M * K + sub * kHalf * K));
         set_flag(PIPE_MTE2, PIPE_MTE3, EVENT_ID0);
@@ -200,10 +218,16 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         case kOneVectorSets:
             if (cube) {
                 wait_flag_dev(9);
-            } else if (get_subblockid() == 0) {
+            } else if (get_sub_block_id(args) == 0) {
                 ffts_cross_core_sync(PIPE_MTE3, 0x1 | (CV_CORES_SYNC << 4) | (9 << 8));
             }
             break;
+        case kC2vUpDownA2a3sim: {
+            TwoSlots pipe(fifo, 0, 0);
+            c2v<TwoSlots, TILE_UP_DOWN>(args, pipe, tiles, tiles, Lane::kRegister);
+            break;
+        }
+        case kV2cUpDownA2a3sim: v2c(args, tiles, Lane::kRegister); break;
     }
     pipe_sync();
 }
