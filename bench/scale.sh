@@ -61,7 +61,7 @@ ex=examples/a2a3/tensormap_and_ringbuffer st=tests/st/a2a3/tensormap_and_ringbuf
     "$st/multi_round_paged_attention/test_multi_round_paged_attention.py TestMultiRoundPagedAttention Case1"
     "$st/paged_attention_unroll/test_paged_attention_unroll.py TestPagedAttentionUnroll Case1"
     "$st/paged_attention_unroll_4dims/test_paged_attention_unroll_4dims.py TestPagedAttentionUnroll4dims Case1"
-    "$st/spmd_paged_attention/test_spmd_paged_attention.py TestPagedAttentionUnrollTpushPop Case1 --pfsim-set core.subblock_register=zero"
+    "$st/spmd_paged_attention/test_spmd_paged_attention.py TestPagedAttentionUnrollTpushPop Case1"
     "$ex/benchmark_bgemm/test_benchmark_bgemm.py TestBenchmarkBgemm Case0"
 )
 printf '| %-38s | %-13s | %7s | %7s | %11s | %12s | %7s | %14s | %8s | %7s | %s |\n' case 'wall s off/on' 'limit s' \

@@ -10,11 +10,12 @@
 // (index % LocalSlotNum, SlotSize apart from the consumer buffer given at
 // construction: UB for C2V, L1 for V2C) and, every SyncPeriod tiles, frees
 // slots for the producer. A BOTH pipe runs V2C on FlagID + 2 / + 3 and a ring
-// SlotNum * SlotSize further on. Under TILE_UP_DOWN each vector core's tile is
-// its half of the rows (vector core 1 after vector core 0's rows), under
-// TILE_LEFT_RIGHT its half of the columns. The loads and stores are TLOAD and
-// TSTORE, timed through L2 like any other; the handshake costs
-// core.cross_core_latency per flag.
+// SlotNum * SlotSize further on. Under TILE_UP_DOWN a vector core's tile starts
+// get_subblockid() tiles' rows into the slot, under TILE_LEFT_RIGHT that many
+// tiles' columns; the register reads 0 as on the board (core.subblock_register),
+// so a kernel places vector core 1's part by the pipe's entry offset, as board
+// kernels do. The loads and stores are TLOAD and TSTORE, timed through L2
+// like any other; the handshake costs core.cross_core_latency per flag.
 #pragma once
 
 #include <cstdint>
