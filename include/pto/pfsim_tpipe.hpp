@@ -68,11 +68,12 @@ struct TPipe {
         uint32_t subTileIndex = 0;
         bool isAllocate = true, isRecord = true;
         int entryOffset = 0;
+        bool entryOffsetSet = false;  // by the kernel (setEntryOffset)
         uint32_t freesWaited = 0;  // free notifications taken (what the destructor does not drain)
         void setAllocateStatus(bool b) { isAllocate = b; }
         void setRecordStatus(bool b) { isRecord = b; }
         void setTileId(int t, int sub) { tileIndex = static_cast<uint32_t>(t), subTileIndex = static_cast<uint32_t>(sub); }
-        void setEntryOffset(int offset) { entryOffset = offset; }
+        void setEntryOffset(int offset) { entryOffset = offset, entryOffsetSet = true; }
         int getTileId() const { return static_cast<int>(tileIndex); }
         int getSubTileId() const { return static_cast<int>(subTileIndex); }
         bool getAllocateStatus() const { return isAllocate; }
@@ -88,10 +89,11 @@ struct TPipe {
         int subTileIndex = 0;
         bool isWait = true, isFree = true;
         int entryOffset = 0;
+        bool entryOffsetSet = false;  // by the kernel (setEntryOffset)
         void setTileId(int t, int sub) { tileIndex = t, subTileIndex = sub; }
         void setWaitStatus(bool b) { isWait = b; }
         void setFreeStatus(bool b) { isFree = b; }
-        void setEntryOffset(int offset) { entryOffset = offset; }
+        void setEntryOffset(int offset) { entryOffset = offset, entryOffsetSet = true; }
         int getTileId() const { return tileIndex; }
         int getSubTileId() const { return subTileIndex; }
         bool getWaitStatus() const { return isWait; }
@@ -157,6 +159,24 @@ auto slot_view(const char* instruction, Pipe& pipe, const TileT& tile, uint32_t 
                 Stride<1, 1, 1, DYNAMIC, 1>(stride));
 }
 
+// A split TPUSH/TPOP on vector core 1 whose lane (`subblock`, what
+// get_subblockid() gave) is the register's board reading, 0, through a pipe
+// whose entry offset the kernel never set, lands on vector core 0's part of the
+// slot: the mark of a kernel written against a2a3sim's register. Warned once
+// per core, naming the setting.
+template <TileSplitAxis Split, typename End>
+void warn_if_lane_unplaced(const char* instruction, const End& end, int subblock) {
+    pfsim::CoreOps& core = pfsim::current_core();
+    if (Split == TILE_NO_SPLIT || subblock != 0 || end.entryOffsetSet || core.core_kind() != pfsim::CoreKind::Aiv ||
+        core.subblock_idx() != 1 || core.subblock_register() != 0) {
+        return;
+    }
+    core.warn(std::string(instruction) + " (" + (Split == TILE_UP_DOWN ? "TILE_UP_DOWN" : "TILE_LEFT_RIGHT") +
+              ") on vector core 1: get_subblockid() reads 0 (core.subblock_register = zero, the board's reading) "
+              "and the pipe has no entry offset, so it uses vector core 0's part of the slot; a kernel written "
+              "against a2a3sim's register runs with core.subblock_register = lane");
+}
+
 template <typename Pipe, typename TileT, TileSplitAxis Split>
 void push(Pipe& pipe, TileT& tile, int subblock) {
     const bool cube = Pipe::on_cube();
@@ -197,7 +217,9 @@ void pop(Pipe& pipe, TileT& tile, int subblock) {
 // tile (V2C); `subBlockId` overrides the core's own sub-block for the lane.
 template <typename Pipe, typename TileProd, TileSplitAxis Split, typename... Events>
 void TPUSH(Pipe& pipe, TileProd& tile, Events&...) {
-    detail::push<Pipe, TileProd, Split>(pipe, tile, static_cast<int>(get_subblockid()));
+    const int subblock = static_cast<int>(get_subblockid());
+    detail::warn_if_lane_unplaced<Split>("TPUSH", pipe.prod, subblock);
+    detail::push<Pipe, TileProd, Split>(pipe, tile, subblock);
 }
 template <typename Pipe, typename TileProd, TileSplitAxis Split>
 void TPUSH(Pipe& pipe, TileProd& tile, int32_t subBlockId) {
@@ -212,7 +234,9 @@ void TPUSH(TileProd& tile, Pipe& pipe) {
 // a Mat tile (V2C). The tile is placed in the pipe's local slot.
 template <typename Pipe, typename TileCons, TileSplitAxis Split, typename... Events>
 void TPOP(Pipe& pipe, TileCons& tile, Events&...) {
-    detail::pop<Pipe, TileCons, Split>(pipe, tile, static_cast<int>(get_subblockid()));
+    const int subblock = static_cast<int>(get_subblockid());
+    detail::warn_if_lane_unplaced<Split>("TPOP", pipe.cons, subblock);
+    detail::pop<Pipe, TileCons, Split>(pipe, tile, subblock);
 }
 template <typename Pipe, typename TileCons, TileSplitAxis Split>
 void TPOP(Pipe& pipe, TileCons& tile, int32_t subBlockId) {
