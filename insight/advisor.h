@@ -171,26 +171,17 @@ public:
     AdvisorReport finish();
 
     // rt::PrefetchObserver
-    void session_built(const rt::PrefetchAsyncContext&) override {}
     void publishing(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                     uint64_t since_ps) override;
     void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                 uint64_t since_ps) override;
-    void dropped(const rt::PrefetchAsyncContext*, uint64_t, uint64_t, rt::DropReason) override {}
-    void post_blocked(const rt::PrefetchAsyncContext&, uint64_t, bool) override {}
-    void doorbell_held(const rt::PrefetchAsyncContext&, uint64_t) override {}
     void waited(const rt::AsyncEvent& evt, const rt::AsyncSession& session, bool done, bool test,
                 uint64_t since_ps) override;
-    void deferred(const rt::AsyncEvent&) override {}
     // L2Observer
     void prefetched(uint64_t line, bool filled, Tick issue, Tick ready) override;
     void demand(uint64_t line, bool write, bool hit, bool first_touch, Tick start, Tick ready, bool around) override;
     void evicted(uint64_t victim, bool untouched, bool by_prefetch, uint64_t line) override;
     // CoreObserver: the loads, by call site
-    void tile_placed(Core&, Buffer, uint64_t, uint64_t) override {}
-    void scalar_stored(Core&, uint64_t, uint64_t) override {}
-    void cache_flushed(Core&, uint64_t, bool) override {}
-    void kernel_returned(Core&) override {}
     void transfer_started(Core& core, bool write, uint64_t gm, uint64_t bytes) override;
     void transfer_ended(Core& core, bool write, uint64_t gm, uint64_t bytes, Tick stall_ps) override;
 

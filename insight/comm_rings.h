@@ -42,15 +42,8 @@ public:
     std::vector<PrefetchSite> finish(Tick start);
 
     // rt::PrefetchObserver
-    void session_built(const rt::PrefetchAsyncContext&) override {}
-    void publishing(const rt::PrefetchAsyncContext&, uint64_t, uint64_t, uint64_t, uint64_t) override {}
     void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                 uint64_t since_ps) override;
-    void dropped(const rt::PrefetchAsyncContext*, uint64_t, uint64_t, rt::DropReason) override {}
-    void post_blocked(const rt::PrefetchAsyncContext&, uint64_t, bool) override {}
-    void doorbell_held(const rt::PrefetchAsyncContext&, uint64_t) override {}
-    void waited(const rt::AsyncEvent&, const rt::AsyncSession&, bool, bool, uint64_t) override {}
-    void deferred(const rt::AsyncEvent&) override {}
     void copy_posted(const rt::AsyncSession& s, const char* instruction, uint64_t dst, uint64_t src,
                      uint64_t bytes) override;
 

@@ -104,7 +104,6 @@ public:
     // The post's checks see L2 as the post found it, before its doorbells.
     void publishing(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                     uint64_t since_ps) override;
-    void posted(const rt::PrefetchAsyncContext&, uint64_t, uint64_t, uint64_t, uint64_t) override {}
     void dropped(const rt::PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, rt::DropReason why) override;
     void post_blocked(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) override;
     void doorbell_held(const rt::PrefetchAsyncContext& ctx, uint64_t since_ps) override;

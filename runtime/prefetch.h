@@ -130,38 +130,40 @@ std::string drop_reason_text(DropReason why);
 
 // What the prefetch runtime tells a checker (insight/sanitizer.h) as kernels
 // use it. Each call is made on the calling kernel's core, inside the runtime
-// call it reports, before the runtime returns to the kernel.
+// call it reports, before the runtime returns to the kernel. Every method does
+// nothing unless overridden: an observer overrides what it watches.
 class PrefetchObserver {
 public:
     virtual ~PrefetchObserver() = default;
     // ctx's session was built (valid) on its channel group.
-    virtual void session_built(const PrefetchAsyncContext& ctx) = 0;
+    virtual void session_built(const PrefetchAsyncContext& /*ctx*/) {}
     // Post post_id of ctx's session, of [gm, gm + bytes), begun at since_ps, has
     // its data requests in the ring and its first doorbell is about to be
     // written: from here on the engine may fill its lines, while the core is
     // held by its doorbells. posted() follows when the post returns.
-    virtual void publishing(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
-                            uint64_t since_ps) = 0;
+    virtual void publishing(const PrefetchAsyncContext& /*ctx*/, uint64_t /*post_id*/, uint64_t /*gm*/,
+                            uint64_t /*bytes*/, uint64_t /*since_ps*/) {}
     // [gm, gm + bytes) posted as post post_id of ctx's session; the post began at since_ps.
-    virtual void posted(const PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
-                        uint64_t since_ps) = 0;
+    virtual void posted(const PrefetchAsyncContext& /*ctx*/, uint64_t /*post_id*/, uint64_t /*gm*/, uint64_t /*bytes*/,
+                        uint64_t /*since_ps*/) {}
     // A prefetch of [gm, gm + bytes) returned handle 0; ctx may be null.
-    virtual void dropped(const PrefetchAsyncContext* ctx, uint64_t gm, uint64_t bytes, DropReason why) = 0;
+    virtual void dropped(const PrefetchAsyncContext* /*ctx*/, uint64_t /*gm*/, uint64_t /*bytes*/,
+                         DropReason /*why*/) {}
     // A post waited from since_ps to now for its flag slot to retire.
-    virtual void post_blocked(const PrefetchAsyncContext& ctx, uint64_t since_ps, bool retired) = 0;
+    virtual void post_blocked(const PrefetchAsyncContext& /*ctx*/, uint64_t /*since_ps*/, bool /*retired*/) {}
     // A doorbell write of a post held the core from since_ps to now, at least
     // sdma.cold_channel_cost: the channel was cold and the write completed
     // with its publication.
-    virtual void doorbell_held(const PrefetchAsyncContext& ctx, uint64_t since_ps) = 0;
+    virtual void doorbell_held(const PrefetchAsyncContext& /*ctx*/, uint64_t /*since_ps*/) {}
     // evt.Wait(session) (test: evt.Test(session)), called at since_ps, returned done.
-    virtual void waited(const AsyncEvent& evt, const AsyncSession& session, bool done, bool test, uint64_t since_ps) = 0;
+    virtual void waited(const AsyncEvent& /*evt*/, const AsyncSession& /*session*/, bool /*done*/, bool /*test*/,
+                        uint64_t /*since_ps*/) {}
     // evt was registered for deferred completion.
-    virtual void deferred(const AsyncEvent& evt) = 0;
+    virtual void deferred(const AsyncEvent& /*evt*/) {}
     // A copy (TGET_ASYNC / TPUT_ASYNC, `instruction`) of `bytes` from src to
     // dst was posted on session s, behind whatever the session's ring holds.
-    virtual void copy_posted(const AsyncSession& s, const char* instruction, uint64_t dst, uint64_t src, uint64_t bytes) {
-        (void)s, (void)instruction, (void)dst, (void)src, (void)bytes;
-    }
+    virtual void copy_posted(const AsyncSession& /*s*/, const char* /*instruction*/, uint64_t /*dst*/, uint64_t /*src*/,
+                             uint64_t /*bytes*/) {}
 };
 // The observers of this process's kernels, told in order of registration.
 const std::vector<PrefetchObserver*>& prefetch_observers();

@@ -65,15 +65,8 @@ public:
     // One line per fault, for the terminal.
     static std::vector<std::string> text(const nlohmann::json& faults);
 
-    void session_built(const rt::PrefetchAsyncContext&) override {}
-    void publishing(const rt::PrefetchAsyncContext&, uint64_t, uint64_t, uint64_t, uint64_t) override {}
     void posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                 uint64_t since_ps) override;
-    void dropped(const rt::PrefetchAsyncContext*, uint64_t, uint64_t, rt::DropReason) override {}
-    void post_blocked(const rt::PrefetchAsyncContext&, uint64_t, bool) override {}
-    void doorbell_held(const rt::PrefetchAsyncContext&, uint64_t) override {}
-    void waited(const rt::AsyncEvent&, const rt::AsyncSession&, bool, bool, uint64_t) override {}
-    void deferred(const rt::AsyncEvent&) override {}
 
 private:
     struct Trap {

@@ -1,9 +1,11 @@
 #include "session/graph_result.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include "base/sha256.h"
+#include "base/user_code.h"
 #include "session/summary.h"
 
 namespace pfsim::api {
@@ -185,6 +187,22 @@ void report_refusal(RunResult& result) {
     } catch (const std::runtime_error& e) {
         throw BadInput(e.what());
     }
+}
+
+void run_users_code(const Config& cfg, std::string& user_stdout, const std::function<void()>& run) {
+    user_code::StdoutCapture capture;
+    const double limit_s = static_cast<double>(cfg.time("orch.host_time_limit")) / 1e12;
+    char limit_text[32];
+    std::snprintf(limit_text, sizeof limit_text, "%g s", limit_s);
+    user_code::TimeLimit limit(limit_s, std::string("the host-time limit (orch.host_time_limit = ") + limit_text +
+                                            ", or --timeout)");
+    try {
+        run();
+    } catch (...) {
+        user_stdout = capture.text();
+        throw;
+    }
+    user_stdout = capture.text();
 }
 
 }  // namespace pfsim::api

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,6 +44,12 @@ OutputResult output_result(const CaseOutput& out, const std::string& name);
 // error, the compiler or the compile cache unusable, GM full) is rethrown as
 // BadInput; anything else is rethrown as it is.
 void report_refusal(RunResult& result);
+
+// Runs users' code (a case's golden, orchestration and kernels: `run`) with
+// what it prints kept apart in `user_stdout` (also when it throws) and its host
+// time bounded by orch.host_time_limit (past it the running kernel is stopped
+// and named).
+void run_users_code(const Config& cfg, std::string& user_stdout, const std::function<void()>& run);
 
 // The graph's tasks as the advisor weighs them (none for a single launch).
 std::vector<insight::TaskSpan> task_spans(const RunResult& result);

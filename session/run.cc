@@ -114,12 +114,6 @@ void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResul
 
 std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
 
-std::string format_seconds(double s) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g s", s);
-    return b;
-}
-
 // A marker in the trace at each sanitizer finding and at each advised site's
 // first post (site times count from `start`).
 void trace_insight(TraceRecorder& trace, const RunResult& r, Tick start) {
@@ -251,20 +245,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         if (trace) platform.attach_trace(trace.get());
         const PlatformStats before = platform_stats(platform);
         CaseResult r;
-        {
-            // Users' code runs from here: its stdout kept apart, its host time bounded.
-            user_code::StdoutCapture capture;
-            const double limit_s = static_cast<double>(cfg.time("orch.host_time_limit")) / 1e12;
-            user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + format_seconds(limit_s) +
-                                                    ", or --timeout)");
-            try {
-                r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes"));
-            } catch (...) {
-                result.user_stdout = capture.text();
-                throw;
-            }
-            result.user_stdout = capture.text();
-        }
+        run_users_code(cfg, result.user_stdout,
+                       [&] { r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes")); });
         add_graph(r, spec, platform, result);
         if (trace) trace_tasks(*trace, r, platform);
         for (const CaseOutput& out : r.outputs) {

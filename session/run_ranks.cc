@@ -164,18 +164,9 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
         std::vector<PlatformStats> before;
         for (uint32_t r = 0; r < dies.count(); ++r) before.push_back(platform_stats(dies.die(r)));
         std::vector<CaseResult> done;
-        {
-            user_code::StdoutCapture capture;
-            const double limit_s = static_cast<double>(cfg.time("orch.host_time_limit")) / 1e12;
-            user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit, or --timeout)");
-            try {
-                done = run_case_ranks(spec, ranks, compiler, cfg.bytes("orch.heap_bytes"), [&dies] { return dies.end_graphs(); });
-            } catch (...) {
-                result.user_stdout = capture.text();
-                throw;
-            }
-            result.user_stdout = capture.text();
-        }
+        run_users_code(cfg, result.user_stdout, [&] {
+            done = run_case_ranks(spec, ranks, compiler, cfg.bytes("orch.heap_bytes"), [&dies] { return dies.end_graphs(); });
+        });
         uint64_t first = ~uint64_t{0}, last = 0;
         for (uint32_t r = 0; r < dies.count(); ++r) {
             const std::string rank = "rank " + std::to_string(r) + ": ";

@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "base/toml_text.h"
+#include "hw/sdma_registers.h"
 #include "model/common/peer_window.h"
 #include "model/config/presets/presets.h"
 
@@ -300,11 +301,10 @@ void Config::validate() const {
     }
     if (count("sdma.queue_depth") < 2) fail("sdma.queue_depth", "must be at least 2");
     if (count("sdma.queue_depth") > 65535) fail("sdma.queue_depth", "must fit the 16-bit task id");
-    // The engine's status registers start at 0x100 of each channel's block (sdma_engine.h).
-    if (bytes("sdma.doorbell_tail_offset") + 4 > 0x100 || bytes("sdma.doorbell_tail_offset") % 4) {
-        fail("sdma.doorbell_tail_offset", "must be 4-byte aligned and below 0x100");
+    if (bytes("sdma.doorbell_tail_offset") + 4 > SdmaRegister::kHead || bytes("sdma.doorbell_tail_offset") % 4) {
+        fail("sdma.doorbell_tail_offset", "must be 4-byte aligned and below 0x100 (the channel's status registers)");
     }
-    if (bytes("sdma.doorbell_stride") < 0x200) {
+    if (bytes("sdma.doorbell_stride") < SdmaRegister::kBlockBytes) {
         fail("sdma.doorbell_stride", "must be at least 512 B (one channel's registers)");
     }
     if (bytes("sdma.chunk_bytes") < line) fail("sdma.chunk_bytes", "must be at least l2.line_bytes");

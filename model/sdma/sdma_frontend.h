@@ -3,14 +3,7 @@
 // (sdma_engine.h) is built with one, chosen by sdma.frontend: the C++ model
 // (tlm_frontend.h) or the verilated RTL (rtl_frontend.h, rtl_stubs/sdma_frontend);
 // it executes the requests the front-end hands it and times the doorbells'
-// publication.
-//
-// Register block of channel c (at sdma.mmio_base + c * sdma.doorbell_stride):
-//   sdma.doorbell_tail_offset  tail doorbell (write, 4 B)
-//   0x100 head (read, 4 B)          0x108 ring base in GM (read/write, 8 B;
-//                                   a write re-creates the queue: empty and cold)
-//   0x110 ring depth (r/w, 4 B)     0x118 error code, SdmaError (read, 4 B)
-//   0x120 requests completed (read, 8 B)
+// publication. The register block's map: hw/sdma_registers.h.
 // A malformed request stops its channel with an error code; nothing else stops.
 #pragma once
 
@@ -20,19 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "hw/sdma_registers.h"
 #include "hw/sdma_request.h"
 #include "model/common/time.h"
 #include "model/config/config.h"
 
 namespace pfsim {
-
-struct SdmaRegister {
-    static constexpr uint64_t kHead = 0x100;
-    static constexpr uint64_t kRingBase = 0x108;
-    static constexpr uint64_t kRingDepth = 0x110;
-    static constexpr uint64_t kError = 0x118;
-    static constexpr uint64_t kCompleted = 0x120;
-};
 
 // Misbehaviour the engine can be told to show (pfsim run --inject). Ordinals
 // count from 1, engine-wide, from the moment the faults are set; 0 is off.

@@ -9,6 +9,7 @@
 #include "model/config/params.h"
 #include "model/config/presets/presets.h"
 #include "model/config/units.h"
+#include "hw/sdma_registers.h"
 
 namespace pfsim {
 namespace {
@@ -335,6 +336,17 @@ TEST(Config, GmAndItsAliasAtTheirLimitsAreTaken) {
     EXPECT_NE(error_of([&] { twice.validate(); }).find("gm.size: at most 1 TiB, the size of a peer die's address window"),
               std::string::npos)
         << error_of([&] { twice.validate(); });
+}
+
+// A channel's doorbell lies below its status registers and two channels'
+// register blocks never overlap (hw/sdma_registers.h): the last doorbell slot
+// and the smallest block are taken, one step past either is refused.
+TEST(Config, SdmaRegisterBlockAtItsLimits) {
+    EXPECT_EQ(with("sdma.doorbell_tail_offset=0xFC").bytes("sdma.doorbell_tail_offset"), SdmaRegister::kHead - 4);
+    EXPECT_NE(error_of([&] { with("sdma.doorbell_tail_offset=0x100"); }).find("sdma.doorbell_tail_offset"),
+              std::string::npos);
+    EXPECT_EQ(with("sdma.doorbell_stride=512B").bytes("sdma.doorbell_stride"), SdmaRegister::kBlockBytes);
+    EXPECT_NE(error_of([&] { with("sdma.doorbell_stride=256B"); }).find("sdma.doorbell_stride"), std::string::npos);
 }
 
 TEST(Config, UnknownPresetListsTheKnownOnes) {

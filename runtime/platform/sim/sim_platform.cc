@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "base/hex.h"
+#include "hw/sdma_registers.h"
 #include "model/common/payload.h"
 #include "pfsim_kernel_abi.h"
 #include "model/sdma/sdma_engine.h"
