@@ -67,7 +67,7 @@ def scheduler_phases(tasks) -> list[dict]:
     in pfsim) and "drain_publish" (sending its subtasks, until they start), each with its
     subtasks. A consumer staged early (TaskTiming.early_ns: its producers set_allow_early_resolve,
     nothing was ready) is an "early_dispatch" record with tasks_processed the blocks it sent to
-    idle cores, lasting until they start (its doorbell). loop_iter numbers the acts from 1."""
+    idle cores or busy cores' pending slots, lasting until they start (its doorbell). loop_iter numbers the acts from 1."""
     acts = {}  # (start, kind) -> [end, task ids, blocks, subtasks]
     for t in tasks:
         for s in t.spans:
