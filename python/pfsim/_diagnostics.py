@@ -246,6 +246,18 @@ def pmu_warning(event_type: int) -> str | None:
             f"{PMU_UNWRITTEN[event_type]}")
 
 
+def pmu_early_warning(result) -> str | None:
+    """Why a PMU run's times differ from the board's when consumers were staged early, or None:
+    simpler's scheduler turns early dispatch and pending slots off while the PMU counts (single-issue
+    windows); pfsim's scheduler does not know the PMU is on and staged them (TaskTiming.early_ns)."""
+    early = [t.name for t in result.tasks if t.early_ns is not None]
+    if not early:
+        return None
+    return (f"--enable-pmu: simpler turns early dispatch (set_allow_early_resolve) off in PMU runs; pfsim "
+            f"staged {', '.join(early[:4])}{' and others' if len(early) > 4 else ''} early, so pmu.csv's times "
+            f"can differ from the board's PMU run by up to about orch.dispatch_latency per staged task")
+
+
 def pmu_csv(result, event_type: int, clock_hz: float) -> str:
     """simpler's pmu.csv of one run (Worker.run(spans=True)): a row per block per core, its
     cycles at the core clock `clock_hz` from start to end and each pipe's busy cycles."""

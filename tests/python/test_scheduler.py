@@ -215,6 +215,8 @@ def test_a_consumer_that_finds_no_idle_core_is_staged_in_busy_cores_pending_slot
     assert all(s["start_ns"] == pytest.approx(last + 200) for s in consumer.spans), (last, consumer.spans)
     assert [(p["kind"], p["tasks_processed"]) for p in _diagnostics.scheduler_phases(r.tasks)
             if p["kind"] == "early_dispatch"] == [("early_dispatch", 8)]
+    # simpler turns early dispatch off in PMU runs; pfsim stages anyway, and --enable-pmu says so.
+    assert consumer.name in _diagnostics.pmu_early_warning(r)
     # Without sync start each block starts on its own, orch.doorbell_latency after the later of
     # the doorbell and its core's block ending (the core takes it from its pending slot itself).
     r = early(True, 8, sync=False, threads=2, blocker_blocks=47, blocker_hold=100)
@@ -239,6 +241,7 @@ def test_a_consumer_that_finds_no_idle_core_is_staged_in_busy_cores_pending_slot
     (sent,) = {s["dispatch_ns"] for s in consumer.spans}
     assert sent >= producer.end_ns and all(s["start_ns"] == pytest.approx(sent + 1000) for s in consumer.spans)
     assert not [p for p in _diagnostics.scheduler_phases(r.tasks) if p["kind"] == "early_dispatch"]
+    assert _diagnostics.pmu_early_warning(r) is None
 
 
 def test_the_orchestration_object_stays_loaded_across_runs_of_a_worker():
