@@ -119,7 +119,7 @@ options shared by every command:
   --json            machine-readable output
   --timeout SECONDS (run, check, sweep) the host time users' code may take: a
                     kernel, orchestration or golden still running then is stopped
-                    and named, exit 1 (orch.host_time_limit, 600 s; 0: no limit)
+                    and named, exit 1 (orch.host_time_limit, 1800 s; 0: no limit)
 
 exit status: 0 success, 1 a check failed, 2 bad input, 3 an internal error of pfsim
 )";

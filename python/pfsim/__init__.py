@@ -106,8 +106,9 @@ class TaskTiming:
     spans: list = field(default_factory=list)
     # run(spans=True) too: the orchestrator's submission of it, [began, reached the scheduler] (ns, as the
     # spans), and for a sync-start cohort that went through the global drain (it fitted no one scheduler
-    # thread's free cores), when it entered it; for a consumer staged early on idle cores (its producers
-    # set_allow_early_resolve), when: its spans with that dispatch_ns are the staged blocks
+    # thread's free cores), when it entered it; for a consumer staged early on idle cores or busy cores'
+    # pending slots (its producers set_allow_early_resolve), when: its spans with that dispatch_ns are the
+    # staged blocks
     submit_ns: list | None = None
     drain_ns: float | None = None
     early_ns: float | None = None

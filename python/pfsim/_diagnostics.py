@@ -67,7 +67,7 @@ def scheduler_phases(tasks) -> list[dict]:
     in pfsim) and "drain_publish" (sending its subtasks, until they start), each with its
     subtasks. A consumer staged early (TaskTiming.early_ns: its producers set_allow_early_resolve,
     nothing was ready) is an "early_dispatch" record with tasks_processed the blocks it sent to
-    idle cores, lasting until they start (its doorbell). loop_iter numbers the acts from 1."""
+    idle cores or busy cores' pending slots, lasting until they start (its doorbell). loop_iter numbers the acts from 1."""
     acts = {}  # (start, kind) -> [end, task ids, blocks, subtasks]
     for t in tasks:
         for s in t.spans:
@@ -244,6 +244,18 @@ def pmu_warning(event_type: int) -> str | None:
         return None
     return (f"pfsim: warning: --enable-pmu {event_type} ({PMU_EVENTS[event_type]}): pmu.csv has no "
             f"{PMU_UNWRITTEN[event_type]}")
+
+
+def pmu_early_warning(result) -> str | None:
+    """Why a PMU run's times differ from the board's when consumers were staged early, or None:
+    simpler's scheduler turns early dispatch and pending slots off while the PMU counts (single-issue
+    windows); pfsim's scheduler does not know the PMU is on and staged them (TaskTiming.early_ns)."""
+    early = [t.name for t in result.tasks if t.early_ns is not None]
+    if not early:
+        return None
+    return (f"--enable-pmu: simpler turns early dispatch (set_allow_early_resolve) off in PMU runs; pfsim "
+            f"staged {', '.join(early[:4])}{' and others' if len(early) > 4 else ''} early, so pmu.csv's times "
+            f"can differ from the board's PMU run by up to about orch.dispatch_latency per staged task")
 
 
 def pmu_csv(result, event_type: int, clock_hz: float) -> str:

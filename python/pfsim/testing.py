@@ -692,6 +692,9 @@ class SceneTestCase:
                             if pmu and diagnose:
                                 (_diagnostics.run_dir(prefix, prefetch) / "pmu.csv").write_text(
                                     _diagnostics.pmu_csv(result, pmu, worker.config["chip.clock"]))
+                                unmodelled = _diagnostics.pmu_early_warning(result)
+                                if unmodelled:
+                                    _warn_once("--enable-pmu early dispatch", unmodelled)
                             if dep_gen and diagnose:
                                 unwritten = _diagnostics.deps_viewer_text(Path(diagnostics["deps_json"]))
                                 if unwritten:

@@ -126,11 +126,6 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         task.predicate = {args.predicate().op, gm, static_cast<uint32_t>(element_size(o.tensor->dtype)),
                           args.predicate().target};
     }
-    if (args.allow_early_resolve()) {
-        warn_once("set_allow_early_resolve: pfsim stages such a task's consumers early on idle cores only, not in a "
-                  "busy core's pending slot, so a consumer that finds no idle core can start later than the board's by "
-                  "about orch.dispatch_latency");
-    }
     const bool manual = scopes_.back() == PTO2ScopeMode::MANUAL;
     const PTO2TaskId id{task.index};
     // A slot in the task window of the scope depth's ring.

@@ -71,7 +71,8 @@ struct DispatchTask {
     uint32_t blocks = 1;
     bool sync_start = false;      // every block starts at once, when enough cores are free
     // set_allow_early_resolve: once all its blocks are dispatched, its consumers
-    // may be staged on idle cores early (GraphLaunch::doorbell_ps).
+    // may be staged early on idle cores and busy cores' pending slots
+    // (GraphLaunch::doorbell_ps).
     bool early_resolve = false;
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot], null for a slot without a kernel; slot 49 is set at dispatch
@@ -143,7 +144,8 @@ struct TaskRun {
     uint64_t drain_ps = 0;
     // Staged early (its producers all early-resolve and dispatched, the ready
     // queue empty): when the blocks whose span dispatch_ps equals it were sent
-    // to idle cores, held there until the doorbell; 0 (with `early` false): never.
+    // to idle cores or busy cores' pending slots, held there until the doorbell;
+    // 0 (with `early` false): never.
     bool early = false;
     uint64_t early_ps = 0;
     std::string error;                   // the first error of its blocks

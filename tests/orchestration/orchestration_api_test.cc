@@ -309,17 +309,14 @@ TEST(CacheMaintenance, APollingOrchestratorSeesTheKernelsWriteAsTimePasses) {
     EXPECT_GE(fast, 3 * slow) << k["log"];  // four times the polls in the same time
 }
 
-TEST(Hints, AnEarlyResolveHintPfsimDoesNotModelIsWarnedOnceByName) {
+TEST(Hints, AnEarlyResolveHintIsModelledWithoutAWarning) {
+    // Early dispatch is modelled on idle cores and busy cores' pending slots; the
+    // one case it does not model (a sync-start consumer that fits no one scheduler
+    // thread) is warned by the scheduler when it happens:
+    // tests/python/test_scheduler.py shows that warning and its absence.
     const Result hinted = pfsim("run " + user_case("early", 12, 0));
     EXPECT_EQ(hinted.status, 0) << hinted.err;
-    const std::string warning = "pfsim: warning: set_allow_early_resolve: pfsim stages such a task's consumers early on idle cores only";
-    const size_t at = hinted.err.find(warning);
-    EXPECT_NE(at, std::string::npos) << hinted.err;
-    EXPECT_EQ(hinted.err.find(warning, at + 1), std::string::npos) << hinted.err;  // once for two tasks
-    // Control: the same tasks without the hint run without it.
-    const Result plain = pfsim("run " + user_case("early_plain", 0, 2));
-    EXPECT_EQ(plain.status, 0) << plain.err;
-    EXPECT_EQ(plain.err.find("set_allow_early_resolve"), std::string::npos) << plain.err;
+    EXPECT_EQ(hinted.err.find("set_allow_early_resolve"), std::string::npos) << hinted.err;
 }
 
 TEST(BadInput, EachIsNamedWithItsTaskOrCallAndItsLine) {

@@ -1,7 +1,8 @@
 """The AICPU scheduler's launch rules: sync-start cohorts (all blocks at once,
 the drain that keeps a stream of other tasks from starving them, a cohort wider
 than the die refused), the early dispatch of an early-resolve producer's
-consumers, and the orchestration object kept loaded across runs."""
+consumers (on idle cores, then in busy cores' pending slots), and the
+orchestration object kept loaded across runs."""
 
 import os
 import re
@@ -141,12 +142,13 @@ def early():
     with pfsim.Worker() as worker:
         handle = worker.register(callable_of("early_orch.cpp"))
 
-        def run(flagged, consumer_blocks, sync=True, hold=200, threads=0):
-            """The result (tasks: the producer, the consumer) of a producer holding its
-            core `hold` ticks, flagged early-resolve or not, and its consumer."""
-            outs = [torch.zeros(LINES * 8, dtype=torch.int64) for _ in range(2)]
-            return worker.run(handle, outs + [int(flagged), consumer_blocks, int(sync), hold], spans=True,
-                              aicpu_thread_num=threads)
+        def run(flagged, consumer_blocks, sync=True, hold=200, threads=0, blocker_blocks=0, blocker_hold=0):
+            """The result (tasks: the blocker if it has blocks, the producer, the consumer) of a
+            blocker holding its cores `blocker_hold` ticks per block index, then a producer
+            holding its core `hold` ticks, flagged early-resolve or not, and its consumer."""
+            outs = [torch.zeros(LINES * 8, dtype=torch.int64) for _ in range(3)]
+            return worker.run(handle, outs + [int(flagged), consumer_blocks, int(sync), hold, blocker_blocks,
+                                              blocker_hold], spans=True, aicpu_thread_num=threads)
         yield run
 
 
@@ -165,18 +167,24 @@ def test_a_consumer_of_an_early_resolve_producer_is_staged_on_idle_cores_and_sta
     phases = _diagnostics.scheduler_phases(r.tasks)
     assert [(p["kind"], p["tasks_processed"]) for p in phases if p["kind"] == "early_dispatch"] == \
         [("early_dispatch", 8)], phases
-    # Three schedulers (simpler's default): a 16-block cohort fits one thread's clusters and
-    # is staged there; a 24-block one fits none, so it is not staged, and goes out when ready.
+    # Three schedulers (simpler's default): a 16-block cohort fits one thread's clusters (thread
+    # 0's 15 idle cores and the pending slot of the producer's) and is staged there; a 24-block
+    # one fits none, so it is not staged, goes out when ready, and the run says the board would
+    # have staged it through the global drain.
     r = early(True, 16)
     assert r.tasks[1].early_ns is not None and len(cohort_clusters(r.tasks[1])) == 8
+    assert not [w for w in r.warnings if "set_allow_early_resolve" in w], r.warnings
     r = early(True, 24)
     assert r.tasks[1].early_ns is None and r.tasks[1].start_ns == pytest.approx(r.tasks[0].end_ns + 1000)
+    assert [w for w in r.warnings if w.startswith("set_allow_early_resolve: ") and "global drain" in w], r.warnings
     # Without sync start a consumer is staged on as many idle cores as there are (47: the
-    # producer holds one); its last block is dispatched the ordinary way once it is ready.
+    # producer holds one), then in busy cores' pending slots: its last block waits in the
+    # producer's core's, and takes it when the producer's block ends; all start at the doorbell.
     r = early(True, 48, sync=False, threads=2)
     producer, consumer = r.tasks
-    sent = sorted(s["dispatch_ns"] for s in consumer.spans)
-    assert sent == [consumer.early_ns] * 47 + [producer.end_ns], sent
+    assert {s["dispatch_ns"] for s in consumer.spans} == {consumer.early_ns}
+    assert producer.spans[0]["core"] in {s["core"] for s in consumer.spans}
+    assert all(s["start_ns"] == pytest.approx(producer.end_ns + 200) for s in consumer.spans), consumer.spans
     # Negative control: without the flag nothing is staged; the consumer is dispatched once
     # the producer completed, orch.dispatch_latency (1 us) later, and no early_dispatch is written.
     r = early(False, 8, threads=2)
@@ -184,6 +192,56 @@ def test_a_consumer_of_an_early_resolve_producer_is_staged_on_idle_cores_and_sta
     assert consumer.early_ns is None and all(s["dispatch_ns"] == producer.end_ns for s in consumer.spans)
     assert consumer.start_ns == pytest.approx(producer.end_ns + 1000)
     assert not [p for p in _diagnostics.scheduler_phases(r.tasks) if p["kind"] == "early_dispatch"]
+
+
+def test_a_consumer_that_finds_no_idle_core_is_staged_in_busy_cores_pending_slots(early):
+    from pfsim import _diagnostics
+
+    # One scheduler owns all 48 vector cores: a 47-block blocker holds 47 of them, block b for
+    # (b + 1) * 100 ticks (2 us per index), the producer the last one for 200 ticks: no core is
+    # idle when the 8-block sync-start consumer arrives. It is staged while the producer runs,
+    # one block in the pending slot of each of 8 busy cores.
+    r = early(True, 8, threads=2, blocker_blocks=47, blocker_hold=100)
+    blocker, producer, consumer = r.tasks
+    held = {s["core"]: s for s in blocker.spans}
+    assert consumer.early_ns is not None and consumer.early_ns < producer.end_ns
+    assert {s["dispatch_ns"] for s in consumer.spans} == {consumer.early_ns}
+    cores = [s["core"] for s in consumer.spans]
+    assert len(set(cores)) == 8 and all(held[c]["dispatch_ns"] < consumer.early_ns < held[c]["end_ns"] for c in cores)
+    # The cohort starts together once its doorbell rang and the scheduler took the completions
+    # of the blocks its cores ran (the rendezvous), orch.doorbell_latency (0.2 us) after the later.
+    last = max(held[c]["finish_ns"] for c in cores)
+    assert last > producer.end_ns
+    assert all(s["start_ns"] == pytest.approx(last + 200) for s in consumer.spans), (last, consumer.spans)
+    assert [(p["kind"], p["tasks_processed"]) for p in _diagnostics.scheduler_phases(r.tasks)
+            if p["kind"] == "early_dispatch"] == [("early_dispatch", 8)]
+    # simpler turns early dispatch off in PMU runs; pfsim stages anyway, and --enable-pmu says so.
+    assert consumer.name in _diagnostics.pmu_early_warning(r)
+    # Without sync start each block starts on its own, orch.doorbell_latency after the later of
+    # the doorbell and its core's block ending (the core takes it from its pending slot itself).
+    r = early(True, 8, sync=False, threads=2, blocker_blocks=47, blocker_hold=100)
+    blocker, producer, consumer = r.tasks
+    held = {s["core"]: s for s in blocker.spans}
+    for s in consumer.spans:
+        assert s["core"] in held
+        assert s["start_ns"] == pytest.approx(max(producer.end_ns, held[s["core"]]["end_ns"]) + 200)
+    assert len({s["start_ns"] for s in consumer.spans}) > 4  # the cores free one after another
+    # Negative controls. With an idle core (a 46-block blocker) a one-block consumer is staged
+    # there, not in a pending slot, and starts at the doorbell.
+    r = early(True, 1, sync=False, threads=2, blocker_blocks=46, blocker_hold=100)
+    blocker, producer, consumer = r.tasks
+    (s,) = consumer.spans
+    assert s["core"] not in {b["core"] for b in blocker.spans + producer.spans}
+    assert s["dispatch_ns"] == consumer.early_ns and s["start_ns"] == pytest.approx(producer.end_ns + 200)
+    # Without the flag nothing is staged: the cohort is dispatched once its producer completed and
+    # 8 cores are free, orch.dispatch_latency (1 us) later.
+    r = early(False, 8, threads=2, blocker_blocks=47, blocker_hold=100)
+    blocker, producer, consumer = r.tasks
+    assert consumer.early_ns is None and len({s["dispatch_ns"] for s in consumer.spans}) == 1
+    (sent,) = {s["dispatch_ns"] for s in consumer.spans}
+    assert sent >= producer.end_ns and all(s["start_ns"] == pytest.approx(sent + 1000) for s in consumer.spans)
+    assert not [p for p in _diagnostics.scheduler_phases(r.tasks) if p["kind"] == "early_dispatch"]
+    assert _diagnostics.pmu_early_warning(r) is None
 
 
 def test_the_orchestration_object_stays_loaded_across_runs_of_a_worker():

@@ -23,12 +23,17 @@
 //
 // Early dispatch (set_allow_early_resolve): when nothing is ready, a consumer
 // whose producers not yet completed are all flagged early-resolve and have all
-// their blocks dispatched is staged: its blocks are sent to idle cores (a
-// sync-start cohort all on one thread's clusters, or not at all; predicated
-// consumers never), which it holds, gated, until its last producer completes;
-// that completion's doorbell starts them `doorbell_ps` later (not
-// `dispatch_ps`). A busy core's pending slot is not modelled: only idle cores
-// take staged blocks.
+// their blocks dispatched is staged (predicated consumers never): its blocks go
+// to idle cores first, then to busy cores' pending slots (one staged block per
+// core; a sync-start cohort all on one thread's clusters, or not at all). An
+// idle core is held, gated; a pending block enters its core's running slot,
+// gated, when the block the core runs ends. The last producer's completion
+// rings the doorbell: a gated block starts `doorbell_ps` after it (not
+// `dispatch_ps`), a pending one `doorbell_ps` after its core's block ends if
+// that is later; a sync-start cohort starts together, once the scheduler has
+// also taken the completion of each of its cores' earlier blocks (the
+// rendezvous). Only normal dispatch takes idle cores alone: pfsim does not
+// pre-load a ready task into a busy core's pending slot.
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -145,10 +150,27 @@ void SimPlatform::scheduler() {
         // By core id: the task whose staged block holds it, gated, until its
         // doorbell (not running: the completion, time-limit and deadlock loops skip it).
         std::vector<int64_t> core_staged(core_task.size(), -1);
-        // Staged tasks: their blocks waiting for the doorbell, with their cores.
-        std::map<uint32_t, std::vector<std::pair<uint32_t, std::vector<std::pair<int, Core*>>>>> staged;
+        // By core id: the task whose staged block waits in this busy core's
+        // pending slot; it moves to core_staged when the core's block ends.
+        std::vector<int64_t> core_pending(core_task.size(), -1);
+        std::vector<char> held(core_task.size(), 0);  // by core id: chosen for a cohort being counted (find_cohort)
+        // A staged task: its blocks waiting for the doorbell, with their cores.
+        struct StagedBlock {
+            uint32_t block;
+            std::vector<std::pair<int, Core*>> cores;
+            uint32_t pending = 0;     // of its cores, those still in a pending slot
+            Tick promoted = kNoTime;  // when the last of them left it (kNoTime: none was)
+            bool started = false;
+        };
+        struct Staged {
+            std::vector<StagedBlock> blocks;
+            Tick rung = kNoTime;  // when its last producer completed (kNoTime: not yet)
+        };
+        std::map<uint32_t, Staged> staged;
         std::set<uint32_t> early_candidates;  // consumers of early-resolve producers, to look at when nothing is ready
         std::vector<uint32_t> rung;           // staged tasks whose last producer completed
+        std::vector<uint32_t> promoted;       // staged tasks one of whose pending blocks entered its running slot
+        bool unstaged_warned = false;         // the warning for a cohort staged on the board, not here, was given
         std::map<std::pair<uint32_t, uint32_t>, uint32_t> block_cores;  // (task, block) -> cores still running
         std::multimap<Tick, std::pair<uint32_t, uint32_t>> completions;  // when a finished block counts as done
         // Blocks whose kernels registered completion conditions, with them.
@@ -355,13 +377,51 @@ void SimPlatform::scheduler() {
             start_block(t, next_block[t]++, cores, now(), g.dispatch_ps);
             all_dispatched(t);
         };
-        // Sends the next block of task t to idle cores, which it holds until its doorbell.
+        // Sends the next block of task t to the given cores until its doorbell:
+        // an idle core it holds, a busy one's pending slot.
         auto stage = [&](uint32_t t, const std::vector<std::pair<int, Core*>>& cores) {
-            for (const auto& sc : cores) core_staged[sc.second->core_id()] = t;
-            staged[t].push_back({next_block[t]++, cores});
+            StagedBlock block{next_block[t]++, cores};
+            for (const auto& sc : cores) {
+                const uint32_t id = sc.second->core_id();
+                const bool busy = core_task[id] >= 0;
+                (busy ? core_pending : core_staged)[id] = t;
+                block.pending += busy;
+            }
+            staged[t].blocks.push_back(std::move(block));
             result.tasks[t].early = true;
             result.tasks[t].early_ps = now();
             all_dispatched(t);
+        };
+        // Starts what of staged task t can start once its doorbell rang: each
+        // block none of whose cores is still in a pending slot, `doorbell_ps`
+        // after the doorbell or its core's block ending, whichever is later (now);
+        // a sync-start cohort only when all are out, together, `doorbell_ps`
+        // after the scheduler took the last of those blocks' completions (its
+        // rendezvous). After a failure nothing starts.
+        auto launch_staged = [&](uint32_t t) {
+            const auto it = staged.find(t);
+            if (it == staged.end() || it->second.rung == kNoTime) return;
+            Staged& s = it->second;
+            const bool cohort = g.tasks[t].sync_start;
+            Tick rendezvous = s.rung;
+            bool all_out = true;
+            for (const StagedBlock& b : s.blocks) {
+                all_out &= b.pending == 0;
+                if (b.promoted != kNoTime) rendezvous = std::max(rendezvous, b.promoted + g.completion_ps);
+            }
+            if (cohort && !all_out && !failed) return;
+            bool left = false;
+            for (StagedBlock& b : s.blocks) {
+                if (b.started || b.pending > 0) {
+                    left |= !b.started;
+                    continue;
+                }
+                for (const auto& sc : b.cores) core_staged[sc.second->core_id()] = -1;
+                b.started = true;
+                const Tick at = cohort ? rendezvous : now();
+                if (!failed) start_block(t, b.block, b.cores, result.tasks[t].early_ps, at - now() + g.doorbell_ps);
+            }
+            if (!left) staged.erase(it);
         };
         // "task block b on core (source)" for the kernel `core` runs.
         auto running_kernel = [&](const Core& core) {
@@ -374,24 +434,39 @@ void SimPlatform::scheduler() {
                    (task.source[slot] ? *task.source[slot] : std::string("?")) + ")";
         };
         const uint32_t threads = std::max<uint32_t>(g.scheduler_threads, 1);
-        // Free cores for one block of `task` in the clusters scheduler thread
-        // `owner` owns (-1: any), or empty.
-        auto find_cores = [&](const rt::DispatchTask& task, int owner = -1) {
+        // Cores for one block of `task` in the clusters scheduler thread `owner`
+        // owns (-1: any), or empty: free cores, or with `pending` (early staging)
+        // cores each free or busy with its pending slot free, at least one of
+        // those the task uses busy (a mixed task's cluster: all three).
+        auto find_cores = [&](const rt::DispatchTask& task, int owner = -1, bool pending = false) {
             std::vector<std::pair<int, Core*>> cores;
-            auto free = [&](Core& c) { return core_task[c.core_id()] < 0 && core_staged[c.core_id()] < 0; };
+            auto free = [&](const Core& c) {
+                const uint32_t id = c.core_id();
+                return core_task[id] < 0 && core_staged[id] < 0 && !held[id];
+            };
+            auto pending_free = [&](const Core& c) {
+                const uint32_t id = c.core_id();
+                return pending && core_task[id] >= 0 && core_pending[id] < 0 && !held[id];
+            };
             auto owned = [&](uint32_t cluster) { return owner < 0 || cluster % threads == static_cast<uint32_t>(owner); };
+            auto fits = [&](const Core& c) { return pending ? pending_free(c) : free(c); };
             if (task.shape == rt::TaskShape::Aiv) {
                 for (uint32_t v = 0; v < aiv_.size(); ++v) {
-                    if (owned(v / 2) && free(*aiv_[v])) return std::vector<std::pair<int, Core*>>{{1, aiv_[v].get()}};
+                    if (owned(v / 2) && fits(*aiv_[v])) return std::vector<std::pair<int, Core*>>{{1, aiv_[v].get()}};
                 }
             } else if (task.shape == rt::TaskShape::Aic) {
                 for (uint32_t c = 0; c < clusters; ++c) {
-                    if (owned(c) && free(*aic_[c])) return std::vector<std::pair<int, Core*>>{{0, aic_[c].get()}};
+                    if (owned(c) && fits(*aic_[c])) return std::vector<std::pair<int, Core*>>{{0, aic_[c].get()}};
                 }
             } else if (task.shape == rt::TaskShape::Mix) {
                 for (uint32_t c = 0; c < clusters; ++c) {
-                    if (owned(c) && free(*aic_[c]) && free(*aiv_[2 * c]) && free(*aiv_[2 * c + 1])) {
-                        Core* const cluster[3] = {aic_[c].get(), aiv_[2 * c].get(), aiv_[2 * c + 1].get()};
+                    Core* const cluster[3] = {aic_[c].get(), aiv_[2 * c].get(), aiv_[2 * c + 1].get()};
+                    bool slots = owned(c), busy = false;
+                    for (int slot = 0; slot < 3; ++slot) {
+                        slots &= free(*cluster[slot]) || pending_free(*cluster[slot]);
+                        busy |= task.entry[slot] && pending_free(*cluster[slot]);
+                    }
+                    if (slots && busy == pending) {
                         for (int slot = 0; slot < 3; ++slot) {
                             if (task.entry[slot]) cores.push_back({slot, cluster[slot]});
                         }
@@ -403,18 +478,21 @@ void SimPlatform::scheduler() {
         };
 
         // Cores for every block of a sync-start `task` at once (one list per
-        // block) in the clusters of scheduler thread `owner` (-1: any), or empty
-        // when not enough are free.
-        auto find_cohort = [&](uint32_t t, int owner) {
+        // block) in the clusters of scheduler thread `owner` (-1: any): free
+        // ones, then, with `pending` (early staging), busy cores' pending slots;
+        // empty when there are not enough.
+        auto find_cohort = [&](uint32_t t, int owner, bool pending = false) {
             std::vector<std::vector<std::pair<int, Core*>>> blocks;
-            for (uint32_t b = 0; b < g.tasks[t].blocks; ++b) {
-                auto cores = find_cores(g.tasks[t], owner);
-                if (cores.empty()) break;
-                for (const auto& sc : cores) core_task[sc.second->core_id()] = t;  // held while counting
-                blocks.push_back(std::move(cores));
+            for (bool busy : {false, true}) {
+                while (blocks.size() < g.tasks[t].blocks && (!busy || pending)) {
+                    auto cores = find_cores(g.tasks[t], owner, busy);
+                    if (cores.empty()) break;
+                    for (const auto& sc : cores) held[sc.second->core_id()] = 1;
+                    blocks.push_back(std::move(cores));
+                }
             }
             for (const auto& cores : blocks) {
-                for (const auto& sc : cores) core_task[sc.second->core_id()] = -1;
+                for (const auto& sc : cores) held[sc.second->core_id()] = 0;
             }
             if (blocks.size() < g.tasks[t].blocks) blocks.clear();
             return blocks;
@@ -451,16 +529,16 @@ void SimPlatform::scheduler() {
                     ++it;
                 }
             }
-            // Doorbells: the staged blocks of a task whose last producer completed start.
+            // Doorbells (a staged task's last producer completed), and staged
+            // blocks that left their cores' pending slots: what can start does.
             for (uint32_t t : rung) {
-                auto blocks = staged.extract(t);
-                for (const auto& [b, cores] : blocks.mapped()) {
-                    for (const auto& sc : cores) core_staged[sc.second->core_id()] = -1;
-                    if (!failed) start_block(t, b, cores, result.tasks[t].early_ps, g.doorbell_ps);
-                }
-                if (next_block[t] < g.tasks[t].blocks) ready.insert(t);  // blocks no idle core took
+                staged[t].rung = now();
+                launch_staged(t);
+                if (next_block[t] < g.tasks[t].blocks) ready.insert(t);  // blocks no core took
             }
+            for (uint32_t t : promoted) launch_staged(t);
             rung.clear();
+            promoted.clear();
             bool draining = false;  // a ready cohort waits for cores: nothing else goes
             if (!failed) {
                 for (auto it = ready.begin(); it != ready.end() && !draining;) {
@@ -517,14 +595,24 @@ void SimPlatform::scheduler() {
                 if (task.sync_start) {
                     std::vector<std::vector<std::pair<int, Core*>>> cohort;
                     for (uint32_t owner = 0; owner < threads && cohort.empty(); ++owner) {
-                        cohort = find_cohort(c, static_cast<int>(owner));
+                        cohort = find_cohort(c, static_cast<int>(owner), true);
                     }
                     for (const auto& cores : cohort) stage(c, cores);
+                    if (cohort.empty() && !unstaged_warned) {
+                        unstaged_warned = true;
+                        result.warnings.push_back(
+                            "set_allow_early_resolve: " + task.name + " (a sync-start consumer of " +
+                            std::to_string(task.blocks) + " blocks) fits no one scheduler thread's idle cores and " +
+                            "pending slots; the board stages it early through the global drain, pfsim does not: " +
+                            "it goes out once ready, up to about orch.dispatch_latency later than the board's");
+                    }
                 } else {
-                    while (next_block[c] < task.blocks) {
-                        const auto cores = find_cores(task);
-                        if (cores.empty()) break;
-                        stage(c, cores);
+                    for (bool busy : {false, true}) {  // idle cores, then busy ones' pending slots
+                        while (next_block[c] < task.blocks) {
+                            const auto cores = find_cores(task, -1, busy);
+                            if (cores.empty()) break;
+                            stage(c, cores);
+                        }
                     }
                 }
                 it = result.tasks[c].early ? early_candidates.erase(it) : std::next(it);  // none free: later
@@ -633,6 +721,17 @@ void SimPlatform::scheduler() {
                         }
                     }
                     core_task[core->core_id()] = -1;
+                    if (core_pending[core->core_id()] >= 0) {  // its pending staged block enters the running slot
+                        const auto p = static_cast<uint32_t>(core_pending[core->core_id()]);
+                        core_pending[core->core_id()] = -1;
+                        core_staged[core->core_id()] = p;
+                        for (StagedBlock& b : staged[p].blocks) {
+                            for (const auto& sc : b.cores) {
+                                if (sc.second == core.get() && --b.pending == 0) b.promoted = now();
+                            }
+                        }
+                        promoted.push_back(p);
+                    }
                     rt::TaskRun::CoreSpan& span = run.spans[core_span[core->core_id()]];
                     span.start_ps = r.entered;
                     span.end_ps = r.returned;
