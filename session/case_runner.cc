@@ -232,7 +232,6 @@ public:
     CallResult finish(rt::GraphResult graph) {
         result_.graph = std::move(graph);
         if (!stalled_.empty()) result_.graph.stuck = stalled_ + (result_.graph.stuck.empty() ? "" : ": " + result_.graph.stuck);
-        for (const std::string& w : graph_.warnings()) result_.graph.warnings.push_back(w);
         result_.tensors = graph_.take_tensors();
         for (size_t i = 0; i < tensors_.size(); ++i) {
             if (!tensors_[i].gm) platform_.gm_read(gm_of_[i], tensors_[i].data.data(), tensors_[i].data.size());

@@ -61,7 +61,7 @@ struct TaskResult {
     double submit_ns = 0, release_ns = 0;
     bool drained = false;  // a sync-start cohort that went through the global drain (rt::TaskRun::drained), from drain_ns
     double drain_ns = 0;
-    bool early = false;  // staged early on idle cores (rt::TaskRun::early), from early_ns
+    bool early = false;  // staged early on an idle core or a busy core's pending slot (rt::TaskRun::early), from early_ns
     double early_ns = 0;
 };
 

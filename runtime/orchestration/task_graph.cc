@@ -494,10 +494,6 @@ void TaskGraph::cache_maintenance(Site site) {
     }
 }
 
-void TaskGraph::warn_once(const std::string& warning) {
-    if (std::find(warnings_.begin(), warnings_.end(), warning) == warnings_.end()) warnings_.push_back(warning);
-}
-
 void TaskGraph::scope_begin(PTO2ScopeMode mode, Site site) {
     scopes_.push_back(mode);
     scope_heap_bytes_.push_back(0);

@@ -229,8 +229,6 @@ public:
     // "fatal 5 (PTO2_ERROR_INVALID_ARGS) at orch.cpp:12: ...", or empty.
     const std::string& fatal_message() const { return fatal_message_; }
     uint32_t clusters() const { return clusters_; }
-    // Warnings for the run, each once (settings pfsim does not model).
-    const std::vector<std::string>& warnings() const { return warnings_; }
     uint64_t orchestrator_ps() const { return orch_ps_; }
 
 private:
@@ -276,7 +274,6 @@ private:
     bool consume_head(Ring& ring, const std::string& what);
     // Why `ring` cannot consume more: "its oldest ... " for a fatal message.
     std::string stuck_head(const Ring& ring) const;
-    void warn_once(const std::string& warning);
     void record_scope(bool begin);  // the innermost open scope's boundary
 
     Memory memory_;
@@ -304,7 +301,6 @@ private:
     std::vector<std::string> log_;
     int fatal_code_ = 0;
     std::string fatal_message_;
-    std::vector<std::string> warnings_;
     std::vector<uint64_t> end_ps_;  // when each task completed; kOpen: not known (not waited for)
 };
 
