@@ -17,18 +17,6 @@ namespace {
 
 constexpr uint64_t kPostIdMask = (uint64_t{1} << kHandleQueueShift) - 1;
 
-// Who posted on a channel group during this launch: the first core, and
-// whether another core did too (the shared-group warning).
-struct GroupUse {
-    uint32_t first_core = 0;
-    bool shared = false;
-};
-// By (workspace, group).
-std::map<std::pair<uint64_t, uint32_t>, GroupUse>& group_owners() {
-    static std::map<std::pair<uint64_t, uint32_t>, GroupUse> owners;
-    return owners;
-}
-
 // Links a post to the waits on it in traces: unique per core, session group and
 // id, and below 2^53, so that a JavaScript viewer (Perfetto, chrome://tracing)
 // reads every id exactly: 7 bits of core, 8 of group, 36 of post id.
@@ -109,7 +97,7 @@ void push_request(Device& dev, AsyncSession& s, SdmaRequest request) {
 // Two cores of one launch posting on one channel group run concurrently on
 // hardware: their sessions share the group's queue, ring tail and post-done record.
 void warn_shared_group(Device& dev, const AsyncSession& s) {
-    GroupUse& use = group_owners().emplace(std::make_pair(s.workspace, s.group), GroupUse{dev.core_id()}).first->second;
+    ChannelGroups::Use& use = dev.channel_groups().use(s.workspace, s.group, dev.core_id());
     const uint32_t first = use.first_core;
     if (first == dev.core_id()) return;
     use.shared = true;
@@ -129,8 +117,8 @@ void warn_shared_group(Device& dev, const AsyncSession& s) {
 // repeat on one post-done record. Refused naming `instruction`. A group two
 // cores post on is the shared-group warning's, not checked here.
 void check_ring_tail(Device& dev, const AsyncSession& s, const char* instruction) {
-    auto use = group_owners().find(std::make_pair(s.workspace, s.group));
-    if (use == group_owners().end() || use->second.shared || use->second.first_core != dev.core_id()) return;
+    const ChannelGroups::Use* use = dev.channel_groups().find(s.workspace, s.group);
+    if (!use || use->shared || use->first_core != dev.core_id()) return;
     uint32_t head_tail[2] = {0, 0};
     dev.peek(WorkspaceLayout::channel_info(s.workspace, s.group * s.queue_num), head_tail, sizeof head_tail);
     if (head_tail[1] == s.tail) return;
@@ -200,8 +188,6 @@ KernelRuntimeOptions& kernel_runtime_options() {
 uint64_t encode_event_handle(uint64_t queue_count, uint64_t post_id) {
     return (queue_count << kHandleQueueShift) | (post_id & kPostIdMask);
 }
-
-void reset_channel_group_owners() { group_owners().clear(); }
 
 PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(ws ? current_device().gm_address(ws) : 0) {}
 

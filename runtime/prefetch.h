@@ -178,7 +178,4 @@ std::map<std::string, uint64_t>& dropped_site_counts();
 // The same for kernel_runtime_options().free_sites.
 std::map<std::string, uint64_t>& free_site_counts();
 
-// Forgets which cores posted on which channel group (called by the host per launch).
-void reset_channel_group_owners();
-
 }  // namespace pfsim::rt

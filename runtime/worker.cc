@@ -183,7 +183,7 @@ void Worker::arm_kernel_side() {
     kernel.channels = platform_.dma_channel_count();
     kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
     kernel_runtime_options() = kernel;
-    reset_channel_group_owners();
+    platform_.channel_groups().clear();
 }
 
 void Worker::set_aicpu_threads(uint32_t n) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/orchestration/args_dump.h"
@@ -113,6 +114,11 @@ public:
     // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
     void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
     void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (session/faults.h)
+    // What-ifs of later launches (KernelRuntimeOptions::dropped_sites, free_sites).
+    void set_site_what_ifs(std::vector<std::string> dropped, std::vector<std::string> freed) {
+        options_.kernel.dropped_sites = std::move(dropped);
+        options_.kernel.free_sites = std::move(freed);
+    }
     // Later graphs' AICPU threads (WorkerOptions::aicpu_threads); throws RuntimeError above kMaxAicpuThreads.
     void set_aicpu_threads(uint32_t n);
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "session/die_run.h"
 #include "session/faults.h"
 #include "session/file_pages.h"
 #include "session/graph_result.h"
@@ -30,6 +31,9 @@ struct DeviceSession::State {
     // Posts of the last sanitized run whose flags had not landed by its end.
     std::vector<insight::CarriedPost> carried;
     bool ended = false;  // a run's kernel faulted (RunResult::user_fault): no more runs on this die
+    bool warmup_reported = false;  // the channel warm-up is in the first run's result, as in `pfsim run`'s
+    // One run on this die (session/die_run.h), `result` as far as the caller set it.
+    RunResult run_on_die(const DieRun& die_run, const CallableSpec& callable, const RunWork& work, RunResult result);
 };
 
 DeviceSession::DeviceSession(const Config& cfg, bool enable_sdma) : state_(std::make_unique<State>(cfg, enable_sdma)) {}
@@ -88,6 +92,32 @@ private:
 
 }  // namespace
 
+RunResult DeviceSession::State::run_on_die(const DieRun& die_run, const CallableSpec& callable, const RunWork& work,
+                                           RunResult result) {
+    if (die_run.faults().core_fault) {
+        throw BadInput("inject core-fault: only `pfsim run` models the fatal close that follows it; a persistent "
+                       "Worker does not yet");
+    }
+    running = result.name;
+    if (!warmup_reported && worker.warmup().ran) result.warmup = worker.warmup().summary();  // it ran before this run
+    warmup_reported = true;
+    try {
+        die_run.run(cfg, {platform, worker, &carried}, callable, work, result);
+    } catch (const CaseError& e) {
+        ended = result.user_fault;
+        throw BadInput(e.what());
+    } catch (const rt::OrchestrationError& e) {
+        ended = result.user_fault;
+        throw BadInput(e.what());
+    } catch (...) {
+        ended = result.user_fault;
+        throw;
+    }
+    ended = result.user_fault;
+    result.sim_time_total_ns = static_cast<double>(platform.now_ps()) / 1e3;
+    return result;
+}
+
 RunResult DeviceSession::run(DeviceCall& c) {
     State& s = *state_;
     if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
@@ -98,109 +128,80 @@ RunResult DeviceSession::run(DeviceCall& c) {
     if (callable.uses_sdma && !s.worker.sdma_enabled()) {
         throw rt::RuntimeError("ChipWorker was created without enable_sdma=True");
     }
+    RunRequest request;  // what the call asks of the die beyond its work
+    request.prefetch = c.prefetch;
+    request.trace = c.trace;
+    request.sanitize = c.sanitize;
+    request.advise = c.advise;
+    request.faults = c.faults;
+    const DieRun die_run(request);
+    s.worker.set_aicpu_threads(c.aicpu_threads);
     RunResult result;
     result.name = std::filesystem::path(callable.spec.orchestration).stem().string();
-    s.running = result.name;
     result.prefetch = c.prefetch;
     result.graph = true;
     result.spans = c.spans;
-    const std::unique_ptr<TraceRecorder> trace = open_trace(c.trace, s.cfg);
-    const FaultPlan faults = parse_faults(c.faults);
-    if (faults.core_fault) {
-        throw BadInput("inject core-fault: only `pfsim run` models the fatal close that follows it; a persistent "
-                       "Worker does not yet");
-    }
-    s.worker.set_prefetch_enabled(c.prefetch);
-    s.worker.set_skip_wait(faults.skip_wait);
-    s.worker.set_aicpu_threads(c.aicpu_threads);
-    struct Detach {
-        SimPlatform& p;
-        ~Detach() { p.attach_trace(nullptr); }
-    } detach{s.platform};
-    if (trace) s.platform.attach_trace(trace.get());
-    const PlatformStats before = platform_stats(s.platform);
-    std::unique_ptr<insight::Sanitizer> sanitizer;
-    if (c.sanitize) {
-        sanitizer = std::make_unique<insight::Sanitizer>(s.platform);
-        sanitizer->carry(s.carried);
-    }
-    s.carried.clear();  // a run the sanitizer does not watch may land those flags unseen
-    std::unique_ptr<insight::Advisor> advisor;
-    if (c.advise) advisor = std::make_unique<insight::Advisor>(s.platform);
-    try {
-        const PlacedTensors placed(s.platform, c);
-        FaultReport fault_report(s.platform, faults);
-        const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
-        user_code::TimeLimit limit(limit_s, "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
+    const uint64_t heap_bytes = s.cfg.bytes("orch.heap_bytes");
+    const RunWork work = [&c, &callable, heap_bytes](const RunDie& die, RunResult& r) -> CallResult {
+        const PlacedTensors placed(die.platform, c);
         std::unique_ptr<rt::ArgsDump> dump;
         if (c.dump_args) {
             dump = std::make_unique<rt::ArgsDump>(static_cast<rt::ArgsDump::Level>(c.dump_args),
-                                                  [&p = s.platform](uint64_t pointer, void* out, uint64_t bytes) {
+                                                  [&p = die.platform](uint64_t pointer, void* out, uint64_t bytes) {
                                                       p.gm_read(pointer - p.device_pointer(0), out, bytes);
                                                   });
         }
-        s.worker.set_args_dump(dump.get());
+        die.worker.set_args_dump(dump.get());
         struct Unset {
             rt::Worker& w;
             ~Unset() { w.set_args_dump(nullptr); }
-        } unset{s.worker};
-        const CallResult r = call(callable, c.tensors, c.scalars, callable.uses_sdma, s.platform, s.worker,
-                                  s.cfg.bytes("orch.heap_bytes"), c.rings);
+        } unset{die.worker};
+        CallResult call_result = call(callable, c.tensors, c.scalars, callable.uses_sdma, die.platform, die.worker,
+                                      heap_bytes, c.rings);
         try {
             if (dump) dump->write(c.dump_dir);
             if (!c.scope_stats_dir.empty()) {
                 std::error_code ec;
                 std::filesystem::create_directories(c.scope_stats_dir, ec);
-                rt::TaskGraph::write_scope_stats(c.scope_stats_dir + "/scope_stats.jsonl", r.scopes, c.rings,
-                                                 s.cfg.bytes("orch.heap_bytes"));
+                rt::TaskGraph::write_scope_stats(c.scope_stats_dir + "/scope_stats.jsonl", call_result.scopes, c.rings,
+                                                 heap_bytes);
             }
-            if (!c.deps_json.empty()) rt::write_deps_json(c.deps_json, r.tasks);
+            if (!c.deps_json.empty()) rt::write_deps_json(c.deps_json, call_result.tasks);
         } catch (const std::runtime_error& e) {
             throw BadInput(e.what());
         }
-        add_graph(r, callable.spec, s.platform, result);
-        s.ended = result.user_fault;
-        if (trace) trace_tasks(*trace, r, s.platform);
         for (const CallTensor& t : c.tensors) {
             OutputResult out;
-            const size_t i = result.outputs.size();
+            const size_t i = r.outputs.size();
             out.name = i < c.names.size() && !c.names[i].empty() ? c.names[i] : "arg" + std::to_string(i);
             out.bytes = tensor_bytes(t);
-            const auto* bytes = t.gm ? reinterpret_cast<const uint8_t*>(s.platform.device_pointer(t.gm)) : t.data.data();
+            const auto* bytes = t.gm ? reinterpret_cast<const uint8_t*>(die.platform.device_pointer(t.gm)) : t.data.data();
             if (i >= c.hashed.size() || c.hashed[i]) out.sha256 = sha256_hex(bytes, out.bytes);
             out.equal_reference = true;  // the caller compares with its golden
-            result.outputs.push_back(out);
+            r.outputs.push_back(out);
         }
-        finish(result, s.platform, before, r.graph.graph_time_ps, s.cfg);
-        result.faults = fault_report.finish();
-        for (const std::string& w : fault_report.unfired()) result.warnings.push_back(w);
-        if (sanitizer) {
-            result.sanitizer = sanitizer->finish({});
-            result.sanitized = true;
-            s.carried = sanitizer->in_flight();
-        }
-        if (advisor) {
-            result.advisor = advisor->finish();
-            insight::weigh_by_critical_path(result.advisor, task_spans(result));
-            result.advised = true;
-        }
-        if (trace) {
-            s.platform.attach_trace(nullptr);
-            try {
-                trace->close();
-            } catch (const std::runtime_error& e) {  // the trace file could not be written
-                throw BadInput(e.what());
-            }
-        }
-    } catch (const CaseError& e) {
-        throw BadInput(e.what());
-    } catch (const rt::OrchestrationError& e) {
-        throw BadInput(e.what());
-    } catch (const std::invalid_argument& e) {
-        throw BadInput(e.what());
-    }
-    result.sim_time_total_ns = now_ns();
-    return result;
+        return call_result;
+    };
+    return s.run_on_die(die_run, callable.spec, work, std::move(result));
+}
+
+RunResult DeviceSession::run(const RunRequest& request) {
+    State& s = *state_;
+    if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
+    RunResult result;
+    result.prefetch = request.prefetch;
+    const CaseSpec spec = read_request_case(request, result);
+    const char* refused = spec.ranks > 1                                ? "a level-3 case (ranks > 1)"
+                          : !request.waves.empty()                      ? "--waves (the die's RTL is built with it)"
+                          : !request.warmup && s.worker.warmup().ran    ? "no warm-up (the die warmed its channels)"
+                          : request.progress                            ? "a progress callback (report_progress)"
+                          : (request.enable_sdma && spec.enable_sdma) != s.worker.sdma_enabled()
+                              ? "enable_sdma other than the device's"
+                              : nullptr;
+    if (refused) throw BadInput(spec.name + ": " + refused + " does not run on a device's persistent die");
+    const DieRun die_run(request);
+    return s.run_on_die(die_run, spec, case_work(spec, request, s.compiler, s.cfg.bytes("orch.heap_bytes")),
+                        std::move(result));
 }
 
 }  // namespace pfsim::api

@@ -2,8 +2,10 @@
 // worker (SDMA channels provisioned and warmed once) and the registered
 // callables live as long as the session; L2 contents and simulated time carry
 // over from one run to the next. The Python package's Worker drives one
-// session per device process (`pfsim device`, docs/python.md), since
-// SystemC elaborates one die per process.
+// session per device process (`pfsim device`, docs/python.md). Each run goes
+// through the one place a request becomes a result on a die
+// (session/die_run.h), as api::run's: the first run on a device gives what
+// `pfsim run` gives for the same request, byte for byte.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,12 @@ public:
     // count, a func_id no incore declares), rt::RuntimeError for an SDMA
     // callable on a worker without enable_sdma.
     RunResult run(DeviceCall& call);
+    // A case file's run (api::run's request) on this die: what `pfsim run`
+    // gives for it on a fresh die, when it is the die's first run. Throws as
+    // api::run does, and BadInput naming what a persistent die cannot honour
+    // (a level-3 case, --waves, no warm-up, a progress callback, enable_sdma
+    // other than the device's, core-fault).
+    RunResult run(const RunRequest& request);
     // After a run whose kernel faulted, ran past the host-time limit or called
     // exit (RunResult::user_fault): the die is not simulated on; run() refuses.
     bool ended() const;

@@ -18,7 +18,7 @@
 #include "base/user_code.h"
 #include "session/case_file.h"
 #include "session/case_runner.h"
-#include "session/npy.h"
+#include "session/die_run.h"
 #include "session/run_ranks.h"
 #include "session/shipped_cases.h"
 #include "loader/compiler.h"
@@ -47,100 +47,6 @@ std::string resolve_target(const std::string& target) {
     return path;
 }
 
-namespace {
-
-// The timed pass of calibration instruments (include/pfsim_timed_pass.h): the
-// time covered by the union of every core's marked intervals (concurrent cores:
-// earliest start to latest end; one core's disjoint passes: their sum), the
-// bytes they moved, and the mean length of one marked interval (concurrent
-// cores: what one core's pass took). Null when no core marked one.
-nlohmann::json timed_pass_of(SimPlatform& platform) {
-    std::vector<std::pair<uint64_t, uint64_t>> intervals;
-    uint64_t moved = 0;
-    for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
-        for (const auto& core : *group) {
-            const Core::TimedPasses& t = core->timed_passes();
-            intervals.insert(intervals.end(), t.intervals.begin(), t.intervals.end());
-            moved += t.bytes;
-        }
-    }
-    if (intervals.empty()) return nullptr;
-    uint64_t marked = 0;
-    for (const auto& [b, e] : intervals) marked += e - b;
-    const double mean_ns = static_cast<double>(marked) / static_cast<double>(intervals.size()) / 1e3;
-    std::sort(intervals.begin(), intervals.end());
-    uint64_t covered = 0, end = 0;
-    for (const auto& [b, e] : intervals) {
-        if (e <= end) continue;
-        covered += e - std::max(b, end);
-        end = e;
-    }
-    const double ns = static_cast<double>(covered) / 1e3;
-    return {{"ns", ns},
-            {"bytes", moved},
-            {"gbps", ns > 0 ? static_cast<double>(moved) / ns : 0.0},
-            {"mean_interval_ns", mean_ns}};
-}
-
-}  // namespace
-
-namespace {
-
-// Throws BadInput when `output` (given as `option`) is one of the run's inputs:
-// an output never overwrites what the run reads.
-void refuse_overwriting_an_input(const std::string& option, const std::string& output, const CaseSpec& spec) {
-    const std::string input = input_named_by(output, spec.inputs());
-    if (!input.empty()) throw BadInput(option + " " + output + ": is " + input + ", which the run reads; not overwritten");
-}
-
-// outputs_dir: each output tensor as DIR/NAME.npy (bfloat16 as raw uint16).
-void write_outputs(const std::string& dir, const CaseSpec& spec, const CaseResult& r) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    for (const CaseOutput& out : r.outputs) {
-        const TensorSpec* t = nullptr;
-        for (const TensorSpec& s : spec.tensors) t = s.name == out.name ? &s : t;
-        NpyArray a;
-        a.descr = npy_descr(t->dtype);
-        a.shape.assign(t->shape.begin(), t->shape.end());
-        a.data = out.data;
-        try {
-            write_npy(dir + "/" + out.name + ".npy", a);
-        } catch (const std::runtime_error& e) {
-            throw BadInput(std::string("--outputs: ") + e.what());
-        }
-    }
-}
-
-std::string json_string(const std::string& s) { return nlohmann::json(s).dump(); }
-
-// A marker in the trace at each sanitizer finding and at each advised site's
-// first post (site times count from `start`).
-void trace_insight(TraceRecorder& trace, const RunResult& r, Tick start) {
-    const int pid = trace.process("pfsim insight", 1000);
-    auto at = [&](double ns) { return start + static_cast<Tick>(ns * 1e3 + 0.5); };
-    if (r.sanitized) {
-        const int tid = trace.lane(pid, "sanitizer findings", 0);
-        for (const insight::Finding& f : r.sanitizer.findings) {
-            trace.instant(pid, tid, f.kind + " at " + (f.site.where.empty() ? "?" : f.site.where), at(f.site.time_ns),
-                          "\"severity\":" + json_string(insight::severity_name(f.severity)) + ",\"what\":" +
-                              json_string(f.what) + ",\"core\":" + json_string(f.site.core) + ",\"task\":" +
-                              json_string(f.site.task) + ",\"times\":" + std::to_string(f.count));
-        }
-    }
-    if (r.advised) {
-        const int tid = trace.lane(pid, "advisor", 1);
-        for (const insight::Advice& a : r.advisor.advice) {
-            double first = 0;
-            for (const insight::PrefetchSiteStats& s : r.advisor.sites) first = s.where == a.where ? s.first_post_ns : first;
-            trace.instant(pid, tid, a.verdict + " at " + (a.where.empty() ? "?" : a.where), at(first),
-                          "\"advice\":" + json_string(a.message));
-        }
-    }
-}
-
-}  // namespace
-
 double RunResult::l2_hit_rate() const {
     return counters.contains("l2") && counters["l2"].contains("hit_rate") ? counters["l2"]["hit_rate"].get<double>() : 0;
 }
@@ -148,66 +54,11 @@ double RunResult::l2_hit_rate() const {
 RunResult run(const Config& cfg, const RunRequest& request) {
     RunResult result;
     result.prefetch = request.prefetch;
-    CaseSpec spec;
-    try {
-        spec = read_case(resolve_target(request.target), request.kernel_args);
-    } catch (const CaseError& e) {
-        throw BadInput(e.what());
+    const CaseSpec spec = read_request_case(request, result);
+    const DieRun die_run(request);
+    if (spec.ranks > 1) {
+        return run_ranks(cfg, request, spec, std::move(result), [&die_run](RunResult& r) { die_run.warn_unused_sites(r); });
     }
-    result.name = spec.name;
-    result.case_path = shipped_case_label(spec.path);
-    result.params = spec.params;
-    result.graph = true;
-    const FaultPlan faults = parse_faults(request.faults);
-    refuse_overwriting_an_input("--trace", request.trace, spec);
-    for (uint32_t r = 0; r < spec.ranks && spec.ranks > 1 && !request.trace.empty(); ++r) {
-        refuse_overwriting_an_input("--trace", rank_trace_file(request.trace, r), spec);
-    }
-    for (const TensorSpec& t : spec.tensors) {
-        if (t.output && !request.outputs_dir.empty()) {
-            refuse_overwriting_an_input("--outputs", request.outputs_dir + "/" + t.name + ".npy", spec);
-        }
-    }
-
-    std::vector<insight::Suppression> suppressions;
-    if (!request.suppressions.empty()) {
-        if (!request.sanitize) throw BadInput("--suppressions is for --sanitize");
-        try {
-            suppressions = insight::read_suppressions(request.suppressions);
-        } catch (const std::invalid_argument& e) {
-            throw BadInput(std::string("--suppressions: ") + e.what());
-        }
-    }
-
-    // The what-if site options, each with what counts its sites' uses and what an unused one lacked.
-    const struct {
-        const char* option;
-        const std::vector<std::string>* sites;
-        std::map<std::string, uint64_t>* uses;
-        const char* unused;
-    } site_options[] = {{"--drop-prefetch", &request.dropped_sites, &rt::dropped_site_counts(), "no prefetch was posted"},
-                        {"--free-prefetch", &request.free_sites, &rt::free_site_counts(), "no prefetch was posted"},
-                        {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"},
-                        {"--bypass-loads", &request.around_load_sites, &Core::around_load_counts(), "no load was made"}};
-    for (const auto& [option, sites, uses, unused] : site_options) {
-        uses->clear();
-        for (const std::string& site : *sites) {
-            const size_t colon = site.rfind(':');
-            if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
-                site.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
-                throw BadInput(std::string(option) +
-                               " takes FILE:LINE (a line of a kernel's source, as the advisor names it), not '" + site + "'");
-            }
-        }
-    }
-    auto warn_unused_sites = [&site_options](RunResult& r) {
-        for (const auto& [option, sites, uses, unused] : site_options) {
-            for (const std::string& site : *sites) {
-                if (!uses->count(site)) r.warnings.push_back(std::string(option) + " " + site + ": " + unused + " from that line");
-            }
-        }
-    };
-    if (spec.ranks > 1) return run_ranks(cfg, request, spec, std::move(result), warn_unused_sites);
 
     std::unique_ptr<SimPlatform> die;
     try {
@@ -217,65 +68,20 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     }
     SimPlatform& platform = *die;
     result.waves = platform.waves_files();
-    for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
-        for (const auto& core : *group) {
-            core->set_warm_load_sites(request.warm_load_sites);
-            core->set_around_load_sites(request.around_load_sites);
-        }
-    }
     if (request.progress) {
         platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
                                            std::chrono::milliseconds(request.progress_ms));
     }
     rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
-                                          request.warmup, faults.skip_wait);
+                                          request.warmup, die_run.faults().skip_wait);
     wo.kernel.dropped_sites = request.dropped_sites;
     wo.kernel.free_sites = request.free_sites;
     try {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) result.warmup = worker.warmup().summary();
-        FaultReport fault_report(platform, faults);  // after the warm-up: faults count from the run's own requests
         KernelCompiler compiler;
-        const std::unique_ptr<TraceRecorder> trace = open_trace(request.trace, cfg);
-        const Tick insight_start = platform.now_ps();
-        std::unique_ptr<insight::Sanitizer> sanitizer;
-        if (request.sanitize) sanitizer = std::make_unique<insight::Sanitizer>(platform);
-        std::unique_ptr<insight::Advisor> advisor;
-        if (request.advise) advisor = std::make_unique<insight::Advisor>(platform);
-        if (trace) platform.attach_trace(trace.get());
-        const PlatformStats before = platform_stats(platform);
-        CaseResult r;
-        run_users_code(cfg, result.user_stdout,
-                       [&] { r = run_case(spec, platform, worker, compiler, cfg.bytes("orch.heap_bytes")); });
-        add_graph(r, spec, platform, result);
-        if (trace) trace_tasks(*trace, r, platform);
-        for (const CaseOutput& out : r.outputs) {
-            result.reference_equal &= out.golden_equal;
-            result.outputs.push_back(output_result(out, out.name));
-        }
-        if (!request.outputs_dir.empty()) write_outputs(request.outputs_dir, spec, r);
-        result.timed_pass = timed_pass_of(platform);
-        finish(result, platform, before, r.graph.graph_time_ps, cfg);
-        result.faults = fault_report.finish();
-        for (const std::string& w : fault_report.unfired()) result.warnings.push_back(w);
-        if (!result.error.empty()) {  // the device is running down: the fatal close of protocol §3.6
-            result.teardown = teardown_json(worker.close(true, teardown_options(cfg, faults.failing_resets)));
-        }
-        if (sanitizer) {
-            result.sanitizer = sanitizer->finish(suppressions);
-            result.sanitized = true;
-        }
-        if (advisor) {
-            result.advisor = advisor->finish();
-            insight::weigh_by_critical_path(result.advisor, task_spans(result));
-            result.advised = true;
-        }
-        if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);
-        if (trace) {
-            platform.attach_trace(nullptr);
-            trace->close();
-        }
-        warn_unused_sites(result);
+        die_run.run(cfg, {platform, worker}, spec, case_work(spec, request, compiler, cfg.bytes("orch.heap_bytes")),
+                    result);
     } catch (...) {
         report_refusal(result);
     }

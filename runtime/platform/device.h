@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/platform/channel_groups.h"
+
 namespace pfsim::rt {
 
 class Device {
@@ -49,6 +51,8 @@ public:
     // Checker side channel: GM as it is now, at no cost in time or counts.
     virtual void peek(uint64_t addr, void* dst, uint64_t bytes) = 0;
     virtual void report_violation(const std::string& message) = 0;
+    // The channel groups' posters of the die the calling core belongs to.
+    virtual ChannelGroups& channel_groups() = 0;
 };
 
 // The device the calling kernel runs on (provided by the platform binding).

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/platform/channel_groups.h"
+
 namespace pfsim::rt {
 
 using KernelEntry = void (*)(int64_t* args);
@@ -200,6 +202,8 @@ public:
     virtual uint32_t dma_workspace_supported_mask() const = 0;
     virtual uint32_t dma_channel_count() const = 0;
     virtual uint32_t doorbell_tail_offset() const = 0;
+    // Who posted on this die's channel groups since the worker last cleared it.
+    virtual ChannelGroups& channel_groups() = 0;
     virtual SdmaQueue create_sdma_queue(uint32_t index) = 0;
     virtual void destroy_sdma_queue(uint32_t index) = 0;
     virtual uint32_t live_sdma_queues() const = 0;

@@ -56,6 +56,12 @@ public:
     void make_resident(uint64_t addr, uint64_t bytes) override { current_core().make_resident(addr, bytes); }
     void peek(uint64_t addr, void* dst, uint64_t bytes) override { current_core().peek(addr, dst, bytes); }
     void report_violation(const std::string& message) override { current_core().report_violation(message); }
+    // A core is a module of its die (SimPlatform's constructor makes them).
+    rt::ChannelGroups& channel_groups() override {
+        auto* die = dynamic_cast<SimPlatform*>(dynamic_cast<Core&>(current_core()).get_parent_object());
+        if (!die) throw std::logic_error("a core outside any SimPlatform");
+        return die->channel_groups();
+    }
 };
 
 }  // namespace

@@ -76,6 +76,7 @@ public:
     uint32_t dma_channel_count() const override;
     uint64_t l2_cache_offset() const override;
     uint32_t doorbell_tail_offset() const override;
+    rt::ChannelGroups& channel_groups() override { return channel_groups_; }
     rt::SdmaQueue create_sdma_queue(uint32_t index) override;
     void destroy_sdma_queue(uint32_t index) override;
     uint32_t live_sdma_queues() const override;
@@ -134,6 +135,7 @@ private:
     std::vector<bool> queue_live_;
     std::vector<uint64_t> queue_ring_;
     SimFaults faults_;
+    rt::ChannelGroups channel_groups_;
     tlm::tlm_generic_payload payload_;
 };
 

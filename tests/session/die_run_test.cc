@@ -1,0 +1,160 @@
+// The one place a request becomes a result on a die (session/die_run.h), seen
+// from its two front-ends in one process: a Session's run (`pfsim run`, a fresh
+// die per run) and a DeviceSession's (`pfsim device`, the Python Worker's die,
+// which persists). The same request gives the same summary and trace, byte for
+// byte, on a device's first run; a device call of the same work (the Python
+// Worker's way in) gives the same tasks, times, counters and outputs. The
+// control: the device's second run of the request is not a fresh die's (its L2
+// and time carried over), and the comparison tells.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "loader/shared_object.h"
+#include "runtime/platform/sim/sim_context.h"
+#include "session/case_file.h"
+#include "session/device.h"
+#include "session/run.h"
+#include "session/session.h"
+#include "tests/support/harness.h"
+#include "tests/support/pfsim_cli.h"
+
+namespace pfsim {
+namespace {
+
+api::RunRequest request_of(const std::string& target, bool prefetch, const std::string& trace) {
+    api::RunRequest r;
+    r.target = target;
+    r.prefetch = prefetch;
+    r.trace = trace;
+    r.sanitize = prefetch;  // the insight's findings and markers go through the one place too
+    r.advise = prefetch;
+    return r;
+}
+
+struct RunOutput {
+    nlohmann::json summary;
+    std::string trace;
+};
+
+RunOutput session_run(const Config& cfg, const api::RunRequest& request) {
+    api::Session session(cfg);
+    const api::RunResult r = session.run(request);
+    return {api::to_json(r, cfg), test::slurp(request.trace)};
+}
+
+// The work of `target` as the Python Worker gives it to its device: the
+// case's callable registered, its tensors' initial values and its scalars.
+api::DeviceCall call_of(api::DeviceSession& device, const std::string& target, bool prefetch) {
+    const CaseSpec spec = read_case(api::resolve_target(target));
+    KernelCompiler compiler;
+    const CaseData data = case_data(spec, compiler);
+    api::DeviceCall c;
+    c.handle = device.register_callable(spec);
+    c.prefetch = prefetch;
+    for (size_t i = 0; i < spec.tensors.size(); ++i) {
+        CallTensor t;
+        t.dtype = spec.tensors[i].dtype;
+        t.shape = spec.tensors[i].shape;
+        t.data = data.initial[i];
+        c.tensors.push_back(std::move(t));
+        c.names.push_back(spec.tensors[i].name);
+    }
+    for (const ScalarSpec& s : spec.scalars) c.scalars.push_back(s.bits);
+    return c;
+}
+
+// What a run simulated: its times, tasks and counters, and the hashes of the
+// tensors named in `outputs` (a case run shows its outputs; a device call
+// every tensor it was given), not how the request named its work.
+nlohmann::json simulated(const nlohmann::json& summary, const nlohmann::json& outputs) {
+    nlohmann::json s;
+    for (const char* key : {"kernel_time_ns", "cycles", "tasks", "gm", "l2", "sdma", "cores", "lanes", "series",
+                            "sim_time_total_ns", "warmup", "violations", "warnings"}) {
+        s[key] = summary.value(key, nlohmann::json());
+    }
+    for (const nlohmann::json& named : outputs) {
+        for (const nlohmann::json& o : summary.at("outputs")) {
+            if (o.at("name") == named.at("name")) s["sha256"][o.at("name").get<std::string>()] = o.at("sha256");
+        }
+    }
+    return s;
+}
+
+TEST(DieRun, ADevicesFirstRunIsAFreshDiesByteForByte) {
+    const Config cfg = test::config_with({});
+    for (const bool prefetch : {true, false}) {
+        SCOPED_TRACE(prefetch ? "prefetch on" : "prefetch off");
+        const RunOutput fresh = session_run(cfg, request_of("weight_warm", prefetch, test::tmp("fresh.json")));
+        ASSERT_FALSE(fresh.summary.contains("error")) << fresh.summary.value("error", "");
+        RunOutput first, second;
+        fresh_simulation_context();
+        {
+            api::DeviceSession device(cfg, true);
+            const api::RunRequest once = request_of("weight_warm", prefetch, test::tmp("device.json"));
+            first = {api::to_json(device.run(once), cfg), test::slurp(once.trace)};
+            const api::RunRequest again = request_of("weight_warm", prefetch, test::tmp("again.json"));
+            second = {api::to_json(device.run(again), cfg), test::slurp(again.trace)};
+        }
+        unload_kernels();
+        EXPECT_EQ(first.summary.dump(1), fresh.summary.dump(1));
+        EXPECT_TRUE(first.trace == fresh.trace) << "the device's trace differs from the fresh die's";
+        EXPECT_GT(fresh.trace.size(), 1000u);
+        // The control: the die kept its L2 and its time.
+        EXPECT_NE(second.summary.dump(1), fresh.summary.dump(1));
+        EXPECT_GT(second.summary.at("sim_time_total_ns").get<double>(), fresh.summary.at("sim_time_total_ns").get<double>());
+        EXPECT_FALSE(second.trace == fresh.trace);
+    }
+}
+
+TEST(DieRun, ADeviceCallSimulatesWhatTheCaseRunSimulates) {
+    const Config cfg = test::config_with({});
+    api::RunRequest request;
+    request.target = "weight_warm";
+    const nlohmann::json case_run = api::to_json(api::Session(cfg).run(request), cfg);
+    const nlohmann::json& outputs = case_run.at("outputs");
+    const nlohmann::json fresh = simulated(case_run, outputs);
+    ASSERT_EQ(fresh.at("sha256").size(), 2u);
+    nlohmann::json first, second;
+    fresh_simulation_context();
+    {
+        api::DeviceSession device(cfg, true);
+        api::DeviceCall c = call_of(device, "weight_warm", true);
+        first = simulated(api::to_json(device.run(c), cfg), outputs);
+        api::DeviceCall again = call_of(device, "weight_warm", true);
+        second = simulated(api::to_json(device.run(again), cfg), outputs);
+    }
+    unload_kernels();
+    EXPECT_EQ(first.dump(1), fresh.dump(1));
+    EXPECT_NE(second.dump(1), fresh.dump(1));  // the control: a die that is not fresh
+}
+
+TEST(DieRun, WhatAPersistentDieCannotHonourIsRefusedByName) {
+    const Config cfg = test::config_with({});
+    fresh_simulation_context();
+    api::DeviceSession device(cfg, true);
+    api::RunRequest waves;
+    waves.target = "weight_warm";
+    waves.waves = test::tmp("w.vcd");
+    try {
+        device.run(waves);
+        FAIL() << "--waves ran on a persistent die";
+    } catch (const api::BadInput& e) {
+        EXPECT_NE(std::string(e.what()).find("--waves"), std::string::npos) << e.what();
+    }
+    api::RunRequest fault;
+    fault.target = "weight_warm";
+    fault.faults = {"core-fault"};
+    try {
+        device.run(fault);
+        FAIL() << "core-fault ran on a persistent die";
+    } catch (const api::BadInput& e) {
+        EXPECT_NE(std::string(e.what()).find("core-fault"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace pfsim
