@@ -411,6 +411,10 @@ std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vect
                                     "-D__PFSIM__=1"};
     // half's conversions by instruction where the host has them (the same bits: pto/pfsim_elements.hpp).
     if (__builtin_cpu_supports("f16c")) cmd.push_back("-mf16c");
+    // TMATMUL's vectors a register each where the host has AVX2; never a fused multiply-add
+    // (it rounds once where the cube's sum rounds twice): the same bits either way.
+    if (__builtin_cpu_supports("avx2")) cmd.push_back("-mavx2");
+    cmd.push_back("-ffp-contract=off");
     if (kind == BuildKind::Orchestration) {
         cmd.insert(cmd.end(), {"-std=c++17"});
     } else {

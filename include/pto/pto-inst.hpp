@@ -498,6 +498,27 @@ namespace pto {
 // [+ bias], over the valid region, accumulated in k order: in float for
 // half, bfloat16_t and float operands, exactly (int64, then wrapped) for int8.
 namespace detail {
+// acc[0, 8 * kGroups) += the sum over k in order of row[k] * right[k * stride + j],
+// each product and each sum rounded to float: eight columns a vector, kGroups
+// vectors in flight (each column's additions are one chain; eight chains keep
+// the host's adders busy). The kernel compiler adds -mavx2 where the host has it
+// (a vector a register) and -ffp-contract=off (never a fused multiply-add).
+template <int kGroups>
+PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* row, const float* right, int k_valid, int stride) {
+    typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
+    Lanes s[kGroups];  // (the loops over g unrolled: s stays in registers)
+#pragma GCC unroll 8
+    for (int g = 0; g < kGroups; ++g) s[g] = *reinterpret_cast<const Lanes*>(acc + 8 * g);
+    for (int k = 0; k < k_valid; ++k) {
+        const float* const r = right + static_cast<size_t>(k) * stride;
+        const float x = row[k];
+#pragma GCC unroll 8
+        for (int g = 0; g < kGroups; ++g) s[g] += x * *reinterpret_cast<const Lanes*>(r + 8 * g);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < kGroups; ++g) *reinterpret_cast<Lanes*>(acc + 8 * g) = s[g];
+}
+
 template <typename C, typename CI, typename A, typename B, typename Bias>
 PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, const A& a, const B& b, const Bias* bias) {
     using TA = typename A::DType;
@@ -516,7 +537,7 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // right's rows contiguous; each result element then sums its products in
     // k order, one rounding per product and per addition, as a plain loop
     // does. Columns go eight at a time through vector arithmetic (the same
-    // IEEE operations, lane by lane), four such groups in flight.
+    // IEEE operations, lane by lane): sum_columns.
     const size_t mk = static_cast<size_t>(m_valid) * k_valid, kn = static_cast<size_t>(k_valid) * n_valid;
     // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
     const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(n_valid)]);
@@ -534,28 +555,8 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
         const Acc* const row = left + static_cast<size_t>(m) * k_valid;
         int n = 0;
         if constexpr (!kInt) {
-            typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
-            for (; n + 32 <= n_valid; n += 32) {
-                Lanes s0 = *reinterpret_cast<const Lanes*>(acc + n), s1 = *reinterpret_cast<const Lanes*>(acc + n + 8);
-                Lanes s2 = *reinterpret_cast<const Lanes*>(acc + n + 16), s3 = *reinterpret_cast<const Lanes*>(acc + n + 24);
-                for (int k = 0; k < k_valid; ++k) {
-                    const float* const r = right + static_cast<size_t>(k) * n_valid + n;
-                    const float x = row[k];
-                    s0 += x * *reinterpret_cast<const Lanes*>(r);
-                    s1 += x * *reinterpret_cast<const Lanes*>(r + 8);
-                    s2 += x * *reinterpret_cast<const Lanes*>(r + 16);
-                    s3 += x * *reinterpret_cast<const Lanes*>(r + 24);
-                }
-                *reinterpret_cast<Lanes*>(acc + n) = s0;
-                *reinterpret_cast<Lanes*>(acc + n + 8) = s1;
-                *reinterpret_cast<Lanes*>(acc + n + 16) = s2;
-                *reinterpret_cast<Lanes*>(acc + n + 24) = s3;
-            }
-            for (; n + 8 <= n_valid; n += 8) {
-                Lanes s0 = *reinterpret_cast<const Lanes*>(acc + n);
-                for (int k = 0; k < k_valid; ++k) s0 += row[k] * *reinterpret_cast<const Lanes*>(right + static_cast<size_t>(k) * n_valid + n);
-                *reinterpret_cast<Lanes*>(acc + n) = s0;
-            }
+            for (; n + 64 <= n_valid; n += 64) sum_columns<8>(acc + n, row, right + n, k_valid, n_valid);
+            for (; n + 8 <= n_valid; n += 8) sum_columns<1>(acc + n, row, right + n, k_valid, n_valid);
         }
         for (; n < n_valid; ++n) {
             Acc sum = acc[n];
