@@ -531,8 +531,9 @@ namespace detail {
 // acc[0, 8 * kGroups) += the sum over k in order of row[k] * right[k * stride + j],
 // each product and each sum rounded to float: eight columns a vector, kGroups
 // vectors in flight (each column's additions are one chain; eight chains keep
-// the host's adders busy). The kernel compiler adds -mavx2 where the host has it
-// (a vector a register) and -ffp-contract=off (never a fused multiply-add).
+// the host's adders busy). Kernels compile with -mf16c where the host has it
+// (which implies AVX: a vector a register) and -ffp-contract=off (never a fused
+// multiply-add).
 template <int kGroups>
 PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* row, const float* right, int k_valid, int stride) {
     typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
