@@ -124,6 +124,10 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
             call.hashed.push_back(t.value("hash", true));
             call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             call.sources.push_back(t.value("file", ""));
+            call.writes_source.push_back(t.value("shared", false));
+            if (call.writes_source.back() && call.sources.back().empty()) {
+                throw api::BadInput("tensor " + std::to_string(call.tensors.size()) + ": \"shared\" without its own \"file\"");
+            }
             call.tensors.push_back(tensor_of(t, "tensor " + std::to_string(call.tensors.size())));
         }
         for (size_t i = 0; i < call.tensors.size() && call.transfer.empty(); ++i) {

@@ -410,7 +410,10 @@ std::vector<std::string> KernelCompiler::command(BuildKind kind, const std::vect
     std::vector<std::string> cmd = {cxx_, "-fPIC", "-O2", "-g", "-fno-optimize-sibling-calls", "-fno-gnu-unique",
                                     "-D__PFSIM__=1"};
     // half's conversions by instruction where the host has them (the same bits: pto/pfsim_elements.hpp).
+    // (-mf16c implies AVX: TMATMUL's eight-float vectors are a register each.)
     if (__builtin_cpu_supports("f16c")) cmd.push_back("-mf16c");
+    // Never a fused multiply-add (it rounds once where the cube's sum rounds twice).
+    cmd.push_back("-ffp-contract=off");
     if (kind == BuildKind::Orchestration) {
         cmd.insert(cmd.end(), {"-std=c++17"});
     } else {

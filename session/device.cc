@@ -80,9 +80,10 @@ public:
         if (c.offsets.size() != c.tensors.size()) throw BadInput("the transfer file needs one offset per tensor");
         for (size_t i = 0; i < c.tensors.size(); ++i) {
             const bool own = i < c.sources.size() && !c.sources[i].empty();
+            const bool writes = own && i < c.writes_source.size() && c.writes_source[i];
             c.tensors[i].gm = pages_.map(platform, own ? c.sources[i] : c.transfer, c.offsets[i],
                                          tensor_bytes(c.tensors[i]), "tensor " + std::to_string(i) + ": ",
-                                         own ? FilePages::Pages::Private : FilePages::Pages::Shared);
+                                         own && !writes ? FilePages::Pages::Private : FilePages::Pages::Shared);
         }
     }
 

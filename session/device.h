@@ -31,8 +31,11 @@ struct DeviceCall {
     // Tensor i's own file where sources[i] is set (its bytes from offsets[i], in
     // place of `transfer`), mapped privately: the run starts from the file's
     // bytes and what it writes stays in the die, never in the file (a client's
-    // arguments, shared by its runs without a copy).
+    // arguments, shared by its runs without a copy); mapped shared instead where
+    // writes_source[i]: what the run writes lands in that file (a client's
+    // output tensor that lives in its own memory file: no copy in or out).
     std::vector<std::string> sources;
+    std::vector<bool> writes_source;
     std::vector<std::string> names;   // the tensors' names in the result's outputs; "argN" where missing
     std::vector<uint64_t> scalars;    // bits as the kernel receives them
     bool prefetch = true;

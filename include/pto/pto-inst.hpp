@@ -291,8 +291,27 @@ constexpr pfsim::AtomicElement atomic_element() {
     return pfsim::AtomicElement::S8;
 }
 
+// f(r, c) for every r < rows and c < cols, in blocks of 8 x 8: moving elements
+// between a row-major and a column-major layout then touches a few host cache
+// lines at a time, not a line per element. (Code that runs per element calls
+// no standard-library function: those are instrumented, so never inlined into
+// PFSIM_TILE_COMPUTE code, and each would be a call through the PLT.)
+template <typename F>
+PFSIM_TILE_COMPUTE inline void in_blocks(int64_t rows, int64_t cols, F f) {
+    for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+        for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+            const int64_t r1 = r0 + 8 < rows ? r0 + 8 : rows, c1 = c0 + 8 < cols ? c0 + 8 : cols;
+            for (int64_t r = r0; r < r1; ++r) {
+                for (int64_t c = c0; c < c1; ++c) f(r, c);
+            }
+        }
+    }
+}
+
 // One instruction's GM transfers. move: bytes back to back in the tile and in
-// GM. staged: `n` tile elements back to back in GM but not in the tile
+// GM. staged_rows: `rows` runs of `cols` elements, each back to back in GM,
+// element (r, c) of them element(r, c) of the tile, gathered into one staging
+// run for a store, scattered from it after a load. staged: `n` tile elements back to back in GM but not in the tile
 // (element(i) is the i-th), gathered into a staging run for a store,
 // scattered from it after a load.
 // A load from GM's uncached alias reads around the L2; a store to it is
@@ -320,9 +339,21 @@ public:
     template <typename Element>
     PFSIM_TILE_COMPUTE void staged(GmPlace gm, int64_t n, Element element) {
         staging_.resize(static_cast<uint64_t>(n) * sizeof(T));
-        for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(staging_.data() + i * sizeof(T), &element(i), sizeof(T));
-        move(gm, staging_.data(), staging_.size());
-        for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), staging_.data() + i * sizeof(T), sizeof(T));
+        uint8_t* const run = staging_.data();  // (once: a call each time, see in_blocks)
+        for (int64_t i = 0; kStore && i < n; ++i) std::memcpy(run + i * sizeof(T), &element(i), sizeof(T));
+        move(gm, run, staging_.size());
+        for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), run + i * sizeof(T), sizeof(T));
+    }
+    template <typename Place, typename Element>
+    PFSIM_TILE_COMPUTE void staged_rows(int64_t rows, int64_t cols, Place place, Element element) {
+        const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
+        // (Not staging_: a vector's zero fill is instrumented code, a hook per byte.)
+        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(rows) * row_bytes]);
+        uint8_t* const first = run.get();
+        auto staged = [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { return first + (r * cols + c) * sizeof(T); };
+        if (kStore) in_blocks(rows, cols, [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { std::memcpy(staged(r, c), &element(r, c), sizeof(T)); });
+        for (int64_t r = 0; r < rows; ++r) move(place(r), staged(r, 0), row_bytes);
+        if (!kStore) in_blocks(rows, cols, [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { std::memcpy(&element(r, c), staged(r, c), sizeof(T)); });
     }
 
 private:
@@ -426,9 +457,8 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     if constexpr (kColMajor) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
-        for (int64_t r = 0; r < rows; ++r) {
-            mover.staged(row_address(r, row_bytes), cols, [&](int64_t c) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
-        }
+        mover.staged_rows(rows, cols, [&](int64_t r) { return row_address(r, row_bytes); },
+                          [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
         return;
     }
     const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
@@ -498,6 +528,28 @@ namespace pto {
 // [+ bias], over the valid region, accumulated in k order: in float for
 // half, bfloat16_t and float operands, exactly (int64, then wrapped) for int8.
 namespace detail {
+// acc[0, 8 * kGroups) += the sum over k in order of row[k] * right[k * stride + j],
+// each product and each sum rounded to float: eight columns a vector, kGroups
+// vectors in flight (each column's additions are one chain; eight chains keep
+// the host's adders busy). Kernels compile with -mf16c where the host has it
+// (which implies AVX: a vector a register) and -ffp-contract=off (never a fused
+// multiply-add).
+template <int kGroups>
+PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* row, const float* right, int k_valid, int stride) {
+    typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
+    Lanes s[kGroups];  // (the loops over g unrolled: s stays in registers)
+#pragma GCC unroll 8
+    for (int g = 0; g < kGroups; ++g) s[g] = *reinterpret_cast<const Lanes*>(acc + 8 * g);
+    for (int k = 0; k < k_valid; ++k) {
+        const float* const r = right + static_cast<size_t>(k) * stride;
+        const float x = row[k];
+#pragma GCC unroll 8
+        for (int g = 0; g < kGroups; ++g) s[g] += x * *reinterpret_cast<const Lanes*>(r + 8 * g);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < kGroups; ++g) *reinterpret_cast<Lanes*>(acc + 8 * g) = s[g];
+}
+
 template <typename C, typename CI, typename A, typename B, typename Bias>
 PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, const A& a, const B& b, const Bias* bias) {
     using TA = typename A::DType;
@@ -516,7 +568,7 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // right's rows contiguous; each result element then sums its products in
     // k order, one rounding per product and per addition, as a plain loop
     // does. Columns go eight at a time through vector arithmetic (the same
-    // IEEE operations, lane by lane), four such groups in flight.
+    // IEEE operations, lane by lane): sum_columns.
     const size_t mk = static_cast<size_t>(m_valid) * k_valid, kn = static_cast<size_t>(k_valid) * n_valid;
     // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
     const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(n_valid)]);
@@ -534,28 +586,8 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
         const Acc* const row = left + static_cast<size_t>(m) * k_valid;
         int n = 0;
         if constexpr (!kInt) {
-            typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
-            for (; n + 32 <= n_valid; n += 32) {
-                Lanes s0 = *reinterpret_cast<const Lanes*>(acc + n), s1 = *reinterpret_cast<const Lanes*>(acc + n + 8);
-                Lanes s2 = *reinterpret_cast<const Lanes*>(acc + n + 16), s3 = *reinterpret_cast<const Lanes*>(acc + n + 24);
-                for (int k = 0; k < k_valid; ++k) {
-                    const float* const r = right + static_cast<size_t>(k) * n_valid + n;
-                    const float x = row[k];
-                    s0 += x * *reinterpret_cast<const Lanes*>(r);
-                    s1 += x * *reinterpret_cast<const Lanes*>(r + 8);
-                    s2 += x * *reinterpret_cast<const Lanes*>(r + 16);
-                    s3 += x * *reinterpret_cast<const Lanes*>(r + 24);
-                }
-                *reinterpret_cast<Lanes*>(acc + n) = s0;
-                *reinterpret_cast<Lanes*>(acc + n + 8) = s1;
-                *reinterpret_cast<Lanes*>(acc + n + 16) = s2;
-                *reinterpret_cast<Lanes*>(acc + n + 24) = s3;
-            }
-            for (; n + 8 <= n_valid; n += 8) {
-                Lanes s0 = *reinterpret_cast<const Lanes*>(acc + n);
-                for (int k = 0; k < k_valid; ++k) s0 += row[k] * *reinterpret_cast<const Lanes*>(right + static_cast<size_t>(k) * n_valid + n);
-                *reinterpret_cast<Lanes*>(acc + n) = s0;
-            }
+            for (; n + 64 <= n_valid; n += 64) sum_columns<8>(acc + n, row, right + n, k_valid, n_valid);
+            for (; n + 8 <= n_valid; n += 8) sum_columns<1>(acc + n, row, right + n, k_valid, n_valid);
         }
         for (; n < n_valid; ++n) {
             Acc sum = acc[n];
@@ -609,15 +641,14 @@ PFSIM_TILE_COMPUTE void move_between(const char* instruction, D& dst, const S& s
     if (row < 0 || col < 0 || row + dst.GetValidRow() > S::rows || col + dst.GetValidCol() > S::cols) {
         fail(instruction, "the part taken lies outside the source tile");
     }
-    for (int r = 0; r < dst.GetValidRow(); ++r) {
-        for (int c = 0; c < dst.GetValidCol(); ++c) {
-            if constexpr (std::is_same_v<TD, TS>) {
-                dst.at(r, c) = src.at(row + r, col + c);
-            } else {
-                dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
-            }
+    in_blocks(dst.GetValidRow(), dst.GetValidCol(), [&](int64_t r64, int64_t c64) PFSIM_TILE_COMPUTE {
+        const int r = static_cast<int>(r64), c = static_cast<int>(c64);
+        if constexpr (std::is_same_v<TD, TS>) {
+            dst.at(r, c) = src.at(row + r, col + c);
+        } else {
+            dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
         }
-    }
+    });
     pfsim::current_core().move_local(S::buffer(), D::buffer(), D::kBytes);
 }
 }  // namespace detail

@@ -323,9 +323,9 @@ class Worker:
                 layout.append({"name": names[i], "dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
                                "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": data.nbytes,
                                "hash": handle.callable.is_output(n)})
-                own = None if handle.callable.is_output(n) else _tensors.memory_file(values[i])
-                if own:
-                    layout[-1].update(file=own, offset=0)
+                own = _tensors.memory_file(values[i])
+                if own:  # an output's file is written in place (mapped shared), an input's never
+                    layout[-1].update(file=own, offset=0, shared=handle.callable.is_output(n))
                     continue
                 f.seek(offset)
                 f.write(data)
@@ -361,7 +361,7 @@ class Worker:
             reply = self._request(request, timeout)
             with open(path, "rb") as f:
                 for n, i in enumerate(tensors):
-                    if handle.callable.is_output(n):
+                    if handle.callable.is_output(n) and "file" not in layout[n]:
                         f.seek(layout[n]["offset"])
                         _tensors.read_into(values[i], f)
         finally:

@@ -92,11 +92,7 @@ def copy_on_write(values: list) -> tuple[list, list]:
     shared = 0
     for v in values:
         size = v.numel() * v.element_size() if torch is not None and isinstance(v, torch.Tensor) else v.nbytes
-        mappable = (size >= SHARED_MIN_BYTES and shared < SHARED_MAX_TENSORS and
-                    (v.layout == torch.strided and v.is_contiguous() and v.device.type == "cpu" and
-                     not v.requires_grad if torch is not None and isinstance(v, torch.Tensor) else
-                     v.flags.c_contiguous and not v.dtype.hasobject))
-        pair = _shared_pair(v, size) if mappable else None
+        pair = _shared_pair(v, size) if shared < SHARED_MAX_TENSORS and _mappable(v, size) else None
         if pair is None:
             kept.append(v)
             copies.append(v.clone() if hasattr(v, "clone") else v.copy())
@@ -107,26 +103,78 @@ def copy_on_write(values: list) -> tuple[list, list]:
     return kept, copies
 
 
-def _shared_pair(value, size: int):
-    """A shared and a private mapping of a memory file holding `value`'s bytes, each as a
-    tensor like `value`; None when the host gives no memory file (the caller clones instead)."""
+def _mappable(value, size: int) -> bool:
+    """Whether `value` (of `size` bytes) can live in a memory file: large, contiguous, on the CPU."""
+    return size >= SHARED_MIN_BYTES and (
+        value.layout == torch.strided and value.is_contiguous() and value.device.type == "cpu" and
+        not value.requires_grad if torch is not None and isinstance(value, torch.Tensor) else
+        value.flags.c_contiguous and not value.dtype.hasobject)
+
+
+def _memory_file(value) -> int | None:
+    """A new memory file holding `value`'s bytes, its size rounded up to whole pages (the
+    device maps whole pages): its descriptor; None when the host gives none. Bytes that
+    are all zero are not written (a new file reads as zeros; its pages come when written)."""
     try:
         fd = os.memfd_create("pfsim-tensor", os.MFD_CLOEXEC)
     except OSError:
         return None
     try:
-        data = memoryview(tensor_buffer(value))
+        flat = tensor_buffer(value)
+        words = flat.nbytes // 8
+        zero = not flat[:words * 8].view(np.uint64).any() and not flat[words * 8:].any()
+        data = memoryview(flat[:0] if zero else flat)
+        pages = -(-flat.nbytes // PAGE) * PAGE
         while data.nbytes:
             data = data[os.write(fd, data):]
+        os.ftruncate(fd, pages)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _share(kept, fd: int, size: int) -> None:
+    """Names `kept` (a shared mapping of the memory file `fd`) as that file's tensor for
+    memory_file while it lives; the file is closed with it."""
+    address = kept.data_ptr() if torch is not None and isinstance(kept, torch.Tensor) else \
+        kept.__array_interface__["data"][0]
+    _FILES[address] = (f"/proc/{os.getpid()}/fd/{fd}", size)
+    weakref.finalize(kept, _forget, address, fd)
+
+
+def shared_copy(value):
+    """A copy of `value` in a memory file of its own, mapped shared, that memory_file names:
+    a run maps that file as the tensor's GM and writes its results there in place (no
+    copy into or out of the transfer file). A plain clone where the tensor is small,
+    strided or off the CPU, or past SHARED_MAX_TENSORS files."""
+    size = value.numel() * value.element_size() if torch is not None and isinstance(value, torch.Tensor) else value.nbytes
+    fd = _memory_file(value) if _mappable(value, size) and len(_FILES) < SHARED_MAX_TENSORS else None
+    if fd is not None:
+        try:
+            kept = _mapped_like(value, fd, size, mmap.MAP_SHARED)
+        except OSError:
+            os.close(fd)
+            fd = None
+    if fd is None:
+        return value.clone() if hasattr(value, "clone") else value.copy()
+    _share(kept, fd, size)
+    return kept
+
+
+def _shared_pair(value, size: int):
+    """A shared and a private mapping of a memory file holding `value`'s bytes, each as a
+    tensor like `value`; None when the host gives no memory file (the caller clones instead)."""
+    fd = _memory_file(value)
+    if fd is None:
+        return None
+    try:
         kept = _mapped_like(value, fd, size, mmap.MAP_SHARED)
         copy = _mapped_like(value, fd, size, mmap.MAP_PRIVATE)
     except OSError:
         os.close(fd)
         return None
-    address = kept.data_ptr() if torch is not None and isinstance(kept, torch.Tensor) else \
-        kept.__array_interface__["data"][0]
-    _FILES[address] = (f"/proc/{os.getpid()}/fd/{fd}", size)
-    weakref.finalize(kept, _forget, address, fd)  # the file lives as long as the arguments' tensor
+    _share(kept, fd, size)  # the file lives as long as the arguments' tensor
     copied = copy.data_ptr() if torch is not None and isinstance(copy, torch.Tensor) else \
         copy.__array_interface__["data"][0]
     _COPIES[copied] = size

@@ -174,11 +174,13 @@ class TaskArgsBuilder:
                 self.specs[n] = TensorArg(s.name, theirs)
 
     def fresh_outputs(self, outputs) -> "TaskArgsBuilder":
-        """The same arguments with the tensors named in `outputs` cloned, the others
-        shared: the arguments of a run, which writes back only its outputs."""
+        """The same arguments with the tensors named in `outputs` copied, the others
+        shared: the arguments of a run, which writes back only its outputs. A large
+        output's copy is in a memory file of its own (_tensors.shared_copy), which the
+        run maps as its GM: the device writes the results there in place."""
         out = TaskArgsBuilder()
         for s in self.specs:
-            v = s.value.clone() if s.name in outputs and hasattr(s.value, "clone") else (
+            v = _tensors.shared_copy(s.value) if s.name in outputs and _tensors.is_tensor(s.value) else (
                 copy.deepcopy(s.value) if s.name in outputs else s.value)
             out.specs.append(type(s)(s.name, v))
         return out

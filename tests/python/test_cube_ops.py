@@ -69,12 +69,12 @@ def _k_order(a, b, c_in=None, bias=None, ks=None):
     return acc + bias[None, :] if bias is not None else acc
 
 
-@pytest.mark.parametrize("n", [32, 48])
+@pytest.mark.parametrize("n", [48, 80])  # 48: six vectors of 8 columns; 80: a group of 64 and two of 8
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=lambda d: str(d).split(".")[-1])
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
 def test_matmul_is_the_k_order_sum_bit_for_bit(typed_kernels, dtype, form, n):
-    """TMATMUL's float values are exactly the k-order sum (columns 8 at a time in vector
-    arithmetic must not change a bit). Negative control: the same sum in reverse k order
+    """TMATMUL's float values are exactly the k-order sum (columns 8 and 64 at a time in
+    vector arithmetic must not change a bit). Negative control: the same sum in reverse k order
     differs from it in some bit."""
     ta, tc, _ = TYPES[dtype]
     worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
@@ -90,3 +90,43 @@ def test_matmul_is_the_k_order_sum_bit_for_bit(typed_kernels, dtype, form, n):
     assert torch.equal(c, want)
     reverse = _k_order(a, b, c_in if op == 3 else None, bias if op == 2 else None, ks=range(K - 1, -1, -1))
     assert not torch.equal(c, reverse)
+
+
+def _adversarial(g, rows, cols, scale):
+    """Random values with the cases where a different order or rounding shows: large values
+    that cancel (+-2^24 beside small ones), denormal and underflowing products (scale 2^-70,
+    whose products fall below float's smallest normal), and +-Inf and NaN (x86's default
+    NaN, 0xffc00000, the one NaN an Inf - Inf makes, so every NaN has the same bits)."""
+    x = torch.randn(rows, cols, generator=g)
+    pick = torch.rand(rows, cols, generator=g)
+    x = torch.where(pick < 0.15, torch.sign(x) * 2.0 ** 24, x)
+    x = torch.where((pick >= 0.15) & (pick < 0.3), x * scale, x)
+    special = torch.tensor([float("inf"), float("-inf"), -float("nan")])
+    assert special[2:].view(torch.int32).item() == -0x400000  # 0xffc00000
+    spots = torch.randint(0, rows * cols, (3,), generator=g)
+    x.view(-1)[spots] = special
+    return x
+
+
+@pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL_ACC(c, c_in, a, b)"])
+def test_matmul_is_the_k_order_sum_on_adversarial_values(typed_kernels, form):
+    """Cancellation, denormals, underflow, Inf and NaN: TMATMUL's float results are the k-order
+    sum's bytes, element by element (Inf, NaN and signed zeros included). Negative control: the
+    same sum in reverse k order differs in some byte."""
+    n = 80
+    worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
+                                   "cube_types.h", "#pragma once\nusing TA = float;\nusing TC = float;\n"
+                                                   f"constexpr int M = {M}, K = {K}, N = {n};\n")
+    g = torch.Generator().manual_seed(5)
+    a, b = _adversarial(g, M, K, 2.0 ** -70), _adversarial(g, K, n, 2.0 ** -70)
+    a[:4] = torch.randn(4, K, generator=g) * 2.0 ** -70  # and whole sums in the denormal range: C[:4, :8]
+    b[:, :8] = torch.randn(K, 8, generator=g) * 2.0 ** -70
+    c_in = _adversarial(g, M, n, 2.0 ** -130)  # denormals themselves
+    op = {"TMATMUL": 0, "TMATMUL_ACC(c, c_in, a, b)": 3}[form]
+    c = c_in.clone()
+    worker.run(handle, [a, b, torch.zeros(n), c, op])
+    want = _k_order(a, b, c_in if op == 3 else None)
+    assert torch.isnan(want).any() and torch.isinf(want).any() and (want.abs() < 2.0 ** -126).logical_and(want != 0).any()
+    assert torch.equal(c.view(torch.int32), want.view(torch.int32))
+    reverse = _k_order(a, b, c_in if op == 3 else None, ks=range(K - 1, -1, -1))
+    assert not torch.equal(c.view(torch.int32), reverse.view(torch.int32))

@@ -417,3 +417,37 @@ def test_an_input_in_a_memory_file_is_mapped_without_a_copy_and_the_kernels_writ
             worker._request({"op": "run", "handle": 0, "tensors": [dict(t, file="/nonexistent")], "scalars": [0]})
         with pytest.raises(ValueError, match='tensor 0 without a "data" or "file"'):
             worker._request({"op": "run", "handle": 0, "tensors": [t], "scalars": [0]})
+
+
+def test_an_output_in_its_own_memory_file_is_written_in_place(byte_copy, monkeypatch):
+    """A scene test's outputs are copies in memory files of their own (fresh_outputs,
+    _tensors.shared_copy): the device maps each file shared as the output's GM and the
+    kernels' writes land in it, nothing read back from the transfer file. Negative control:
+    a plain output tensor is read back from the transfer file. A size that is not whole
+    pages maps too (the memory file is rounded up to pages, inputs' as outputs')."""
+    from pfsim import _tensors
+    read_back = []
+    real_read_into = _tensors.read_into
+    monkeypatch.setattr(_tensors, "read_into", lambda value, f: (read_back.append(value), real_read_into(value, f)))
+    n = (1 << 18) + 3  # int32: a megabyte and 12 bytes, not whole pages
+    src = torch.arange(n, dtype=torch.int32)
+    args = TaskArgsBuilder(TensorArg("src", src.clone()), TensorArg("dst", torch.full((n,), -1, dtype=torch.int32)))
+    args.copy_on_write_clone()  # the arguments move into memory files, as a scene test's do
+    assert _tensors.memory_file(args.src)
+    run_args = args.fresh_outputs(["dst"])
+    assert _tensors.memory_file(run_args.dst) and run_args.dst.data_ptr() != args.dst.data_ptr()
+    assert torch.equal(run_args.dst, args.dst)  # the copy starts from the output's values
+    with pfsim.Worker() as worker:
+        handle = worker.register(byte_copy)
+        worker.run(handle, [run_args.src, run_args.dst, 0])
+        assert torch.equal(run_args.dst, src) and read_back == []  # written in place
+        assert int((args.dst != -1).sum()) == 0  # the arguments' own output is untouched
+        plain = torch.zeros(n, dtype=torch.int32)
+        worker.run(handle, [run_args.src, plain, 0])
+        assert torch.equal(plain, src) and len(read_back) == 1 and read_back[0] is plain
+        t = {"name": "a", "dtype": "int32", "shape": [1024], "offset": 0, "bytes": 4096}
+        with pytest.raises(ValueError, match='tensor 0: "shared" without its own "file"'):
+            worker._request({"op": "run", "handle": 0, "tensors": [dict(t, shared=True)], "scalars": [0],
+                             "data": "/dev/null"})
+    small = torch.ones(16)
+    assert _tensors.memory_file(_tensors.shared_copy(small)) is None  # small tensors are plain clones
