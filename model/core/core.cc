@@ -117,9 +117,14 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
             return;
         }
         for (CoreObserver* o : core->observers_) o->scalar_loaded(*core, gm, len);
-        // Read through L2 into the very bytes the load is about to read, so that
-        // it sees what the cache holds (a dirty line, a prefetched one).
-        core->scalar_read(gm, core->host_of(gm), len);
+        // The load reads what the cache holds (a dirty line, a prefetched one):
+        // the L2 keeps its values in GM, in the very bytes the load is about to
+        // read. A peer's window is read through the link, into those bytes.
+        if (core->direct_reads_ && !in_peer_window(gm)) {
+            core->scalar_read_in_place(gm, len);
+        } else {
+            core->scalar_read(gm, core->host_of(gm), len);
+        }
     }(core, write, gm, len);
 }
 
@@ -269,21 +274,40 @@ uint64_t Core::gm_alias_address(const volatile void* p, uint64_t bytes) const {
     return gm;
 }
 
-void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
+template <typename ReadLine>
+Tick Core::scalar_read_lines(uint64_t gm, uint64_t bytes, ReadLine read_line) {
     hold_within_quantum(issue_);
     Tick done = issue_;
-    std::vector<uint8_t> value(bytes);
     for (uint64_t a = gm; a < gm + bytes;) {
         const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
-        done = std::max(done, transport(cached, false, a, value.data() + (a - gm), n, issue_));
+        done = std::max(done, read_line(a, n));
         a += n;
     }
-    // No yield between the read and the copy: the value is the cache's at the read.
-    std::memcpy(dst, value.data(), bytes);
+    return done;
+}
+
+void Core::scalar_read_done(Tick done, uint64_t bytes) {
     stats_.scalar_load_bytes += bytes;
     busy_time(stats_, Pipe::Scalar) += done - issue_;
     issue_ = done;
     scalar(1);
+}
+
+void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
+    std::vector<uint8_t> value(bytes);
+    const Tick done = scalar_read_lines(gm, bytes, [&](uint64_t a, uint64_t n) {
+        return transport(cached, false, a, value.data() + (a - gm), n, issue_);
+    });
+    // No yield between the read and the copy: the value is the cache's at the read.
+    std::memcpy(dst, value.data(), bytes);
+    scalar_read_done(done, bytes);
+}
+
+void Core::scalar_read_in_place(uint64_t gm, uint64_t bytes) {
+    const Tick done = scalar_read_lines(gm, bytes, [&](uint64_t a, uint64_t n) {
+        return direct_reads_->read_in_place(direct_initiator_, a, n, issue_);
+    });
+    scalar_read_done(done, bytes);
 }
 
 void Core::scalar_write(uint64_t gm, const void* src, uint64_t bytes) {

@@ -25,6 +25,7 @@
 #include "base/zero_buffer.h"
 #include "model/common/atomic_add.h"
 #include "model/common/read_around_l2.h"
+#include "model/common/scalar_read_target.h"
 #include "model/common/what_if.h"
 #include "model/config/config.h"
 #include "model/core/core_observer.h"
@@ -133,6 +134,15 @@ public:
     void dcci(const volatile void* line, bool entire) override;
     // Where this die's GM is mapped in host memory (BackingStore::host_base).
     void set_gm_window(uint8_t* host_base, uint64_t size) { gm_host_ = host_base; gm_size_ = size; }
+    // The direct path of the kernel's pointer loads from this die's GM: `l2`,
+    // the target of the `cached` socket, which numbers this core `initiator`
+    // there (set once wired, at the end of elaboration). Unset: those loads
+    // take the socket, as scalar_read() does. Either way they read and time
+    // alike (tests/python/test_scalar_read_path.py).
+    void attach_direct_reads(ScalarReadTarget* l2, int initiator) {
+        direct_reads_ = l2;
+        direct_initiator_ = initiator;
+    }
     // Every rank's GM in host memory, by rank (this die's own among them): a
     // kernel's pointer into another rank's GM is that rank's peer window, its
     // accesses cross the link. Unset (one die): such a pointer is not GM.
@@ -255,6 +265,15 @@ private:
     void catch_up(Tick until);  // SystemC time to `until`
     void hold_within_quantum(Tick start);
     void maybe_sync();
+    // A pointer load of [gm, gm + bytes) in this die's GM through the direct
+    // path: scalar_read() of the bytes where they are, without copying them.
+    void scalar_read_in_place(uint64_t gm, uint64_t bytes);
+    // The scalar unit's read of [gm, gm + bytes), each line's part through
+    // `read_line(address, bytes)` (its completion time): when it is done.
+    template <typename ReadLine>
+    Tick scalar_read_lines(uint64_t gm, uint64_t bytes, ReadLine read_line);
+    // Then the scalar unit waits until `done` for the read's `bytes`.
+    void scalar_read_done(Tick done, uint64_t bytes);
     // load() and load_around_l2(), and the load-site what-ifs.
     void load_from(uint64_t gm, uint8_t* local, uint64_t bytes, bool around);
     Tick drained() const;
@@ -301,6 +320,8 @@ private:
     };
     std::map<uint64_t, PendingPost> pending_posts_;
     uint8_t* gm_host_ = nullptr;
+    ScalarReadTarget* direct_reads_ = nullptr;  // attach_direct_reads()
+    int direct_initiator_ = -1;
     const std::vector<PeerGm>* peer_gms_ = nullptr;
     struct SignalWait {
         bool active = false;

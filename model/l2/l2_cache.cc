@@ -207,15 +207,9 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     }
     const bool write = p.is_write();
     const Tick issue = issue_time(p, delay);
-    if (sequential_.promised) {
-        if ((sequential_.initiator >= 0 && id != sequential_.initiator) || issue < sequential_.last_done) {
-            throw std::logic_error("pfsim: a cached access broke the L2's one-sequential-initiator promise");
-        }
-        sequential_.initiator = id;
-    }
-    Tick done = issue;
     uint8_t* buf = p.get_data_ptr();
     if (p.get_extension<ResidentExtension>()) {
+        check_sequential(id, issue);
         install(addr, len, issue);
         p.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
@@ -224,9 +218,31 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     AtomicAddExtension* atomic = nullptr;
     p.get_extension(atomic);
     if ((atomic && !buf) || (around && write)) {  // an add needs its addends; only reads go around
+        check_sequential(id, issue);
         p.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         return;
     }
+    set_done(p, delay, cached_access(id, write, addr, buf, len, issue, atomic, around));
+    p.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+Tick L2Cache::read_in_place(int initiator, uint64_t addr, uint64_t len, Tick issue) {
+    if (len == 0 || !in_gm(addr, len)) throw std::logic_error("pfsim: a core read in place outside GM");  // checked before
+    return cached_access(initiator, false, addr, nullptr, len, issue, nullptr, false);
+}
+
+void L2Cache::check_sequential(int id, Tick issue) {
+    if (!sequential_.promised) return;
+    if ((sequential_.initiator >= 0 && id != sequential_.initiator) || issue < sequential_.last_done) {
+        throw std::logic_error("pfsim: a cached access broke the L2's one-sequential-initiator promise");
+    }
+    sequential_.initiator = id;
+}
+
+Tick L2Cache::cached_access(int id, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
+                            const AtomicAddExtension* atomic, bool around) {
+    check_sequential(id, issue);
+    Tick done = issue;
     for (uint64_t a = addr; a < addr + len;) {
         const uint64_t line = a / line_bytes_;
         const uint64_t offset = a - line * line_bytes_;
@@ -242,8 +258,7 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
     }
     if (!around) (write ? stats_.write_bytes : stats_.read_bytes) += len;
     sequential_.last_done = done;
-    set_done(p, delay, done);
-    p.set_response_status(tlm::TLM_OK_RESPONSE);
+    return done;
 }
 
 void L2Cache::transport_uncached(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

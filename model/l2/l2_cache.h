@@ -38,6 +38,7 @@
 #include "model/common/atomic_add.h"
 #include "model/common/calendar.h"
 #include "model/common/memory_target.h"
+#include "model/common/scalar_read_target.h"
 #include "model/config/config.h"
 #include "model/l2/l2_observer.h"
 #include "model/l2/same_line.h"
@@ -79,9 +80,26 @@ struct PrefetchPacing : tlm::tlm_extension<PrefetchPacing> {
     COUNTER(uncached_write_bytes, "bytes", "bytes written on the uncached path (through to GM, resident lines updated)")
 PFSIM_STATS(L2Stats, PFSIM_L2_STATS)
 
-class L2Cache : public sc_core::sc_module {
+class L2Cache;
+
+// The cached socket: it numbers each initiator bound to it (the `id` of its calls).
+class CachedTargetSocket : public tlm_utils::multi_passthrough_target_socket<L2Cache> {
 public:
-    tlm_utils::multi_passthrough_target_socket<L2Cache> cached;
+    explicit CachedTargetSocket(const char* name) : multi_passthrough_target_socket(name) {}
+    // The number of the initiator socket `port` bound to this one, or -1 when it
+    // is not bound here. Known from the end of elaboration on.
+    int initiator_of(const sc_core::sc_port_base& port) {
+        const auto& binders = get_binders();
+        for (size_t id = 0; id < binders.size(); ++id) {
+            if (binders[id]->get_other_side() == &port) return static_cast<int>(id);
+        }
+        return -1;
+    }
+};
+
+class L2Cache : public sc_core::sc_module, public ScalarReadTarget {
+public:
+    CachedTargetSocket cached;
     tlm_utils::multi_passthrough_target_socket<L2Cache> uncached;
     tlm_utils::simple_target_socket<L2Cache> prefetch;
     tlm_utils::simple_initiator_socket<L2Cache> gm_data;
@@ -107,6 +125,9 @@ public:
     // the ports are not kept: the same times, without the port a hit would load.
     // An access breaking the promise is an internal error (std::logic_error).
     void promise_one_sequential_initiator() { sequential_.promised = true; }
+    // ScalarReadTarget: a cached-path read of part of one line, its bytes read
+    // in place by the caller.
+    Tick read_in_place(int initiator, uint64_t addr, uint64_t len, Tick issue) override;
     // Lines currently resident that a prefetch brought in and no core has touched yet.
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 
@@ -129,6 +150,13 @@ private:
     enum class Index { Modulo, Xor };
 
     void transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
+    // A cached-path access of [addr, addr + len) (in GM) by initiator `id`, as
+    // transport_cached serves it after reading the payload: returns its
+    // completion time. `buf` null: no bytes moved.
+    Tick cached_access(int id, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
+                       const AtomicAddExtension* atomic, bool around);
+    // Keeps promise_one_sequential_initiator()'s check of an access by `id` at `issue`.
+    void check_sequential(int id, Tick issue);
     void transport_uncached(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     void transport_prefetch(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
     // Debug access (no time, no counts).

@@ -145,6 +145,16 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg, const 
     }
 }
 
+void SimPlatform::end_of_elaboration() {
+    for (auto* group : {&aic_, &aiv_}) {
+        for (auto& core : *group) {
+            const int initiator = soc_.l2.cached.initiator_of(core->cached);
+            if (initiator < 0) throw std::logic_error(std::string("pfsim: ") + core->name() + " is not bound to the L2");
+            core->attach_direct_reads(&soc_.l2, initiator);
+        }
+    }
+}
+
 void SimPlatform::attach_trace(TraceRecorder* trace) {
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) core->attach_trace(trace);

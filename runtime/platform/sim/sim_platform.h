@@ -101,6 +101,8 @@ public:
     uint64_t now_ps() const override;
 
 private:
+    // Wires each core's pointer loads to the L2's direct path (Core::attach_direct_reads).
+    void end_of_elaboration() override;
     // The AICPU scheduler of run_graph (sim_scheduler.cc): a SystemC process.
     // The scheduler gives the simulation back to the orchestration (sc_pause)
     // when task pause_task_ completed, at pause_at_ps_ after the graph's start,
