@@ -1,7 +1,10 @@
 #!/bin/sh
-# Usage: run_pytest.sh PFSIM — runs tests/python and cases' scene tests.
+# Usage: run_pytest.sh PFSIM PATH... — runs the test files or folders PATH
+# (tests/python/BUILD says which part runs which).
 set -eu
+pfsim=$1
+shift
 export PFSIM_CACHE_DIR="${TEST_TMPDIR:-/tmp}/pfsim-cache"
 export PYTHONDONTWRITEBYTECODE=1
-exec "$1" test tests/python cases -p no:cacheprovider -q -rfE \
+exec "$pfsim" test "$@" -p no:cacheprovider -q -rfE \
     ${XML_OUTPUT_FILE:+--junitxml="$XML_OUTPUT_FILE"}
