@@ -160,17 +160,8 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
     for (size_t i = 0; i < calls.size(); ++i) s.running += (i ? "," : " ") + std::to_string(calls[i].rank);
     std::vector<RunResult> results(calls.size());
     // Each traced call's die records into its own file (a die's processes and lanes, as a one-die run's).
-    std::vector<std::unique_ptr<TraceRecorder>> traces;
-    struct Detach {
-        SimDies& dies;
-        ~Detach() {
-            for (uint32_t r = 0; r < dies.count(); ++r) dies.die(r).attach_trace(nullptr);
-        }
-    } detach{s.dies};
-    for (const RankCallRequest& c : calls) {
-        traces.push_back(open_trace(c.trace, s.cfg));
-        if (traces.back()) s.dies.die(c.rank).attach_trace(traces.back().get());
-    }
+    DieTraces traces(s.dies);
+    for (const RankCallRequest& c : calls) traces.open(c.rank, c.trace, s.cfg);
     std::vector<PlatformStats> before;
     for (size_t i = 0; i < calls.size(); ++i) {
         SimPlatform& die = s.dies.die(calls[i].rank);
@@ -225,11 +216,11 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             }
             finish(result, die, before[i], done[i].graph.graph_time_ps, s.cfg);
             result.sim_time_total_ns = now_ns();
-            if (traces[i]) {
-                trace_tasks(*traces[i], done[i], die);
+            if (traces.at(i)) {
+                trace_tasks(*traces.at(i), done[i], die);
                 die.attach_trace(nullptr);
                 try {
-                    traces[i]->close();
+                    traces.at(i)->close();
                 } catch (const std::runtime_error& e) {  // the trace file could not be written
                     throw BadInput(e.what());
                 }

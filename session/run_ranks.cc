@@ -147,16 +147,9 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
         }
         KernelCompiler compiler;
         // --trace FILE: one trace per die, FILE with ".rankR" before its extension.
-        std::vector<std::unique_ptr<TraceRecorder>> traces;
-        struct Detach {
-            SimDies& dies;
-            ~Detach() {
-                for (uint32_t r = 0; r < dies.count(); ++r) dies.die(r).attach_trace(nullptr);
-            }
-        } detach{dies};
+        DieTraces traces(dies);
         for (uint32_t r = 0; r < dies.count() && !request.trace.empty(); ++r) {
-            traces.push_back(open_trace(rank_trace_file(request.trace, r), cfg));
-            dies.die(r).attach_trace(traces.back().get());
+            traces.open(r, rank_trace_file(request.trace, r), cfg);
         }
         std::unique_ptr<insight::CommRingLog> rings;
         if (request.advise) rings = std::make_unique<insight::CommRingLog>();
@@ -192,10 +185,10 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
                 first = std::min(first, t.start_ps);
                 last = std::max(last, t.end_ps);
             }
-            if (!traces.empty()) {
-                trace_tasks(*traces[r], done[r], dies.die(r));
+            if (!request.trace.empty()) {
+                trace_tasks(*traces.at(r), done[r], dies.die(r));
                 dies.die(r).attach_trace(nullptr);
-                traces[r]->close();  // a file that cannot be written: BadInput, below
+                traces.at(r)->close();  // a file that cannot be written: BadInput, below
             }
         }
         result.ran = true;

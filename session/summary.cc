@@ -78,4 +78,13 @@ std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config&
     }
 }
 
+DieTraces::~DieTraces() {
+    for (uint32_t r = 0; r < dies_.count(); ++r) dies_.die(r).attach_trace(nullptr);
+}
+
+void DieTraces::open(uint32_t rank, const std::string& path, const Config& cfg) {
+    traces_.push_back(open_trace(path, cfg));
+    if (traces_.back()) dies_.die(rank).attach_trace(traces_.back().get());
+}
+
 }  // namespace pfsim

@@ -14,6 +14,7 @@
 #include "model/soc/soc.h"
 #include "model/stats/stats.h"
 #include "model/trace/recorder.h"
+#include "runtime/platform/sim/sim_dies.h"
 
 namespace pfsim {
 
@@ -40,5 +41,25 @@ std::string summary_stats_markdown();
 // The recorder for `--trace PATH` (null when `path` is empty); an unwritable
 // path is bad input (api::BadInput).
 std::unique_ptr<TraceRecorder> open_trace(const std::string& path, const Config& cfg);
+
+// The traces of a run on several dies, each die recording into a file of its
+// own. Every die's trace is detached when this ends (also on a throw), before
+// the files close.
+class DieTraces {
+public:
+    explicit DieTraces(SimDies& dies) : dies_(dies) {}
+    ~DieTraces();
+    DieTraces(const DieTraces&) = delete;
+    DieTraces& operator=(const DieTraces&) = delete;
+
+    // Opens `path` (empty: no trace) as open_trace does and attaches it to die
+    // `rank`; the n-th call's recorder is at(n - 1).
+    void open(uint32_t rank, const std::string& path, const Config& cfg);
+    TraceRecorder* at(size_t i) const { return traces_.at(i).get(); }
+
+private:
+    SimDies& dies_;
+    std::vector<std::unique_ptr<TraceRecorder>> traces_;
+};
 
 }  // namespace pfsim
