@@ -72,10 +72,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
         platform.sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
                                            std::chrono::milliseconds(request.progress_ms));
     }
-    rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
+    const rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
                                           request.warmup, die_run.faults().skip_wait);
-    wo.kernel.dropped_sites = request.dropped_sites;
-    wo.kernel.free_sites = request.free_sites;
     try {
         rt::Worker worker(platform, wo);
         if (worker.warmup().ran) result.warmup = worker.warmup().summary();
