@@ -115,7 +115,9 @@ public:
     void set_trap(std::function<std::string()> trap) { trap_ = std::move(trap); }
     const CoreRun& last_run() const { return run_; }
     const CoreStats& stats() const { return stats_; }
-    const std::vector<std::string>& warnings() const { return warnings_; }
+    // The warnings raised since the last take (each once), handed over and
+    // forgotten: a launch's or graph's result carries only its own.
+    std::vector<std::string> take_warnings() { return std::exchange(warnings_, {}); }
 
     // CoreOps
     CoreKind core_kind() const override { return kind_; }

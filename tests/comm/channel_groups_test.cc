@@ -99,5 +99,15 @@ TEST_F(ChannelGroups, TwoCoresOfOneDieOnOneGroupAreWarnedAbout) {
     EXPECT_NE(warned[0].find("channel group 0"), std::string::npos) << warned[0];
 }
 
+// A warning belongs to the launch that raised it: a later launch of the same
+// cores where only one core posts is not warned about again.
+TEST_F(ChannelGroups, ALaterLaunchDoesNotRepeatAnEarlierLaunchsWarning) {
+    std::vector<std::vector<int64_t>> shared, alone;
+    SimDies::Launch both = on(0, 0, shared);
+    shared[1][2] = 1;
+    ASSERT_EQ(shared_group_warnings(dies_->launch({both})).size(), 1u);
+    EXPECT_EQ(shared_group_warnings(dies_->launch({on(0, 0, alone)})), std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace pfsim

@@ -356,7 +356,7 @@ rt::LaunchResult SimPlatform::finish_launch(const Launched& launched) {
         first = std::min<uint64_t>(first, run.entered);
         last = std::max<uint64_t>(last, run.returned);
         result.cores.push_back(t);
-        for (const std::string& w : used[i]->warnings()) {
+        for (const std::string& w : used[i]->take_warnings()) {
             if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
                 result.warnings.push_back(w);
             }

@@ -119,7 +119,7 @@ rt::GraphResult SimPlatform::graph_result() {
     for (const std::string& w : cross_flags_.drain()) graph_result_.warnings.push_back(w);
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) {
-            for (const std::string& w : core->warnings()) {
+            for (const std::string& w : core->take_warnings()) {
                 if (std::find(graph_result_.warnings.begin(), graph_result_.warnings.end(), w) ==
                     graph_result_.warnings.end()) {
                     graph_result_.warnings.push_back(w);
