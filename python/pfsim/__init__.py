@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -25,7 +26,7 @@ from . import _tensors
 from ._device import Device, DeviceDied, find_binary
 
 __all__ = ["Worker", "Callable", "Handle", "RunResult", "TaskTiming", "ArgDirection", "CompileError", "RunError",
-           "DeviceDied", "find_binary"]
+           "PfsimWarning", "DeviceDied", "find_binary"]
 
 
 class ArgDirection(IntEnum):
@@ -38,6 +39,17 @@ class ArgDirection(IntEnum):
 
 class CompileError(RuntimeError):
     """A source that does not build; the message is the compiler's output (file and line)."""
+
+
+class PfsimWarning(UserWarning):
+    """A run's warning from the simulator (a setting or API it does not model as asked, a risk
+    it saw): each of a run's `RunResult.warnings` is also issued as one of these, so that a
+    scene test shows it (pytest's warnings summary; stderr outside pytest, once per message)."""
+
+
+def _issue_warnings(result: "RunResult") -> None:
+    for message in result.warnings:
+        warnings.warn(message, PfsimWarning, stacklevel=4)  # the caller of the (serialized) run
 
 
 class RunError(RuntimeError):
@@ -368,6 +380,7 @@ class Worker:
             if os.path.exists(path):
                 os.truncate(path, 0)  # the file's pages are memory (/dev/shm): given back after each run
         result = RunResult.from_summary(reply["result"], request.get("trace"))
+        _issue_warnings(result)
         problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
         if problems:
             raise RunError("; ".join(problems), result)

@@ -45,7 +45,7 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
-from . import Handle, RunError, RunResult, Worker, _serialized, _tensors
+from . import Handle, RunError, RunResult, Worker, _issue_warnings, _serialized, _tensors
 from .task_interface import ring_values
 
 __all__ = ["L3Worker", "Orchestrator", "HostBuffer", "DeviceBuffer", "TensorRef", "CommDomain", "DomainContext",
@@ -141,6 +141,7 @@ class Ranks(Worker):
         reply = self._request(request, timeout)
         results = [RunResult.from_summary(s, c.get("trace")) for s, c in zip(reply["results"], calls)]
         for call, result in zip(calls, results):
+            _issue_warnings(result)
             problems = ([result.error] if result.error else []) + [f"protocol violation: {v}" for v in result.violations]
             if problems:
                 raise RunError(f"rank {call['rank']}: " + "; ".join(problems), result)

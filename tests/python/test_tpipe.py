@@ -4,6 +4,7 @@ protocol is broken."""
 
 import contextlib
 import os
+import warnings
 
 import pytest
 import torch
@@ -68,9 +69,12 @@ def test_a_lane_split_is_right_under_the_register_its_kernel_was_written_for(reg
     kernel under zero is warned about, naming the setting; nothing else is."""
     scenario = {("c2v", "board"): C2V_UP_DOWN, ("c2v", "a2a3sim"): C2V_UP_DOWN_A2A3SIM,
                 ("v2c", "board"): V2C_UP_DOWN, ("v2c", "a2a3sim"): V2C_UP_DOWN_A2A3SIM}[direction, written_for]
-    # A worker of its own: a core's warnings last as long as its worker.
-    with tpipe_worker(**{"core.subblock_register": register}) as run:
+    # A worker of its own: the register is a setting of its die.
+    with warnings.catch_warnings(record=True) as issued, tpipe_worker(**{"core.subblock_register": register}) as run:
+        warnings.simplefilter("always")
         result, y, products = run(scenario, tiles=3)
+    # a run's warnings reach the test as PfsimWarning too, not only in its result
+    assert [str(w.message) for w in issued if issubclass(w.category, pfsim.PfsimWarning)] == result.warnings
     expected = products + 1 if direction == "c2v" else products
     right = torch.allclose(y, expected, rtol=1e-5, atol=1e-4)
     assert right == ((register == "zero") == (written_for == "board")), (y - expected).abs().max()
