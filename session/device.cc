@@ -104,15 +104,15 @@ RunResult DeviceSession::State::run_on_die(const DieRun& die_run, const Callable
     warmup_reported = true;
     try {
         die_run.run(cfg, {platform, worker, &carried}, callable, work, result);
-    } catch (const CaseError& e) {
-        ended = result.user_fault;
-        throw BadInput(e.what());
-    } catch (const rt::OrchestrationError& e) {
-        ended = result.user_fault;
-        throw BadInput(e.what());
     } catch (...) {
         ended = result.user_fault;
-        throw;
+        try {
+            throw;
+        } catch (const CaseError& e) {  // the caller's arguments or orchestration at fault: a bad request
+            throw BadInput(e.what());
+        } catch (const rt::OrchestrationError& e) {
+            throw BadInput(e.what());
+        }
     }
     ended = result.user_fault;
     result.sim_time_total_ns = static_cast<double>(platform.now_ps()) / 1e3;
