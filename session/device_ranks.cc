@@ -204,9 +204,10 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
         std::vector<CallResult> done = call_ranks(rank_calls, run_graphs);
         for (size_t i = 0; i < calls.size(); ++i) {
             const SimPlatform& die = s.dies.die(calls[i].rank);
-            for (const CallTensor& t : tensors[i]) {
+            for (size_t k = 0; k < tensors[i].size(); ++k) {
+                const CallTensor& t = tensors[i][k];
                 OutputResult out;
-                out.name = "arg" + std::to_string(results[i].outputs.size());
+                out.name = calls[i].tensors[k].name.empty() ? "arg" + std::to_string(k) : calls[i].tensors[k].name;
                 out.bytes = tensor_bytes(t);
                 out.sha256 = sha256_hex(reinterpret_cast<const uint8_t*>(die.device_pointer(t.gm)), out.bytes);
                 out.equal_reference = true;  // the client compares with its golden

@@ -31,6 +31,7 @@ struct RankTensor {
     CallTensor tensor;
     std::string file;
     uint64_t offset = 0;
+    std::string name;  // the tensor's name in the result's outputs; empty: "argN"
 };
 
 struct RankCallRequest {
