@@ -76,7 +76,8 @@ namespace {
 
 // {"op": "judge", "off": RESULT, "on": RESULT, "expected_gain_pct": [MIN, MAX]}: two
 // results this device returned, prefetch off and on, judged as check judges a pair
-// (session/verdict.h); the expectation is optional.
+// (session/verdict.h); each may be a level-3 run's waves instead (api::judged_run);
+// the expectation is optional.
 json judge_reply(const json& request) {
     api::Expectation expected;
     if (request.contains("expected_gain_pct")) {
@@ -86,7 +87,7 @@ json judge_reply(const json& request) {
         }
         expected = {e[0].get<double>(), e[1].get<double>()};
     }
-    const api::Verdict v = api::judge(api::from_json(request.at("off")), api::from_json(request.at("on")), expected);
+    const api::Verdict v = api::judge(api::judged_run(request.at("off")), api::judged_run(request.at("on")), expected);
     return {{"ok", true}, {"verdict", api::to_json(v)}};
 }
 

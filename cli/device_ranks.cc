@@ -105,6 +105,7 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
                     "rank " + std::to_string(call.rank) + " tensor " + std::to_string(call.tensors.size());
                 api::RankTensor rt;
                 rt.tensor = tensor_of(t, what);
+                rt.name = t.value("name", "");
                 if (t.contains("gm")) {
                     rt.tensor.gm = json_integer<uint64_t>(t.at("gm"));
                     if (!rt.tensor.gm) throw api::BadInput(what + ": gm 0 is no allocation");

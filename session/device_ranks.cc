@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "session/die_run.h"
 #include "session/file_pages.h"
 #include "session/graph_result.h"
 #include "session/run_ranks.h"
 #include "session/summary.h"
 #include "base/sha256.h"
-#include "base/user_code.h"
 #include "loader/compiler.h"
 #include "runtime/platform/sim/sim_dies.h"
 #include "runtime/worker.h"
@@ -29,6 +29,7 @@ struct RankSession::State {
     KernelCompiler compiler;
     std::vector<LoadedCallable> callables;
     bool ended = false;
+    bool warmup_reported = false;  // the channel warm-up is in the first case run's result, as in `pfsim run`'s
     std::string running;  // the ranks of the run going on, for progress lines
 
     SimPlatform& die(uint32_t rank, const std::string& what) {
@@ -130,6 +131,14 @@ private:
     FilePages pages_;
 };
 
+// A run in which a rank's kernel faulted the host (RunResult::user_fault): the dies are not run on again.
+bool ended_by(const DiesRun& run) {
+    for (const RunResult& r : run.results) {
+        if (r.user_fault) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, bool prefetch, bool advise) {
@@ -158,21 +167,24 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
     }
     s.running = "ranks";
     for (size_t i = 0; i < calls.size(); ++i) s.running += (i ? "," : " ") + std::to_string(calls[i].rank);
-    std::vector<RunResult> results(calls.size());
-    // Each traced call's die records into its own file (a die's processes and lanes, as a one-die run's).
-    DieTraces traces(s.dies);
-    for (const RankCallRequest& c : calls) traces.open(c.rank, c.trace, s.cfg);
-    std::vector<PlatformStats> before;
+    s.warmup_reported = true;  // in the hello (`pfsim device`'s first reply), not in a call's result
+    RunRequest request;  // what the calls ask of the dies beyond their work
+    request.prefetch = prefetch;
+    request.advise = advise;
+    const DieRun die_run(request);
+    DiesRun run;
+    std::vector<RankDie> on;
     for (size_t i = 0; i < calls.size(); ++i) {
-        SimPlatform& die = s.dies.die(calls[i].rank);
-        s.workers[calls[i].rank]->set_prefetch_enabled(prefetch);
-        s.workers[calls[i].rank]->set_skip_wait(false);
-        results[i].name = std::filesystem::path(s.callables[calls[i].handle].spec.orchestration).stem().string();
-        results[i].prefetch = prefetch;
-        results[i].graph = true;
-        before.push_back(platform_stats(die));
+        const LoadedCallable& callable = s.callables[calls[i].handle];
+        on.push_back({calls[i].rank, s.workers[calls[i].rank].get(), &callable.spec, calls[i].trace});
+        RunResult r;
+        r.name = std::filesystem::path(callable.spec.orchestration).stem().string();
+        r.prefetch = prefetch;
+        r.graph = true;
+        run.results.push_back(std::move(r));
     }
-    try {
+    const RanksWork work = [&s, &calls](const std::function<std::vector<rt::GraphResult>()>& run_graphs,
+                                        std::vector<RunResult>& results) {
         const MappedTensors mapped(s.dies, calls);
         std::vector<std::vector<CallTensor>> tensors(calls.size());
         std::vector<RankCall> rank_calls;
@@ -189,60 +201,76 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             rc.rings = calls[i].rings;
             rank_calls.push_back(rc);
         }
-        std::unique_ptr<insight::CommRingLog> rings;
-        if (advise) rings = std::make_unique<insight::CommRingLog>();
-        const Tick start = s.dies.die(0).now_ps();
-        const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
-        user_code::TimeLimit limit(limit_s,
-                                   "the host-time limit (orch.host_time_limit = " + std::to_string(limit_s) + " s)");
-        // end_graphs gives a result per die; call_ranks takes them in the calls' order.
-        const std::vector<CallResult> done = call_ranks(rank_calls, [&s, &calls] {
-            std::vector<rt::GraphResult> by_rank = s.dies.end_graphs(), by_call;
-            for (const RankCallRequest& c : calls) by_call.push_back(std::move(by_rank.at(c.rank)));
-            return by_call;
-        });
+        std::vector<CallResult> done = call_ranks(rank_calls, run_graphs);
         for (size_t i = 0; i < calls.size(); ++i) {
-            SimPlatform& die = s.dies.die(calls[i].rank);
-            RunResult& result = results[i];
-            add_graph(done[i], rank_calls[i].callable->spec, die, result);
-            if (result.user_fault) s.ended = true;
-            for (const CallTensor& t : tensors[i]) {
+            const SimPlatform& die = s.dies.die(calls[i].rank);
+            for (size_t k = 0; k < tensors[i].size(); ++k) {
+                const CallTensor& t = tensors[i][k];
                 OutputResult out;
-                out.name = "arg" + std::to_string(result.outputs.size());
+                out.name = calls[i].tensors[k].name.empty() ? "arg" + std::to_string(k) : calls[i].tensors[k].name;
                 out.bytes = tensor_bytes(t);
                 out.sha256 = sha256_hex(reinterpret_cast<const uint8_t*>(die.device_pointer(t.gm)), out.bytes);
                 out.equal_reference = true;  // the client compares with its golden
-                result.outputs.push_back(out);
-            }
-            finish(result, die, before[i], done[i].graph.graph_time_ps, s.cfg);
-            result.sim_time_total_ns = now_ns();
-            if (traces.at(i)) {
-                trace_tasks(*traces.at(i), done[i], die);
-                die.attach_trace(nullptr);
-                try {
-                    traces.at(i)->close();
-                } catch (const std::runtime_error& e) {  // the trace file could not be written
-                    throw BadInput(e.what());
-                }
+                results[i].outputs.push_back(out);
             }
         }
-        if (rings) {
-            double wait_ns = 0;
-            for (const RunResult& r : results) wait_ns += r.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3;
-            const std::vector<insight::CommRingLog::PrefetchSite> sites = rings->finish(start);
-            for (size_t i = 0; i < calls.size(); ++i) {
-                advise_comm(results[i], sites, s.callables[calls[i].handle].spec, wait_ns,
-                            static_cast<uint32_t>(calls.size()));
-            }
-        }
+        return done;
+    };
+    std::string user_stdout;
+    try {
+        die_run.run_on_dies(s.cfg, s.dies, on, work, run, user_stdout);
     } catch (const CaseError& e) {
+        s.ended = ended_by(run);
         throw BadInput(e.what());
     } catch (const rt::OrchestrationError& e) {
+        s.ended = ended_by(run);
         throw BadInput(e.what());
     } catch (const std::invalid_argument& e) {
+        s.ended = ended_by(run);
         throw BadInput(e.what());
+    } catch (...) {
+        s.ended = ended_by(run);
+        throw;
     }
-    return results;
+    s.ended = ended_by(run);
+    for (size_t i = 0; i < calls.size(); ++i) {
+        finish(run.results[i], s.dies.die(calls[i].rank), run.before[i], run.calls[i].graph.graph_time_ps, s.cfg);
+        run.results[i].sim_time_total_ns = now_ns();
+    }
+    run.results.front().user_stdout = user_stdout;  // the run's, in its first call's result
+    return run.results;
+}
+
+RunResult RankSession::run(const RunRequest& request) {
+    State& s = *state_;
+    if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
+    RunResult result;
+    result.prefetch = request.prefetch;
+    const CaseSpec spec = read_request_case(request, result);
+    const bool warmed = s.workers.front()->warmup().ran;
+    const std::string refused =
+        spec.ranks != ranks() ? "ranks = " + std::to_string(spec.ranks) + " (the device has " + std::to_string(ranks()) + " dies)"
+        : request.progress    ? "a progress callback (report_progress)"
+        : !request.warmup && warmed ? "no warm-up (the dies warmed their channels)"
+        : (request.enable_sdma && spec.enable_sdma) != sdma_enabled() ? "enable_sdma other than the device's"
+                                                                      : "";
+    if (!refused.empty()) throw BadInput(spec.name + ": " + refused + " does not run on a device's persistent dies");
+    begin_ranks_result(request, spec, result);
+    const DieRun die_run(request);
+    if (!s.warmup_reported && warmed) result.warmup = s.workers.front()->warmup().summary();  // it ran before this run
+    s.warmup_reported = true;
+    s.running = spec.name;
+    std::vector<rt::Worker*> workers;
+    for (const auto& w : s.workers) workers.push_back(w.get());
+    try {
+        run_case_on_dies(s.cfg, die_run, request, spec, s.dies, workers, s.compiler, result);
+    } catch (...) {
+        s.ended = result.user_fault;
+        report_refusal(result);
+    }
+    s.ended = result.user_fault;
+    result.sim_time_total_ns = now_ns();
+    return result;
 }
 
 }  // namespace pfsim::api

@@ -6,7 +6,10 @@
 // windows, their CommContext), writes and reads it, and runs the calls of
 // several ranks together (call_ranks), their graphs in one simulation, so
 // that what one rank's kernels send another crosses the modelled link and
-// SDMA engine.
+// SDMA engine. Each run goes through the N-die form of the one place a
+// request becomes a result (DieRun::run_on_dies, session/die_run.h), as a
+// level-3 case's `pfsim run` does: a case run on the session's fresh dies
+// gives what `pfsim run` gives, byte for byte (tests/session:die_run_test).
 #pragma once
 
 #include <cstdint>
@@ -14,8 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "session/run.h"
 #include "session/case_runner.h"
+#include "session/request.h"
+#include "session/run.h"
 
 namespace pfsim::api {
 
@@ -27,6 +31,7 @@ struct RankTensor {
     CallTensor tensor;
     std::string file;
     uint64_t offset = 0;
+    std::string name;  // the tensor's name in the result's outputs; empty: "argN"
 };
 
 struct RankCallRequest {
@@ -75,7 +80,16 @@ public:
     // enable_sdma.
     // With `advise`, each result's advisor holds the communication advice of
     // the whole run (session/run_ranks.h advise_comm; not measured).
+    // What users' code printed during the run is in the first result's
+    // user_stdout.
     std::vector<RunResult> run(std::vector<RankCallRequest>& calls, bool prefetch, bool advise = false);
+    // A level-3 case file's run (api::run's request) on these dies, ranks
+    // 0..N-1 (session/run_ranks.h run_case_on_dies): what `pfsim run` gives
+    // for it on fresh dies, when it is the session's first run. Throws as
+    // api::run does, and BadInput naming what persistent dies cannot honour
+    // (a case of another rank count, no warm-up, a progress callback,
+    // enable_sdma other than the device's).
+    RunResult run(const RunRequest& request);
     // After a run in which a rank's kernel faulted the host (RunResult::user_fault).
     bool ended() const;
     // While a run goes on, a line on stderr about every `every_ms` of wall time

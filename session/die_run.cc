@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "insight/advisor.h"
+#include "insight/comm_rings.h"
 #include "model/trace/recorder.h"
 #include "session/graph_result.h"
 #include "session/npy.h"
@@ -230,6 +231,60 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
         }
     }
     warn_unused_sites(result);
+}
+
+void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<RankDie>& ranks, const RanksWork& work,
+                         DiesRun& run, std::string& user_stdout) const {
+    const RunRequest& request = request_;
+    if (request.sanitize || !request.faults.empty()) {
+        throw BadInput("--sanitize and --inject are not modelled on several dies yet");
+    }
+    run.results.resize(ranks.size());
+    for (const RankDie& d : ranks) {
+        for_each_core(dies.die(d.rank), [&](Core& core) {
+            core.set_warm_load_sites(request.warm_load_sites);
+            core.set_around_load_sites(request.around_load_sites);
+        });
+        d.worker->set_prefetch_enabled(request.prefetch);
+        d.worker->set_skip_wait(faults_.skip_wait);
+        d.worker->set_site_what_ifs(request.dropped_sites, request.free_sites);
+    }
+    // Each die records into a file of its own (a die's processes and lanes, as a one-die run's).
+    DieTraces traces(dies);
+    for (const RankDie& d : ranks) traces.open(d.rank, d.trace, cfg);
+    std::unique_ptr<insight::CommRingLog> rings;
+    if (request.advise) rings = std::make_unique<insight::CommRingLog>();
+    const Tick start = dies.die(0).now_ps();
+    run.before.clear();
+    for (const RankDie& d : ranks) run.before.push_back(platform_stats(dies.die(d.rank)));
+    const auto run_graphs = [&dies, &ranks] {  // end_graphs gives a result per die: in the run's order
+        std::vector<rt::GraphResult> by_rank = dies.end_graphs(), by_call;
+        for (const RankDie& d : ranks) by_call.push_back(std::move(by_rank.at(d.rank)));
+        return by_call;
+    };
+    run_users_code(cfg, user_stdout, [&] { run.calls = work(run_graphs, run.results); });
+    uint64_t comm_wait_ps = 0;  // sdma.comm_prefetch_wait over the dies
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        SimPlatform& die = dies.die(ranks[i].rank);
+        add_graph(run.calls[i], *ranks[i].callable, die, run.results[i]);
+        if (TraceRecorder* trace = traces.at(i)) {
+            trace_tasks(*trace, run.calls[i], die);
+            die.attach_trace(nullptr);
+            try {
+                trace->close();
+            } catch (const std::runtime_error& e) {  // the trace file could not be written
+                throw BadInput(e.what());
+            }
+        }
+        comm_wait_ps += platform_stats(die).soc.sdma.comm_prefetch_wait - run.before[i].soc.sdma.comm_prefetch_wait;
+    }
+    if (rings) {
+        const std::vector<insight::CommRingLog::PrefetchSite> sites = rings->finish(start);
+        for (size_t i = 0; i < ranks.size(); ++i) {
+            advise_comm(run.results[i], sites, *ranks[i].callable, static_cast<double>(comm_wait_ps) / 1e3,
+                        static_cast<uint32_t>(ranks.size()));
+        }
+    }
 }
 
 CaseSpec read_request_case(const RunRequest& request, RunResult& result) {

@@ -20,11 +20,13 @@
 #include "insight/sanitizer.h"
 #include "loader/compiler.h"
 #include "model/config/config.h"
+#include "runtime/platform/sim/sim_dies.h"
 #include "runtime/platform/sim/sim_platform.h"
 #include "runtime/worker.h"
 #include "session/case_file.h"
 #include "session/case_runner.h"
 #include "session/faults.h"
+#include "session/graph_result.h"
 #include "session/request.h"
 #include "session/run.h"
 
@@ -46,6 +48,35 @@ struct RunDie {
 // report_refusal translates.
 using RunWork = std::function<CallResult(const RunDie& die, RunResult& result)>;
 
+// One die of a run on several dies of one simulation (SimDies): rank `rank`,
+// its worker, the callable its call runs (naming its kernels' sources), and
+// the Chrome trace of its die for the run (empty: none).
+struct RankDie {
+    uint32_t rank = 0;
+    rt::Worker* worker = nullptr;
+    const CallableSpec* callable = nullptr;
+    std::string trace;
+};
+
+// The work of a run on several dies while users' code runs: a call on each
+// die, in the run's order (call_ranks, with `run_graphs` running their graphs
+// together to their ends, one result per die in that order), their outputs
+// into results[i].outputs (and reference_equal). Throws what report_refusal
+// translates.
+using RanksWork = std::function<std::vector<CallResult>(
+    const std::function<std::vector<rt::GraphResult>()>& run_graphs, std::vector<RunResult>& results)>;
+
+// What a run on several dies leaves, die by die in the run's order: each
+// result (as the caller set it, and the die's tasks, log, violations,
+// warnings, first error, outputs, with request.advise the run's
+// communication advice), each call, and each die's counters when the run
+// began. Its caller counts: a result per die (finish) or one of every die.
+struct DiesRun {
+    std::vector<RunResult> results;
+    std::vector<CallResult> calls;
+    std::vector<PlatformStats> before;
+};
+
 class DieRun {
 public:
     // Checks what `request` (which must outlive this) asks beyond its work:
@@ -62,6 +93,18 @@ public:
     // got (report_refusal).
     void run(const Config& cfg, const RunDie& die, const CallableSpec& callable, const RunWork& work,
              RunResult& result) const;
+
+    // The N-die form of run(): runs `work` on the dies `ranks` of `dies` (each
+    // at most once) as the request asks -- prefetch on or off, the what-if
+    // sites, a trace per die, the communication advice (session/run_ranks.h
+    // advise_comm) -- with users' code guarded, what it prints kept in
+    // `user_stdout` (also when it throws); `run.results` holds a result per
+    // die, as far as the caller set it. Throws BadInput for what several
+    // dies do not model yet (the sanitizer, injected faults: callers refuse
+    // them first, naming the run) or a trace that cannot be written, or what
+    // `work` throws.
+    void run_on_dies(const Config& cfg, SimDies& dies, const std::vector<RankDie>& ranks, const RanksWork& work,
+                     DiesRun& run, std::string& user_stdout) const;
 
     // A warning for each what-if site the run did not use.
     void warn_unused_sites(RunResult& result) const;

@@ -14,8 +14,6 @@
 #include "session/case_runner.h"
 #include "session/graph_result.h"
 #include "session/summary.h"
-#include "runtime/platform/sim/sim_dies.h"
-#include "runtime/worker.h"
 
 namespace pfsim::api {
 
@@ -95,8 +93,7 @@ std::string rank_trace_file(const std::string& path, uint32_t r) {
     return path.substr(0, dot) + rank + path.substr(dot);
 }
 
-RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
-                    const std::function<void(RunResult&)>& warn_unused_sites) {
+void begin_ranks_result(const RunRequest& request, const CaseSpec& spec, RunResult& result) {
     const std::string level3 = ": not yet for a level-3 case (" + spec.name + ", ranks = " + std::to_string(spec.ranks) + ")";
     // Artifacts a check of every case asks for too: warned about, the run goes on.
     if (!request.waves.empty()) result.warnings.push_back("--waves" + level3 + ": no waves written");
@@ -104,109 +101,121 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
     if (!request.faults.empty()) throw BadInput("--inject" + level3);
     if (!request.outputs_dir.empty()) throw BadInput("--outputs" + level3);
     result.ranks = spec.ranks;
+}
+
+RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
+                    const DieRun& die_run) {
+    begin_ranks_result(request, spec, result);
     SimDies dies(cfg, spec.ranks, "rank");
-    for (uint32_t r = 0; r < dies.count(); ++r) {
-        for (const auto* group : {&dies.die(r).vector_cores(), &dies.die(r).cube_cores()}) {
-            for (const auto& core : *group) {
-                core->set_warm_load_sites(request.warm_load_sites);
-                core->set_around_load_sites(request.around_load_sites);
-            }
-        }
-    }
     if (request.progress) {  // the dies share one simulated time: rank 0's sampler speaks for the run
         dies.die(0).sampler().report_progress([&request](Tick ps) { request.progress(static_cast<double>(ps) / 1e3); },
                                               std::chrono::milliseconds(request.progress_ms));
     }
-    rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
-                                          request.warmup, false);
-    wo.kernel.dropped_sites = request.dropped_sites;
-    wo.kernel.free_sites = request.free_sites;
+    const rt::WorkerOptions wo = worker_options(cfg, request.enable_sdma && spec.enable_sdma, request.prefetch,
+                                                request.warmup, false);
     try {
         std::vector<std::unique_ptr<rt::Worker>> workers;
-        for (uint32_t r = 0; r < dies.count(); ++r) workers.push_back(std::make_unique<rt::Worker>(dies.die(r), wo));
+        std::vector<rt::Worker*> by_rank;
+        for (uint32_t r = 0; r < dies.count(); ++r) {
+            workers.push_back(std::make_unique<rt::Worker>(dies.die(r), wo));
+            by_rank.push_back(workers.back().get());
+        }
         if (workers[0]->warmup().ran) result.warmup = workers[0]->warmup().summary();
-        // Each rank's window (zeroed) and CommContext, in its own GM.
-        std::vector<uint64_t> windows, contexts;
-        for (uint32_t r = 0; r < dies.count(); ++r) {
-            SimPlatform& die = dies.die(r);
-            windows.push_back(die.gm_alloc(spec.window_bytes));
-            const std::vector<uint8_t> zeros(spec.window_bytes, 0);
-            die.gm_write(windows.back(), zeros.data(), zeros.size());
-            dies.add_comm_window(r, windows.back(), spec.window_bytes);
-        }
-        std::vector<CaseRank> ranks;
-        for (uint32_t r = 0; r < dies.count(); ++r) {
-            CommContext c{};
-            c.rankId = r;
-            c.rankNum = dies.count();
-            c.winSize = spec.window_bytes;
-            for (uint32_t k = 0; k < dies.count(); ++k) c.windowsIn[k] = dies.device_pointer(k, windows[k]);
-            const uint64_t gm = dies.die(r).gm_alloc(sizeof c);
-            dies.die(r).gm_write(gm, &c, sizeof c);
-            ranks.push_back({&dies.die(r), workers[r].get(), dies.device_pointer(r, gm)});
-        }
         KernelCompiler compiler;
-        // --trace FILE: one trace per die, FILE with ".rankR" before its extension.
-        DieTraces traces(dies);
-        for (uint32_t r = 0; r < dies.count() && !request.trace.empty(); ++r) {
-            traces.open(r, rank_trace_file(request.trace, r), cfg);
-        }
-        std::unique_ptr<insight::CommRingLog> rings;
-        if (request.advise) rings = std::make_unique<insight::CommRingLog>();
-        const Tick start = dies.die(0).now_ps();
-        std::vector<PlatformStats> before;
-        for (uint32_t r = 0; r < dies.count(); ++r) before.push_back(platform_stats(dies.die(r)));
-        std::vector<CaseResult> done;
-        run_users_code(cfg, result.user_stdout, [&] {
-            done = run_case_ranks(spec, ranks, compiler, cfg.bytes("orch.heap_bytes"), [&dies] { return dies.end_graphs(); });
-        });
-        uint64_t first = ~uint64_t{0}, last = 0;
-        for (uint32_t r = 0; r < dies.count(); ++r) {
-            const std::string rank = "rank " + std::to_string(r) + ": ";
-            RunResult one;
-            add_graph(done[r], spec, dies.die(r), one);
-            const uint32_t base = static_cast<uint32_t>(result.tasks.size());
-            for (TaskResult& t : one.tasks) {
-                t.name = rank + t.name;
-                for (uint32_t& d : t.deps) d += base;
-                result.tasks.push_back(std::move(t));
-            }
-            for (const std::string& l : one.log) result.log.push_back(rank + l);
-            for (const std::string& v : one.violations) result.violations.push_back(rank + v);
-            for (const std::string& w : one.warnings) result.warnings.push_back(rank + w);
-            if (result.error.empty() && !one.error.empty()) result.error = rank + one.error;
-            result.user_fault |= one.user_fault;
-            for (const CaseOutput& out : done[r].outputs) {
-                result.reference_equal &= out.golden_equal;
-                result.outputs.push_back(output_result(out, "rank" + std::to_string(r) + "." + out.name));
-            }
-            for (const rt::TaskRun& t : done[r].graph.tasks) {
-                if (!t.ran || t.cores.empty()) continue;
-                first = std::min(first, t.start_ps);
-                last = std::max(last, t.end_ps);
-            }
-            if (!request.trace.empty()) {
-                trace_tasks(*traces.at(r), done[r], dies.die(r));
-                dies.die(r).attach_trace(nullptr);
-                traces.at(r)->close();  // a file that cannot be written: BadInput, below
-            }
-        }
-        result.ran = true;
-        sum_counters(result, dies, before);
-        const uint64_t time_ps = last > first ? last - first : 0;
-        result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
-        result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
-        result.series = series_json(dies.die(0).sampler());
-        if (rings) {
-            advise_comm(result, rings->finish(start), spec,
-                        result.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3, spec.ranks);
-        }
-        warn_unused_sites(result);
+        run_case_on_dies(cfg, die_run, request, spec, dies, by_rank, compiler, result);
     } catch (...) {
         report_refusal(result);
     }
     result.sim_time_total_ns = static_cast<double>(dies.die(0).now_ps()) / 1e3;
     return result;
+}
+
+void run_case_on_dies(const Config& cfg, const DieRun& die_run, const RunRequest& request, const CaseSpec& spec,
+                      SimDies& dies, const std::vector<rt::Worker*>& workers, KernelCompiler& compiler,
+                      RunResult& result) {
+    // Each rank's window (zeroed) and CommContext, in its own GM; given back (GM is a stack) when the run ends.
+    struct Windows {
+        SimDies& dies;
+        std::vector<uint64_t> gm;
+        ~Windows() {
+            for (uint32_t r = 0; r < gm.size(); ++r) {
+                dies.die(r).gm_free(gm[r]);
+                dies.drop_comm_windows(r, gm[r]);
+            }
+        }
+    } windows{dies, {}};
+    for (uint32_t r = 0; r < dies.count(); ++r) {
+        SimPlatform& die = dies.die(r);
+        const uint64_t window = die.gm_alloc(spec.window_bytes);
+        windows.gm.push_back(window);
+        const std::vector<uint8_t> zeros(spec.window_bytes, 0);
+        die.gm_write(window, zeros.data(), zeros.size());
+        dies.add_comm_window(r, window, spec.window_bytes);
+    }
+    std::vector<CaseRank> ranks;
+    std::vector<RankDie> on;
+    for (uint32_t r = 0; r < dies.count(); ++r) {
+        CommContext c{};
+        c.rankId = r;
+        c.rankNum = dies.count();
+        c.winSize = spec.window_bytes;
+        for (uint32_t k = 0; k < dies.count(); ++k) c.windowsIn[k] = dies.device_pointer(k, windows.gm[k]);
+        const uint64_t gm = dies.die(r).gm_alloc(sizeof c);
+        dies.die(r).gm_write(gm, &c, sizeof c);
+        ranks.push_back({&dies.die(r), workers[r], dies.device_pointer(r, gm)});
+        // --trace FILE: one trace per die, FILE with ".rankR" before its extension.
+        on.push_back({r, workers[r], &spec, request.trace.empty() ? "" : rank_trace_file(request.trace, r)});
+    }
+    const uint64_t heap_bytes = cfg.bytes("orch.heap_bytes");
+    const RanksWork work = [&](const std::function<std::vector<rt::GraphResult>()>& run_graphs,
+                               std::vector<RunResult>& results) {
+        std::vector<CaseResult> done = run_case_ranks(spec, ranks, compiler, heap_bytes, run_graphs);
+        std::vector<CallResult> calls;
+        for (uint32_t r = 0; r < done.size(); ++r) {
+            for (const CaseOutput& out : done[r].outputs) {
+                results[r].reference_equal &= out.golden_equal;
+                results[r].outputs.push_back(output_result(out, "rank" + std::to_string(r) + "." + out.name));
+            }
+            calls.push_back(std::move(done[r]));
+        }
+        return calls;
+    };
+    DiesRun run;
+    die_run.run_on_dies(cfg, dies, on, work, run, result.user_stdout);
+    uint64_t first = ~uint64_t{0}, last = 0;
+    for (uint32_t r = 0; r < dies.count(); ++r) {
+        const std::string rank = "rank " + std::to_string(r) + ": ";
+        RunResult& one = run.results[r];
+        const uint32_t base = static_cast<uint32_t>(result.tasks.size());
+        for (TaskResult& t : one.tasks) {
+            t.name = rank + t.name;
+            for (uint32_t& d : t.deps) d += base;
+            result.tasks.push_back(std::move(t));
+        }
+        for (const std::string& l : one.log) result.log.push_back(rank + l);
+        for (const std::string& v : one.violations) result.violations.push_back(rank + v);
+        for (const std::string& w : one.warnings) result.warnings.push_back(rank + w);
+        if (result.error.empty() && !one.error.empty()) result.error = rank + one.error;
+        result.user_fault |= one.user_fault;
+        result.reference_equal &= one.reference_equal;
+        for (OutputResult& out : one.outputs) result.outputs.push_back(std::move(out));
+        for (const rt::TaskRun& t : run.calls[r].graph.tasks) {
+            if (!t.ran || t.cores.empty()) continue;
+            first = std::min(first, t.start_ps);
+            last = std::max(last, t.end_ps);
+        }
+    }
+    result.ran = true;
+    sum_counters(result, dies, run.before);
+    const uint64_t time_ps = last > first ? last - first : 0;
+    result.kernel_time_ns = static_cast<double>(time_ps) / 1e3;
+    result.cycles = static_cast<uint64_t>(static_cast<double>(time_ps) * 1e-12 * cfg.frequency("chip.clock") + 0.5);
+    result.series = series_json(dies.die(0).sampler());
+    if (request.advise) {  // the run's communication advice, as each die's result holds it
+        result.advised = true;
+        result.advisor = run.results[0].advisor;
+    }
+    die_run.warn_unused_sites(result);
 }
 
 }  // namespace pfsim::api

@@ -1,10 +1,14 @@
 // The one verdict on a pair of runs of the same work, prefetch off and on:
 // both ran cleanly (no error, no protocol violation), their outputs are
 // bit-identical to each other and equal to the reference or golden, and what
-// the prefetch gained. `check`, `check --uncertainty` and `sweep` judge with it.
+// the prefetch gained. `check`, `check --uncertainty` and `sweep` judge with it,
+// and the Python harness through the device (`pfsim device`'s "judge"), at
+// level 2 a pair of device runs, at level 3 a pair of level-3 runs (waves_run).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "session/run.h"
 
@@ -28,6 +32,24 @@ struct Verdict {
 };
 
 Verdict judge(const RunResult& off, const RunResult& on, const Expectation& expected = {});
+
+// A level-3 run of the Python harness (pfsim.level3: waves, each the calls of
+// several ranks run together) as one run to judge: every call's outputs, as
+// "waveW.rankR.NAME", then the host's tensors after the run (`host`: their
+// names and hashes), as "host.NAME"; its first error and its protocol
+// violations, after "wave W, rank R: "; golden-equal when every call is; its
+// time each wave's longest call's, summed (a wave's ranks start together).
+struct RankRun {
+    uint32_t rank = 0;
+    RunResult result;
+};
+RunResult waves_run(const std::vector<std::vector<RankRun>>& waves, const std::vector<OutputResult>& host = {});
+
+// One side of a "judge" request: a run summary (to_json's), or a level-3 run,
+// {"waves": [[{"rank": R, "result": SUMMARY}, ...], ...], "host": [{"name",
+// "sha256"}, ...]} (waves_run; "host" optional). Throws BadInput naming what
+// is missing or mistyped.
+RunResult judged_run(const nlohmann::json& side);
 
 // {"failure", "equivalent", "time_off_ns", "time_on_ns", "gain_pct", "gain_met"}: the
 // verdict as `pfsim device` answers a "judge" request (the Python harness's).

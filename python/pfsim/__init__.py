@@ -392,7 +392,11 @@ class Worker:
         bit-identical), "failure" (why not, naming the tensor), "time_off_ns",
         "time_on_ns", "gain_pct", and "gain_met" (within expected_gain_pct, a (min, max)
         in %, when given)."""
-        request = {"op": "judge", "off": off.summary, "on": on.summary}
+        return self._judge(off.summary, on.summary, expected_gain_pct)
+
+    def _judge(self, off: dict, on: dict, expected_gain_pct: tuple | None) -> dict:
+        """The device's verdict on two sides of a "judge" request (docs/python.md)."""
+        request = {"op": "judge", "off": off, "on": on}
         if expected_gain_pct is not None:
             request["expected_gain_pct"] = [float(expected_gain_pct[0]), float(expected_gain_pct[1])]
         return self._request(request)["verdict"]

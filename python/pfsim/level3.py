@@ -39,6 +39,7 @@ docs/python.md ("Level 3") is the reference.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import mmap
 import os
 import struct
@@ -186,6 +187,7 @@ class HostBuffer:
         del anchor  # an export of the map: it would keep the map from closing
         self.shm = _Shm(os.path.basename(path), memoryview(self._map)[:nbytes])
         self.closed = False
+        self.name = ""  # what a run's results call its tensors (the level-3 harness: the case's tensor); "" argN
 
     def tensor(self, shapes, dtype, offset: int = 0) -> "TensorRef":
         """The tensor of `shapes` and `dtype` (a DataType or its value) at byte `offset` of this buffer."""
@@ -546,6 +548,27 @@ class L3Worker:
                 self._free_domains(orch)
             return self.waves
 
+    def judge(self, off: list, on: list, expected_gain_pct: tuple | None = None, host: tuple | None = None) -> dict:
+        """The verdict on two runs of the same work (run()'s waves), prefetch off and on, by the
+        device's judge, `pfsim check`'s (docs/python.md): "equivalent" (every call ran cleanly and
+        every tensor of every call ended bit-identical, and so did the host's tensors in `host`,
+        (off, on) of host_hashes()), "failure" (why not, naming the tensor: waveW.rankR.NAME, or
+        host.NAME), "time_off_ns" and "time_on_ns" (each wave's longest call, summed), "gain_pct",
+        and "gain_met" (within expected_gain_pct, a (min, max) in %, when given)."""
+        def side(run, hashes):
+            waves = [[{"rank": rank, "result": result.summary} for rank, result in w.results] for w in run]
+            return {"waves": waves, "host": hashes or []}
+
+        host_off, host_on = host or (None, None)
+        with self._lock:
+            return self._ranks._judge(side(off, host_off), side(on, host_on), expected_gain_pct)
+
+    @staticmethod
+    def host_hashes(buffers: dict) -> list:
+        """The bytes of host buffers by name ({NAME: HostBuffer}) as the judge compares them after a
+        run: [{"name", "sha256"}]."""
+        return [{"name": name, "sha256": hashlib.sha256(b.shm.buf).hexdigest()} for name, b in buffers.items()]
+
     # -- what the orchestrator asks --
 
     def _allocate_domain(self, orch: Orchestrator, name, workers, window_size, buffers) -> CommDomain:
@@ -650,6 +673,8 @@ class L3Worker:
                                  "worker's (reach a peer's window through its CommContext)")
             else:
                 t["gm"] = ref.buffer.gm + lo
+            if ref.buffer.name:
+                t["name"] = ref.buffer.name
             tensors.append(t)
         scalars = [_tensors.scalar_bits(s, f"worker {rank}'s task: scalar {i}")
                    for i, s in enumerate(getattr(args, "scalars", []))]

@@ -796,7 +796,9 @@ class SceneTestCase:
     def _run_case_l3_checked(self, case_name: str, request) -> CaseOutcome:
         """A level-3 case, prefetch off and on, each on fresh dies: the orchestration
         function records the graph, pfsim.level3 runs it; every tensor is compared
-        with the golden (as simpler's level 3 does) and between the two runs."""
+        with the golden (as simpler's level 3 does), and the device judges the pair
+        as level 2's is judged (L3Worker.judge: every call's tensors off against on,
+        the time and the gain)."""
         case = self._case(case_name)
         cls_name = type(self).__name__
         what = f"{cls_name}::{case_name}"
@@ -818,7 +820,8 @@ class SceneTestCase:
         def pair(overrides: dict):
             """The case prefetch off and on with `overrides` over PFSIM_SET and --pfsim-set:
             (outcome, the off run's waves, wall seconds off and on), or _CaseFailed."""
-            runs, walls = {}, {}
+            runs, walls, hosts = {}, {}, {}  # the waves, wall seconds and host tensors' hashes, off and on
+            verdict = None
             for prefetch in (False, True):
                 label = f"prefetch {'on' if prefetch else 'off'}"
                 try:
@@ -842,20 +845,24 @@ class SceneTestCase:
                                 except AssertionError as e:
                                     where = label + ("" if rounds == 1 else f", round {r}")
                                     raise _CaseFailed(f"{what} ({where}): {e}") from None
-                        runs[prefetch] = (waves, {n: getattr(run_args, n).clone() for n in names})
+                        runs[prefetch] = waves
+                        hosts[prefetch] = worker.host_hashes(rehosted)
                         del rehosted, run_args
+                        if prefetch:  # the pair's verdict: pfsim check's (session/verdict.h), by the device
+                            verdict = worker.judge(runs[False], runs[True], host=(hosts[False], hosts[True]))
                 except CompileError as e:
                     raise _CaseFailed(f"{what}: a source does not compile:\n{e}") from None
                 except RunError as e:
                     raise _CaseFailed(f"{what} ({label}): {e}") from None
                 except (ValueError, TypeError, RuntimeError, OverflowError, FileNotFoundError, KeyError) as e:
                     raise _CaseFailed(f"{what}: {type(e).__name__}: {e}") from None
-            (off, off_values), (on, on_values) = runs[False], runs[True]
-            for name in names:
-                if not _tensors.same_bytes(off_values[name], on_values[name]):
-                    raise _CaseFailed(f"{what}: tensor '{name}' is not bit-identical with prefetch off and on "
-                                      "(the prefetch changed a value, or the result depends on timing)")
-            return CaseOutcome(_waves_time(off), _waves_time(on), _waves_hit_rate(off), _waves_hit_rate(on)), off, walls
+            if not verdict["equivalent"]:
+                raise _CaseFailed(f"{what}: {verdict['failure']} "
+                                  "(the prefetch changed a value, or the result depends on timing)")
+            off, on = runs[False], runs[True]
+            outcome = CaseOutcome(verdict["time_off_ns"], verdict["time_on_ns"], _waves_hit_rate(off),
+                                  _waves_hit_rate(on))
+            return outcome, off, walls
 
         with _runtime_env(self.RUNTIME_ENV, self._st_dir):
             outcome, off, walls = pair({})
@@ -970,11 +977,6 @@ def _warn_once(key: str, message: str) -> None:
         print(f"pfsim: warning: {message}", file=sys.stderr)
 
 
-def _waves_time(waves) -> float:
-    """A level-3 run's time: each wave's longest graph (its ranks start together), summed."""
-    return sum(max((res.time_ns for _, res in w.results), default=0.0) for w in waves)
-
-
 def _waves_hit_rate(waves) -> float:
     """The L2 hit rate over every die of every wave (hits over accesses)."""
     hits = accesses = 0
@@ -1039,6 +1041,7 @@ def _rehost(worker, args: TaskArgsBuilder) -> dict:
             raise ValueError(f"tensor '{spec.name}': a level-3 tensor must be a contiguous CPU tensor (it moves into "
                              "a host buffer the dies map)")
         buffer = worker.create_buffer(t.numel() * t.element_size())
+        buffer.name = spec.name  # the results' and the verdict's name for it
         view = torch.frombuffer(buffer.shm.buf, dtype=t.dtype, count=t.numel()).view(t.shape)
         view.copy_(t)
         args.specs[i] = TensorArg(spec.name, view)

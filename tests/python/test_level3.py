@@ -6,6 +6,7 @@ Rank r runs on die r; what crosses between ranks crosses the modelled link and
 SDMA engine: the fetch is rank r's SDMA engine reading the peer's window, the
 exchange a TPUT and TNOTIFY into the peer's window, a TWAIT on the own one."""
 
+import copy
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import pytest
 import torch
 
 import pfsim
+import pfsim.level3
 from pfsim.level3 import L3Worker
 from pfsim.task_interface import CommBufferSpec, DataType, TaskArgs, TensorArgType
 
@@ -365,6 +367,96 @@ def test_a_level3_scene_test_with_a_wrong_golden_fails_naming_the_tensor(tmp_pat
     assert run.returncode == 1, run.stdout + run.stderr
     assert "TestFetch::peer (prefetch off): output 'out_0' differs from the golden" in run.stdout
 
+
+
+RACE_SCENE_TEST = """
+import torch
+import pytest
+from simpler.task_interface import ArgDirection as D
+from simpler.task_interface import TaskArgs, TensorArgType
+from simpler_setup import SceneTestCase, TaskArgsBuilder, TensorArg, scene_test
+from simpler_setup.scene_test import _rehosted_ref_for
+
+RACE = {race!r}
+
+
+def orch_fn(orch, callables, task_args, config):
+    args = TaskArgs()
+    args.add_tensor(_rehosted_ref_for(task_args, task_args.src), TensorArgType.INPUT)
+    args.add_tensor(_rehosted_ref_for(task_args, task_args.out), TensorArgType.OUTPUT_EXISTING)
+    orch.submit_next_level(callables.race, args, config, worker=0)
+
+
+@pytest.mark.sdma
+@scene_test(level=3, runtime="tensormap_and_ringbuffer")
+class TestRaceOnADie(SceneTestCase):
+    ATOL = 1  # out[1] is 0 or 1 depending on the race: both within tolerance of the golden
+    CALLABLE = {{
+        "orchestration": orch_fn,
+        "callables": [{{
+            "name": "race",
+            "orchestration": {{"source": RACE + "/orchestration/race_orch.cpp", "signature": [D.IN, D.OUT]}},
+            "incores": [{{"func_id": 0, "source": RACE + "/aiv/kernel_race.cpp", "core_type": "aiv"}}],
+        }}],
+    }}
+    CASES = [{{"name": "race", "platforms": ["a2a3"], "config": {{"device_count": 1}}, "params": {{}}}}]
+
+    def generate_args(self, params):
+        return TaskArgsBuilder(TensorArg("src", torch.ones(64)), TensorArg("out", torch.zeros(64)))
+
+    def compute_golden(self, args, params):
+        args.out[0] = 1.0
+"""
+
+
+def test_a_level3_result_that_depends_on_timing_fails_by_the_devices_verdict(tmp_path):
+    """The level-2 race scene (tests/python/scenes/race) as a level-3 chip task: within tolerance
+    of its golden both times, its off and on runs differ, and the device's judge says so, naming
+    the tensor (the positive: every level-3 scene test above passes the same judge)."""
+    path = tmp_path / "test_l3_race.py"
+    path.write_text(textwrap.dedent(RACE_SCENE_TEST.format(
+        race=os.path.join(HERE, "scenes", "race", "kernels"))))
+    run = forked_pytest.pfsim_test(path, "-q", "-p", "no:cacheprovider", cwd=tmp_path, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert ("TestRaceOnADie::race: output wave0.rank0.out differs between prefetch off and on (the prefetch "
+            "changed a value, or the result depends on timing)") in run.stdout, run.stdout
+
+
+def test_the_devices_judge_gives_a_level3_pairs_verdict(pair):
+    """L3Worker.judge: the device's verdict on two runs' waves (pfsim check's judge): the time is
+    each wave's longest call, summed; a tensor that differs in one call is named by wave and rank."""
+    worker, handles = pair
+    fetched = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result = [worker.create_buffer(ELEMS * 4) for _ in range(2)]
+    result[1].name = "result"
+    data = [input_of(0), input_of(1)]
+    runs = {}
+    for prefetch in (False, True):
+        worker.prefetch = prefetch
+        runs[prefetch] = run_scene(worker, handles["fetch_orchestration"], lambda r: (fetched[r], result[r]),
+                                   window_data=data)
+    worker.prefetch = True
+    off, on = runs[False], runs[True]
+    assert [n["name"] for n in on[0].results[1][1].summary["outputs"]] == ["arg0", "result"]  # named where named
+    v = worker.judge(off, on)
+    assert v["equivalent"] and v["failure"] == "", v
+    assert v["time_off_ns"] == max(res.time_ns for _, res in off[0].results) > 0
+    assert v["time_on_ns"] == max(res.time_ns for _, res in on[0].results)
+    assert not worker.judge(off, on, (v["gain_pct"] + 1, 1e9))["gain_met"]  # the expectation's control
+    # The control: one tensor of one call changed (an injected difference).
+    changed = copy.deepcopy(on)
+    changed[0].results[1][1].summary["outputs"][1]["sha256"] = "0" * 64
+    bad = worker.judge(off, changed)
+    assert not bad["equivalent"]
+    assert bad["failure"] == "output wave0.rank1.result differs between prefetch off and on", bad
+    fewer = [pfsim.level3.WaveResult(on[0].results[:1])]
+    assert worker.judge(off, fewer)["failure"] == "the runs produced different outputs"
+    # The host's tensors after the run are judged too: the same bytes pass, other bytes fail by name.
+    host = L3Worker.host_hashes({"result": result[0]})
+    assert worker.judge(off, on, host=(host, host))["equivalent"]
+    other = [{"name": "result", "sha256": "0" * 64}]
+    assert worker.judge(off, on, host=(host, other))["failure"] == \
+        "output host.result differs between prefetch off and on"
 
 
 class _Devices:

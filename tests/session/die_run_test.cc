@@ -5,7 +5,10 @@
 // byte, on a device's first run; a device call of the same work (the Python
 // Worker's way in) gives the same tasks, times, counters and outputs. The
 // control: the device's second run of the request is not a fresh die's (its L2
-// and time carried over), and the comparison tells.
+// and time carried over), and the comparison tells. The same holds for a
+// level-3 case on several dies: a Session's run (fresh dies) and a
+// RankSession's (`pfsim device --ranks`, whose dies persist) go through the
+// N-die form of the one place (DieRun::run_on_dies).
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,7 +20,9 @@
 #include "runtime/platform/sim/sim_context.h"
 #include "session/case_file.h"
 #include "session/device.h"
+#include "session/device_ranks.h"
 #include "session/run.h"
+#include "session/run_ranks.h"
 #include "session/session.h"
 #include "tests/support/harness.h"
 #include "tests/support/pfsim_cli.h"
@@ -130,6 +135,66 @@ TEST(DieRun, ADeviceCallSimulatesWhatTheCaseRunSimulates) {
     unload_kernels();
     EXPECT_EQ(first.dump(1), fresh.dump(1));
     EXPECT_NE(second.dump(1), fresh.dump(1));  // the control: a die that is not fresh
+}
+
+// A level-3 case's run: its summary and each die's trace (rank_trace_file).
+RunOutput with_rank_traces(const api::RunResult& r, const Config& cfg, const std::string& trace) {
+    RunOutput out{api::to_json(r, cfg), ""};
+    for (uint32_t rank = 0; rank < r.ranks; ++rank) out.trace += test::slurp(api::rank_trace_file(trace, rank)) + "\n--\n";
+    return out;
+}
+
+api::RunRequest level3_request(bool prefetch, const std::string& trace) {
+    api::RunRequest r;
+    r.target = "moe_step";  // two dies: copies between them behind a warm's prefetches in one ring
+    r.prefetch = prefetch;
+    r.trace = trace;
+    r.advise = prefetch;  // the communication advice goes through the one place too
+    return r;
+}
+
+TEST(DieRun, ADeviceOfSeveralDiesFirstCaseRunIsFreshDiesByteForByte) {
+    const Config cfg = test::config_with({});
+    for (const bool prefetch : {true, false}) {
+        SCOPED_TRACE(prefetch ? "prefetch on" : "prefetch off");
+        const api::RunRequest request = level3_request(prefetch, test::tmp("fresh3.json"));
+        const RunOutput fresh = with_rank_traces(api::Session(cfg).run(request), cfg, request.trace);
+        ASSERT_FALSE(fresh.summary.contains("error")) << fresh.summary.value("error", "");
+        ASSERT_EQ(fresh.summary.value("ranks", 0), 2);
+        RunOutput first, second;
+        fresh_simulation_context();
+        {
+            api::RankSession device(cfg, 2, true);
+            const api::RunRequest once = level3_request(prefetch, test::tmp("device3.json"));
+            first = with_rank_traces(device.run(once), cfg, once.trace);
+            const api::RunRequest again = level3_request(prefetch, test::tmp("again3.json"));
+            second = with_rank_traces(device.run(again), cfg, again.trace);
+        }
+        unload_kernels();
+        EXPECT_EQ(first.summary.dump(1), fresh.summary.dump(1));
+        EXPECT_TRUE(first.trace == fresh.trace) << "the device's traces differ from the fresh dies'";
+        EXPECT_GT(fresh.trace.size(), 100000u);
+        if (prefetch) {
+            EXPECT_FALSE(fresh.summary.at("advisor").at("advice").empty());
+        }
+        // The control: the dies kept their L2 and their time.
+        EXPECT_NE(second.summary.dump(1), fresh.summary.dump(1));
+        EXPECT_GT(second.summary.at("sim_time_total_ns").get<double>(), fresh.summary.at("sim_time_total_ns").get<double>());
+        EXPECT_FALSE(second.trace == fresh.trace);
+    }
+}
+
+TEST(DieRun, WhatPersistentDiesCannotHonourIsRefusedByName) {
+    const Config cfg = test::config_with({});
+    fresh_simulation_context();
+    api::RankSession device(cfg, 3, true);
+    api::RunRequest request = level3_request(true, "");
+    try {
+        device.run(request);
+        FAIL() << "a case of two ranks ran on three dies";
+    } catch (const api::BadInput& e) {
+        EXPECT_NE(std::string(e.what()).find("ranks = 2 (the device has 3 dies)"), std::string::npos) << e.what();
+    }
 }
 
 TEST(DieRun, WhatAPersistentDieCannotHonourIsRefusedByName) {
