@@ -190,7 +190,7 @@ std::vector<RunResult> RankSession::run(std::vector<RankCallRequest>& calls, boo
             rank_calls.push_back(rc);
         }
         std::unique_ptr<insight::CommRingLog> rings;
-        if (advise) rings = std::make_unique<insight::CommRingLog>();
+        if (advise) rings = std::make_unique<insight::CommRingLog>(s.dies);
         const Tick start = s.dies.die(0).now_ps();
         const double limit_s = static_cast<double>(s.cfg.time("orch.host_time_limit")) / 1e12;
         user_code::TimeLimit limit(limit_s,

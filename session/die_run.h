@@ -63,8 +63,9 @@ public:
     void run(const Config& cfg, const RunDie& die, const CallableSpec& callable, const RunWork& work,
              RunResult& result) const;
 
-    // A warning for each what-if site the run did not use.
-    void warn_unused_sites(RunResult& result) const;
+    // A warning for each what-if site the run did not use on any of `dies`
+    // (each counts its uses since the run set its sites).
+    void warn_unused_sites(const std::vector<SimPlatform*>& dies, RunResult& result) const;
 
 private:
     const RunRequest& request_;

@@ -57,7 +57,8 @@ RunResult run(const Config& cfg, const RunRequest& request) {
     const CaseSpec spec = read_request_case(request, result);
     const DieRun die_run(request);
     if (spec.ranks > 1) {
-        return run_ranks(cfg, request, spec, std::move(result), [&die_run](RunResult& r) { die_run.warn_unused_sites(r); });
+        return run_ranks(cfg, request, spec, std::move(result),
+                         [&die_run](const std::vector<SimPlatform*>& dies, RunResult& r) { die_run.warn_unused_sites(dies, r); });
     }
 
     std::unique_ptr<SimPlatform> die;

@@ -96,7 +96,7 @@ std::string rank_trace_file(const std::string& path, uint32_t r) {
 }
 
 RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
-                    const std::function<void(RunResult&)>& warn_unused_sites) {
+                    const std::function<void(const std::vector<SimPlatform*>& dies, RunResult&)>& warn_unused_sites) {
     const std::string level3 = ": not yet for a level-3 case (" + spec.name + ", ranks = " + std::to_string(spec.ranks) + ")";
     // Artifacts a check of every case asks for too: warned about, the run goes on.
     if (!request.waves.empty()) result.warnings.push_back("--waves" + level3 + ": no waves written");
@@ -152,7 +152,7 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
             traces.open(r, rank_trace_file(request.trace, r), cfg);
         }
         std::unique_ptr<insight::CommRingLog> rings;
-        if (request.advise) rings = std::make_unique<insight::CommRingLog>();
+        if (request.advise) rings = std::make_unique<insight::CommRingLog>(dies);
         const Tick start = dies.die(0).now_ps();
         std::vector<PlatformStats> before;
         for (uint32_t r = 0; r < dies.count(); ++r) before.push_back(platform_stats(dies.die(r)));
@@ -201,7 +201,9 @@ RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec
             advise_comm(result, rings->finish(start), spec,
                         result.counters["sdma"]["comm_prefetch_wait"].get<double>() / 1e3, spec.ranks);
         }
-        warn_unused_sites(result);
+        std::vector<SimPlatform*> all;
+        for (uint32_t r = 0; r < dies.count(); ++r) all.push_back(&dies.die(r));
+        warn_unused_sites(all, result);
     } catch (...) {
         report_refusal(result);
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "insight/comm_rings.h"
 #include "session/case_file.h"
@@ -23,7 +24,7 @@ namespace pfsim::api {
 // dies); waves asked for are warned about, not written. request.trace: one
 // Chrome trace per die, at rank_trace_file(request.trace, R).
 RunResult run_ranks(const Config& cfg, const RunRequest& request, const CaseSpec& spec, RunResult result,
-                    const std::function<void(RunResult&)>& warn_unused_sites);
+                    const std::function<void(const std::vector<SimPlatform*>& dies, RunResult&)>& warn_unused_sites);
 
 // `path` with ".rankR" before its extension (trace.json -> trace.rank1.json).
 std::string rank_trace_file(const std::string& path, uint32_t r);
