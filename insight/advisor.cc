@@ -52,7 +52,7 @@ std::string pct(double f) {
 Advisor::Advisor(SimPlatform& platform, AdvisorThresholds thresholds)
     : platform_(platform), thresholds_(thresholds), start_(platform.now_ps()),
       line_bytes_(platform.soc().l2.line_bytes()) {
-    rt::add_prefetch_observer(this);
+    platform.kernel_side().add_observer(this);
     platform.soc().l2.set_observer(this);
     for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
         for (const auto& core : *cores) core->add_observer(this);
@@ -64,7 +64,7 @@ Advisor::~Advisor() { detach(); }
 void Advisor::detach() {
     if (finished_) return;
     finished_ = true;
-    rt::remove_prefetch_observer(this);
+    platform_.kernel_side().remove_observer(this);
     platform_.soc().l2.set_observer(nullptr);
     for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
         for (const auto& core : *cores) core->remove_observer(this);

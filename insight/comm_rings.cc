@@ -6,10 +6,17 @@
 
 namespace pfsim::insight {
 
-CommRingLog::CommRingLog() { rt::add_prefetch_observer(this); }
+CommRingLog::CommRingLog(SimDies& dies) {
+    for (uint32_t r = 0; r < dies.count(); ++r) dies_.push_back(&dies.die(r).kernel_side());
+    for (rt::KernelSide* die : dies_) die->add_observer(this);
+}
 
-CommRingLog::~CommRingLog() {
-    if (!finished_) rt::remove_prefetch_observer(this);
+CommRingLog::~CommRingLog() { detach(); }
+
+void CommRingLog::detach() {
+    if (finished_) return;
+    finished_ = true;
+    for (rt::KernelSide* die : dies_) die->remove_observer(this);
 }
 
 void CommRingLog::record(const rt::AsyncSession& s, const char* instruction, uint64_t bytes) {
@@ -33,8 +40,7 @@ void CommRingLog::copy_posted(const rt::AsyncSession& s, const char* instruction
 }
 
 std::vector<CommRingLog::PrefetchSite> CommRingLog::finish(Tick start) {
-    if (!finished_) rt::remove_prefetch_observer(this);
-    finished_ = true;
+    detach();
     const std::vector<Site> sites = calls_.resolve(start);
     auto task_of = [&](const Post& p) { return sites[p.call].task + " on " + sites[p.call].core; };
     std::vector<PrefetchSite> out;

@@ -6,8 +6,8 @@
 // prefetch waits for it (what sdma.comm_prefetch_wait counts).
 //
 // Contract: construct it before the run and call finish() after; while it
-// lives it observes the kernels of every die (prefetch observers are
-// process-wide). It changes nothing the run computes or times.
+// lives it observes the kernels of every die of `dies` (which must outlive
+// it). It changes nothing the run computes or times.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "insight/call_log.h"
+#include "runtime/platform/sim/sim_dies.h"
 #include "runtime/prefetch.h"
 
 namespace pfsim::insight {
 
 class CommRingLog : public rt::PrefetchObserver {
 public:
-    CommRingLog();
+    explicit CommRingLog(SimDies& dies);
     ~CommRingLog() override;
     CommRingLog(const CommRingLog&) = delete;
     CommRingLog& operator=(const CommRingLog&) = delete;
@@ -56,6 +57,9 @@ private:
         uint64_t bytes = 0;
     };
     void record(const rt::AsyncSession& s, const char* instruction, uint64_t bytes);
+    void detach();  // from every die, once
+
+    std::vector<rt::KernelSide*> dies_;
 
     CallLog calls_;
     std::vector<Post> posts_;

@@ -36,7 +36,7 @@ const char* severity_name(Severity s) {
 }
 
 Sanitizer::Sanitizer(SimPlatform& platform) : platform_(platform), start_(platform.now_ps()) {
-    rt::add_prefetch_observer(this);
+    platform.kernel_side().add_observer(this);
     for (auto* cores : {&platform.vector_cores(), &platform.cube_cores()}) {
         for (const auto& core : *cores) core->add_observer(this);
     }
@@ -48,7 +48,7 @@ Sanitizer::~Sanitizer() { detach(); }
 void Sanitizer::detach() {
     if (finished_) return;
     finished_ = true;
-    rt::remove_prefetch_observer(this);
+    platform_.kernel_side().remove_observer(this);
     for (auto* cores : {&platform_.vector_cores(), &platform_.cube_cores()}) {
         for (const auto& core : *cores) core->remove_observer(this);
     }

@@ -31,9 +31,9 @@ void ring_doorbell(Device& dev, AsyncSession& s, PrefetchAsyncContext* observed)
     dev.mmio_write32(s.doorbell, s.tail);
     // A doorbell write completes with its publication (sdma.doorbell_write):
     // one held at least as long as a cold channel's publication was one.
-    const uint64_t cold = kernel_runtime_options().cold_doorbell_ps;
+    const uint64_t cold = dev.kernel_side().options.cold_doorbell_ps;
     if (!observed || cold == 0 || dev.now_ps() - since < cold) return;
-    for (PrefetchObserver* o : prefetch_observers()) o->doorbell_held(*observed, since);
+    for (PrefetchObserver* o : dev.kernel_side().observers) o->doorbell_held(*observed, since);
 }
 
 uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
@@ -45,7 +45,7 @@ uint64_t read_record(Device& dev, const AsyncSession& s, uint32_t queue) {
 // Polls until the record of every queue reaches post_id, at most poll_limit
 // polls per queue. True when done; *reads counts the record reads.
 bool poll_done(Device& dev, AsyncSession& s, uint64_t post_id, uint32_t queues, uint64_t* reads) {
-    const uint64_t limit = kernel_runtime_options().poll_limit;
+    const uint64_t limit = dev.kernel_side().options.poll_limit;
     *reads = 0;
     for (uint32_t q = 0; q < queues; ++q) {
         uint64_t polls = 0;
@@ -61,7 +61,7 @@ bool poll_done(Device& dev, AsyncSession& s, uint64_t post_id, uint32_t queues, 
 
 // Builds the session; when it comes out invalid, why (every prefetch on it is a no-op).
 DropReason build_session(Device& dev, AsyncSession& s, uint64_t workspace) {
-    const KernelRuntimeOptions& opt = kernel_runtime_options();
+    const KernelRuntimeOptions& opt = dev.kernel_side().options;
     s = AsyncSession{};
     s.workspace = workspace;
     s.group = dev.block_idx();
@@ -150,39 +150,12 @@ std::string drop_reason_text(DropReason why) {
     return "";
 }
 
-std::map<std::string, uint64_t>& dropped_site_counts() {
-    static std::map<std::string, uint64_t> counts;
-    return counts;
-}
-
-std::map<std::string, uint64_t>& free_site_counts() {
-    static std::map<std::string, uint64_t> counts;
-    return counts;
-}
-
-namespace {
-std::vector<PrefetchObserver*>& observer_list() {
-    static std::vector<PrefetchObserver*> observers;
-    return observers;
-}
-}  // namespace
-
-const std::vector<PrefetchObserver*>& prefetch_observers() { return observer_list(); }
-
-void add_prefetch_observer(PrefetchObserver* o) { observer_list().push_back(o); }
-
-void remove_prefetch_observer(PrefetchObserver* o) {
-    auto& list = observer_list();
-    list.erase(std::remove(list.begin(), list.end(), o), list.end());
+void KernelSide::remove_observer(PrefetchObserver* o) {
+    observers.erase(std::remove(observers.begin(), observers.end(), o), observers.end());
 }
 
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why) {
-    for (PrefetchObserver* o : prefetch_observers()) o->dropped(nullptr, gm, bytes, why);
-}
-
-KernelRuntimeOptions& kernel_runtime_options() {
-    static KernelRuntimeOptions options;
-    return options;
+    for (PrefetchObserver* o : current_device().kernel_side().observers) o->dropped(nullptr, gm, bytes, why);
 }
 
 uint64_t encode_event_handle(uint64_t queue_count, uint64_t post_id) {
@@ -199,9 +172,9 @@ PrefetchAsyncContext::PrefetchAsyncContext(const void* ws) : workspace(ws ? curr
 AsyncEvent post_requests(Device& dev, AsyncSession& s, const char* instruction, PrefetchAsyncContext* observed,
                          uint64_t gm, uint64_t bytes,
                          const std::function<SdmaRequest(uint64_t offset, uint32_t n)>& request, DropReason* why) {
-    const KernelRuntimeOptions& opt = kernel_runtime_options();
+    const KernelRuntimeOptions& opt = dev.kernel_side().options;
     const std::vector<PrefetchObserver*> none;
-    const std::vector<PrefetchObserver*>& observers = observed ? prefetch_observers() : none;
+    const std::vector<PrefetchObserver*>& observers = observed ? dev.kernel_side().observers : none;
     auto drop = [&](DropReason reason) {
         *why = reason;
         return AsyncEvent{};
@@ -248,8 +221,9 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     if (!dev.is_vector_core()) {
         throw PrefetchError("TPREFETCH_ASYNC on a cube core: prefetch runs on vector cores only");
     }
-    const KernelRuntimeOptions& opt = kernel_runtime_options();
-    const std::vector<PrefetchObserver*>& observers = prefetch_observers();
+    KernelSide& die = dev.kernel_side();
+    const KernelRuntimeOptions& opt = die.options;
+    const std::vector<PrefetchObserver*>& observers = die.observers;
     auto drop = [&](DropReason why) {
         for (PrefetchObserver* o : observers) o->dropped(&ctx, gm, bytes, why);
         return AsyncEvent{};
@@ -258,11 +232,11 @@ AsyncEvent prefetch_async(uint64_t gm, uint64_t bytes, PrefetchAsyncContext& ctx
     if (!opt.dropped_sites.empty() || !opt.free_sites.empty()) {
         const std::string site = dev.caller_site();
         if (std::find(opt.dropped_sites.begin(), opt.dropped_sites.end(), site) != opt.dropped_sites.end()) {
-            ++dropped_site_counts()[site];
+            ++die.dropped_site_counts[site];
             return drop(DropReason::SiteDropped);
         }
         if (std::find(opt.free_sites.begin(), opt.free_sites.end(), site) != opt.free_sites.end()) {
-            ++free_site_counts()[site];
+            ++die.free_site_counts[site];
             dev.make_resident(gm, bytes);
             return AsyncEvent{};
         }
@@ -286,15 +260,16 @@ AsyncEvent copy_async(const char* instruction, uint64_t dst, uint64_t src, uint6
     auto refuse = [&](const std::string& why) { throw PrefetchError(std::string(instruction) + ": " + why); };
     if (!s.valid) refuse("the async session is not built (BuildAsyncSession failed or was not called)");
     if (bytes == 0) refuse("nothing to copy (0 bytes)");
+    Device& dev = current_device();
     DropReason why = DropReason::Disabled;
-    const AsyncEvent event = post_requests(current_device(), s, instruction, nullptr, src, bytes, [&](uint64_t offset, uint32_t n) {
+    const AsyncEvent event = post_requests(dev, s, instruction, nullptr, src, bytes, [&](uint64_t offset, uint32_t n) {
         return SdmaRequest::copy(src + offset, dst + offset, n);
     }, &why);
     if (event.handle) {
-        for (PrefetchObserver* o : prefetch_observers()) o->copy_posted(s, instruction, dst, src, bytes);
+        for (PrefetchObserver* o : dev.kernel_side().observers) o->copy_posted(s, instruction, dst, src, bytes);
         return event;
     }
-    const KernelRuntimeOptions& opt = kernel_runtime_options();
+    const KernelRuntimeOptions& opt = dev.kernel_side().options;
     const uint64_t requests = (bytes + opt.request_bytes - 1) / opt.request_bytes;
     if (why == DropReason::RingTooSmall) {
         refuse(std::to_string(requests) + " requests of at most " + std::to_string(opt.request_bytes) +
@@ -339,11 +314,12 @@ bool wait_for(const AsyncEvent& evt, AsyncSession& session) {
     const uint64_t handle = evt.handle;
     if (handle == 0) return true;
     if (evt.engine != kEngineSdma) return false;
-    if (kernel_runtime_options().skip_wait) return true;  // injected fault
+    Device& dev = current_device();
+    const KernelRuntimeOptions& opt = dev.kernel_side().options;
+    if (opt.skip_wait) return true;  // injected fault
     const uint64_t post_id = handle & kPostIdMask;
     const uint64_t queues = handle >> kHandleQueueShift;
-    if (post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels || !session.valid) return false;
-    Device& dev = current_device();
+    if (post_id == 0 || queues == 0 || queues > opt.channels || !session.valid) return false;
     const uint64_t since = dev.now_ps();
     if (post_id <= session.done_post_id) {  // already observed (a later post's wait covered it)
         dev.note_prefetch_wait(since, flow_id(dev, session, post_id), true, 0);
@@ -363,30 +339,34 @@ bool event_completion_records(const AsyncEvent& evt, const AsyncSession& session
     if (evt.handle == 0) return true;
     const uint64_t post_id = evt.handle & kPostIdMask;
     const uint64_t queues = evt.handle >> kHandleQueueShift;
-    if (evt.engine != kEngineSdma || post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels ||
-        !session.valid) {
+    const KernelSide& die = current_device().kernel_side();
+    if (evt.engine != kEngineSdma || post_id == 0 || queues == 0 || queues > die.options.channels || !session.valid) {
         return false;
     }
     for (uint32_t q = 0; q < queues; ++q) {
         records->emplace_back(WorkspaceLayout::post_done(session.workspace, session.group, q), post_id);
     }
-    for (PrefetchObserver* o : prefetch_observers()) o->deferred(evt);
+    for (PrefetchObserver* o : die.observers) o->deferred(evt);
     return true;
 }
 
 bool AsyncEvent::Wait(AsyncSession& session) const {
-    const uint64_t since = prefetch_observers().empty() ? 0 : current_device().now_ps();
+    Device& dev = current_device();
+    const std::vector<PrefetchObserver*>& observers = dev.kernel_side().observers;
+    const uint64_t since = observers.empty() ? 0 : dev.now_ps();
     const bool done = wait_for(*this, session);
     check_completion(*this, session, done);
-    for (PrefetchObserver* o : prefetch_observers()) o->waited(*this, session, done, false, since);
+    for (PrefetchObserver* o : observers) o->waited(*this, session, done, false, since);
     return done;
 }
 
 bool AsyncEvent::Test(AsyncSession& session) const {
-    const uint64_t since = prefetch_observers().empty() ? 0 : current_device().now_ps();
+    Device& dev = current_device();
+    const std::vector<PrefetchObserver*>& observers = dev.kernel_side().observers;
+    const uint64_t since = observers.empty() ? 0 : dev.now_ps();
     const bool done = test_once(*this, session);
     check_completion(*this, session, done);
-    for (PrefetchObserver* o : prefetch_observers()) o->waited(*this, session, done, true, since);
+    for (PrefetchObserver* o : observers) o->waited(*this, session, done, true, since);
     return done;
 }
 
@@ -396,12 +376,13 @@ bool test_once(const AsyncEvent& evt, AsyncSession& session) {
     const uint64_t handle = evt.handle;
     if (handle == 0) return true;
     if (evt.engine != kEngineSdma) return false;
-    if (kernel_runtime_options().skip_wait) return true;
+    Device& dev = current_device();
+    const KernelRuntimeOptions& opt = dev.kernel_side().options;
+    if (opt.skip_wait) return true;
     const uint64_t post_id = handle & kPostIdMask;
     const uint64_t queues = handle >> kHandleQueueShift;
-    if (post_id == 0 || queues == 0 || queues > kernel_runtime_options().channels || !session.valid) return false;
+    if (post_id == 0 || queues == 0 || queues > opt.channels || !session.valid) return false;
     if (post_id <= session.done_post_id) return true;
-    Device& dev = current_device();
     for (uint32_t q = 0; q < queues; ++q) {
         if (read_record(dev, session, q) < post_id) return false;
     }

@@ -38,7 +38,6 @@ struct KernelRuntimeOptions {
     // handle 0 (their wait returns true at once).
     std::vector<std::string> free_sites;
 };
-KernelRuntimeOptions& kernel_runtime_options();
 
 constexpr int kEngineSdma = 1;
 constexpr unsigned kHandleQueueShift = 58;
@@ -165,17 +164,28 @@ public:
     virtual void copy_posted(const AsyncSession& /*s*/, const char* /*instruction*/, uint64_t /*dst*/, uint64_t /*src*/,
                              uint64_t /*bytes*/) {}
 };
-// The observers of this process's kernels, told in order of registration.
-const std::vector<PrefetchObserver*>& prefetch_observers();
-void add_prefetch_observer(PrefetchObserver* o);
-void remove_prefetch_observer(PrefetchObserver* o);
+
+// The kernel side's state of one die: what its worker armed its kernels with,
+// who observes them, and what its what-ifs did. Each die owns one
+// (Platform::kernel_side; Device::kernel_side for the calling core's die), so
+// that dies of one simulation, or of one process, run each with their own.
+struct KernelSide {
+    // Set by the die's worker before each launch or graph (Worker::arm_kernel_side).
+    KernelRuntimeOptions options;
+    // Told, in order of registration, what the die's kernels do; a checker
+    // registers for the runs it watches (add_observer) and leaves before the
+    // die ends (remove_observer).
+    std::vector<PrefetchObserver*> observers;
+    void add_observer(PrefetchObserver* o) { observers.push_back(o); }
+    void remove_observer(PrefetchObserver* o);
+    // How many prefetches each of options.dropped_sites removed, and each of
+    // options.free_sites made resident, since the worker last set the sites
+    // (Worker::set_site_what_ifs).
+    std::map<std::string, uint64_t> dropped_site_counts;
+    std::map<std::string, uint64_t> free_site_counts;
+};
+
 // A prefetch the kernel API dropped before reaching the runtime (TPREFETCH_ASYNC's checks).
 void note_dropped_prefetch(uint64_t gm, uint64_t bytes, DropReason why);
-
-// How many prefetches each of kernel_runtime_options().dropped_sites removed
-// since the last reset (the host resets it per run).
-std::map<std::string, uint64_t>& dropped_site_counts();
-// The same for kernel_runtime_options().free_sites.
-std::map<std::string, uint64_t>& free_site_counts();
 
 }  // namespace pfsim::rt

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "hw/sdma_workspace_layout.h"
 #include "runtime/kernel_abi.h"
 
 namespace pfsim::rt {
@@ -21,9 +22,9 @@ struct WorkspaceLayout {
     static constexpr uint64_t kPostDoneGroupBytes = 128;
     static constexpr uint64_t kPostDoneQueueStride = 64;
     // Flag-payload rings: 512 B per group = 64 slots x 8 B.
-    static constexpr uint64_t kFlagRings = 16384;
-    static constexpr uint64_t kFlagRingBytes = 512;
-    static constexpr uint64_t kFlagSlots = 64;
+    static constexpr uint64_t kFlagRings = SdmaFlagRings::kStart;
+    static constexpr uint64_t kFlagRingBytes = SdmaFlagRings::kRingBytes;
+    static constexpr uint64_t kFlagSlots = SdmaFlagRings::kSlots;
 
     static uint64_t channel_info(uint64_t ws, uint32_t channel) {
         return ws + kChannelInfo + uint64_t{channel} * kChannelInfoBytes;

@@ -29,7 +29,8 @@ void sdma_warmup_kernel(int64_t* args) {
     const uint64_t status = static_cast<uint64_t>(args[1]);
     const auto channels = static_cast<uint32_t>(args[2]);
     const auto* local = reinterpret_cast<const LocalContext*>(args[kLocalContextSlot]);
-    const uint32_t tail_offset = kernel_runtime_options().doorbell_tail_offset;
+    const KernelRuntimeOptions& opt = dev.kernel_side().options;
+    const uint32_t tail_offset = opt.doorbell_tail_offset;
     for (auto c = static_cast<uint32_t>(local->block_idx); c < channels; c += static_cast<uint32_t>(local->block_num)) {
         dev.flush();  // invalidate the channel-info line
         ChannelRecord rec;
@@ -45,7 +46,7 @@ void sdma_warmup_kernel(int64_t* args) {
             dev.gm_write(at, words, sizeof words);
             dev.flush();
             dev.mmio_write32(rec.doorbell_base + tail_offset, rec.sq_tail);
-            dev.spend(kernel_runtime_options().warmup_channel_ps);
+            dev.spend(opt.warmup_channel_ps);
             result = kStatusWarmed;
         }
         dev.gm_write(status + c * kStatusSlotBytes, &result, 8);
@@ -182,7 +183,7 @@ void Worker::arm_kernel_side() {
     KernelRuntimeOptions kernel = options_.kernel;
     kernel.channels = platform_.dma_channel_count();
     kernel.doorbell_tail_offset = platform_.doorbell_tail_offset();
-    kernel_runtime_options() = kernel;
+    platform_.kernel_side().options = kernel;
     platform_.channel_groups().clear();
 }
 

@@ -114,10 +114,13 @@ public:
     // Whether later launches' prefetches reach the engine (off: each is a no-op returning handle 0).
     void set_prefetch_enabled(bool on) { options_.kernel.prefetch_enabled = on; }
     void set_skip_wait(bool on) { options_.kernel.skip_wait = on; }  // fault injection (session/faults.h)
-    // What-ifs of later launches (KernelRuntimeOptions::dropped_sites, free_sites).
+    // What-ifs of later launches (KernelRuntimeOptions::dropped_sites,
+    // free_sites); the die's counts of their uses start afresh (KernelSide).
     void set_site_what_ifs(std::vector<std::string> dropped, std::vector<std::string> freed) {
         options_.kernel.dropped_sites = std::move(dropped);
         options_.kernel.free_sites = std::move(freed);
+        platform_.kernel_side().dropped_site_counts.clear();
+        platform_.kernel_side().free_site_counts.clear();
     }
     // Later graphs' AICPU threads (WorkerOptions::aicpu_threads); throws RuntimeError above kMaxAicpuThreads.
     void set_aicpu_threads(uint32_t n);

@@ -19,32 +19,52 @@ namespace pfsim::api {
 
 namespace {
 
-// The what-if site options, each with what counts its sites' uses and what an unused one lacked.
-struct SiteOption {
-    const char* option;
-    const std::vector<std::string>* sites;
-    std::map<std::string, uint64_t>* uses;
-    const char* unused;
-};
-
-std::vector<SiteOption> site_options(const RunRequest& request) {
-    return {{"--drop-prefetch", &request.dropped_sites, &rt::dropped_site_counts(), "no prefetch was posted"},
-            {"--free-prefetch", &request.free_sites, &rt::free_site_counts(), "no prefetch was posted"},
-            {"--warm-loads", &request.warm_load_sites, &Core::warmed_load_counts(), "no load was made"},
-            {"--bypass-loads", &request.around_load_sites, &Core::around_load_counts(), "no load was made"}};
-}
-
-// Each core's timed passes (include/pfsim_timed_pass.h) so far: how many
-// intervals it marked and the bytes they moved. A die kept across runs keeps
-// its cores' passes; a run's are those after its mark.
-using TimedMarks = std::vector<std::pair<size_t, uint64_t>>;
-
 template <typename F>
 void for_each_core(SimPlatform& platform, F f) {
     for (const auto* group : {&platform.vector_cores(), &platform.cube_cores()}) {
         for (const auto& core : *group) f(*core);
     }
 }
+
+uint64_t count_of(const std::map<std::string, uint64_t>& counts, const std::string& site) {
+    const auto it = counts.find(site);
+    return it == counts.end() ? 0 : it->second;
+}
+
+// How many times a die used a what-if site since the run set the sites: its
+// kernel side's counts (rt::KernelSide) or its cores' (Core).
+using SiteUses = uint64_t (*)(SimPlatform& die, const std::string& site);
+
+template <const std::map<std::string, uint64_t>& (Core::*counts)() const>
+uint64_t core_uses(SimPlatform& die, const std::string& site) {
+    uint64_t n = 0;
+    for_each_core(die, [&](const Core& c) { n += count_of((c.*counts)(), site); });
+    return n;
+}
+
+// The what-if site options, each with what counts its sites' uses and what an unused one lacked.
+struct SiteOption {
+    const char* option;
+    const std::vector<std::string>* sites;
+    SiteUses uses;
+    const char* unused;
+};
+
+std::vector<SiteOption> site_options(const RunRequest& request) {
+    return {{"--drop-prefetch", &request.dropped_sites,
+             [](SimPlatform& die, const std::string& site) { return count_of(die.kernel_side().dropped_site_counts, site); },
+             "no prefetch was posted"},
+            {"--free-prefetch", &request.free_sites,
+             [](SimPlatform& die, const std::string& site) { return count_of(die.kernel_side().free_site_counts, site); },
+             "no prefetch was posted"},
+            {"--warm-loads", &request.warm_load_sites, core_uses<&Core::warmed_load_counts>, "no load was made"},
+            {"--bypass-loads", &request.around_load_sites, core_uses<&Core::around_load_counts>, "no load was made"}};
+}
+
+// Each core's timed passes (include/pfsim_timed_pass.h) so far: how many
+// intervals it marked and the bytes they moved. A die kept across runs keeps
+// its cores' passes; a run's are those after its mark.
+using TimedMarks = std::vector<std::pair<size_t, uint64_t>>;
 
 TimedMarks timed_marks(SimPlatform& platform) {
     TimedMarks marks;
@@ -150,7 +170,6 @@ DieRun::DieRun(const RunRequest& request) : request_(request), faults_(parse_fau
         }
     }
     for (const SiteOption& o : site_options(request)) {
-        o.uses->clear();
         for (const std::string& site : *o.sites) {
             const size_t colon = site.rfind(':');
             if (colon == std::string::npos || colon == 0 || colon + 1 == site.size() ||
@@ -162,10 +181,12 @@ DieRun::DieRun(const RunRequest& request) : request_(request), faults_(parse_fau
     }
 }
 
-void DieRun::warn_unused_sites(RunResult& result) const {
+void DieRun::warn_unused_sites(const std::vector<SimPlatform*>& dies, RunResult& result) const {
     for (const SiteOption& o : site_options(request_)) {
         for (const std::string& site : *o.sites) {
-            if (!o.uses->count(site)) result.warnings.push_back(std::string(o.option) + " " + site + ": " + o.unused + " from that line");
+            uint64_t uses = 0;
+            for (SimPlatform* die : dies) uses += o.uses(*die, site);
+            if (!uses) result.warnings.push_back(std::string(o.option) + " " + site + ": " + o.unused + " from that line");
         }
     }
 }
@@ -230,7 +251,7 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
             throw BadInput(e.what());
         }
     }
-    warn_unused_sites(result);
+    warn_unused_sites({&platform}, result);
 }
 
 void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<RankDie>& ranks, const RanksWork& work,
@@ -253,7 +274,7 @@ void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<Ran
     DieTraces traces(dies);
     for (const RankDie& d : ranks) traces.open(d.rank, d.trace, cfg);
     std::unique_ptr<insight::CommRingLog> rings;
-    if (request.advise) rings = std::make_unique<insight::CommRingLog>();
+    if (request.advise) rings = std::make_unique<insight::CommRingLog>(dies);
     const Tick start = dies.die(0).now_ps();
     run.before.clear();
     for (const RankDie& d : ranks) run.before.push_back(platform_stats(dies.die(d.rank)));

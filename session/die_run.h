@@ -106,8 +106,9 @@ public:
     void run_on_dies(const Config& cfg, SimDies& dies, const std::vector<RankDie>& ranks, const RanksWork& work,
                      DiesRun& run, std::string& user_stdout) const;
 
-    // A warning for each what-if site the run did not use.
-    void warn_unused_sites(RunResult& result) const;
+    // A warning for each what-if site the run did not use on any of `dies`
+    // (each counts its uses since the run set its sites).
+    void warn_unused_sites(const std::vector<SimPlatform*>& dies, RunResult& result) const;
 
 private:
     const RunRequest& request_;

@@ -107,14 +107,14 @@ FaultReport::FaultReport(SimPlatform& platform, const FaultPlan& plan) : platfor
             });
         }
     }
-    rt::add_prefetch_observer(this);
+    platform_.kernel_side().add_observer(this);
 }
 
 FaultReport::~FaultReport() {
     for (const auto* group : {&platform_.vector_cores(), &platform_.cube_cores()}) {
         for (const auto& core : *group) core->set_trap(nullptr);
     }
-    rt::remove_prefetch_observer(this);
+    platform_.kernel_side().remove_observer(this);
     platform_.soc().sdma.inject({});
     platform_.faults().prefetch_corrupt = false;
 }
@@ -122,7 +122,7 @@ FaultReport::~FaultReport() {
 void FaultReport::posted(const rt::PrefetchAsyncContext& ctx, uint64_t post_id, uint64_t gm, uint64_t bytes,
                          uint64_t since_ps) {
     const rt::AsyncSession& s = ctx.session;
-    const uint64_t request = rt::kernel_runtime_options().request_bytes;
+    const uint64_t request = platform_.kernel_side().options.request_bytes;
     const auto slots = static_cast<uint32_t>((bytes + request - 1) / request + 1);  // the data requests and the flag copy
     posts_.push_back({rt::current_device().core_id(), s.group, post_id, gm, bytes, s.sq_base,
                       (s.tail + s.depth - slots) % s.depth, slots, s.depth, since_ps});

@@ -215,7 +215,9 @@ void run_case_on_dies(const Config& cfg, const DieRun& die_run, const RunRequest
         result.advised = true;
         result.advisor = run.results[0].advisor;
     }
-    die_run.warn_unused_sites(result);
+    std::vector<SimPlatform*> all;
+    for (uint32_t r = 0; r < dies.count(); ++r) all.push_back(&dies.die(r));
+    die_run.warn_unused_sites(all, result);
 }
 
 }  // namespace pfsim::api

@@ -4,9 +4,9 @@
 // only once, and the users' kernels, whose statics would carry over -- is the
 // session's: each run gets a new simulation context
 // (runtime/platform/sim/sim_context.h), and the kernels a run loaded are
-// unloaded when it ends (loader/shared_object.h). The rest of the process's
-// state a run touches (the kernel side's options, site counts and observers,
-// the cores' load-site counts) is set or cleared by the run itself.
+// unloaded when it ends (loader/shared_object.h). The kernel side's options,
+// site counts and observers, and the cores' load-site counts, are the die's
+// (rt::KernelSide, Core): each die's run sets its own.
 //
 // Contract: one session at a time per process, one run at a time (not
 // thread-safe); not while a DeviceSession lives (its die and kernels must

@@ -11,6 +11,7 @@
 
 #include "base/toml_text.h"
 #include "hw/sdma_registers.h"
+#include "hw/sdma_workspace_layout.h"
 #include "model/common/peer_window.h"
 #include "model/config/presets/presets.h"
 
@@ -314,14 +315,17 @@ void Config::validate() const {
     if (bytes("sdma.max_request_bytes") > 0xFFFFFFFFull) {
         fail("sdma.max_request_bytes", "exceeds the 32-bit request length field");
     }
-    if (bytes("prefetch.workspace_bytes") < 16384) {
-        fail("prefetch.workspace_bytes", "must be at least 16 KiB (the flag-payload rings start there)");
+    const std::string ring = std::to_string(SdmaFlagRings::kRingBytes) + " B flag-payload ring";
+    if (bytes("prefetch.workspace_bytes") < SdmaFlagRings::kStart) {
+        fail("prefetch.workspace_bytes", "must be at least " + std::to_string(SdmaFlagRings::kStart / 1024) +
+                                             " KiB (the flag-payload rings start there)");
     }
-    if (16384 + count("sdma.channels") * 512 > bytes("prefetch.workspace_bytes")) {
-        fail("prefetch.workspace_bytes", "too small for one 512 B flag-payload ring per channel");
+    if (SdmaFlagRings::kStart + count("sdma.channels") * SdmaFlagRings::kRingBytes > bytes("prefetch.workspace_bytes")) {
+        fail("prefetch.workspace_bytes", "too small for one " + ring + " per channel");
     }
-    if (count("prefetch.max_posts") > 64) {
-        fail("prefetch.max_posts", "must be at most 64 (one 512 B flag-payload ring holds 64 slots)");
+    if (count("prefetch.max_posts") > SdmaFlagRings::kSlots) {
+        fail("prefetch.max_posts", "must be at most " + std::to_string(SdmaFlagRings::kSlots) + " (one " + ring +
+                                       " holds " + std::to_string(SdmaFlagRings::kSlots) + " slots)");
     }
     if (count("chip.aiv_cores") != 2 * count("chip.aic_cores")) {
         fail("chip.aiv_cores", "must be twice chip.aic_cores (clusters of 1 cube + 2 vector cores)");

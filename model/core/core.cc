@@ -69,6 +69,8 @@ uint64_t& busy_time(CoreStats& s, Pipe pipe) {
     return s.scalar;
 }
 
+Core* running_core() { return g_current; }
+
 CoreOps& current_core() {
     if (!g_current) throw std::logic_error("pfsim: kernel API called outside a running kernel");
     g_current->apply_raw_store();
@@ -560,16 +562,6 @@ std::string calling_kernel_line() {
     return kernel_source_line ? kernel_source_line(frames) : "";
 }
 
-std::map<std::string, uint64_t>& Core::warmed_load_counts() {
-    static std::map<std::string, uint64_t> counts;
-    return counts;
-}
-
-std::map<std::string, uint64_t>& Core::around_load_counts() {
-    static std::map<std::string, uint64_t> counts;
-    return counts;
-}
-
 namespace {
 // `e` on the payload for one call, cleared on the way out (an exception too).
 template <typename Extension>
@@ -600,11 +592,11 @@ void Core::load_from(uint64_t gm, uint8_t* local, uint64_t bytes, bool around) {
     if (!warm_load_sites_.empty() || !around_load_sites_.empty()) {
         const std::string site = calling_kernel_line();
         if (std::find(warm_load_sites_.begin(), warm_load_sites_.end(), site) != warm_load_sites_.end()) {
-            ++warmed_load_counts()[site];
+            ++warmed_load_counts_[site];
             make_resident(gm, bytes);
         }
         if (std::find(around_load_sites_.begin(), around_load_sites_.end(), site) != around_load_sites_.end()) {
-            ++around_load_counts()[site];
+            ++around_load_counts_[site];
             around = true;
         }
     }

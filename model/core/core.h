@@ -73,6 +73,11 @@ struct CoreRun {
 // source ("" when none is known): one symbolizer run per distinct call path.
 std::string calling_kernel_line();
 
+class Core;
+// The core whose kernel is running (null: none), without current_core()'s
+// entry work (a pending raw store applied, a requested stop honoured).
+Core* running_core();
+
 class Core : public sc_core::sc_module, public CoreOps {
 public:
     tlm_utils::simple_initiator_socket<Core> cached;
@@ -202,14 +207,21 @@ public:
     void vector_special(uint64_t bytes) override;
     void make_resident(uint64_t gm, uint64_t bytes) override;
     // What-if: the loads made from these "file:line" sites of the kernels'
-    // sources find their region resident (make_resident) first.
-    void set_warm_load_sites(std::vector<std::string> sites) { warm_load_sites_ = std::move(sites); }
-    // How many loads each warm load site warmed, over every core.
-    static std::map<std::string, uint64_t>& warmed_load_counts();
+    // sources find their region resident (make_resident) first; setting them
+    // starts their counts afresh.
+    void set_warm_load_sites(std::vector<std::string> sites) {
+        warm_load_sites_ = std::move(sites);
+        warmed_load_counts_.clear();
+    }
+    // How many loads of this core each warm load site warmed.
+    const std::map<std::string, uint64_t>& warmed_load_counts() const { return warmed_load_counts_; }
     // What-if: the loads made from these sites read around the L2 (as through
-    // GM's uncached alias); around_load_counts() counts them per site.
-    void set_around_load_sites(std::vector<std::string> sites) { around_load_sites_ = std::move(sites); }
-    static std::map<std::string, uint64_t>& around_load_counts();
+    // GM's uncached alias); around_load_counts() counts this core's per site.
+    void set_around_load_sites(std::vector<std::string> sites) {
+        around_load_sites_ = std::move(sites);
+        around_load_counts_.clear();
+    }
+    const std::map<std::string, uint64_t>& around_load_counts() const { return around_load_counts_; }
     void set_vector_mask_mode(bool counter) override;
     void set_vector_mask(uint64_t high, uint64_t low) override;
     void cube(uint64_t macs, CubeOperand operand) override;
@@ -340,6 +352,7 @@ private:
     uint64_t gm_size_ = 0;
     uint64_t raw_store_gm_ = 0, raw_store_len_ = 0;  // a raw store not yet applied
     std::vector<std::string> warm_load_sites_, around_load_sites_;
+    std::map<std::string, uint64_t> warmed_load_counts_, around_load_counts_;
     ResidentExtension resident_;
     ReadAroundL2Extension read_around_;
     bool mask_counter_ = false;                      // the vector mask register

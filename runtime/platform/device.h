@@ -10,6 +10,8 @@
 
 namespace pfsim::rt {
 
+struct KernelSide;  // runtime/prefetch.h
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -53,6 +55,9 @@ public:
     virtual void report_violation(const std::string& message) = 0;
     // The channel groups' posters of the die the calling core belongs to.
     virtual ChannelGroups& channel_groups() = 0;
+    // The kernel side's state (options, observers, what-if counts) of the die
+    // the calling core belongs to. Costs no time and has no effect on the core.
+    virtual KernelSide& kernel_side() = 0;
 };
 
 // The device the calling kernel runs on (provided by the platform binding).

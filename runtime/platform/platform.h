@@ -13,6 +13,8 @@
 
 namespace pfsim::rt {
 
+struct KernelSide;  // runtime/prefetch.h
+
 using KernelEntry = void (*)(int64_t* args);
 
 // What a launch runs: one entry for its vector cores, one for its cube cores
@@ -204,6 +206,9 @@ public:
     virtual uint32_t doorbell_tail_offset() const = 0;
     // Who posted on this die's channel groups since the worker last cleared it.
     virtual ChannelGroups& channel_groups() = 0;
+    // The kernel side's state of this die (runtime/prefetch.h): its worker
+    // arms it, its checkers observe through it, its what-ifs count in it.
+    virtual KernelSide& kernel_side() = 0;
     virtual SdmaQueue create_sdma_queue(uint32_t index) = 0;
     virtual void destroy_sdma_queue(uint32_t index) = 0;
     virtual uint32_t live_sdma_queues() const = 0;

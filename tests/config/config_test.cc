@@ -10,6 +10,7 @@
 #include "model/config/presets/presets.h"
 #include "model/config/units.h"
 #include "hw/sdma_registers.h"
+#include "hw/sdma_workspace_layout.h"
 
 namespace pfsim {
 namespace {
@@ -347,6 +348,27 @@ TEST(Config, SdmaRegisterBlockAtItsLimits) {
               std::string::npos);
     EXPECT_EQ(with("sdma.doorbell_stride=512B").bytes("sdma.doorbell_stride"), SdmaRegister::kBlockBytes);
     EXPECT_NE(error_of([&] { with("sdma.doorbell_stride=256B"); }).find("sdma.doorbell_stride"), std::string::npos);
+}
+
+// The flag-payload rings' place in the SDMA workspace (hw/sdma_workspace_layout.h):
+// a workspace holding exactly one ring per channel after their start, and as
+// many posts outstanding as a ring has slots, are taken; a byte or a post
+// more is refused naming the key.
+TEST(Config, SdmaWorkspaceAtItsLimits) {
+    const uint64_t channels = Config::from_preset().count("sdma.channels");
+    const uint64_t fits = SdmaFlagRings::kStart + channels * SdmaFlagRings::kRingBytes;
+    const std::string at = "prefetch.workspace_bytes=" + std::to_string(fits) + "B";
+    EXPECT_EQ(with(at).bytes("prefetch.workspace_bytes"), fits);
+    const std::string under = "prefetch.workspace_bytes=" + std::to_string(fits - 1) + "B";
+    EXPECT_NE(error_of([&] { with(under); }).find("prefetch.workspace_bytes: too small for one 512 B flag-payload ring"),
+              std::string::npos)
+        << error_of([&] { with(under); });
+    EXPECT_EQ(with("prefetch.max_posts=" + std::to_string(SdmaFlagRings::kSlots)).count("prefetch.max_posts"),
+              SdmaFlagRings::kSlots);
+    const std::string over = "prefetch.max_posts=" + std::to_string(SdmaFlagRings::kSlots + 1);
+    EXPECT_NE(error_of([&] { with(over); }).find("prefetch.max_posts: must be at most 64 (one 512 B flag-payload ring holds 64 slots)"),
+              std::string::npos)
+        << error_of([&] { with(over); });
 }
 
 TEST(Config, UnknownPresetListsTheKnownOnes) {

@@ -62,6 +62,15 @@ public:
         if (!die) throw std::logic_error("a core outside any SimPlatform");
         return die->channel_groups();
     }
+    // The running core's die, reached without current_core()'s entry work
+    // (a pending raw store, a requested stop): the state is no call into the core.
+    rt::KernelSide& kernel_side() override {
+        Core* core = running_core();
+        if (!core) throw std::logic_error("pfsim: kernel API called outside a running kernel");
+        auto* die = dynamic_cast<SimPlatform*>(core->get_parent_object());
+        if (!die) throw std::logic_error("a core outside any SimPlatform");
+        return die->kernel_side();
+    }
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "model/soc/soc.h"
 #include "model/trace/recorder.h"
 #include "runtime/platform/platform.h"
+#include "runtime/prefetch.h"
 
 namespace pfsim {
 
@@ -77,6 +78,7 @@ public:
     uint64_t l2_cache_offset() const override;
     uint32_t doorbell_tail_offset() const override;
     rt::ChannelGroups& channel_groups() override { return channel_groups_; }
+    rt::KernelSide& kernel_side() override { return kernel_side_; }
     rt::SdmaQueue create_sdma_queue(uint32_t index) override;
     void destroy_sdma_queue(uint32_t index) override;
     uint32_t live_sdma_queues() const override;
@@ -138,6 +140,7 @@ private:
     std::vector<uint64_t> queue_ring_;
     SimFaults faults_;
     rt::ChannelGroups channel_groups_;
+    rt::KernelSide kernel_side_;
     tlm::tlm_generic_payload payload_;
 };
 
