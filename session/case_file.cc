@@ -437,9 +437,8 @@ std::string npy_descr(rt::DataType t) {
 }
 
 double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i) {
-    const uint8_t* p = bytes + i * rt::element_size(t);
-    auto get = [&](auto x) {
-        std::memcpy(&x, p, sizeof x);
+    auto get = [&](auto x) {  // element i, read as x's type: its size is the dtype's
+        std::memcpy(&x, bytes + i * sizeof x, sizeof x);
         return x;
     };
     switch (t) {
