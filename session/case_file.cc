@@ -437,9 +437,8 @@ std::string npy_descr(rt::DataType t) {
 }
 
 double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i) {
-    const uint8_t* p = bytes + i * rt::element_size(t);
-    auto get = [&](auto x) {
-        std::memcpy(&x, p, sizeof x);
+    auto get = [&](auto x) {  // element i, read as x's type: its size is the dtype's
+        std::memcpy(&x, bytes + i * sizeof x, sizeof x);
         return x;
     };
     switch (t) {
@@ -496,7 +495,7 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
             const double most_steps = v.stepped ? steps_of(1 - 0x1.0p-53) : 0;  // the largest u gives the most
             if (v.stepped && most_steps >= 0 && most_steps < kStepTableSize) {
                 // Few values: each converted once, into a table indexed by its steps.
-                const uint64_t size = rt::element_size(t.dtype), values = static_cast<uint64_t>(most_steps) + 1;
+                const uint64_t values = static_cast<uint64_t>(most_steps) + 1;
                 std::vector<uint8_t> table(values * size);
                 store_values(t.dtype, table.data(), 0, values,
                              [&](uint64_t k) { return v.low + v.step * static_cast<double>(k); });

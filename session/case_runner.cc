@@ -169,13 +169,13 @@ public:
             if (!t.gm && t.data.size() != bytes) throw std::invalid_argument("a tensor's data does not match its shape");
             const uint64_t gm = t.gm ? t.gm : platform.gm_alloc(bytes);
             if (!release_at_ && !t.gm) release_at_ = gm;  // a placed tensor stays the caller's
+            gm_of_.push_back(gm);
+            args_.tensors.push_back(graph_.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
+                                                                      static_cast<uint32_t>(t.shape.size()))));
             // A placed tensor's bytes are GM's own: the write copies nothing but is
             // counted as every initial value is (gm.touched_bytes).
             const void* from = t.gm ? reinterpret_cast<const void*>(platform.device_pointer(gm)) : t.data.data();
             platform.gm_write(gm, from, bytes);
-            gm_of_.push_back(gm);
-            args_.tensors.push_back(graph_.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
-                                                                      static_cast<uint32_t>(t.shape.size()))));
         }
         if (!release_at_) release_at_ = platform.gm_alloc(1);
         args_.scalars = scalars;
