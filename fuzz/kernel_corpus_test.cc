@@ -46,22 +46,32 @@ std::string expectation(const std::string& text) {
     return at == std::string::npos ? "" : text.substr(at + 11, text.find('\n', at) - at - 11);
 }
 
-// A copy of prefetch_demo with `file` in the place its name says; the case file's path.
+// prefetch_demo's case file in a folder of its own, with `file` in the place its
+// name says; the case file's path. The sources `file` does not replace are the
+// shipped ones, named by absolute path: one object each for the whole corpus
+// (the compile cache keys on a source's path), not one per file.
 std::string case_with(const std::string& file) {
     const std::string dir = tmp("corpus/" + fs::path(file).stem().string());
     fs::remove_all(dir);
-    fs::create_directories(dir);
-    fs::copy("cases/prefetch_demo", dir, fs::copy_options::recursive);
-    const std::string source = slurp("fuzz/kernels/" + file);
-    std::string replaced = "/kernels/aiv/kernel_prefetch_copy.cpp";
-    if (file.rfind("orch_", 0) == 0) replaced = "/kernels/orchestration/prefetch_demo_orch.cpp";
-    if (file.rfind("golden_", 0) == 0) {
-        replaced = "/golden.cpp";
-        std::string toml = slurp(dir + "/case.toml");
-        toml.replace(toml.find("golden = \"src\"\n"), 15, "");
-        std::ofstream(dir + "/case.toml") << toml << "\n[golden]\nsource = \"golden.cpp\"\n";
+    const std::string kernel = "kernels/aiv/kernel_prefetch_copy.cpp";
+    const std::string orchestration = "kernels/orchestration/prefetch_demo_orch.cpp";
+    std::string replaced = kernel;
+    if (file.rfind("orch_", 0) == 0) replaced = orchestration;
+    if (file.rfind("golden_", 0) == 0) replaced = "golden.cpp";
+    std::string toml = slurp("cases/prefetch_demo/case.toml");
+    const std::string shipped = fs::absolute("cases/prefetch_demo").string() + "/";
+    for (const std::string& source : {kernel, orchestration}) {
+        if (source == replaced) continue;
+        const size_t at = toml.find("\"" + source + "\"");
+        toml.replace(at + 1, source.size(), shipped + source);
     }
-    std::ofstream(dir + replaced) << source;
+    if (replaced == "golden.cpp") {
+        toml.replace(toml.find("golden = \"src\"\n"), 15, "");
+        toml += "\n[golden]\nsource = \"golden.cpp\"\n";
+    }
+    fs::create_directories(fs::path(dir + "/" + replaced).parent_path());
+    std::ofstream(dir + "/" + replaced) << slurp("fuzz/kernels/" + file);
+    std::ofstream(dir + "/case.toml") << toml;
     return dir + "/case.toml";
 }
 

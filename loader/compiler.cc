@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,6 +183,25 @@ int run(const std::vector<std::string>& argv, std::string* output) {
     if (rc != 0) throw std::runtime_error("cannot run the compiler '" + argv[0] + "': " + std::strerror(rc));
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+// While it lives, an exclusive lock on the file `path` (made if missing), held
+// once another process's lock on it is released. Without the file (a read-only
+// cache) it holds nothing.
+class FileLock {
+public:
+    explicit FileLock(const std::string& path) : fd_(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+        while (fd_ >= 0 && flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+        }
+    }
+    ~FileLock() {
+        if (fd_ >= 0) close(fd_);
+    }
+    FileLock(const FileLock&) = delete;
+    FileLock& operator=(const FileLock&) = delete;
+
+private:
+    const int fd_;
+};
 
 // A cached object's sum, OBJECT.sum: "SIZE MTIME_NS SHA256" of the object as
 // written. The object at `path` gets the sum of `built` (the same file before
@@ -483,6 +503,9 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     std::error_code ec;
     fs::create_directories(obj_dir, ec);
     if (ec) throw std::runtime_error("cannot create the compile cache '" + obj_dir + "': " + ec.message());
+    // One build of a key at a time: processes that want it at once (a run's
+    // dies or ranks, tests side by side) wait for the first one's object.
+    const FileLock one_build(obj_dir + "/" + key + ".lock");
 
     // The manifest of the last build of this key lists every header with its
     // hash (and its stamp, which spares reading an unchanged header); the object

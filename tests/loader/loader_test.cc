@@ -1,5 +1,8 @@
 // Run-time compilation (cache, errors, symbols) and kernels that dereference
 // __gm__ pointers, compiled from sources written here as a user would.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +62,44 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { (void)args; pipe
     // Another core type is another build.
     EXPECT_NE(second.compile(src, BuildKind::Aic), so);
     EXPECT_EQ(second.compiled(), 1u);
+}
+
+// Processes that compile one source at the same time (a run's dies or ranks,
+// tests side by side) build it once: the others wait and take its object.
+TEST(Compiler, ProcessesCompilingOneSourceAtOnceBuildItOnce) {
+    const std::string dir = scratch("at_once");
+    fs::remove_all(dir + "/cache");
+    const std::string src = write(dir, "k.cc", std::string(kHeader) + R"(
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = 3; }
+)");
+    int start[2];
+    ASSERT_EQ(pipe(start), 0);
+    std::vector<pid_t> children;
+    for (int i = 0; i < 3; ++i) {
+        const pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            close(start[1]);
+            char go;
+            (void)!read(start[0], &go, 1);  // the parent's close starts all three at once
+            KernelCompiler c(dir + "/cache");
+            c.compile(src, BuildKind::Aiv);
+            _exit(c.compiled() == 1 ? 10 : c.cached() == 1 ? 11 : 1);
+        }
+        children.push_back(pid);
+    }
+    close(start[0]);
+    close(start[1]);
+    int built = 0, taken = 0;
+    for (const pid_t pid : children) {
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        built += WEXITSTATUS(status) == 10;
+        taken += WEXITSTATUS(status) == 11;
+    }
+    EXPECT_EQ(built, 1);
+    EXPECT_EQ(taken, 2);
 }
 
 TEST(Compiler, AChangedIncludedHeaderRebuilds) {
