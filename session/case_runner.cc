@@ -220,13 +220,13 @@ public:
             throw;
         }
         result_.log = graph_.log_lines();
-        result_.tasks = graph_.tasks();
         result_.scopes = graph_.scope_records();
         if (graph_.fatal_code()) {
             if (simulating_) worker_.end_graph();
             throw rt::OrchestrationError(spec.orchestration + ": " + graph_.fatal_message());
         }
         if (stalled_.empty()) graph_.hand_over();
+        result_.tasks = graph_.take_tasks();  // not a copy: a graph's records are a large part of its memory (#49)
     }
 
     CallResult finish(rt::GraphResult graph) {

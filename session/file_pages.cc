@@ -17,6 +17,17 @@ namespace pfsim::api {
 
 namespace {
 constexpr uint64_t kPage = 4096;  // SimPlatform's GM alignment, and the host's page
+
+// Maps the file's pages at `p` now, read-only until written (so a private mapping's
+// pages stay the file's), in one call rather than a page fault per 64 KiB read. Only
+// a speed-up: a host without MADV_POPULATE_READ (Linux before 5.14) faults them in as read.
+void populate_read(uint8_t* p, uint64_t bytes) {
+#ifdef MADV_POPULATE_READ
+    if (bytes) madvise(p, bytes, MADV_POPULATE_READ);
+#else
+    (void)p, (void)bytes;
+#endif
+}
 }  // namespace
 
 FilePages::~FilePages() {
@@ -62,6 +73,7 @@ uint64_t FilePages::map(SimPlatform& die, const std::string& file, uint64_t offs
             throw rt::RuntimeError(what + "cannot map " + std::to_string(span) + " bytes of " + file +
                                    " privately into simulated memory: " + why);
         }
+        populate_read(store.host_base() + gm, span);
     } else {
         try {
             store.map_file(gm, span, fd, offset);

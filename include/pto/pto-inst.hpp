@@ -528,26 +528,39 @@ namespace pto {
 // [+ bias], over the valid region, accumulated in k order: in float for
 // half, bfloat16_t and float operands, exactly (int64, then wrapped) for int8.
 namespace detail {
-// acc[0, 8 * kGroups) += the sum over k in order of row[k] * right[k * stride + j],
-// each product and each sum rounded to float: eight columns a vector, kGroups
-// vectors in flight (each column's additions are one chain; eight chains keep
-// the host's adders busy). Kernels compile with -mf16c where the host has it
-// (which implies AVX: a vector a register) and -ffp-contract=off (never a fused
-// multiply-add).
-template <int kGroups>
-PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* row, const float* right, int k_valid, int stride) {
+// For each of kRows rows r: acc[r * stride + [0, 8 * kGroups)) += the sum over k in
+// order of left[r * k_valid + k] * right[k * stride + j], each product and each sum
+// rounded to float: eight columns a vector, kGroups vectors in flight per row (each
+// column's additions are one chain; several chains keep the host's adders busy), each
+// vector of `right` loaded once for the kRows rows. Kernels compile with -mf16c where
+// the host has it (which implies AVX: a vector a register) and -ffp-contract=off (never
+// a fused multiply-add).
+template <int kRows, int kGroups>
+PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* left, const float* right, int k_valid, int stride) {
     typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
-    Lanes s[kGroups];  // (the loops over g unrolled: s stays in registers)
+    Lanes s[kRows][kGroups];  // (the loops over r and g unrolled: s stays in registers)
 #pragma GCC unroll 8
-    for (int g = 0; g < kGroups; ++g) s[g] = *reinterpret_cast<const Lanes*>(acc + 8 * g);
+    for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 8
+        for (int g = 0; g < kGroups; ++g) s[r][g] = *reinterpret_cast<const Lanes*>(acc + r * stride + 8 * g);
+    }
     for (int k = 0; k < k_valid; ++k) {
-        const float* const r = right + static_cast<size_t>(k) * stride;
-        const float x = row[k];
+        const float* const rk = right + static_cast<size_t>(k) * stride;
+        Lanes v[kGroups];
 #pragma GCC unroll 8
-        for (int g = 0; g < kGroups; ++g) s[g] += x * *reinterpret_cast<const Lanes*>(r + 8 * g);
+        for (int g = 0; g < kGroups; ++g) v[g] = *reinterpret_cast<const Lanes*>(rk + 8 * g);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) {
+            const float x = left[static_cast<size_t>(r) * k_valid + k];
+#pragma GCC unroll 8
+            for (int g = 0; g < kGroups; ++g) s[r][g] += x * v[g];
+        }
     }
 #pragma GCC unroll 8
-    for (int g = 0; g < kGroups; ++g) *reinterpret_cast<Lanes*>(acc + 8 * g) = s[g];
+    for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 8
+        for (int g = 0; g < kGroups; ++g) *reinterpret_cast<Lanes*>(acc + r * stride + 8 * g) = s[r][g];
+    }
 }
 
 template <typename C, typename CI, typename A, typename B, typename Bias>
@@ -571,34 +584,50 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // IEEE operations, lane by lane): sum_columns.
     const size_t mk = static_cast<size_t>(m_valid) * k_valid, kn = static_cast<size_t>(k_valid) * n_valid;
     // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
-    const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(n_valid)]);
+    constexpr int kBlock = kInt ? 1 : 4;  // result rows summed together (each vector of right loaded once for them)
+    const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(kBlock) * n_valid]);
     Acc* const left = widened.get();
     Acc* const right = left + mk;
-    Acc* const acc = right + kn;  // a row of results
+    Acc* const acc = right + kn;  // kBlock rows of results
     for (int m = 0; m < m_valid; ++m) {
         for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(a.at(m, k)));
     }
     for (int k = 0; k < k_valid; ++k) {
         for (int n = 0; n < n_valid; ++n) right[k * n_valid + n] = static_cast<Acc>(widen(b.at(k, n)));
     }
-    for (int m = 0; m < m_valid; ++m) {
-        for (int n = 0; n < n_valid; ++n) acc[n] = c_in ? static_cast<Acc>(c_in->at(m, n)) : Acc{0};
+    for (int m = 0; m < m_valid;) {
+        const int rows = m + kBlock <= m_valid ? kBlock : 1;
+        for (int r = 0; r < rows; ++r) {
+            for (int n = 0; n < n_valid; ++n) {
+                acc[r * n_valid + n] = c_in ? static_cast<Acc>(c_in->at(m + r, n)) : Acc{0};
+            }
+        }
         const Acc* const row = left + static_cast<size_t>(m) * k_valid;
         int n = 0;
         if constexpr (!kInt) {
-            for (; n + 64 <= n_valid; n += 64) sum_columns<8>(acc + n, row, right + n, k_valid, n_valid);
-            for (; n + 8 <= n_valid; n += 8) sum_columns<1>(acc + n, row, right + n, k_valid, n_valid);
+            if (rows == kBlock) {
+                for (; n + 16 <= n_valid; n += 16) sum_columns<kBlock, 2>(acc + n, row, right + n, k_valid, n_valid);
+                for (; n + 8 <= n_valid; n += 8) sum_columns<kBlock, 1>(acc + n, row, right + n, k_valid, n_valid);
+            } else {
+                for (; n + 64 <= n_valid; n += 64) sum_columns<1, 8>(acc + n, row, right + n, k_valid, n_valid);
+                for (; n + 8 <= n_valid; n += 8) sum_columns<1, 1>(acc + n, row, right + n, k_valid, n_valid);
+            }
         }
-        for (; n < n_valid; ++n) {
-            Acc sum = acc[n];
-            for (int k = 0; k < k_valid; ++k) sum += row[k] * right[static_cast<size_t>(k) * n_valid + n];
-            acc[n] = sum;
+        for (int r = 0; r < rows; ++r) {
+            Acc* const acc_r = acc + static_cast<size_t>(r) * n_valid;
+            const Acc* const row_r = row + static_cast<size_t>(r) * k_valid;
+            for (int j = n; j < n_valid; ++j) {
+                Acc sum = acc_r[j];
+                for (int k = 0; k < k_valid; ++k) sum += row_r[k] * right[static_cast<size_t>(k) * n_valid + j];
+                acc_r[j] = sum;
+            }
+            for (int j = 0; j < n_valid; ++j) {
+                Acc sum = acc_r[j];
+                if (bias) sum += static_cast<Acc>(widen(bias->at(0, j)));
+                c.at(m + r, j) = narrow<typename C::DType>(sum);
+            }
         }
-        for (n = 0; n < n_valid; ++n) {
-            Acc sum = acc[n];
-            if (bias) sum += static_cast<Acc>(widen(bias->at(0, n)));
-            c.at(m, n) = narrow<typename C::DType>(sum);
-        }
+        m += rows;
     }
     const pfsim::CubeOperand operand = kInt ? pfsim::CubeOperand::Int8
                                        : std::is_same_v<TA, float> ? pfsim::CubeOperand::Fp32

@@ -265,8 +265,10 @@ void Core::signal_wait(const volatile int32_t* signal, int32_t expected, int cmp
         if (issue_ - since >= wait_limit_) throw KernelError(waiting_on() + " never held: it waited orch.time_limit");
         spend(signal_poll_);
     }
-    trace_slice(index(Pipe::Scalar), "TWAIT", since, issue_,
-                "\"expected\":" + std::to_string(expected) + ",\"value\":" + std::to_string(signal_wait_.value));
+    if (trace_) {
+        trace_slice(index(Pipe::Scalar), "TWAIT", since, issue_,
+                    "\"expected\":" + std::to_string(expected) + ",\"value\":" + std::to_string(signal_wait_.value));
+    }
 }
 
 uint64_t Core::gm_alias_address(const volatile void* p, uint64_t bytes) const {
@@ -526,7 +528,7 @@ void Core::occupy(Pipe pipe, Tick duration) {
     const Tick begin = std::max(busy, issue_);
     busy = begin + duration;
     busy_time(stats_, pipe) += duration;
-    trace_slice(index(pipe), pipe == Pipe::Cube ? "CUBE" : "VECTOR", begin, busy);
+    if (trace_) trace_slice(index(pipe), pipe == Pipe::Cube ? "CUBE" : "VECTOR", begin, busy);
     scalar(1);
 }
 
@@ -551,8 +553,10 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     busy_time(stats_, pipe) += paced - begin;
     streaming = paced;
     busy = std::max(busy, end);
-    trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, paced,
-                "\"gm\":\"" + hex(gm) + "\",\"bytes\":" + std::to_string(bytes));
+    if (trace_) {
+        trace_slice(index(pipe), write ? "TSTORE" : "TLOAD", begin, paced,
+                    "\"gm\":\"" + hex(gm) + "\",\"bytes\":" + std::to_string(bytes));
+    }
     scalar(1);
 }
 
@@ -746,7 +750,7 @@ void Core::cross_core_wait(int flag) {
     cross_flags_->consume(id_, flag);
     issue_ = std::max<Tick>(issue_, sc_core::sc_time_stamp().value());
     stats_.cross_core_wait += issue_ - since;
-    trace_slice(index(Pipe::Scalar), "wait_flag_dev", since, issue_, "\"flag\":" + std::to_string(flag));
+    if (trace_) trace_slice(index(Pipe::Scalar), "wait_flag_dev", since, issue_, "\"flag\":" + std::to_string(flag));
     scalar(1);
 }
 

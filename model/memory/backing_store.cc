@@ -63,6 +63,13 @@ void BackingStore::map_file(uint64_t addr, uint64_t len, int fd, uint64_t offset
         throw std::runtime_error("cannot map " + std::to_string(len) + " bytes of a file at offset " +
                                  std::to_string(offset) + " into simulated memory: " + why);
     }
+#ifdef MADV_POPULATE_WRITE
+    // Its pages writable now, in one call, not a page fault per 4 KiB the run writes (a
+    // shared mapping's write faults map one page each). Costs no memory a reader would not:
+    // the holes of a memory file take pages when read through a shared mapping too. Only
+    // a speed-up: without it (Linux before 5.14) the pages come as they are touched.
+    madvise(p, len, MADV_POPULATE_WRITE);
+#endif
 }
 
 void BackingStore::unmap_file(uint64_t addr, uint64_t len) {

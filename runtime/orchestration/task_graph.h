@@ -223,7 +223,9 @@ public:
     // where they are); the graph records no more after it.
     std::deque<ChipTensor> take_tensors() { return std::move(tensors_); }
 
-    const std::vector<GraphTask>& tasks() const { return tasks_; }
+    // The task records, moved out once the graph is handed over (or stalled): each stays
+    // where it is, so what points into them stays valid; the graph records no more after it.
+    std::vector<GraphTask> take_tasks() { return std::move(tasks_); }
     const std::vector<std::string>& log_lines() const { return log_; }
     int fatal_code() const { return fatal_code_; }
     // "fatal 5 (PTO2_ERROR_INVALID_ARGS) at orch.cpp:12: ...", or empty.

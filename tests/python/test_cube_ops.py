@@ -69,20 +69,22 @@ def _k_order(a, b, c_in=None, bias=None, ks=None):
     return acc + bias[None, :] if bias is not None else acc
 
 
-@pytest.mark.parametrize("n", [48, 80])  # 48: six vectors of 8 columns; 80: a group of 64 and two of 8
+# (m, n): 32 x 48 and 32 x 80, rows four at a time in blocks of 16 columns (80 single rows would take as a
+# group of 64 and two of 8); 18 x 40: four blocks of four rows, then two single rows, and 8 columns after the 16s.
+@pytest.mark.parametrize("m, n", [(32, 48), (32, 80), (18, 40)])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=lambda d: str(d).split(".")[-1])
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
-def test_matmul_is_the_k_order_sum_bit_for_bit(typed_kernels, dtype, form, n):
-    """TMATMUL's float values are exactly the k-order sum (columns 8 and 64 at a time in
+def test_matmul_is_the_k_order_sum_bit_for_bit(typed_kernels, dtype, form, m, n):
+    """TMATMUL's float values are exactly the k-order sum (rows 4 and columns 8 to 64 at a time in
     vector arithmetic must not change a bit). Negative control: the same sum in reverse k order
     differs from it in some bit."""
     ta, tc, _ = TYPES[dtype]
     worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
                                    "cube_types.h", f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
-                                                   f"constexpr int M = {M}, K = {K}, N = {n};\n")
+                                                   f"constexpr int M = {m}, K = {K}, N = {n};\n")
     g = torch.Generator().manual_seed(11)
-    a, b = torch.randn(M, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
-    bias, c_in = torch.randn(n, generator=g), torch.randn(M, n, generator=g)
+    a, b = torch.randn(m, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
+    bias, c_in = torch.randn(n, generator=g), torch.randn(m, n, generator=g)
     op = {"TMATMUL": 0, "TMATMUL_BIAS": 2, "TMATMUL_ACC(c, c_in, a, b)": 3}[form]
     c = c_in.clone()
     worker.run(handle, [a, b, bias, c, op])
