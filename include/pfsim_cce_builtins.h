@@ -5,9 +5,11 @@
 // this, so a kernel that includes only "intrinsic.h" builds.
 //
 // Their effect in the model: dcci of one line costs core.dcci_line_cost, of
-// the whole cache core.flush_cost after the store pipe drains, and tells the
+// the whole cache core.flush_cost after the store pipe drains, removes the
+// line (or every line) from the core's scalar data cache (core.dcache: the
+// next load of it misses; a dirty one is written back), and tells the
 // sanitizer the line is out (its unflushed-write check); dsb drains the pipes.
-// The values are not affected: pfsim's scalar path keeps no stale line.
+// The values are not affected: pfsim's data cache keeps no bytes.
 //
 // Spelled as pfsim's CPU simulation (kernels are built with __CPU_SIM, as
 // simpler's a2a3sim builds them): the constants and, there, the two calls are macros,

@@ -78,12 +78,14 @@ public:
     // [p, p + bytes) when it all lies in the alias, else kNotGm.
     virtual uint64_t l2_cache_offset() const = 0;
     virtual uint64_t gm_alias_address(const volatile void* p, uint64_t bytes) const = 0;
-    // The scalar unit's GM accesses through L2: what dereferencing a `__gm__`
-    // pointer does. A read waits for its data; a write is posted.
+    // The scalar unit's GM accesses through its data cache (core.dcache) and
+    // L2: what dereferencing a `__gm__` pointer does. A read waits for its data
+    // (a hit for core.dcache_hit_latency); a write is posted.
     virtual void scalar_read(uint64_t gm, void* dst, uint64_t bytes) = 0;
     virtual void scalar_write(uint64_t gm, const void* src, uint64_t bytes) = 0;
     // dcci: clean and invalidate the data-cache line holding `line` (a kernel
-    // pointer; may be null), or the whole data cache.
+    // pointer; may be null), or the whole data cache: the lines leave the
+    // core's scalar data cache, dirty ones written back to the L2.
     virtual void dcci(const volatile void* line, bool entire) = 0;
 
     // Host memory standing for an on-core buffer; throws KernelError when
@@ -154,7 +156,7 @@ public:
     virtual void mmio_write32(uint64_t addr, uint32_t value) = 0;
     // dcci of the whole data cache (core.flush_cost), or of the one line holding
     // `gm` (core.dcci_line_cost), each after the MTE3 writes before it and with a
-    // data barrier.
+    // data barrier; the lines leave the core's scalar data cache, as dcci().
     virtual void flush() = 0;
     virtual void flush_line(uint64_t gm) = 0;
     // Time spent building one SDMA request on the scalar unit.

@@ -287,6 +287,12 @@ void Config::validate() const {
                             std::to_string(kMaxTaggedLines) + " (a larger l2.line_bytes or a smaller gm.size)");
     }
     if (l2_size > gm_size) fail("l2.size", "larger than gm.size (the L2 caches GM)");
+    const uint64_t dline = bytes("core.dcache_line_bytes"), dways = count("core.dcache_ways");
+    if (line % dline != 0) fail("core.dcache_line_bytes", "does not divide l2.line_bytes (a miss reads one L2 line's part)");
+    if (dways == 0 || bytes("core.dcache_bytes") % (dline * dways) != 0) {
+        fail("core.dcache_ways", "core.dcache_bytes is not a whole number of sets of core.dcache_ways lines of "
+                                 "core.dcache_line_bytes");
+    }
     if (gm_size > kPeerWindowBytes) fail("gm.size", "at most 1 TiB, the size of a peer die's address window");
     const uint64_t alias = bytes("gm.l2_cache_offset");
     // Its highest value keeps the alias below the peer windows (model/common/peer_window.h).

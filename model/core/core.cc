@@ -279,15 +279,36 @@ uint64_t Core::gm_alias_address(const volatile void* p, uint64_t bytes) const {
 }
 
 template <typename ReadLine>
-Tick Core::scalar_read_lines(uint64_t gm, uint64_t bytes, ReadLine read_line) {
+Tick Core::scalar_read_lines(uint64_t gm, uint64_t bytes, bool through_dcache, ReadLine read_line) {
     hold_within_quantum(issue_);
     Tick done = issue_;
+    const uint64_t granule = through_dcache ? dcache_->line_bytes() : line_bytes_;
     for (uint64_t a = gm; a < gm + bytes;) {
-        const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
-        done = std::max(done, read_line(a, n));
+        const uint64_t n = std::min(granule - a % granule, gm + bytes - a);
+        if (!through_dcache) {
+            done = std::max(done, read_line(a, n));
+        } else if (dcache_->read(a)) {
+            ++stats_.dcache_hits;
+            done = std::max(done, issue_ + dcache_hit_);
+        } else {
+            ++stats_.dcache_misses;
+            const uint64_t line = dcache_->line_of(a);
+            done = std::max(done, read_line(line, granule));
+            uint64_t victim = 0;
+            if (dcache_->install(line, &victim)) write_back(victim);
+        }
         a += n;
     }
     return done;
+}
+
+bool Core::through_dcache(uint64_t gm) const { return dcache_ && !in_peer_window(gm); }
+
+void Core::write_back(uint64_t line) {
+    ++stats_.dcache_writebacks;
+    const uint64_t n = dcache_->line_bytes();
+    std::vector<uint8_t> copy(host_of(line), host_of(line) + n);
+    transport(cached, true, line, copy.data(), n, issue_);
 }
 
 void Core::scalar_read_done(Tick done, uint64_t bytes) {
@@ -298,17 +319,20 @@ void Core::scalar_read_done(Tick done, uint64_t bytes) {
 }
 
 void Core::scalar_read(uint64_t gm, void* dst, uint64_t bytes) {
-    std::vector<uint8_t> value(bytes);
-    const Tick done = scalar_read_lines(gm, bytes, [&](uint64_t a, uint64_t n) {
-        return transport(cached, false, a, value.data() + (a - gm), n, issue_);
+    const bool cached_here = through_dcache(gm);
+    // Through the data cache, the line fills land in `value` and are not the
+    // read's bytes: those are GM's (where the L2 keeps its values), read below.
+    std::vector<uint8_t> value(cached_here ? dcache_->line_bytes() : bytes);
+    const Tick done = scalar_read_lines(gm, bytes, cached_here, [&](uint64_t a, uint64_t n) {
+        return transport(cached, false, a, cached_here ? value.data() : value.data() + (a - gm), n, issue_);
     });
     // No yield between the read and the copy: the value is the cache's at the read.
-    std::memcpy(dst, value.data(), bytes);
+    std::memcpy(dst, cached_here ? host_of(gm) : value.data(), bytes);
     scalar_read_done(done, bytes);
 }
 
 void Core::scalar_read_in_place(uint64_t gm, uint64_t bytes) {
-    const Tick done = scalar_read_lines(gm, bytes, [&](uint64_t a, uint64_t n) {
+    const Tick done = scalar_read_lines(gm, bytes, through_dcache(gm), [&](uint64_t a, uint64_t n) {
         return direct_reads_->read_in_place(direct_initiator_, a, n, issue_);
     });
     scalar_read_done(done, bytes);
@@ -317,9 +341,18 @@ void Core::scalar_read_in_place(uint64_t gm, uint64_t bytes) {
 void Core::scalar_write(uint64_t gm, const void* src, uint64_t bytes) {
     hold_within_quantum(issue_);
     std::vector<uint8_t> copy(static_cast<const uint8_t*>(src), static_cast<const uint8_t*>(src) + bytes);
+    const bool cached_here = through_dcache(gm);
+    const uint64_t granule = cached_here ? dcache_->line_bytes() : line_bytes_;
     for (uint64_t a = gm; a < gm + bytes;) {
-        const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
-        transport(cached, true, a, copy.data() + (a - gm), n, issue_);
+        const uint64_t n = std::min(granule - a % granule, gm + bytes - a);
+        if (cached_here && dcache_->write(a)) {
+            // A hit: the line turns dirty and reaches the L2 when written back.
+            // Its value is GM's at once (values stay coherent).
+            ++stats_.dcache_hits;
+            std::memcpy(host_of(a), copy.data() + (a - gm), n);
+        } else {
+            transport(cached, true, a, copy.data() + (a - gm), n, issue_);
+        }
         a += n;
     }
     stats_.scalar_store_bytes += bytes;
@@ -327,17 +360,20 @@ void Core::scalar_write(uint64_t gm, const void* src, uint64_t bytes) {
 }
 
 void Core::dcci(const volatile void* line, bool entire) {
-    if (!observers_.empty()) {
-        const uint64_t gm = line ? gm_address(line, 1) : kNotGm;
-        if (entire || gm != kNotGm) {
-            for (CoreObserver* o : observers_) o->cache_flushed(*this, gm, entire);
-        }
+    const uint64_t gm = line ? gm_address(line, 1) : kNotGm;
+    if (!observers_.empty() && (entire || gm != kNotGm)) {
+        for (CoreObserver* o : observers_) o->cache_flushed(*this, gm, entire);
     }
     if (entire) {
         flush();
     } else {
+        if (gm != kNotGm) invalidate_line(gm);
         spend(dcci_line_);
     }
+}
+
+void Core::invalidate_line(uint64_t gm) {
+    if (through_dcache(gm) && dcache_->invalidate(gm)) write_back(dcache_->line_of(gm));
 }
 
 Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id)
@@ -372,7 +408,11 @@ Core::Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint3
       inflight_(),
       cross_latency_(cfg.time("core.cross_core_latency")),
       dcci_line_(cfg.time("core.dcci_line_cost")),
-      alias_offset_(cfg.bytes("gm.l2_cache_offset")) {
+      alias_offset_(cfg.bytes("gm.l2_cache_offset")),
+      dcache_hit_(cfg.time("core.dcache_hit_latency")) {
+    if (cfg.flag("core.dcache")) {
+        dcache_.emplace(cfg.bytes("core.dcache_bytes"), cfg.bytes("core.dcache_line_bytes"), cfg.count("core.dcache_ways"));
+    }
     for (auto& window : inflight_) window.assign(cfg.count("core.outstanding_lines"), 0);
     align_ = {cfg.bytes("core.ub_align"), cfg.bytes("core.l1_align"), cfg.bytes("core.l0a_align"),
               cfg.bytes("core.l0b_align"), cfg.bytes("core.l0c_align")};
@@ -788,11 +828,15 @@ void Core::spend(uint64_t ps) {
 }
 
 void Core::flush() {
+    if (dcache_) {
+        for (uint64_t line : dcache_->invalidate_all()) write_back(line);
+    }
     issue_ = std::max(issue_, pipe_[index(Pipe::Mte3)]) + flush_cost_;
     maybe_sync();
 }
 
-void Core::flush_line(uint64_t) {
+void Core::flush_line(uint64_t gm) {
+    invalidate_line(gm);
     issue_ = std::max(issue_, pipe_[index(Pipe::Mte3)]) + dcci_line_;
     maybe_sync();
 }

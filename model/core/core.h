@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,6 +32,7 @@
 #include "model/core/core_observer.h"
 #include "pfsim_kernel_abi.h"
 #include "model/core/cross_core_flags.h"
+#include "model/core/scalar_data_cache.h"
 #include "model/stats/stats.h"
 #include "model/trace/recorder.h"
 
@@ -54,7 +56,10 @@ using KernelFn = void (*)(int64_t* args);
     COUNTER(load_bytes, "bytes", "bytes loaded by MTE2")                                           \
     COUNTER(store_bytes, "bytes", "bytes stored by MTE3")                                          \
     COUNTER(scalar_load_bytes, "bytes", "bytes of raw `__gm__` loads")                             \
-    COUNTER(scalar_store_bytes, "bytes", "bytes of raw `__gm__` stores")
+    COUNTER(scalar_store_bytes, "bytes", "bytes of raw `__gm__` stores")                           \
+    COUNTER(dcache_hits, "count", "scalar data-cache lines a GM load or store found (core.dcache)")  \
+    COUNTER(dcache_misses, "count", "scalar data-cache lines a GM load fetched from the L2")        \
+    COUNTER(dcache_writebacks, "count", "dirty scalar data-cache lines written back to the L2")
 PFSIM_STATS(CoreStats, PFSIM_CORE_STATS)
 
 // The busy-time counter of `pipe`.
@@ -282,10 +287,21 @@ private:
     // A pointer load of [gm, gm + bytes) in this die's GM through the direct
     // path: scalar_read() of the bytes where they are, without copying them.
     void scalar_read_in_place(uint64_t gm, uint64_t bytes);
-    // The scalar unit's read of [gm, gm + bytes), each line's part through
-    // `read_line(address, bytes)` (its completion time): when it is done.
+    // The scalar unit's read of [gm, gm + bytes): when it is done. Each L2
+    // line's part is read through `read_line(address, bytes)` (its completion
+    // time); with `through_dcache`, each data-cache line's part is a hit (the
+    // hit latency, no L2 access) or a miss that reads the whole data-cache
+    // line through read_line and installs it.
     template <typename ReadLine>
-    Tick scalar_read_lines(uint64_t gm, uint64_t bytes, ReadLine read_line);
+    Tick scalar_read_lines(uint64_t gm, uint64_t bytes, bool through_dcache, ReadLine read_line);
+    // Whether a scalar access of `gm` goes through the data cache: this die's
+    // GM with the cache on (a peer's window is read through the link).
+    bool through_dcache(uint64_t gm) const;
+    // Writes the data-cache line at `line` back to the L2 (GM's bytes, which
+    // hold its value): issued at the scalar unit's time, not waited for.
+    void write_back(uint64_t line);
+    // dcci of the line holding `gm`: it leaves the data cache, written back if dirty.
+    void invalidate_line(uint64_t gm);
     // Then the scalar unit waits until `done` for the read's `bytes`.
     void scalar_read_done(Tick done, uint64_t bytes);
     // load() and load_around_l2(), and the load-site what-ifs.
@@ -372,6 +388,8 @@ private:
     const Tick cross_latency_;
     const Tick dcci_line_;
     const uint64_t alias_offset_;  // gm.l2_cache_offset
+    std::optional<ScalarDataCache> dcache_;  // core.dcache; empty: off (every scalar access goes to the L2)
+    const Tick dcache_hit_;                   // core.dcache_hit_latency
 };
 
 }  // namespace pfsim

@@ -317,6 +317,12 @@ TEST(Config, ImpossibleValuesNameTheKey) {
         {"gm.l2_cache_offset=1GiB", "gm.l2_cache_offset"},       // the alias would overlap GM
         {"gm.l2_cache_offset=0x1000000001", "gm.l2_cache_offset"},  // not whole pages
         {"gm.l2_cache_offset=0x400000001000", "gm.l2_cache_offset"},  // 4 KiB above 64 TiB: into the peer windows' plan
+        {"core.dcache_ways=3", "core.dcache_ways"},                 // 256 lines are not sets of 3
+        {"core.dcache_ways=0", "core.dcache_ways"},
+        {"core.dcache_line_bytes=1KiB", "core.dcache_line_bytes"},  // wider than an L2 line
+        {"core.dcache_line_bytes=48", "core.dcache_line_bytes"},    // not a power of two
+        {"core.dcache=yes", "core.dcache"},                         // a flag: true or false
+        {"core.dcache_replacement=fifo", "core.dcache_replacement"},
     };
     for (const auto& [assignment, key] : cases) {
         const std::string e = error_of([&] { with(assignment); });

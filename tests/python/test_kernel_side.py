@@ -43,25 +43,35 @@ def test_the_cache_builtins_and_platform_constants_need_no_pto_header(tmp_path):
     assert rc == 2 and "dcci" in out and "was not declared" in out, out
 
 
-def test_the_simulator_branch_runs_with_its_pointer_accesses_timed_through_l2(tmp_path):
+def run_two_branch(settings):
     callable_ = pfsim.Callable.from_dict({
         "orchestration": {"source": "kernels/orchestration/two_branch_orch.cpp"},
         "incores": [{"func_id": 0, "source": TWO_BRANCH, "core_type": "aiv"}],
     }, HERE)
     results = {}
-    with pfsim.Worker() as worker:
+    with pfsim.Worker(set=settings) as worker:
         handle = worker.register(callable_)
         for n in (256, 1024):
             x = torch.arange(1024, dtype=torch.float32) / 4
             out = torch.zeros(16)
             results[n] = worker.run(handle, [x, out, n])
             assert out[0] == x[:n].sum()
-    # Each element is one 4-byte load through the scalar path and L2, each its own
-    # L2 access with its latency: 768 more of them, and longer by about their time.
-    l2 = {n: r.counters["l2"] for n, r in results.items()}
+    return results, {n: r.counters["l2"] for n, r in results.items()}
+
+
+def test_the_simulator_branch_runs_with_its_pointer_accesses_timed_through_l2(tmp_path):
+    # Without the core's data cache, each element is one 4-byte load through the
+    # scalar path and L2, each its own L2 access with its latency: 768 more of
+    # them, and longer by about their time.
+    results, l2 = run_two_branch({"core.dcache": "false"})
     assert (l2[1024]["read_lines"], l2[1024]["read_bytes"]) == (1024, 4096), l2
     assert (l2[256]["read_lines"], l2[256]["read_bytes"]) == (256, 1024), l2
     assert results[1024].time_ns > results[256].time_ns + 768 * 10
+    # With it (the default), the loads reach the L2 one 64 B line at a time, and
+    # the second run finds the first's 16 lines still in the core's cache.
+    results, l2 = run_two_branch({})
+    assert (l2[1024]["read_lines"], l2[1024]["read_bytes"]) == (48, 3072), l2
+    assert (l2[256]["read_lines"], l2[256]["read_bytes"]) == (16, 1024), l2
     # Negative control: the raw-CCE branch does not build on pfsim.
     flipped = tmp_path / "flipped.cpp"
     flipped.write_text(open(TWO_BRANCH).read().replace("#if defined(__CPU_SIM)", "#if !defined(__CPU_SIM)"))

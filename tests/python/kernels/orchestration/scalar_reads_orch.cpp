@@ -1,6 +1,6 @@
-// One AIV task on kernel_scalar_reads.cpp of scalar(0) blocks over input
-// tensor 0 (int16) into output tensor 1 (int64, 8 per block): scalar(1)
-// elements a pass, scalar(2) passes, loads made as scalar(3) says.
+// One AIV task of scalar(0) blocks over input tensor 0 into output tensor 1,
+// scalars 1 to 3 passed on (kernel_scalar_reads.cpp: elements a pass, passes,
+// how loads are made; kernel_pointer_chase.cpp: steps a pass, passes, mode).
 #include "pto_orchestration_api.h"
 
 extern "C" {
