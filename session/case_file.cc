@@ -462,8 +462,34 @@ double element_value(rt::DataType t, const uint8_t* bytes, uint64_t i) {
     return 0;
 }
 
+namespace {
+
+// A tensor's values from its .npy file, which must hold the tensor's type and element count.
+std::vector<uint8_t> npy_values(const TensorSpec& t, const Values& v, uint64_t n) {
+    NpyArray a;
+    try {
+        a = read_npy(v.npy);
+    } catch (const std::invalid_argument& e) {
+        throw CaseError(t.where + ": tensor " + t.name + ": " + e.what());
+    }
+    const std::string want = npy_descr(t.dtype);
+    uint64_t count = 1;
+    for (uint64_t d : a.shape) count *= d;
+    if (a.descr != want || count != n) {
+        std::string shape;
+        for (uint64_t d : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+        throw CaseError(t.where + ": tensor " + t.name + ": " + v.npy + " holds " + a.descr + " [" + shape +
+                        "], the tensor is " + dtype_name(t.dtype) + " (" + (want.empty() ? "no .npy type" : want) +
+                        ") with " + std::to_string(n) + " elements");
+    }
+    return std::move(a.data);
+}
+
+}  // namespace
+
 std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
     const uint64_t n = t.elements(), size = rt::element_size(t.dtype);
+    if (v.kind == Values::Kind::Npy) return npy_values(t, v, n);  // its own buffer: no zeroed one to throw away
     std::vector<uint8_t> out = host_buffer(n * size);
     switch (v.kind) {
         case Values::Kind::Zeros: break;
@@ -524,26 +550,7 @@ std::vector<uint8_t> make_values(const TensorSpec& t, const Values& v) {
             });
             break;
         }
-        case Values::Kind::Npy: {
-            NpyArray a;
-            try {
-                a = read_npy(v.npy);
-            } catch (const std::invalid_argument& e) {
-                throw CaseError(t.where + ": tensor " + t.name + ": " + e.what());
-            }
-            const std::string want = npy_descr(t.dtype);
-            uint64_t count = 1;
-            for (uint64_t d : a.shape) count *= d;
-            if (a.descr != want || count != n) {
-                std::string shape;
-                for (uint64_t d : a.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-                throw CaseError(t.where + ": tensor " + t.name + ": " + v.npy + " holds " + a.descr + " [" + shape +
-                                "], the tensor is " + dtype_name(t.dtype) + " (" + (want.empty() ? "no .npy type" : want) +
-                                ") with " + std::to_string(n) + " elements");
-            }
-            out = std::move(a.data);
-            break;
-        }
+        case Values::Kind::Npy: break;  // read above, not filled
     }
     return out;
 }
