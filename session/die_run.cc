@@ -158,6 +158,16 @@ void trace_insight(TraceRecorder& trace, const RunResult& r, Tick start) {
     }
 }
 
+// Ends a die's trace: detached from the die, its file written (BadInput if it cannot be).
+void close_trace(SimPlatform& die, TraceRecorder& trace) {
+    die.attach_trace(nullptr);
+    try {
+        trace.close();
+    } catch (const std::runtime_error& e) {
+        throw BadInput(e.what());
+    }
+}
+
 }  // namespace
 
 DieRun::DieRun(const RunRequest& request) : request_(request), faults_(parse_faults(request.faults)) {
@@ -191,18 +201,22 @@ void DieRun::warn_unused_sites(const std::vector<SimPlatform*>& dies, RunResult&
     }
 }
 
+void DieRun::arm(SimPlatform& platform, rt::Worker& worker) const {
+    for_each_core(platform, [&](Core& core) {
+        core.set_warm_load_sites(request_.warm_load_sites);
+        core.set_around_load_sites(request_.around_load_sites);
+    });
+    worker.set_prefetch_enabled(request_.prefetch);
+    worker.set_skip_wait(faults_.skip_wait);
+    worker.set_site_what_ifs(request_.dropped_sites, request_.free_sites);
+}
+
 void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& callable, const RunWork& work,
                  RunResult& result) const {
     SimPlatform& platform = die.platform;
     rt::Worker& worker = die.worker;
     const RunRequest& request = request_;
-    for_each_core(platform, [&](Core& core) {
-        core.set_warm_load_sites(request.warm_load_sites);
-        core.set_around_load_sites(request.around_load_sites);
-    });
-    worker.set_prefetch_enabled(request.prefetch);
-    worker.set_skip_wait(faults_.skip_wait);
-    worker.set_site_what_ifs(request.dropped_sites, request.free_sites);
+    arm(platform, worker);
     FaultReport fault_report(platform, faults_);  // after the warm-up: faults count from the run's own requests
     const std::unique_ptr<TraceRecorder> trace = open_trace(request.trace, cfg);
     const Tick insight_start = platform.now_ps();
@@ -243,14 +257,7 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
         result.advised = true;
     }
     if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);
-    if (trace) {
-        platform.attach_trace(nullptr);
-        try {
-            trace->close();
-        } catch (const std::runtime_error& e) {  // the trace file could not be written
-            throw BadInput(e.what());
-        }
-    }
+    if (trace) close_trace(platform, *trace);
     warn_unused_sites({&platform}, result);
 }
 
@@ -261,15 +268,7 @@ void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<Ran
         throw BadInput("--sanitize and --inject are not modelled on several dies yet");
     }
     run.results.resize(ranks.size());
-    for (const RankDie& d : ranks) {
-        for_each_core(dies.die(d.rank), [&](Core& core) {
-            core.set_warm_load_sites(request.warm_load_sites);
-            core.set_around_load_sites(request.around_load_sites);
-        });
-        d.worker->set_prefetch_enabled(request.prefetch);
-        d.worker->set_skip_wait(faults_.skip_wait);
-        d.worker->set_site_what_ifs(request.dropped_sites, request.free_sites);
-    }
+    for (const RankDie& d : ranks) arm(dies.die(d.rank), *d.worker);
     // Each die records into a file of its own (a die's processes and lanes, as a one-die run's).
     DieTraces traces(dies);
     for (const RankDie& d : ranks) traces.open(d.rank, d.trace, cfg);
@@ -290,12 +289,7 @@ void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<Ran
         add_graph(run.calls[i], *ranks[i].callable, die, run.results[i]);
         if (TraceRecorder* trace = traces.at(i)) {
             trace_tasks(*trace, run.calls[i], die);
-            die.attach_trace(nullptr);
-            try {
-                trace->close();
-            } catch (const std::runtime_error& e) {  // the trace file could not be written
-                throw BadInput(e.what());
-            }
+            close_trace(die, *trace);
         }
         comm_wait_ps += platform_stats(die).soc.sdma.comm_prefetch_wait - run.before[i].soc.sdma.comm_prefetch_wait;
     }

@@ -111,6 +111,10 @@ public:
     void warn_unused_sites(const std::vector<SimPlatform*>& dies, RunResult& result) const;
 
 private:
+    // Sets a die's cores and worker as the request asks: the load-site and
+    // prefetch what-ifs, prefetch on or off, an injected skip-wait.
+    void arm(SimPlatform& platform, rt::Worker& worker) const;
+
     const RunRequest& request_;
     FaultPlan faults_;
     std::vector<insight::Suppression> suppressions_;
