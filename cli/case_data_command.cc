@@ -9,11 +9,9 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "loader/compiler.h"
-#include "loader/shared_object.h"
-#include "runtime/worker.h"
 #include "session/case_file.h"
 #include "session/case_runner.h"
+#include "session/failure.h"
 #include "session/npy.h"
 
 namespace pfsim {
@@ -78,15 +76,16 @@ int cmd_case_data(const std::vector<std::string>& args) {
         }
         if (!out.empty()) write_data(user_path(out), spec);
         std::cout << describe(spec).dump(2) << "\n";
-    } catch (const rt::RuntimeError& e) {  // the [golden] source faulted: users' code
-        std::cerr << "pfsim: " << e.what() << "\n";
-        return 1;
     } catch (const std::invalid_argument& e) {  // the case, or a golden refusing its values
         throw api::BadInput(e.what());
-    } catch (const CompileError& e) {
-        throw api::BadInput(e.what());
-    } catch (const LoadError& e) {
-        throw api::BadInput(e.what());
+    } catch (const std::runtime_error&) {
+        const api::Failure f = api::failure_in_flight();
+        if (f.from_runtime) {  // the [golden] source faulted
+            std::cerr << "pfsim: " << f.message << "\n";
+            return 1;
+        }
+        if (f.kind != "compile" && f.kind != "bad_input") throw;
+        throw api::BadInput(f.message);
     }
     return 0;
 }

@@ -15,14 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "session/device.h"
+#include "session/failure.h"
 #include "session/verdict.h"
 #include "base/json_integer.h"
 #include "cli/commands.h"
 #include "cli/device_requests.h"
 #include "cli/options.h"
-#include "loader/compiler.h"
-#include "loader/shared_object.h"
-#include "runtime/worker.h"
 
 namespace pfsim {
 
@@ -198,12 +196,14 @@ int cmd_device(const std::vector<std::string>& args) {
     } catch (const ConfigError& e) {
         reply(failure("config", std::string("configuration error: ") + e.what()));
         return 2;
-    } catch (const rt::RuntimeError& e) {
-        reply(failure("runtime", e.what()));
-        return 1;
     } catch (const std::invalid_argument& e) {
         reply(failure("bad_input", e.what()));
         return 2;
+    } catch (const std::runtime_error&) {
+        const api::Failure f = api::failure_in_flight();
+        if (!f.from_runtime) throw;
+        reply(failure(f.kind, f.message));
+        return 1;
     }
     json ranges = json::object();  // each parameter's plausible range: what the harness's --pfsim-uncertainty varies
     for (const auto& [key, range] : cfg.ranges()) ranges[key] = {range.low, range.high};
@@ -244,20 +244,11 @@ int cmd_device(const std::vector<std::string>& args) {
             }
             reply(ranks ? serve_ranks(*ranks, cfg, request) : serve(*device, cfg, request));
             if (ranks ? ranks->ended() : device->ended()) return 1;  // the run's reply names the fault; the die is not run on
-        } catch (const CompileError& e) {
-            reply(failure("compile", e.what()));
-        } catch (const LoadError& e) {
-            reply(failure("bad_input", e.what()));
-        } catch (const api::BadInput& e) {
-            reply(failure("bad_input", e.what()));
-        } catch (const CaseError& e) {
-            reply(failure("bad_input", e.what()));
-        } catch (const rt::RuntimeError& e) {
-            reply(failure("runtime", e.what()));
         } catch (const json::exception& e) {
             reply(failure("protocol", std::string("a request with a missing or mistyped field: ") + e.what()));
-        } catch (const std::runtime_error& e) {
-            reply(failure("runtime", e.what()));
+        } catch (...) {
+            const api::Failure f = api::failure_in_flight();
+            reply(failure(f.kind, f.message));
         }
     }
     // The client closed the pipe: it is gone (its death may reach us as this end
