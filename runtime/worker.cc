@@ -256,6 +256,7 @@ void Worker::add_task(const GraphTask& t) {
         std::vector<ChipTensor> tensors;
     };
     auto storage = std::make_shared<Storage>();
+    storage->tensors.reserve(t.tensors.size());
     for (const ChipTensor* tensor : t.tensors) storage->tensors.push_back(*tensor);
     const int slots = (d.entry[0] != nullptr) + (d.entry[1] != nullptr) + (d.entry[2] != nullptr);
     storage->local.resize(t.block_num);
