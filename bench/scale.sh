@@ -22,7 +22,7 @@
 #   total s            `pfsim test`'s wall (python start, golden, both runs, comparisons)
 #   user / sys s       its CPU seconds, every process
 #   sim us/s, tasks/s  simulated time and tasks per wall second of the off run
-# Then a generated graph (bench/cases/graph10k) with 1,000, 10,000 and 30,000 tasks: peak
+# Then a generated graph (bench/cases/graph10k) with 1,000 to 60,000 tasks: peak
 # RSS of `pfsim run`, which must not grow with the task count (bench/graph_memory.sh).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)

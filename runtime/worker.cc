@@ -246,13 +246,18 @@ void Worker::add_task(const GraphTask& t) {
         d.entry[slot] = it->second.entry;
         d.source[slot] = &*graph_launch_.sources.insert(it->second.source).first;
     }
-    // The blocks' contexts and, per slot with a kernel, argument arrays: the
-    // task's own, dropped by the platform when the task completes.
+    // The blocks' contexts, per slot with a kernel argument arrays, and the
+    // tensor descriptors they point at (the task's own copies, as in the board's
+    // task payload: what a kernel does to one stays in its task): dropped by the
+    // platform when the task completes.
     struct Storage {
         std::vector<LocalContext> local;
         std::vector<int64_t> args;
+        std::vector<ChipTensor> tensors;
     };
     auto storage = std::make_shared<Storage>();
+    storage->tensors.reserve(t.tensors.size());
+    for (const ChipTensor* tensor : t.tensors) storage->tensors.push_back(*tensor);
     const int slots = (d.entry[0] != nullptr) + (d.entry[1] != nullptr) + (d.entry[2] != nullptr);
     storage->local.resize(t.block_num);
     storage->args.assign(size_t{t.block_num} * slots * kArgSlots, 0);
@@ -282,7 +287,7 @@ void Worker::add_task(const GraphTask& t) {
             }
             int64_t* a = next_args;
             next_args += kArgSlots;
-            for (size_t i = 0; i < t.tensors.size(); ++i) a[i] = reinterpret_cast<int64_t>(t.tensors[i]);
+            for (size_t i = 0; i < t.tensors.size(); ++i) a[i] = reinterpret_cast<int64_t>(&storage->tensors[i]);
             for (size_t i = 0; i < t.scalars.size(); ++i) a[t.tensors.size() + i] = static_cast<int64_t>(t.scalars[i]);
             a[kLocalContextSlot] = reinterpret_cast<int64_t>(&local);
             d.args.push_back(a);
@@ -304,7 +309,9 @@ bool Worker::run_until(uint64_t ps) {
 
 GraphResult Worker::end_graph() {
     graph_incores_ = nullptr;
-    return platform_.end_graph();
+    GraphResult result = platform_.end_graph();
+    std::vector<DispatchTask>().swap(graph_launch_.tasks);  // nothing reads them after the graph (#49)
+    return result;
 }
 
 void Worker::close_graph() {

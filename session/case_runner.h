@@ -66,10 +66,11 @@ struct CallResult {
 // simpler's runtime_env, sizes each scope depth's ring: rt::TaskGraph::RingSizes). Throws
 // CaseError (the argument count `config_function` expects), rt::OrchestrationError
 // or rt::RuntimeError for a call that cannot run; a kernel fault or a stuck
-// graph is in the result's `graph`.
+// graph is in the result's `graph`. The result's `scopes` are recorded only
+// when `scope_stats` asks for them.
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const rt::TaskGraph::RingSizes& rings = {});
+                const rt::TaskGraph::RingSizes& rings = {}, bool scope_stats = false);
 
 // One rank's call of a run on several dies (call_ranks): what call() takes,
 // the worker over the rank's own die.

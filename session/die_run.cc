@@ -333,7 +333,7 @@ RunWork case_work(const CaseSpec& spec, const RunRequest& request, KernelCompile
             result.outputs.push_back(output_result(out, out.name));
         }
         if (!request.outputs_dir.empty()) write_outputs(request.outputs_dir, spec, r);
-        return r;
+        return std::move(r);  // the call's part, moved: a copy would double its per-task records (#49)
     };
 }
 

@@ -88,7 +88,7 @@ void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatf
             for (int p = 0; p < 5; ++p) span.busy_ns[p] = ns(s.busy_ps[p]);
             t.spans.push_back(span);
         }
-        result.tasks.push_back(t);
+        result.tasks.push_back(std::move(t));
     }
     result.log = r.log;
     result.violations = r.graph.violations;

@@ -53,9 +53,31 @@ TaskGraph::Recording::~Recording() {
     g_recording = nullptr;
 }
 
+namespace {
+
+// Every field (not the padding: memcmp would compare it too).
+bool same_descriptor(const ChipTensor& a, const ChipTensor& b) {
+    return a.buffer.addr == b.buffer.addr && a.buffer.size == b.buffer.size &&
+           a.owner_task_id.raw == b.owner_task_id.raw && a.start_offset == b.start_offset && a.version == b.version &&
+           a.ndims == b.ndims && a.dtype == b.dtype && a.manual_dep == b.manual_dep &&
+           a.is_contiguous == b.is_contiguous && a.address_space == b.address_space &&
+           std::equal(std::begin(a.shapes), std::end(a.shapes), std::begin(b.shapes)) &&
+           a.extent_elem_cache == b.extent_elem_cache &&
+           std::equal(std::begin(a.strides), std::end(a.strides), std::begin(b.strides));
+}
+
+}  // namespace
+
 const ChipTensor* TaskGraph::keep(const ChipTensor& t) {
+    for (size_t i = 0; i < kKeptReused && recent_[i]; ++i) {
+        if (!same_descriptor(*recent_[i], t)) continue;
+        const ChipTensor* found = recent_[i];
+        std::copy_backward(recent_, recent_ + i, recent_ + i + 1);  // most recent first
+        return recent_[0] = found;
+    }
     tensors_.push_back(t);
-    return &tensors_.back();
+    std::copy_backward(recent_, recent_ + kKeptReused - 1, recent_ + kKeptReused);
+    return recent_[0] = &tensors_.back();
 }
 
 void TaskGraph::byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end) {
@@ -503,6 +525,7 @@ void TaskGraph::scope_begin(PTO2ScopeMode mode, Site site) {
 }
 
 void TaskGraph::record_scope(bool begin) {
+    if (!keep_scope_records_) return;
     const uint32_t r = ring_of_scope();
     const Ring& ring = rings_[r];
     ScopeRecord s;

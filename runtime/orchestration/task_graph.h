@@ -205,7 +205,11 @@ public:
         uint64_t tensormap = 0;                 // producers the TensorMap holds
     };
     static constexpr const char* kExecutorSite = "executor:0";
-    const std::vector<ScopeRecord>& scope_records() const { return scope_records_; }
+    // Scope records are kept only when asked (before recording): two per scope, they
+    // would otherwise grow with a graph that opens a scope per task (#49).
+    void keep_scope_records(bool keep) { keep_scope_records_ = keep; }
+    // The records, moved out once the orchestration returned (empty unless kept).
+    std::vector<ScopeRecord> take_scope_records() { return std::move(scope_records_); }
     // Writes simpler's scope_stats.jsonl to `path`: a line of the run's capacities per ring
     // (`sizes`, their defaults; heap: `heap_bytes` where a ring has no bound of its own;
     // tensormap_max 0: pfsim's TensorMap has no bound), then a line per record.
@@ -217,11 +221,17 @@ public:
     void log(PTO2LogLevel level, const std::string& line);
     void report_fatal(int code, Site site, const std::string& message);
 
-    // A stable descriptor owned by the graph (arguments, outputs).
+    // A stable descriptor owned by the graph (arguments, outputs), equal to `t`: one of the
+    // last kKeptReused kept if one is (a graph that passes the same tensors to every task
+    // keeps them once, #49). Read-only: kernels get copies of their own (Worker::add_task).
     const ChipTensor* keep(const ChipTensor& t);
+    static constexpr size_t kKeptReused = 8;
     // The descriptors keep() made, for the tasks' pointers to outlive the graph (they stay
     // where they are); the graph records no more after it.
-    std::deque<ChipTensor> take_tensors() { return std::move(tensors_); }
+    std::deque<ChipTensor> take_tensors() {
+        std::fill(std::begin(recent_), std::end(recent_), nullptr);
+        return std::move(tensors_);
+    }
 
     // The task records, moved out once the graph is handed over (or stalled): each stays
     // where it is, so what points into them stays valid; the graph records no more after it.
@@ -287,6 +297,7 @@ private:
     uint32_t clusters_;
     std::vector<GraphTask> tasks_;
     std::deque<ChipTensor> tensors_;
+    const ChipTensor* recent_[kKeptReused] = {};  // the last kept, most recent at recent_[0]
     std::vector<Producer> producers_;
     std::vector<Producer> readers_;  // INPUT / INOUT / NO_DEP accesses, for set_tensor_data
     std::vector<PTO2ScopeMode> scopes_;
@@ -298,6 +309,7 @@ private:
     uint64_t ring_live_[kRings] = {};  // bytes the open scopes of each ring hold
     uint64_t heap_allocated_[kRings] = {};  // bytes each ring allocated, in all
     std::vector<std::string> scope_sites_;  // per open scope: where it began
+    bool keep_scope_records_ = false;
     std::vector<ScopeRecord> scope_records_;
     uint32_t ring_of_scope() const { return std::min<uint32_t>(static_cast<uint32_t>(scopes_.size()), kRings) - 1; }
     std::vector<std::string> log_;

@@ -85,7 +85,8 @@ struct DispatchTask {
     std::shared_ptr<void> args_storage;
     std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)
     // Per tensor argument: its index in args and its buffer (device pointer,
-    // bytes): what the task was given, for checkers (the sanitizer's bounds).
+    // bytes): what the task was given, for checkers (the sanitizer's bounds);
+    // dropped, as `args`, once the task completed.
     struct TensorBuffer {
         uint32_t arg = 0;
         uint64_t pointer = 0, bytes = 0;

@@ -46,6 +46,7 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         case 1: buf[1] = buf[0]; break;       // copy
         case 2: buf[3] += value; break;       // add
         case 3: while (buf[15] == 0) {} break;  // waits for what nobody writes
+        case 5: buf[0] += 1; t->start_offset += 1; break;  // adds 1, then moves its own descriptor
         default: break;
     }
     dcci(buf, ENTIRE_DATA_CACHE, CACHELINE_OUT);
@@ -184,6 +185,10 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
             rt_submit_dummy_task(a);  // LINE with deps
             break;
         }
+        case 16:  // `value` tasks on the same tensor, each moving its descriptor after it added
+            for (int i = 0; i < value; ++i) task(buf, 5, 0);
+            LOG_INFO("final %d", get_tensor_data<int32_t>(buf, 1, kAt0));
+            break;
         default: break;
     }
 }
@@ -253,6 +258,14 @@ TEST(TensorData, TheOrchestratorReadsWhatATaskWroteOnceItCompletedAndActsOnIt) {
     const auto raw = run_json("read_raw", 1, 3);
     EXPECT_TRUE(logged(raw, "read 0")) << raw["log"];
     EXPECT_EQ(raw["tasks"].size(), 1u);
+}
+
+TEST(TensorArguments, AKernelThatMovesItsDescriptorMovesNoOtherTasks) {
+    // The three submissions pass equal descriptors, which the graph keeps once; each kernel
+    // gets its task's own copy (the board's task payload), so each adds at element 0.
+    // Control: kernels given the graph's shared descriptor add at elements 0, 1, 2 ("final 1").
+    const auto j = run_json("own_descriptor", 16, 3);
+    EXPECT_TRUE(logged(j, "final 3")) << j["log"];
 }
 
 TEST(TensorData, AWriteWaitsForTheProducerSoItIsNotOverwritten) {

@@ -127,7 +127,9 @@ rt::GraphResult SimPlatform::graph_result() {
             }
         }
     }
-    return graph_result_;
+    rt::GraphResult result = std::move(graph_result_);  // not a copy: it holds a record per task (#49)
+    graph_result_ = rt::GraphResult{};
+    return result;
 }
 
 void SimPlatform::scheduler() {
@@ -227,6 +229,7 @@ void SimPlatform::scheduler() {
             rt::DispatchTask& done = graph_->tasks[t];  // nothing reads its arguments again
             done.args_storage.reset();
             std::vector<int64_t*>().swap(done.args);
+            std::vector<rt::DispatchTask::TensorBuffer>().swap(done.tensor_buffers);  // read at dispatch only
             result.tasks[t].end_ps = now();
             last = std::max(last, now());
             ++completed;
