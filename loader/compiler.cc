@@ -256,6 +256,17 @@ std::vector<std::string> dependencies(const std::string& depfile) {
     return deps;
 }
 
+// `text` (a path, or a flag naming one) with the folder `root` written as the
+// placeholder wherever it names root or a path under it.
+std::string portable(const std::string& text, const std::string& root) {
+    if (root.empty()) return text;
+    for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at + 1)) {
+        const size_t end = at + root.size();
+        if (end == text.size() || text[end] == '/') return text.substr(0, at) + kSourceRootPlaceholder + text.substr(end);
+    }
+    return text;
+}
+
 std::string default_cache_dir() {
     if (const char* d = std::getenv("PFSIM_CACHE_DIR"); d && *d) return d;
     if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/pfsim";
@@ -266,6 +277,27 @@ std::string default_cache_dir() {
 }  // namespace
 
 int run_tool(const std::vector<std::string>& argv, std::string* output) { return run(argv, output); }
+
+const char kSourceRootPlaceholder[] = "/pfsim-source-root";
+
+std::string source_root(const std::string& source, const std::vector<std::string>& include_dirs) {
+    fs::path root = fs::absolute(source).lexically_normal().parent_path();
+    for (const std::string& d : include_dirs) {
+        const fs::path dir = fs::absolute(d).lexically_normal();
+        fs::path common;
+        for (auto a = root.begin(), b = dir.begin(); a != root.end() && b != dir.end() && *a == *b && !a->empty(); ++a, ++b) {
+            common /= *a;
+        }
+        root = common;
+    }
+    const std::string s = root.string();
+    return s == "/" || s.empty() ? "" : s;
+}
+
+std::string restore_source_root(const std::string& path, const std::string& root) {
+    const std::string prefix = std::string(kSourceRootPlaceholder) + "/";
+    return !root.empty() && path.rfind(prefix, 0) == 0 ? root + path.substr(prefix.size() - 1) : path;
+}
 
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs) {
     if (text.find("[[block_local]]") == std::string::npos) return "";
@@ -495,8 +527,14 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     const std::string rewritten = with_block_local_per_core(text, source, abs);
     std::vector<std::string> cmd = command(kind, include_dirs);
     if (!rewritten.empty()) cmd.push_back("-iquote" + fs::path(abs).parent_path().string());
-    std::string key_text = compiler_identity() + '\0' + abs + '\0' + sha256_of(text) + '\0';
-    for (const std::string& a : cmd) key_text += a + '\0';
+    // Paths under the source's root enter the key, the manifest and the object
+    // as the placeholder (the object through -ffile-prefix-map): a copy of the
+    // same sources in another folder (another sandbox, another temporary
+    // folder) is the same build.
+    const std::string root = source_root(abs, include_dirs);
+    std::string key_text = compiler_identity() + '\0' + portable(abs, root) + '\0' + sha256_of(text) + '\0';
+    for (const std::string& a : cmd) key_text += portable(a, root) + '\0';
+    if (!root.empty()) cmd.push_back("-ffile-prefix-map=" + root + "/=" + kSourceRootPlaceholder + "/");
     for (const std::string& a : user_code::kLinkFlags) key_text += a + '\0';
     const std::string key = sha256_of(key_text);
     const std::string obj_dir = cache_dir_ + "/obj";
@@ -520,8 +558,10 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
         std::istringstream lines(manifest);
         while (current && std::getline(lines, line)) {
             Dependency d;
-            current = parse_dependency(line, &d) && unchanged(d, manifest_mtime - 2000000000);
+            current = parse_dependency(line, &d);
             names += d.name();
+            d.path = restore_source_root(d.path, root);
+            current = current && unchanged(d, manifest_mtime - 2000000000);
         }
         const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
         if (current && intact(so)) {
@@ -571,6 +611,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     for (const std::string& dep : dependencies(tmp + ".d")) {
         Dependency d;
         if (dep == abs || dep == compiled || !hash_dependency(dep, &d)) continue;
+        d.path = portable(fs::path(dep).lexically_normal().string(), root);
         manifest += d.line();
         names += d.name();
     }
