@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -256,13 +257,17 @@ std::vector<std::string> dependencies(const std::string& depfile) {
     return deps;
 }
 
-// `text` (a path, or a flag naming one) with the folder `root` written as the
-// placeholder wherever it names root or a path under it.
-std::string portable(const std::string& text, const std::string& root) {
-    if (root.empty()) return text;
-    for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at + 1)) {
-        const size_t end = at + root.size();
-        if (end == text.size() || text[end] == '/') return text.substr(0, at) + kSourceRootPlaceholder + text.substr(end);
+// `text` (a path, or a flag naming one) with the first of `roots` it names (the
+// folder or a path under it) written as that root's placeholder.
+std::string portable(const std::string& text, const std::vector<std::string>& roots) {
+    for (size_t i = 0; i < roots.size(); ++i) {
+        const std::string& root = roots[i];
+        for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at + 1)) {
+            const size_t end = at + root.size();
+            if (end == text.size() || text[end] == '/') {
+                return text.substr(0, at) + kSourceRootPlaceholder + "/" + std::to_string(i) + text.substr(end);
+            }
+        }
     }
     return text;
 }
@@ -280,23 +285,34 @@ int run_tool(const std::vector<std::string>& argv, std::string* output) { return
 
 const char kSourceRootPlaceholder[] = "/pfsim-source-root";
 
-std::string source_root(const std::string& source, const std::vector<std::string>& include_dirs) {
-    fs::path root = fs::absolute(source).lexically_normal().parent_path();
-    for (const std::string& d : include_dirs) {
-        const fs::path dir = fs::absolute(d).lexically_normal();
-        fs::path common;
-        for (auto a = root.begin(), b = dir.begin(); a != root.end() && b != dir.end() && *a == *b && !a->empty(); ++a, ++b) {
-            common /= *a;
-        }
-        root = common;
+std::vector<std::string> source_roots(const std::string& source, const std::vector<std::string>& include_dirs) {
+    std::vector<std::string> folders = {fs::absolute(source).lexically_normal().parent_path().string()};
+    for (const std::string& d : include_dirs) folders.push_back(fs::absolute(d).lexically_normal().string());
+    for (std::string& f : folders) {
+        while (f.size() > 1 && f.back() == '/') f.pop_back();
     }
-    const std::string s = root.string();
-    return s == "/" || s.empty() ? "" : s;
+    auto holds = [](const std::string& outer, const std::string& inner) {  // a strict ancestor
+        return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/';
+    };
+    std::vector<std::string> roots;
+    for (size_t i = 0; i < folders.size(); ++i) {
+        bool outermost = folders[i] != "/";
+        for (size_t j = 0; j < folders.size() && outermost; ++j) {
+            if (folders[j] != "/" && (holds(folders[j], folders[i]) || (j < i && folders[j] == folders[i]))) outermost = false;
+        }
+        if (outermost) roots.push_back(folders[i]);
+    }
+    return roots;
 }
 
-std::string restore_source_root(const std::string& path, const std::string& root) {
-    const std::string prefix = std::string(kSourceRootPlaceholder) + "/";
-    return !root.empty() && path.rfind(prefix, 0) == 0 ? root + path.substr(prefix.size() - 1) : path;
+std::string restore_source_root(const std::string& path, const std::vector<std::string>& roots) {
+    const std::string placeholder = kSourceRootPlaceholder;
+    if (path.rfind(placeholder + "/", 0) != 0) return path;
+    size_t end = placeholder.size() + 1;
+    size_t i = 0;
+    for (; end < path.size() && std::isdigit(static_cast<unsigned char>(path[end])); ++end) i = i * 10 + (path[end] - '0');
+    if (end == placeholder.size() + 1 || i >= roots.size() || (end < path.size() && path[end] != '/')) return path;
+    return roots[i] + path.substr(end);
 }
 
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs) {
@@ -527,14 +543,16 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     const std::string rewritten = with_block_local_per_core(text, source, abs);
     std::vector<std::string> cmd = command(kind, include_dirs);
     if (!rewritten.empty()) cmd.push_back("-iquote" + fs::path(abs).parent_path().string());
-    // Paths under the source's root enter the key, the manifest and the object
-    // as the placeholder (the object through -ffile-prefix-map): a copy of the
-    // same sources in another folder (another sandbox, another temporary
+    // Paths under the source's roots enter the key, the manifest and the object
+    // as placeholders (the object through -ffile-prefix-map): a copy of the
+    // same sources in other folders (another sandbox, another temporary
     // folder) is the same build.
-    const std::string root = source_root(abs, include_dirs);
-    std::string key_text = compiler_identity() + '\0' + portable(abs, root) + '\0' + sha256_of(text) + '\0';
-    for (const std::string& a : cmd) key_text += portable(a, root) + '\0';
-    if (!root.empty()) cmd.push_back("-ffile-prefix-map=" + root + "/=" + kSourceRootPlaceholder + "/");
+    const std::vector<std::string> roots = source_roots(abs, include_dirs);
+    std::string key_text = compiler_identity() + '\0' + portable(abs, roots) + '\0' + sha256_of(text) + '\0';
+    for (const std::string& a : cmd) key_text += portable(a, roots) + '\0';
+    for (size_t i = 0; i < roots.size(); ++i) {  // no root lies in another: one map at most matches a path
+        cmd.push_back("-ffile-prefix-map=" + roots[i] + "/=" + kSourceRootPlaceholder + "/" + std::to_string(i) + "/");
+    }
     for (const std::string& a : user_code::kLinkFlags) key_text += a + '\0';
     const std::string key = sha256_of(key_text);
     const std::string obj_dir = cache_dir_ + "/obj";
@@ -560,7 +578,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
             Dependency d;
             current = parse_dependency(line, &d);
             names += d.name();
-            d.path = restore_source_root(d.path, root);
+            d.path = restore_source_root(d.path, roots);
             current = current && unchanged(d, manifest_mtime - 2000000000);
         }
         const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
@@ -611,7 +629,7 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     for (const std::string& dep : dependencies(tmp + ".d")) {
         Dependency d;
         if (dep == abs || dep == compiled || !hash_dependency(dep, &d)) continue;
-        d.path = portable(fs::path(dep).lexically_normal().string(), root);
+        d.path = portable(fs::path(dep).lexically_normal().string(), roots);
         manifest += d.line();
         names += d.name();
     }

@@ -84,15 +84,15 @@ std::string with_block_local_per_core(const std::string& text, const std::string
 // any other kernel is compiled from its text alone.
 bool takes_precompiled_prelude(const std::string& text);
 
-// A source's root: the deepest folder holding the source and every include
-// folder of its build ("" when that is `/`). Paths under it reach the compile
+// A source's roots: its folder and its include folders, less any that lies in
+// another, in that order ("/" is none). Paths under root i reach the compile
 // cache's key and the object's debug information and __FILE__ as
-// kSourceRootPlaceholder, so that the same sources in another folder (a
-// sandbox, a temporary copy) are the same build; restore_source_root() gives a
-// path the object names back its folder.
+// kSourceRootPlaceholder/i, so that the same sources in other folders (a
+// sandbox, a temporary copy) are the same build; restore_source_root() gives
+// a path the object names back its folder.
 extern const char kSourceRootPlaceholder[];
-std::string source_root(const std::string& source, const std::vector<std::string>& include_dirs);
-std::string restore_source_root(const std::string& path, const std::string& root);
+std::vector<std::string> source_roots(const std::string& source, const std::vector<std::string>& include_dirs);
+std::string restore_source_root(const std::string& path, const std::vector<std::string>& roots);
 
 std::string unpack_embedded(const std::string& root, const std::string& tree,
                             const std::vector<EmbeddedFile>& extra = {});

@@ -36,10 +36,11 @@ std::set<std::string>& kernel_objects() {
     return paths;
 }
 
-// Per loaded object, the source it was loaded for and that source's root
+// Per loaded object, the source it was loaded for and that source's roots
 // (loader/compiler.h), which the object's debug information names by placeholder.
 struct LoadedFrom {
-    std::string source, root;
+    std::string source;
+    std::vector<std::string> roots;
 };
 std::map<std::string, LoadedFrom>& loaded_from() {
     static std::map<std::string, LoadedFrom> objects;
@@ -108,7 +109,7 @@ std::vector<std::string> source_lines_of(const std::vector<std::vector<void*>>& 
             const std::string where = line.substr(0, line.find(' ') == std::string::npos ? line.size() : line.find(' '));
             const auto from = loaded_from().find(object);
             const std::string file =
-                restore_source_root(where.substr(0, where.rfind(':')), from == loaded_from().end() ? "" : from->second.root);
+                restore_source_root(where.substr(0, where.rfind(':')), from == loaded_from().end() ? std::vector<std::string>{} : from->second.roots);
             const long number = std::strtol(where.c_str() + where.rfind(':') + 1, nullptr, 10);
             if (file.find("/include-") != std::string::npos || file.rfind("/usr/", 0) == 0) continue;
             // -O2 line tables can give out-of-line template code a line of the
@@ -253,7 +254,7 @@ void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind
         }
         object = own;
     }
-    loaded_from()[object] = {abs, source_root(abs, include_dirs)};
+    loaded_from()[object] = {abs, source_roots(abs, include_dirs)};
     loaded_objects().push_back(SharedObject::open(object, source));
     return loaded_objects().back()->symbol(symbol);
 }

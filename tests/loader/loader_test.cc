@@ -126,9 +126,10 @@ TEST(Compiler, TheSameSourcesInAnotherFolderAreTheSameBuild) {
     fs::remove_all(dir);
     const std::string cache = dir + "/cache";
     auto copy_in = [&](const std::string& folder, int n, int m) {
-        fs::create_directories(dir + "/" + folder + "/inc");
+        fs::create_directories(dir + "/" + folder);
+        fs::create_directories(dir + "/" + folder + "-inc");  // beside the source's folder, not in it
         write(dir + "/" + folder, "shape.h", "constexpr int kN = " + std::to_string(n) + ";\n");
-        write(dir + "/" + folder + "/inc", "more.h", "constexpr int kM = " + std::to_string(m) + ";\n");
+        write(dir + "/" + folder + "-inc", "more.h", "constexpr int kM = " + std::to_string(m) + ";\n");
         return write(dir + "/" + folder, "k.cc", std::string(kHeader) + R"(#include "shape.h"
 #include "more.h"
 extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN + kM; }
@@ -136,10 +137,10 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN + k
     };
     const std::string a = copy_in("a", 8, 1), b = copy_in("b", 8, 1);
     KernelCompiler first(cache);
-    const std::string built = first.compile(a, BuildKind::Aiv, {dir + "/a/inc"});
+    const std::string built = first.compile(a, BuildKind::Aiv, {dir + "/a-inc"});
     EXPECT_EQ(first.compiled(), 1u);
     KernelCompiler second(cache);
-    EXPECT_EQ(second.compile(b, BuildKind::Aiv, {dir + "/b/inc"}), built);
+    EXPECT_EQ(second.compile(b, BuildKind::Aiv, {dir + "/b-inc"}), built);
     EXPECT_EQ(second.compiled(), 0u);
     // The object names no folder of either copy.
     std::string image;
@@ -148,26 +149,38 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN + k
         image.assign(std::istreambuf_iterator<char>(in), {});
     }
     EXPECT_EQ(image.find(dir + "/a"), std::string::npos);
-    EXPECT_NE(image.find(std::string(kSourceRootPlaceholder) + "/k.cc"), std::string::npos);
+    EXPECT_NE(image.find(std::string(kSourceRootPlaceholder) + "/0/k.cc"), std::string::npos);
     // Changed in b only: its header, then a header of its include folder, then
     // the flags (the core type): each another build.
     KernelCompiler third(cache);
     write(dir + "/b", "shape.h", "constexpr int kN = 9;\n");
-    const std::string header_changed = third.compile(b, BuildKind::Aiv, {dir + "/b/inc"});
+    const std::string header_changed = third.compile(b, BuildKind::Aiv, {dir + "/b-inc"});
     EXPECT_NE(header_changed, built);
-    write(dir + "/b/inc", "more.h", "constexpr int kM = 2;\n");
-    const std::string include_changed = third.compile(b, BuildKind::Aiv, {dir + "/b/inc"});
+    write(dir + "/b-inc", "more.h", "constexpr int kM = 2;\n");
+    const std::string include_changed = third.compile(b, BuildKind::Aiv, {dir + "/b-inc"});
     EXPECT_NE(include_changed, header_changed);
     EXPECT_NE(include_changed, built);
-    EXPECT_NE(third.compile(b, BuildKind::Aic, {dir + "/b/inc"}), include_changed);
+    EXPECT_NE(third.compile(b, BuildKind::Aic, {dir + "/b-inc"}), include_changed);
     EXPECT_EQ(third.compiled(), 3u);
     // a, unchanged, is not taken for b's last build (a key keeps the headers of
     // its last build only: a is built again).
-    const std::string a_again = third.compile(a, BuildKind::Aiv, {dir + "/a/inc"});
+    const std::string a_again = third.compile(a, BuildKind::Aiv, {dir + "/a-inc"});
     EXPECT_NE(a_again, include_changed);
     EXPECT_NE(a_again, header_changed);
-    EXPECT_EQ(third.compile(a, BuildKind::Aiv, {dir + "/a/inc"}), a_again);
+    EXPECT_EQ(third.compile(a, BuildKind::Aiv, {dir + "/a-inc"}), a_again);
     EXPECT_EQ(third.cached(), 1u);
+}
+
+TEST(Compiler, ASourcesRootsAreItsFolderAndIncludeFoldersNotInsideAnother) {
+    EXPECT_EQ(source_roots("/w/k/a.cc", {}), std::vector<std::string>{"/w/k"});
+    EXPECT_EQ(source_roots("/w/k/a.cc", {"/t/inc/", "/w/k/sub", "/w", "/t/inc"}),
+              (std::vector<std::string>{"/t/inc", "/w"}));
+    EXPECT_EQ(source_roots("/a.cc", {"/"}), std::vector<std::string>{});
+    const std::vector<std::string> roots = {"/w/k", "/t/inc"};
+    EXPECT_EQ(restore_source_root(std::string(kSourceRootPlaceholder) + "/1/x.h", roots), "/t/inc/x.h");
+    EXPECT_EQ(restore_source_root(std::string(kSourceRootPlaceholder) + "/2/x.h", roots),
+              std::string(kSourceRootPlaceholder) + "/2/x.h");
+    EXPECT_EQ(restore_source_root("/usr/include/x.h", roots), "/usr/include/x.h");
 }
 
 // An object built from one copy and loaded for another names the other's
