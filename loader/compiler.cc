@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +101,10 @@ bool unchanged(const Dependency& d, int64_t trusted_before) {
     if (now.size == d.size && now.mtime_ns == d.mtime_ns && d.mtime_ns < trusted_before) return true;
     return hash_dependency(d.path, &now) && now.hash == d.hash;
 }
+
+// How many builds of one key (one source and flags with different headers)
+// its manifest remembers.
+constexpr size_t kBuildsPerKey = 32;
 
 // How many kernels that could take the precompiled prelude a cache compiles
 // from their text before it builds the prelude.
@@ -563,23 +568,38 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     // dies or ranks, tests side by side) wait for the first one's object.
     const FileLock one_build(obj_dir + "/" + key + ".lock");
 
-    // The manifest of the last build of this key lists every header with its
-    // hash (and its stamp, which spares reading an unchanged header); the object
-    // is named by the key and the headers' hashes and paths together.
+    // The manifest of this key lists its last builds (newest first), each as a
+    // line "build WRITTEN_NS" and every header it included with its hash (and its
+    // stamp, which spares reading an unchanged header); an object is named by the
+    // key and its headers' hashes and paths together. One source built with
+    // different headers (another include folder, a generated header) keeps each.
     const std::string manifest_path = obj_dir + "/" + key + ".deps";
+    std::vector<std::string> builds;  // the manifest's entries, as written
     std::string manifest;
     uint64_t manifest_size = 0;
     int64_t manifest_mtime = 0;
     if (file_stamp(manifest_path, &manifest_size, &manifest_mtime) && read_file(manifest_path, &manifest)) {
-        bool current = true;
-        std::string names, line;
         std::istringstream lines(manifest);
+        for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("build ", 0) == 0 || builds.empty()) builds.emplace_back();
+            builds.back() += line + "\n";
+        }
+    }
+    for (const std::string& build : builds) {
+        std::istringstream lines(build);
+        std::string names, line;
+        int64_t written = manifest_mtime;  // a manifest of one build without the line: the file's time
+        bool current = true;
         while (current && std::getline(lines, line)) {
+            if (line.rfind("build ", 0) == 0) {
+                written = std::strtoll(line.c_str() + 6, nullptr, 10);
+                continue;
+            }
             Dependency d;
             current = parse_dependency(line, &d);
             names += d.name();
             d.path = restore_source_root(d.path, roots);
-            current = current && unchanged(d, manifest_mtime - 2000000000);
+            current = current && unchanged(d, written - 2000000000);
         }
         const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
         if (current && intact(so)) {
@@ -624,7 +644,8 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
         throw CompileError(output.empty() ? source + ": the compiler failed with status " + std::to_string(status)
                                           : output);
     }
-    manifest.clear();
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    manifest = "build " + std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()) + "\n";
     std::string names;
     for (const std::string& dep : dependencies(tmp + ".d")) {
         Dependency d;
@@ -637,6 +658,11 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
     record_sum(tmp + ".so", so);
     fs::rename(tmp + ".so", so);
+    for (size_t i = 0; i < builds.size() && i + 1 < kBuildsPerKey; ++i) {
+        if (builds[i].find('\n') != std::string::npos && builds[i].substr(builds[i].find('\n')) != manifest.substr(manifest.find('\n'))) {
+            manifest += builds[i];
+        }
+    }
     write_atomically(manifest_path, manifest);
     return so;
 }
