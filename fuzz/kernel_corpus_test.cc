@@ -30,7 +30,7 @@ using pfsim::test::slurp;
 using pfsim::test::tmp;
 
 const bool kCache = [] {
-    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     return true;
 }();
 
@@ -48,8 +48,8 @@ std::string expectation(const std::string& text) {
 
 // prefetch_demo's case file in a folder of its own, with `file` in the place its
 // name says; the case file's path. The sources `file` does not replace are the
-// shipped ones, named by absolute path: one object each for the whole corpus
-// (the compile cache keys on a source's path), not one per file.
+// shipped ones, named by absolute path: one object each for the whole corpus,
+// not one per file.
 std::string case_with(const std::string& file) {
     const std::string dir = tmp("corpus/" + fs::path(file).stem().string());
     fs::remove_all(dir);

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,6 +101,10 @@ bool unchanged(const Dependency& d, int64_t trusted_before) {
     if (now.size == d.size && now.mtime_ns == d.mtime_ns && d.mtime_ns < trusted_before) return true;
     return hash_dependency(d.path, &now) && now.hash == d.hash;
 }
+
+// How many builds of one key (one source and flags with different headers)
+// its manifest remembers.
+constexpr size_t kBuildsPerKey = 32;
 
 // How many kernels that could take the precompiled prelude a cache compiles
 // from their text before it builds the prelude.
@@ -256,6 +262,21 @@ std::vector<std::string> dependencies(const std::string& depfile) {
     return deps;
 }
 
+// `text` (a path, or a flag naming one) with the first of `roots` it names (the
+// folder or a path under it) written as that root's placeholder.
+std::string portable(const std::string& text, const std::vector<std::string>& roots) {
+    for (size_t i = 0; i < roots.size(); ++i) {
+        const std::string& root = roots[i];
+        for (size_t at = text.find(root); at != std::string::npos; at = text.find(root, at + 1)) {
+            const size_t end = at + root.size();
+            if (end == text.size() || text[end] == '/') {
+                return text.substr(0, at) + kSourceRootPlaceholder + "/" + std::to_string(i) + text.substr(end);
+            }
+        }
+    }
+    return text;
+}
+
 std::string default_cache_dir() {
     if (const char* d = std::getenv("PFSIM_CACHE_DIR"); d && *d) return d;
     if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::string(d) + "/pfsim";
@@ -266,6 +287,38 @@ std::string default_cache_dir() {
 }  // namespace
 
 int run_tool(const std::vector<std::string>& argv, std::string* output) { return run(argv, output); }
+
+const char kSourceRootPlaceholder[] = "/pfsim-source-root";
+
+std::vector<std::string> source_roots(const std::string& source, const std::vector<std::string>& include_dirs) {
+    std::vector<std::string> folders = {fs::absolute(source).lexically_normal().parent_path().string()};
+    for (const std::string& d : include_dirs) folders.push_back(fs::absolute(d).lexically_normal().string());
+    for (std::string& f : folders) {
+        while (f.size() > 1 && f.back() == '/') f.pop_back();
+    }
+    auto holds = [](const std::string& outer, const std::string& inner) {  // a strict ancestor
+        return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/';
+    };
+    std::vector<std::string> roots;
+    for (size_t i = 0; i < folders.size(); ++i) {
+        bool outermost = folders[i] != "/";
+        for (size_t j = 0; j < folders.size() && outermost; ++j) {
+            if (folders[j] != "/" && (holds(folders[j], folders[i]) || (j < i && folders[j] == folders[i]))) outermost = false;
+        }
+        if (outermost) roots.push_back(folders[i]);
+    }
+    return roots;
+}
+
+std::string restore_source_root(const std::string& path, const std::vector<std::string>& roots) {
+    const std::string placeholder = kSourceRootPlaceholder;
+    if (path.rfind(placeholder + "/", 0) != 0) return path;
+    size_t end = placeholder.size() + 1;
+    size_t i = 0;
+    for (; end < path.size() && std::isdigit(static_cast<unsigned char>(path[end])); ++end) i = i * 10 + (path[end] - '0');
+    if (end == placeholder.size() + 1 || i >= roots.size() || (end < path.size() && path[end] != '/')) return path;
+    return roots[i] + path.substr(end);
+}
 
 std::string with_block_local_per_core(const std::string& text, const std::string& source, const std::string& abs) {
     if (text.find("[[block_local]]") == std::string::npos) return "";
@@ -495,8 +548,16 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     const std::string rewritten = with_block_local_per_core(text, source, abs);
     std::vector<std::string> cmd = command(kind, include_dirs);
     if (!rewritten.empty()) cmd.push_back("-iquote" + fs::path(abs).parent_path().string());
-    std::string key_text = compiler_identity() + '\0' + abs + '\0' + sha256_of(text) + '\0';
-    for (const std::string& a : cmd) key_text += a + '\0';
+    // Paths under the source's roots enter the key, the manifest and the object
+    // as placeholders (the object through -ffile-prefix-map): a copy of the
+    // same sources in other folders (another sandbox, another temporary
+    // folder) is the same build.
+    const std::vector<std::string> roots = source_roots(abs, include_dirs);
+    std::string key_text = compiler_identity() + '\0' + portable(abs, roots) + '\0' + sha256_of(text) + '\0';
+    for (const std::string& a : cmd) key_text += portable(a, roots) + '\0';
+    for (size_t i = 0; i < roots.size(); ++i) {  // no root lies in another: one map at most matches a path
+        cmd.push_back("-ffile-prefix-map=" + roots[i] + "/=" + kSourceRootPlaceholder + "/" + std::to_string(i) + "/");
+    }
     for (const std::string& a : user_code::kLinkFlags) key_text += a + '\0';
     const std::string key = sha256_of(key_text);
     const std::string obj_dir = cache_dir_ + "/obj";
@@ -507,21 +568,38 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     // dies or ranks, tests side by side) wait for the first one's object.
     const FileLock one_build(obj_dir + "/" + key + ".lock");
 
-    // The manifest of the last build of this key lists every header with its
-    // hash (and its stamp, which spares reading an unchanged header); the object
-    // is named by the key and the headers' hashes and paths together.
+    // The manifest of this key lists its last builds (newest first), each as a
+    // line "build WRITTEN_NS" and every header it included with its hash (and its
+    // stamp, which spares reading an unchanged header); an object is named by the
+    // key and its headers' hashes and paths together. One source built with
+    // different headers (another include folder, a generated header) keeps each.
     const std::string manifest_path = obj_dir + "/" + key + ".deps";
+    std::vector<std::string> builds;  // the manifest's entries, as written
     std::string manifest;
     uint64_t manifest_size = 0;
     int64_t manifest_mtime = 0;
     if (file_stamp(manifest_path, &manifest_size, &manifest_mtime) && read_file(manifest_path, &manifest)) {
-        bool current = true;
-        std::string names, line;
         std::istringstream lines(manifest);
+        for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("build ", 0) == 0 || builds.empty()) builds.emplace_back();
+            builds.back() += line + "\n";
+        }
+    }
+    for (const std::string& build : builds) {
+        std::istringstream lines(build);
+        std::string names, line;
+        int64_t written = manifest_mtime;  // a manifest of one build without the line: the file's time
+        bool current = true;
         while (current && std::getline(lines, line)) {
+            if (line.rfind("build ", 0) == 0) {
+                written = std::strtoll(line.c_str() + 6, nullptr, 10);
+                continue;
+            }
             Dependency d;
-            current = parse_dependency(line, &d) && unchanged(d, manifest_mtime - 2000000000);
+            current = parse_dependency(line, &d);
             names += d.name();
+            d.path = restore_source_root(d.path, roots);
+            current = current && unchanged(d, written - 2000000000);
         }
         const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
         if (current && intact(so)) {
@@ -566,11 +644,13 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
         throw CompileError(output.empty() ? source + ": the compiler failed with status " + std::to_string(status)
                                           : output);
     }
-    manifest.clear();
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    manifest = "build " + std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()) + "\n";
     std::string names;
     for (const std::string& dep : dependencies(tmp + ".d")) {
         Dependency d;
         if (dep == abs || dep == compiled || !hash_dependency(dep, &d)) continue;
+        d.path = portable(fs::path(dep).lexically_normal().string(), roots);
         manifest += d.line();
         names += d.name();
     }
@@ -578,6 +658,11 @@ std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
     const std::string so = obj_dir + "/" + sha256_of(key + names) + ".so";
     record_sum(tmp + ".so", so);
     fs::rename(tmp + ".so", so);
+    for (size_t i = 0; i < builds.size() && i + 1 < kBuildsPerKey; ++i) {
+        if (builds[i].find('\n') != std::string::npos && builds[i].substr(builds[i].find('\n')) != manifest.substr(manifest.find('\n'))) {
+            manifest += builds[i];
+        }
+    }
     write_atomically(manifest_path, manifest);
     return so;
 }

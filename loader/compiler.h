@@ -84,6 +84,16 @@ std::string with_block_local_per_core(const std::string& text, const std::string
 // any other kernel is compiled from its text alone.
 bool takes_precompiled_prelude(const std::string& text);
 
+// A source's roots: its folder and its include folders, less any that lies in
+// another, in that order ("/" is none). Paths under root i reach the compile
+// cache's key and the object's debug information and __FILE__ as
+// kSourceRootPlaceholder/i, so that the same sources in other folders (a
+// sandbox, a temporary copy) are the same build; restore_source_root() gives
+// a path the object names back its folder.
+extern const char kSourceRootPlaceholder[];
+std::vector<std::string> source_roots(const std::string& source, const std::vector<std::string>& include_dirs);
+std::string restore_source_root(const std::string& path, const std::vector<std::string>& roots);
+
 std::string unpack_embedded(const std::string& root, const std::string& tree,
                             const std::vector<EmbeddedFile>& extra = {});
 

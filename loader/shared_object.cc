@@ -14,6 +14,8 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include "base/atomic_file.h"
+#include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/compiler.h"
 #include "pfsim_kernel_abi.h"
@@ -32,6 +34,17 @@ std::vector<std::shared_ptr<SharedObject>>& loaded_objects() {
 std::set<std::string>& kernel_objects() {
     static std::set<std::string> paths;
     return paths;
+}
+
+// Per loaded object, the source it was loaded for and that source's roots
+// (loader/compiler.h), which the object's debug information names by placeholder.
+struct LoadedFrom {
+    std::string source;
+    std::vector<std::string> roots;
+};
+std::map<std::string, LoadedFrom>& loaded_from() {
+    static std::map<std::string, LoadedFrom> objects;
+    return objects;
 }
 
 long lines_in(const std::string& file) {
@@ -94,7 +107,9 @@ std::vector<std::string> source_lines_of(const std::vector<std::vector<void*>>& 
                 continue;
             }
             const std::string where = line.substr(0, line.find(' ') == std::string::npos ? line.size() : line.find(' '));
-            const std::string file = where.substr(0, where.rfind(':'));
+            const auto from = loaded_from().find(object);
+            const std::string file =
+                restore_source_root(where.substr(0, where.rfind(':')), from == loaded_from().end() ? std::vector<std::string>{} : from->second.roots);
             const long number = std::strtol(where.c_str() + where.rfind(':') + 1, nullptr, 10);
             if (file.find("/include-") != std::string::npos || file.rfind("/usr/", 0) == 0) continue;
             // -O2 line tables can give out-of-line template code a line of the
@@ -224,13 +239,30 @@ std::vector<std::string> undefined_symbols(const std::string& path) {
 
 void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind kind, const std::string& symbol,
                   const std::vector<std::string>& include_dirs) {
-    loaded_objects().push_back(SharedObject::open(compiler.compile(source, kind, include_dirs), source));
+    std::string object = compiler.compile(source, kind, include_dirs);
+    const std::string abs = fs::absolute(source).lexically_normal().string();
+    auto it = loaded_from().find(object);
+    if (it != loaded_from().end() && it->second.source != abs) {
+        // The same build of another copy of these sources is loaded: dlopen would
+        // give back its handle, and the two would share their statics. This one
+        // loads its own copy of the object, as a build of its own would be.
+        const std::string own = object + "." + sha256_hex(reinterpret_cast<const uint8_t*>(abs.data()), abs.size()).substr(0, 16) + ".so";
+        if (!fs::exists(own)) {
+            const std::string tmp = temporary_name(own);
+            fs::copy_file(object, tmp, fs::copy_options::overwrite_existing);
+            fs::rename(tmp, own);
+        }
+        object = own;
+    }
+    loaded_from()[object] = {abs, source_roots(abs, include_dirs)};
+    loaded_objects().push_back(SharedObject::open(object, source));
     return loaded_objects().back()->symbol(symbol);
 }
 
 void unload_kernels() {
     user_code::clear_code_ranges();
     known_lines().clear();
+    loaded_from().clear();
     for (const std::shared_ptr<SharedObject>& object : loaded_objects()) object->close();
     loaded_objects().clear();
 }

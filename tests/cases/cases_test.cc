@@ -20,9 +20,9 @@ using pfsim::test::pfsim;
 using pfsim::test::Result;
 using pfsim::test::tmp;
 
-// Every run in this test shares one compile cache.
+// Every run in this test shares the tests' compile cache.
 const bool kCache = [] {
-    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     return true;
 }();
 
@@ -502,7 +502,7 @@ TEST(Compile, AMissingCompilerOrAnUnwritableCacheIsNamed) {
     setenv("PFSIM_CACHE_DIR", "/proc/pfsim-cache", 1);
     const Result cache = pfsim("compile " + src);
     const Result check = pfsim("check");
-    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     EXPECT_EQ(cache.status, 2);
     EXPECT_NE(cache.err.find("/proc/pfsim-cache"), std::string::npos) << cache.err;
     EXPECT_EQ(check.status, 2);
@@ -513,6 +513,8 @@ TEST(Compile, AMissingCompilerOrAnUnwritableCacheIsNamed) {
 TEST(Compile, BuildsThroughTheCacheAndReportsTheCompilersErrors) {
     const std::string dir = tmp("compile");
     const std::string src = put(dir + "/k.cpp", kUserKernel);
+    fs::remove_all(dir + "/cache");  // a cold cache of its own
+    setenv("PFSIM_CACHE_DIR", (dir + "/cache").c_str(), 1);
     const Result first = pfsim("compile " + src + " --core aic --json");
     ASSERT_EQ(first.status, 0) << first.err;
     EXPECT_FALSE(json_of(first)["sources"][0]["cached"].get<bool>());
@@ -526,6 +528,7 @@ TEST(Compile, BuildsThroughTheCacheAndReportsTheCompilersErrors) {
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("bad.cpp:17:"), std::string::npos) << r.err;
     const Result usage = pfsim("compile " + src + " --core gpu");
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     EXPECT_EQ(usage.status, 2);
     EXPECT_NE(usage.err.find("--core takes aiv or aic, not 'gpu'"), std::string::npos) << usage.err;
 }

@@ -117,6 +117,103 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN; }
     EXPECT_EQ(c.compiled(), 2u);
 }
 
+// The compile cache is keyed by what is compiled, not by where: the same sources
+// in another folder (another sandbox of a test, another temporary copy) are the
+// same build, and any change of the source, of a header it includes (its own or
+// one from an include folder) or of the flags is another.
+TEST(Compiler, TheSameSourcesInAnotherFolderAreTheSameBuild) {
+    const std::string dir = scratch("moved");
+    fs::remove_all(dir);
+    const std::string cache = dir + "/cache";
+    auto copy_in = [&](const std::string& folder, int n, int m) {
+        fs::create_directories(dir + "/" + folder);
+        fs::create_directories(dir + "/" + folder + "-inc");  // beside the source's folder, not in it
+        write(dir + "/" + folder, "shape.h", "constexpr int kN = " + std::to_string(n) + ";\n");
+        write(dir + "/" + folder + "-inc", "more.h", "constexpr int kM = " + std::to_string(m) + ";\n");
+        return write(dir + "/" + folder, "k.cc", std::string(kHeader) + R"(#include "shape.h"
+#include "more.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN + kM; }
+)");
+    };
+    const std::string a = copy_in("a", 8, 1), b = copy_in("b", 8, 1);
+    KernelCompiler first(cache);
+    const std::string built = first.compile(a, BuildKind::Aiv, {dir + "/a-inc"});
+    EXPECT_EQ(first.compiled(), 1u);
+    KernelCompiler second(cache);
+    EXPECT_EQ(second.compile(b, BuildKind::Aiv, {dir + "/b-inc"}), built);
+    EXPECT_EQ(second.compiled(), 0u);
+    // The object names no folder of either copy.
+    std::string image;
+    {
+        std::ifstream in(built, std::ios::binary);
+        image.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    EXPECT_EQ(image.find(dir + "/a"), std::string::npos);
+    EXPECT_NE(image.find(std::string(kSourceRootPlaceholder) + "/0/k.cc"), std::string::npos);
+    // Changed in b only: its header, then a header of its include folder, then
+    // the flags (the core type): each another build.
+    KernelCompiler third(cache);
+    write(dir + "/b", "shape.h", "constexpr int kN = 9;\n");
+    const std::string header_changed = third.compile(b, BuildKind::Aiv, {dir + "/b-inc"});
+    EXPECT_NE(header_changed, built);
+    write(dir + "/b-inc", "more.h", "constexpr int kM = 2;\n");
+    const std::string include_changed = third.compile(b, BuildKind::Aiv, {dir + "/b-inc"});
+    EXPECT_NE(include_changed, header_changed);
+    EXPECT_NE(include_changed, built);
+    EXPECT_NE(third.compile(b, BuildKind::Aic, {dir + "/b-inc"}), include_changed);
+    EXPECT_EQ(third.compiled(), 3u);
+    // a, unchanged, is still its first build: a key remembers each of its
+    // builds, not only its last.
+    EXPECT_EQ(third.compile(a, BuildKind::Aiv, {dir + "/a-inc"}), built);
+    EXPECT_EQ(third.compiled(), 3u);
+    EXPECT_EQ(third.cached(), 1u);
+}
+
+TEST(Compiler, ASourcesRootsAreItsFolderAndIncludeFoldersNotInsideAnother) {
+    EXPECT_EQ(source_roots("/w/k/a.cc", {}), std::vector<std::string>{"/w/k"});
+    EXPECT_EQ(source_roots("/w/k/a.cc", {"/t/inc/", "/w/k/sub", "/w", "/t/inc"}),
+              (std::vector<std::string>{"/t/inc", "/w"}));
+    EXPECT_EQ(source_roots("/a.cc", {"/"}), std::vector<std::string>{});
+    const std::vector<std::string> roots = {"/w/k", "/t/inc"};
+    EXPECT_EQ(restore_source_root(std::string(kSourceRootPlaceholder) + "/1/x.h", roots), "/t/inc/x.h");
+    EXPECT_EQ(restore_source_root(std::string(kSourceRootPlaceholder) + "/2/x.h", roots),
+              std::string(kSourceRootPlaceholder) + "/2/x.h");
+    EXPECT_EQ(restore_source_root("/usr/include/x.h", roots), "/usr/include/x.h");
+}
+
+// An object built from one copy and loaded for another names the other's
+// source in a kernel's lines, also when the first copy is gone; and two copies
+// loaded at once are two objects (dlopen would otherwise share one, statics
+// and all).
+TEST(Compiler, AnObjectBuiltForAnotherCopyNamesTheLoadedSourcesLines) {
+    const std::string dir = scratch("moved_lines");
+    fs::remove_all(dir);
+    const std::string text = std::string(kHeader) + R"(
+static int64_t calls = 0;
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = ++calls; }
+)";
+    fs::create_directories(dir + "/a");
+    fs::create_directories(dir + "/b");
+    KernelCompiler c(dir + "/cache");
+    c.compile(write(dir + "/a", "k.cc", text), BuildKind::Aiv);
+    fs::remove_all(dir + "/a");
+    const std::string b = write(dir + "/b", "k.cc", text);
+    auto* entry = reinterpret_cast<void (*)(int64_t*)>(load_symbol(c, b, BuildKind::Aiv, "kernel_entry"));
+    EXPECT_EQ(c.compiled(), 1u);
+    ASSERT_NE(kernel_source_line, nullptr);
+    EXPECT_EQ(kernel_source_line({reinterpret_cast<char*>(entry) + 1}), "k.cc:9");
+    fs::create_directories(dir + "/a");
+    const std::string a = write(dir + "/a", "k.cc", text);
+    auto* other = reinterpret_cast<void (*)(int64_t*)>(load_symbol(c, a, BuildKind::Aiv, "kernel_entry"));
+    EXPECT_EQ(c.compiled(), 1u);
+    EXPECT_NE(other, entry);
+    int64_t out = 0;
+    entry(&out);
+    other(&out);
+    EXPECT_EQ(out, 1);  // its own `calls`
+    unload_kernels();
+}
+
 // A cached build's headers are vouched for by their size and modification
 // time once they are older than the build (two seconds' margin); a header
 // whose stamp changed is hashed again.

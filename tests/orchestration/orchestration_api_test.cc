@@ -22,7 +22,7 @@ using pfsim::test::Result;
 using pfsim::test::tmp;
 
 const bool kCache = [] {
-    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     return true;
 }();
 

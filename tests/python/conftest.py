@@ -20,8 +20,8 @@ def marked_line(path, marker):
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
-    """One copy of vector_chain's kernels for the scenes that run them unedited: compiled once for all (the
-    compile cache keys on a source's path), each scene in a folder of its own inside it."""
+    """One copy of vector_chain's kernels for the scenes that run them unedited: copied and loaded once
+    for all, each scene in a folder of its own inside it."""
     folder = tmp_path_factory.mktemp("shared")
     shutil.copytree(os.path.join(CASES, "vector_chain", "kernels"), folder / "kernels")
     return folder

@@ -4,7 +4,10 @@
 set -eu
 pfsim=$1
 shift
-export PFSIM_CACHE_DIR="${TEST_TMPDIR:-/tmp}/pfsim-cache"
+# The compile cache every test shares and keeps across runs (docs/testing.md,
+# "The compile cache across runs"): pfsim's own default when HOME is unset, as
+# under Bazel. A kernel no change reached is not compiled again.
+export PFSIM_CACHE_DIR="/tmp/pfsim-cache-$(id -u)"
 export PYTHONDONTWRITEBYTECODE=1
 exec "$pfsim" test "$@" -p no:cacheprovider -q -rfE \
     ${XML_OUTPUT_FILE:+--junitxml="$XML_OUTPUT_FILE"}

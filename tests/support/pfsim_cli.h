@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +20,11 @@ inline std::string tmp(const std::string& name) {
     const char* dir = std::getenv("TEST_TMPDIR");
     return std::string(dir ? dir : "/tmp") + "/" + name;
 }
+
+// The compile cache tests share and keep across runs (docs/testing.md, "The
+// compile cache across runs"): pfsim's default when HOME is unset, as under Bazel.
+// A test of the cache itself, or of a cold one, takes a folder of its own.
+inline std::string shared_cache() { return "/tmp/pfsim-cache-" + std::to_string(getuid()); }
 
 inline std::string slurp(const std::string& path) {
     std::ifstream in(path);
