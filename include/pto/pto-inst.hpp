@@ -249,7 +249,9 @@ public:
     }
     PFSIM_TILE_COMPUTE int GetValidRow() const { return valid_rows_; }
     PFSIM_TILE_COMPUTE int GetValidCol() const { return valid_cols_; }
-    // Element (r, c) in the tile's block layout.
+    // Element (r, c) in the tile's block layout: data()[r * kRowStep + c * kColStep].
+    static constexpr int64_t kRowStep = BL == BLayout::RowMajor ? Cols : 1;
+    static constexpr int64_t kColStep = BL == BLayout::RowMajor ? 1 : Rows;
     PFSIM_TILE_COMPUTE T& at(int r, int c) const { return BL == BLayout::RowMajor ? data()[r * Cols + c] : data()[c * Rows + r]; }
 
 private:
@@ -308,9 +310,35 @@ PFSIM_TILE_COMPUTE inline void in_blocks(int64_t rows, int64_t cols, F f) {
     }
 }
 
+// dst[r * kDr + c * kDc] = src[r * kSr + c * kSc] for every r < rows and c < cols,
+// byte for byte, in in_blocks' order of 8 x 8 blocks; a whole block's 64 moves
+// have their offsets known at compile time (in_blocks' per-element call found
+// the tile's place again for every element).
+template <typename T, int64_t kDr, int64_t kDc, int64_t kSr, int64_t kSc>
+PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, int64_t cols) {
+    for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+        for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+            T* const d = dst + r0 * kDr + c0 * kDc;
+            const T* const s = src + r0 * kSr + c0 * kSc;
+            if (r0 + 8 <= rows && c0 + 8 <= cols) {
+#pragma GCC unroll 8
+                for (int64_t r = 0; r < 8; ++r) {
+#pragma GCC unroll 8
+                    for (int64_t c = 0; c < 8; ++c) std::memcpy(d + r * kDr + c * kDc, s + r * kSr + c * kSc, sizeof(T));
+                }
+                continue;
+            }
+            const int64_t nr = rows - r0 < 8 ? rows - r0 : 8, nc = cols - c0 < 8 ? cols - c0 : 8;
+            for (int64_t r = 0; r < nr; ++r) {
+                for (int64_t c = 0; c < nc; ++c) std::memcpy(d + r * kDr + c * kDc, s + r * kSr + c * kSc, sizeof(T));
+            }
+        }
+    }
+}
+
 // One instruction's GM transfers. move: bytes back to back in the tile and in
 // GM. staged_rows: `rows` runs of `cols` elements, each back to back in GM,
-// element (r, c) of them element(r, c) of the tile, gathered into one staging
+// element (r, c) of them the tile's element (r, c), gathered into one staging
 // run for a store, scattered from it after a load. staged: `n` tile elements back to back in GM but not in the tile
 // (element(i) is the i-th), gathered into a staging run for a store,
 // scattered from it after a load.
@@ -344,16 +372,18 @@ public:
         move(gm, run, staging_.size());
         for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), run + i * sizeof(T), sizeof(T));
     }
-    template <typename Place, typename Element>
-    PFSIM_TILE_COMPUTE void staged_rows(int64_t rows, int64_t cols, Place place, Element element) {
-        const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
+    template <typename TileT, typename Place>
+    PFSIM_TILE_COMPUTE void staged_rows(TileT& tile, int64_t rows, int64_t cols, Place place) {
+        if (rows == 0 || cols == 0) return;
+        // Row r of the run at first + r * TileT::cols (a compile-time step, as the tile's).
+        constexpr int64_t kRun = TileT::cols, kTr = TileT::kRowStep, kTc = TileT::kColStep;
         // (Not staging_: a vector's zero fill is instrumented code, a hook per byte.)
-        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(rows) * row_bytes]);
-        uint8_t* const first = run.get();
-        auto staged = [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { return first + (r * cols + c) * sizeof(T); };
-        if (kStore) in_blocks(rows, cols, [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { std::memcpy(staged(r, c), &element(r, c), sizeof(T)); });
-        for (int64_t r = 0; r < rows; ++r) move(place(r), staged(r, 0), row_bytes);
-        if (!kStore) in_blocks(rows, cols, [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { std::memcpy(&element(r, c), staged(r, c), sizeof(T)); });
+        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(rows) * kRun * sizeof(T)]);
+        T* const first = reinterpret_cast<T*>(run.get());
+        if (kStore) copy_blocks<T, kRun, 1, kTr, kTc>(first, tile.data(), rows, cols);
+        const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
+        for (int64_t r = 0; r < rows; ++r) move(place(r), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
+        if (!kStore) copy_blocks<T, kTr, kTc, kRun, 1>(tile.data(), first, rows, cols);
     }
 
 private:
@@ -457,8 +487,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     if constexpr (kColMajor) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
-        mover.staged_rows(rows, cols, [&](int64_t r) { return row_address(r, row_bytes); },
-                          [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+        mover.staged_rows(tile, rows, cols, [&](int64_t r) { return row_address(r, row_bytes); });
         return;
     }
     const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
@@ -670,14 +699,18 @@ PFSIM_TILE_COMPUTE void move_between(const char* instruction, D& dst, const S& s
     if (row < 0 || col < 0 || row + dst.GetValidRow() > S::rows || col + dst.GetValidCol() > S::cols) {
         fail(instruction, "the part taken lies outside the source tile");
     }
-    in_blocks(dst.GetValidRow(), dst.GetValidCol(), [&](int64_t r64, int64_t c64) PFSIM_TILE_COMPUTE {
-        const int r = static_cast<int>(r64), c = static_cast<int>(c64);
-        if constexpr (std::is_same_v<TD, TS>) {
-            dst.at(r, c) = src.at(row + r, col + c);
-        } else {
-            dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
+    if constexpr (std::is_same_v<TD, TS>) {
+        if (dst.GetValidRow() > 0 && dst.GetValidCol() > 0) {
+            const TS* const from = src.data() + row * S::kRowStep + col * S::kColStep;
+            copy_blocks<TD, D::kRowStep, D::kColStep, S::kRowStep, S::kColStep>(dst.data(), from, dst.GetValidRow(),
+                                                                                dst.GetValidCol());
         }
-    });
+    } else {
+        in_blocks(dst.GetValidRow(), dst.GetValidCol(), [&](int64_t r64, int64_t c64) PFSIM_TILE_COMPUTE {
+            const int r = static_cast<int>(r64), c = static_cast<int>(c64);
+            dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
+        });
+    }
     pfsim::current_core().move_local(S::buffer(), D::buffer(), D::kBytes);
 }
 }  // namespace detail
