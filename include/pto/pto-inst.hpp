@@ -106,7 +106,7 @@ struct GmPlace {
     uint64_t gm;
     bool around_l2;
 };
-inline GmPlace gm_place(const char* instruction, const volatile void* p, uint64_t bytes) {
+PFSIM_TILE_COMPUTE inline GmPlace gm_place(const char* instruction, const volatile void* p, uint64_t bytes) {
     pfsim::CoreOps& core = pfsim::current_core();
     const uint64_t gm = core.gm_address(p, bytes);
     if (gm != pfsim::CoreOps::kNotGm) return {gm, false};
@@ -149,9 +149,11 @@ public:
     explicit GlobalTensor(__gm__ Element* data, const ShapeT& shape = ShapeT(), const StrideT& stride = StrideT())
         : data_(data), shape_(shape), stride_(stride) {}
 
-    __gm__ Element* data() const { return data_; }
-    int64_t GetShape(int dim) const { return shape_.values[dim]; }
-    int64_t GetStride(int dim) const { return stride_.values[dim]; }
+    // (The view's own fields are the kernel's, never GM: out of the per-access
+    // instrumentation, so that a TLOAD's per-row address calls no hook.)
+    PFSIM_TILE_COMPUTE __gm__ Element* data() const { return data_; }
+    PFSIM_TILE_COMPUTE int64_t GetShape(int dim) const { return shape_.values[dim]; }
+    PFSIM_TILE_COMPUTE int64_t GetStride(int dim) const { return stride_.values[dim]; }
     int64_t elements() const {
         int64_t n = 1;
         for (int64_t d : shape_.values) n *= d;
@@ -159,7 +161,7 @@ public:
     }
     // The GM place of element (i0, i1, i2, i3, 0), checked to lie in GM (or its
     // uncached alias) with `bytes` after it.
-    detail::GmPlace gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
+    PFSIM_TILE_COMPUTE detail::GmPlace gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
         int64_t offset = 0;
         for (int k = 0; k < 4; ++k) offset += index[k] * stride_.values[k];
         return detail::gm_place(instruction, data_ + offset, bytes);
@@ -464,7 +466,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
     Mover<kStore, T, kAtomic, typename GlobalT::DType> mover(instruction);
     // Tile row r's place in GM: r unravelled over dimensions 0..3.
-    auto row_address = [&](int64_t r, uint64_t bytes) {
+    auto row_address = [&](int64_t r, uint64_t bytes) PFSIM_TILE_COMPUTE {
         int64_t index[4], rest = r;
         for (int k = 3; k >= 0; --k) {
             index[k] = rest % global.GetShape(k);
