@@ -620,17 +620,24 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     Acc* const left = widened.get();
     Acc* const right = left + mk;
     Acc* const acc = right + kn;  // kBlock rows of results
+    // The tiles' elements by their compile-time steps (at() found each tile's place per
+    // element); each tile's place asked for only where a loop below touches it.
+    const bool some = m_valid > 0 && n_valid > 0;
+    const TA* const in_a = mk ? a.data() : nullptr;
+    const TA* const in_b = kn ? b.data() : nullptr;
+    const auto* const in_c = c_in && some ? c_in->data() : nullptr;
+    auto* const out = some ? c.data() : nullptr;
     for (int m = 0; m < m_valid; ++m) {
-        for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(a.at(m, k)));
+        for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(in_a[m * A::kRowStep + k * A::kColStep]));
     }
     for (int k = 0; k < k_valid; ++k) {
-        for (int n = 0; n < n_valid; ++n) right[k * n_valid + n] = static_cast<Acc>(widen(b.at(k, n)));
+        for (int n = 0; n < n_valid; ++n) right[k * n_valid + n] = static_cast<Acc>(widen(in_b[k * B::kRowStep + n * B::kColStep]));
     }
     for (int m = 0; m < m_valid;) {
         const int rows = m + kBlock <= m_valid ? kBlock : 1;
         for (int r = 0; r < rows; ++r) {
             for (int n = 0; n < n_valid; ++n) {
-                acc[r * n_valid + n] = c_in ? static_cast<Acc>(c_in->at(m + r, n)) : Acc{0};
+                acc[r * n_valid + n] = in_c ? static_cast<Acc>(in_c[(m + r) * CI::kRowStep + n * CI::kColStep]) : Acc{0};
             }
         }
         const Acc* const row = left + static_cast<size_t>(m) * k_valid;
@@ -655,7 +662,7 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
             for (int j = 0; j < n_valid; ++j) {
                 Acc sum = acc_r[j];
                 if (bias) sum += static_cast<Acc>(widen(bias->at(0, j)));
-                c.at(m + r, j) = narrow<typename C::DType>(sum);
+                out[(m + r) * C::kRowStep + j * C::kColStep] = narrow<typename C::DType>(sum);
             }
         }
         m += rows;
