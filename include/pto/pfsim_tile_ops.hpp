@@ -31,11 +31,17 @@ constexpr void vector_type_check() {
     static_assert(is_float_v<T> || is_int_v<T>, "a vector instruction on a tile of neither float nor integer elements");
 }
 
-// dst(r, c) = f(r, c) over dst's valid region.
+// dst(r, c) = f(r, c) over dst's valid region. (dst's place found once, after the
+// first f as at() found it then, not per element.)
 template <typename D, typename F>
 PFSIM_TILE_COMPUTE inline void for_valid(D& dst, F f) {
+    typename D::DType* out = nullptr;
     for (int r = 0; r < dst.GetValidRow(); ++r) {
-        for (int c = 0; c < dst.GetValidCol(); ++c) dst.at(r, c) = f(r, c);
+        for (int c = 0; c < dst.GetValidCol(); ++c) {
+            const auto v = f(r, c);
+            if (!out) out = dst.data();
+            out[r * D::kRowStep + c * D::kColStep] = v;
+        }
     }
 }
 
@@ -65,8 +71,12 @@ PFSIM_TILE_COMPUTE inline float rsqrt(float x) { return 1.0f / std::sqrt(x); }
         static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only");          \
         detail::same_valid(#NAME, dst, a);                                                        \
         detail::same_valid(#NAME, dst, b);                                                        \
-        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                                                \
-            const auto x = detail::widen(a.at(r, c)), y = detail::widen(b.at(r, c));             \
+        const T* in_a = nullptr;                                                                  \
+        const T* in_b = nullptr;                                                                  \
+        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                             \
+            if (!in_a) in_a = a.data(), in_b = b.data();                                          \
+            const auto x = detail::widen(in_a[r * A::kRowStep + c * A::kColStep]);                \
+            const auto y = detail::widen(in_b[r * B::kRowStep + c * B::kColStep]);                \
             return detail::narrow<T>(EXPR);                                                       \
         });                                                                                       \
         pfsim::current_core().COST(3 * D::kBytes);                                                \

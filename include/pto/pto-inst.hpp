@@ -106,7 +106,7 @@ struct GmPlace {
     uint64_t gm;
     bool around_l2;
 };
-inline GmPlace gm_place(const char* instruction, const volatile void* p, uint64_t bytes) {
+PFSIM_TILE_COMPUTE inline GmPlace gm_place(const char* instruction, const volatile void* p, uint64_t bytes) {
     pfsim::CoreOps& core = pfsim::current_core();
     const uint64_t gm = core.gm_address(p, bytes);
     if (gm != pfsim::CoreOps::kNotGm) return {gm, false};
@@ -149,9 +149,11 @@ public:
     explicit GlobalTensor(__gm__ Element* data, const ShapeT& shape = ShapeT(), const StrideT& stride = StrideT())
         : data_(data), shape_(shape), stride_(stride) {}
 
-    __gm__ Element* data() const { return data_; }
-    int64_t GetShape(int dim) const { return shape_.values[dim]; }
-    int64_t GetStride(int dim) const { return stride_.values[dim]; }
+    // (The view's own fields are the kernel's, never GM: out of the per-access
+    // instrumentation, so that a TLOAD's per-row address calls no hook.)
+    PFSIM_TILE_COMPUTE __gm__ Element* data() const { return data_; }
+    PFSIM_TILE_COMPUTE int64_t GetShape(int dim) const { return shape_.values[dim]; }
+    PFSIM_TILE_COMPUTE int64_t GetStride(int dim) const { return stride_.values[dim]; }
     int64_t elements() const {
         int64_t n = 1;
         for (int64_t d : shape_.values) n *= d;
@@ -159,7 +161,7 @@ public:
     }
     // The GM place of element (i0, i1, i2, i3, 0), checked to lie in GM (or its
     // uncached alias) with `bytes` after it.
-    detail::GmPlace gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
+    PFSIM_TILE_COMPUTE detail::GmPlace gm_address(const char* instruction, const int64_t index[4], uint64_t bytes) const {
         int64_t offset = 0;
         for (int k = 0; k < 4; ++k) offset += index[k] * stride_.values[k];
         return detail::gm_place(instruction, data_ + offset, bytes);
@@ -249,7 +251,9 @@ public:
     }
     PFSIM_TILE_COMPUTE int GetValidRow() const { return valid_rows_; }
     PFSIM_TILE_COMPUTE int GetValidCol() const { return valid_cols_; }
-    // Element (r, c) in the tile's block layout.
+    // Element (r, c) in the tile's block layout: data()[r * kRowStep + c * kColStep].
+    static constexpr int64_t kRowStep = BL == BLayout::RowMajor ? Cols : 1;
+    static constexpr int64_t kColStep = BL == BLayout::RowMajor ? 1 : Rows;
     PFSIM_TILE_COMPUTE T& at(int r, int c) const { return BL == BLayout::RowMajor ? data()[r * Cols + c] : data()[c * Rows + r]; }
 
 private:
@@ -308,9 +312,35 @@ PFSIM_TILE_COMPUTE inline void in_blocks(int64_t rows, int64_t cols, F f) {
     }
 }
 
+// dst[r * kDr + c * kDc] = src[r * kSr + c * kSc] for every r < rows and c < cols,
+// byte for byte, in in_blocks' order of 8 x 8 blocks; a whole block's 64 moves
+// have their offsets known at compile time (in_blocks' per-element call found
+// the tile's place again for every element).
+template <typename T, int64_t kDr, int64_t kDc, int64_t kSr, int64_t kSc>
+PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, int64_t cols) {
+    for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+        for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+            T* const d = dst + r0 * kDr + c0 * kDc;
+            const T* const s = src + r0 * kSr + c0 * kSc;
+            if (r0 + 8 <= rows && c0 + 8 <= cols) {
+#pragma GCC unroll 8
+                for (int64_t r = 0; r < 8; ++r) {
+#pragma GCC unroll 8
+                    for (int64_t c = 0; c < 8; ++c) std::memcpy(d + r * kDr + c * kDc, s + r * kSr + c * kSc, sizeof(T));
+                }
+                continue;
+            }
+            const int64_t nr = rows - r0 < 8 ? rows - r0 : 8, nc = cols - c0 < 8 ? cols - c0 : 8;
+            for (int64_t r = 0; r < nr; ++r) {
+                for (int64_t c = 0; c < nc; ++c) std::memcpy(d + r * kDr + c * kDc, s + r * kSr + c * kSc, sizeof(T));
+            }
+        }
+    }
+}
+
 // One instruction's GM transfers. move: bytes back to back in the tile and in
 // GM. staged_rows: `rows` runs of `cols` elements, each back to back in GM,
-// element (r, c) of them element(r, c) of the tile, gathered into one staging
+// element (r, c) of them the tile's element (r, c), gathered into one staging
 // run for a store, scattered from it after a load. staged: `n` tile elements back to back in GM but not in the tile
 // (element(i) is the i-th), gathered into a staging run for a store,
 // scattered from it after a load.
@@ -344,16 +374,18 @@ public:
         move(gm, run, staging_.size());
         for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), run + i * sizeof(T), sizeof(T));
     }
-    template <typename Place, typename Element>
-    PFSIM_TILE_COMPUTE void staged_rows(int64_t rows, int64_t cols, Place place, Element element) {
-        const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
+    template <typename TileT, typename Place>
+    PFSIM_TILE_COMPUTE void staged_rows(TileT& tile, int64_t rows, int64_t cols, Place place) {
+        if (rows == 0 || cols == 0) return;
+        // Row r of the run at first + r * TileT::cols (a compile-time step, as the tile's).
+        constexpr int64_t kRun = TileT::cols, kTr = TileT::kRowStep, kTc = TileT::kColStep;
         // (Not staging_: a vector's zero fill is instrumented code, a hook per byte.)
-        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(rows) * row_bytes]);
-        uint8_t* const first = run.get();
-        auto staged = [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { return first + (r * cols + c) * sizeof(T); };
-        if (kStore) in_blocks(rows, cols, [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { std::memcpy(staged(r, c), &element(r, c), sizeof(T)); });
-        for (int64_t r = 0; r < rows; ++r) move(place(r), staged(r, 0), row_bytes);
-        if (!kStore) in_blocks(rows, cols, [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE { std::memcpy(&element(r, c), staged(r, c), sizeof(T)); });
+        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(rows) * kRun * sizeof(T)]);
+        T* const first = reinterpret_cast<T*>(run.get());
+        if (kStore) copy_blocks<T, kRun, 1, kTr, kTc>(first, tile.data(), rows, cols);
+        const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
+        for (int64_t r = 0; r < rows; ++r) move(place(r), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
+        if (!kStore) copy_blocks<T, kTr, kTc, kRun, 1>(tile.data(), first, rows, cols);
     }
 
 private:
@@ -434,7 +466,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
     Mover<kStore, T, kAtomic, typename GlobalT::DType> mover(instruction);
     // Tile row r's place in GM: r unravelled over dimensions 0..3.
-    auto row_address = [&](int64_t r, uint64_t bytes) {
+    auto row_address = [&](int64_t r, uint64_t bytes) PFSIM_TILE_COMPUTE {
         int64_t index[4], rest = r;
         for (int k = 3; k >= 0; --k) {
             index[k] = rest % global.GetShape(k);
@@ -457,8 +489,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     if constexpr (kColMajor) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
-        mover.staged_rows(rows, cols, [&](int64_t r) { return row_address(r, row_bytes); },
-                          [&](int64_t r, int64_t c) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
+        mover.staged_rows(tile, rows, cols, [&](int64_t r) { return row_address(r, row_bytes); });
         return;
     }
     const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
@@ -589,17 +620,24 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     Acc* const left = widened.get();
     Acc* const right = left + mk;
     Acc* const acc = right + kn;  // kBlock rows of results
+    // The tiles' elements by their compile-time steps (at() found each tile's place per
+    // element); each tile's place asked for only where a loop below touches it.
+    const bool some = m_valid > 0 && n_valid > 0;
+    const TA* const in_a = mk ? a.data() : nullptr;
+    const TA* const in_b = kn ? b.data() : nullptr;
+    const auto* const in_c = c_in && some ? c_in->data() : nullptr;
+    auto* const out = some ? c.data() : nullptr;
     for (int m = 0; m < m_valid; ++m) {
-        for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(a.at(m, k)));
+        for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(in_a[m * A::kRowStep + k * A::kColStep]));
     }
     for (int k = 0; k < k_valid; ++k) {
-        for (int n = 0; n < n_valid; ++n) right[k * n_valid + n] = static_cast<Acc>(widen(b.at(k, n)));
+        for (int n = 0; n < n_valid; ++n) right[k * n_valid + n] = static_cast<Acc>(widen(in_b[k * B::kRowStep + n * B::kColStep]));
     }
     for (int m = 0; m < m_valid;) {
         const int rows = m + kBlock <= m_valid ? kBlock : 1;
         for (int r = 0; r < rows; ++r) {
             for (int n = 0; n < n_valid; ++n) {
-                acc[r * n_valid + n] = c_in ? static_cast<Acc>(c_in->at(m + r, n)) : Acc{0};
+                acc[r * n_valid + n] = in_c ? static_cast<Acc>(in_c[(m + r) * CI::kRowStep + n * CI::kColStep]) : Acc{0};
             }
         }
         const Acc* const row = left + static_cast<size_t>(m) * k_valid;
@@ -624,7 +662,7 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
             for (int j = 0; j < n_valid; ++j) {
                 Acc sum = acc_r[j];
                 if (bias) sum += static_cast<Acc>(widen(bias->at(0, j)));
-                c.at(m + r, j) = narrow<typename C::DType>(sum);
+                out[(m + r) * C::kRowStep + j * C::kColStep] = narrow<typename C::DType>(sum);
             }
         }
         m += rows;
@@ -670,14 +708,18 @@ PFSIM_TILE_COMPUTE void move_between(const char* instruction, D& dst, const S& s
     if (row < 0 || col < 0 || row + dst.GetValidRow() > S::rows || col + dst.GetValidCol() > S::cols) {
         fail(instruction, "the part taken lies outside the source tile");
     }
-    in_blocks(dst.GetValidRow(), dst.GetValidCol(), [&](int64_t r64, int64_t c64) PFSIM_TILE_COMPUTE {
-        const int r = static_cast<int>(r64), c = static_cast<int>(c64);
-        if constexpr (std::is_same_v<TD, TS>) {
-            dst.at(r, c) = src.at(row + r, col + c);
-        } else {
-            dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
+    if constexpr (std::is_same_v<TD, TS>) {
+        if (dst.GetValidRow() > 0 && dst.GetValidCol() > 0) {
+            const TS* const from = src.data() + row * S::kRowStep + col * S::kColStep;
+            copy_blocks<TD, D::kRowStep, D::kColStep, S::kRowStep, S::kColStep>(dst.data(), from, dst.GetValidRow(),
+                                                                                dst.GetValidCol());
         }
-    });
+    } else {
+        in_blocks(dst.GetValidRow(), dst.GetValidCol(), [&](int64_t r64, int64_t c64) PFSIM_TILE_COMPUTE {
+            const int r = static_cast<int>(r64), c = static_cast<int>(c64);
+            dst.at(r, c) = narrow<TD>(widen(src.at(row + r, col + c)));
+        });
+    }
     pfsim::current_core().move_local(S::buffer(), D::buffer(), D::kBytes);
 }
 }  // namespace detail
