@@ -95,6 +95,15 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         const int handle = device.register_callable(callable_of(request));
         return {{"ok", true}, {"handle", handle}};
     }
+    if (op == "prepare") {
+        const int handle = device.prepare_callable(callable_of(request));
+        return {{"ok", true}, {"handle", handle}, {"orchestration_loads", device.orchestration_loads()}};
+    }
+    if (op == "release") {
+        device.release_callable(json_integer<int>(request.at("handle")));
+        return {{"ok", true}};
+    }
+    if (op == "loads") return {{"ok", true}, {"orchestration_loads", device.orchestration_loads()}};
     if (op == "run") {
         api::DeviceCall call;
         call.handle = json_integer<int>(request.at("handle"));

@@ -259,6 +259,36 @@ void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind
     return loaded_objects().back()->symbol(symbol);
 }
 
+namespace {
+
+// The files of load_own_copy's copies, removed when the process exits.
+struct OwnCopies {
+    std::vector<std::string> paths;
+    ~OwnCopies() {
+        std::error_code ec;
+        for (const std::string& p : paths) fs::remove(p, ec);
+    }
+};
+
+OwnCopies& own_copies() {
+    static OwnCopies copies;
+    return copies;
+}
+
+}  // namespace
+
+std::shared_ptr<SharedObject> load_own_copy(KernelCompiler& compiler, const std::string& source, BuildKind kind,
+                                            const std::vector<std::string>& include_dirs) {
+    const std::string object = compiler.compile(source, kind, include_dirs);
+    const std::string abs = fs::absolute(source).lexically_normal().string();
+    const std::string own = temporary_name(object) + ".own.so";
+    fs::copy_file(object, own, fs::copy_options::overwrite_existing);
+    own_copies().paths.push_back(own);
+    loaded_from()[own] = {abs, source_roots(abs, include_dirs)};
+    loaded_objects().push_back(SharedObject::open(own, source));
+    return loaded_objects().back();
+}
+
 void unload_kernels() {
     user_code::clear_code_ranges();
     known_lines().clear();

@@ -59,6 +59,14 @@ enum class BuildKind;
 void* load_symbol(KernelCompiler& compiler, const std::string& source, BuildKind kind, const std::string& symbol,
                   const std::vector<std::string>& include_dirs = {});
 
+// Compiles `source` for `kind` (through the cache) and loads a copy of the
+// object of its own (a new file, so a new dlopen with fresh statics, sharing
+// nothing with other loads of the same build): the handle, open until
+// unload_kernels(). The copy's file is removed when the process exits.
+// Throws CompileError or LoadError.
+std::shared_ptr<SharedObject> load_own_copy(KernelCompiler& compiler, const std::string& source, BuildKind kind,
+                                            const std::vector<std::string>& include_dirs = {});
+
 // Closes every object load_symbol loaded: their entry points are gone, and the
 // next load of the same source starts from fresh statics, as in a new
 // process. Only when none of their code can run again (the dies that ran them

@@ -127,7 +127,7 @@ uint64_t tensor_bytes(const CallTensor& t) {
     return n * rt::element_size(t.dtype);
 }
 
-LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler) {
+LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler, bool own_orchestration) {
     LoadedCallable c;
     c.spec = spec;
     for (const IncoreSpec& k : spec.incores) {
@@ -140,6 +140,12 @@ LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler)
             c.uses_sdma |= s.find("PrefetchAsyncContext") != std::string::npos;
         }
         c.incores[k.func_id] = in;
+    }
+    if (own_orchestration) {
+        const auto object = load_own_copy(compiler, spec.orchestration, BuildKind::Orchestration, spec.include_dirs);
+        c.entry = reinterpret_cast<decltype(c.entry)>(object->symbol(spec.function));
+        c.config = reinterpret_cast<decltype(c.config)>(object->symbol(spec.config_function));
+        return c;
     }
     c.entry = reinterpret_cast<decltype(c.entry)>(
         load_symbol(compiler, spec.orchestration, BuildKind::Orchestration, spec.function, spec.include_dirs));

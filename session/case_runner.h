@@ -34,8 +34,10 @@ struct LoadedCallable {
     bool uses_sdma = false;
 };
 
-// Throws CompileError or LoadError naming the source and the symbol.
-LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler);
+// Throws CompileError or LoadError naming the source and the symbol. With
+// `own_orchestration` the orchestration is a load of its own (load_own_copy:
+// its statics shared with no other callable), else the cached one.
+LoadedCallable load_callable(const CallableSpec& spec, KernelCompiler& compiler, bool own_orchestration = false);
 
 // A tensor argument: `data` holds its initial values going in and what the
 // run left in GM coming out. Or, with `gm` set, the caller has placed the

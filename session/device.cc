@@ -27,6 +27,8 @@ struct DeviceSession::State {
     rt::Worker worker;
     KernelCompiler compiler;
     std::vector<LoadedCallable> callables;
+    std::vector<bool> released;  // by handle: release_callable let it go
+    uint64_t orchestration_loads = 0;
     std::string running;  // the callable of the run going on, for progress lines
     // Posts of the last sanitized run whose flags had not landed by its end.
     std::vector<insight::CarriedPost> carried;
@@ -66,8 +68,25 @@ double DeviceSession::now_ns() const { return static_cast<double>(state_->platfo
 
 int DeviceSession::register_callable(const CallableSpec& spec) {
     state_->callables.push_back(load_callable(spec, state_->compiler));
+    state_->released.push_back(false);
     return static_cast<int>(state_->callables.size()) - 1;
 }
+
+int DeviceSession::prepare_callable(const CallableSpec& spec) {
+    state_->callables.push_back(load_callable(spec, state_->compiler, true));
+    state_->released.push_back(false);
+    ++state_->orchestration_loads;
+    return static_cast<int>(state_->callables.size()) - 1;
+}
+
+void DeviceSession::release_callable(int handle) {
+    if (handle < 0 || handle >= static_cast<int>(state_->callables.size()) || state_->released[handle]) {
+        throw BadInput("no callable registered with handle " + std::to_string(handle));
+    }
+    state_->released[handle] = true;
+}
+
+uint64_t DeviceSession::orchestration_loads() const { return state_->orchestration_loads; }
 
 namespace {
 
@@ -122,7 +141,7 @@ RunResult DeviceSession::State::run_on_die(const DieRun& die_run, const Callable
 RunResult DeviceSession::run(DeviceCall& c) {
     State& s = *state_;
     if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
-    if (c.handle < 0 || c.handle >= static_cast<int>(s.callables.size())) {
+    if (c.handle < 0 || c.handle >= static_cast<int>(s.callables.size()) || s.released[c.handle]) {
         throw BadInput("no callable registered with handle " + std::to_string(c.handle));
     }
     const LoadedCallable& callable = s.callables[c.handle];

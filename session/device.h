@@ -65,6 +65,16 @@ public:
     // Compiles and loads a callable; its handle. Throws CompileError (the
     // compiler's output) or LoadError (the source and the missing symbol).
     int register_callable(const CallableSpec& spec);
+    // simpler's prepared slot: compiles and loads a callable whose
+    // orchestration is a load of its own (a new object, fresh statics, as the
+    // board's AICPU dlopens it per prepared callable); runs on its handle reuse
+    // that load. Counted in orchestration_loads() once the load and both
+    // entry points resolved; throws as register_callable does, counting nothing.
+    int prepare_callable(const CallableSpec& spec);
+    // The handle no longer runs (run() refuses it); its object stays mapped.
+    void release_callable(int handle);
+    // How many orchestration objects prepare_callable loaded; never decreases.
+    uint64_t orchestration_loads() const;
     // One run; the result carries the tasks, counters, warnings, error. Throws
     // BadInput for a call that cannot run (an unknown handle, the argument
     // count, a func_id no incore declares), rt::RuntimeError for an SDMA

@@ -203,6 +203,7 @@ class Worker:
         self.timeout = timeout
         self._dir = None
         self._device = None
+        self._chip = None  # _chip_worker's, made on first use
         self._lock = threading.Lock()  # one request at a time: calls from several threads take turns
         shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
         self._dir = tempfile.mkdtemp(prefix="pfsim-worker-", dir=shm)
@@ -265,6 +266,46 @@ class Worker:
         """Compiles a callable's orchestration and incores (through the compile
         cache) and loads them on the die. Raises CompileError with the compiler's
         output, FileNotFoundError for a missing source."""
+        return self._load("register", callable)
+
+    @_serialized
+    def prepare(self, callable) -> Handle:
+        """As register, but the die loads the orchestration object anew for this
+        handle (fresh statics, shared with no other handle), as the board's AICPU
+        loads it for each of simpler's prepared callables: `orchestration_loads`
+        counts it once it loaded and its entry points resolved. Runs on the handle
+        reuse that load."""
+        return self._load("prepare", callable)
+
+    @_serialized
+    def release(self, handle: Handle) -> None:
+        """The handle no longer runs (a run on it is a ValueError); what it loaded
+        stays mapped, so orchestration_loads does not go down."""
+        self._request({"op": "release", "handle": handle.id})
+
+    @property
+    def orchestration_loads(self) -> int:
+        """How many orchestration objects the die loaded for prepare(): counted by
+        the device, never decreasing."""
+        with self._lock:
+            return int(self._request({"op": "loads"})["orchestration_loads"])
+
+    @property
+    def aicpu_dlopen_count(self) -> int:
+        """simpler's name for orchestration_loads."""
+        return self.orchestration_loads
+
+    @property
+    def _chip_worker(self):
+        """simpler's private chip worker: prepared-callable slots on this die
+        (pfsim.simpler_worker.ChipWorker)."""
+        if self._chip is None:
+            from .simpler_worker import ChipWorker  # it imports this module
+
+            self._chip = ChipWorker(self)
+        return self._chip
+
+    def _load(self, op: str, callable) -> Handle:
         if isinstance(callable, dict):
             callable = Callable.from_dict(callable)
         missing = callable.missing_sources()
@@ -272,7 +313,7 @@ class Worker:
             raise FileNotFoundError(f"callable source not found: {missing[0]}")
         orch = {"source": callable.orchestration, "function": callable.function}
         orch["config"] = callable.config or "aicpu_orchestration_config"
-        reply = self._request({"op": "register", "orchestration": orch, "incores": callable.incores,
+        reply = self._request({"op": op, "orchestration": orch, "incores": callable.incores,
                                "include_dirs": callable.include_dirs})
         return Handle(reply["handle"], callable)
 

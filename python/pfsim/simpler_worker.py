@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from . import Callable, CompileError
 from . import Worker as _DieWorker
 from .level3 import L3Worker
 from .task_interface import CallConfig, ring_values
@@ -81,3 +82,49 @@ class Worker:
         if impl is None:
             raise RuntimeError(f"Worker.{name}: call init() first")
         return getattr(impl, name)
+
+
+class ChipWorker:
+    """simpler's private prepared-callable ABI of a level-2 worker on pfsim: numbered
+    slots, each holding a callable the die prepared (pfsim.Worker.prepare: its own load
+    of the orchestration object), run by slot. Errors are RuntimeErrors, as simpler's."""
+
+    def __init__(self, die: _DieWorker):
+        self._die = die
+        self._slots = {}  # slot -> pfsim.Handle
+
+    def _register_callable_at_slot(self, slot: int, callable) -> None:
+        """Prepares `callable` (a pfsim.Callable, build_callable's) in `slot`; RuntimeError when
+        the slot holds one already or the callable does not compile or load (nothing counted)."""
+        if slot in self._slots:
+            raise RuntimeError(f"_register_callable_at_slot: slot {slot} is already prepared; unregister it first")
+        if not isinstance(callable, Callable):
+            raise TypeError(f"_register_callable_at_slot: a callable from build_callable, not {type(callable).__name__}")
+        try:
+            self._slots[slot] = self._die.prepare(callable)
+        except (CompileError, ValueError, FileNotFoundError) as e:
+            raise RuntimeError(f"_register_callable_at_slot: slot {slot}: {e}") from None
+
+    def _run_slot(self, slot: int, args, config=None):
+        """Runs the callable prepared in `slot` on `args` (_build_chip_task_args's), its outputs
+        written back in place; `config` a CallConfig (its ring sizes and aicpu_thread_num; a field
+        pfsim does not honour is refused by name). The run's pfsim.RunResult."""
+        if slot not in self._slots:
+            raise RuntimeError(f"_run_slot: slot {slot} holds no prepared callable")
+        options = {}
+        if config is not None:
+            refused = config.refused()
+            if refused:
+                raise ValueError(f"_run_slot: config {refused[0]}")
+            options["aicpu_thread_num"] = config.aicpu_thread_num
+            for name in config.runtime_env.FIELDS:
+                value = getattr(config.runtime_env, name)
+                if value:
+                    options[name] = ring_values(name, value)
+        return self._die.run(self._slots[slot], args, **options)
+
+    def _unregister_slot(self, slot: int) -> None:
+        """Lets the slot go (the die refuses runs on what it held); an empty slot: nothing to do."""
+        handle = self._slots.pop(slot, None)
+        if handle is not None:
+            self._die.release(handle)

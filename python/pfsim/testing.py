@@ -74,7 +74,8 @@ SESSION_SET: dict = {}
 # Methods of simpler's SceneTestCase that run a case there and that pfsim's harness
 # does not call: a class overriding one is refused (what it adds would silently not
 # run). (_build_config is not among them: pfsim's harness calls it before each run.)
-SIMPLER_INTERNAL_HOOKS = {"_run_and_validate", "_run_and_validate_l2", "_run_and_validate_l3", "build_callable",
+# A class's own _run_and_validate_l2 is called instead (as simpler's harness calls it: scene_test).
+SIMPLER_INTERNAL_HOOKS = {"_run_and_validate", "_run_and_validate_l3", "build_callable",
                           "_create_worker", "compile_chip_callable", "_compile_l3_callables"}
 
 
@@ -453,6 +454,8 @@ def scene_test(level, runtime: str):
                     pytest.skip(f"{type(self).__name__}::{case_name}: {reason}")
                 if self._st_level == SceneTestLevel.NODE:
                     self._run_case_l3(case_name, request)
+                elif type(self)._run_and_validate_l2 is not SceneTestCase._run_and_validate_l2:
+                    self._run_own_l2(case_name, request)
                 else:
                     self._run_case(case_name, request)
 
@@ -557,6 +560,38 @@ class SceneTestCase:
         config.enable_scope_stats = enable_scope_stats
         config.output_prefix = str(output_prefix) if output_prefix else ""
         return config
+
+    def build_callable(self, platform: str = "a2a3sim") -> Callable:
+        """simpler's hook: the class's CALLABLE as the callable a chip worker prepares
+        (ChipWorker._register_callable_at_slot), its sources relative to the test's folder."""
+        return Callable.from_dict(self.CALLABLE, self._st_dir)
+
+    def _run_and_validate_l2(self, worker, callable_obj, case, rounds=1, skip_golden=False, enable_chip_swimlane=False,
+                             enable_dump_args=False, enable_pmu=0, enable_dep_gen=False, enable_scope_stats=False,
+                             output_prefix=""):
+        """simpler's hook, run only when a class overrides it (_run_own_l2); pfsim's own runs
+        of a case are _run_case's prefetch off/on pair."""
+        raise NotImplementedError
+
+    _DIAGNOSTIC_OPTIONS = ("--dump-args", "--enable-chip-swimlane", "--enable-scope-stats", "--enable-pmu",
+                           "--enable-dep-gen", "--pfsim-trace")
+
+    def _run_own_l2(self, case_name: str, request) -> None:
+        """A class's own _run_and_validate_l2, called as simpler's harness calls it: on the
+        st_worker fixture's die with build_callable's callable, once per round, prefetch on,
+        no off/on pair; diagnostics options are refused by name (its runs would not write them)."""
+        case = self._case(case_name)
+        opt = request.config.getoption
+        asked = [o for o in self._DIAGNOSTIC_OPTIONS if opt(o, default=None)]
+        if asked:
+            pytest.fail(f"{type(self).__name__}::{case_name}: {asked[0]} is not written for a class's own "
+                        "_run_and_validate_l2 on pfsim", pytrace=False)
+        _warn_unmodelled_config(case.get("config", {}), f"{type(self).__name__}::{case_name}")
+        worker = request.getfixturevalue("st_worker")
+        platform = request.getfixturevalue("st_platform")
+        skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
+        self._run_and_validate_l2(worker, self.build_callable(platform), case,
+                                  rounds=int(opt("--rounds", default=1) or 1), skip_golden=skip_golden)
 
     def _matching_cases(self, st_platform, request) -> list[dict]:
         """The cases that run in this session (simpler's name; pfsim selects by its own platform rule)."""
@@ -898,6 +933,14 @@ class SceneTestCase:
 
 
 # -- the helpers simpler's tests import from simpler_setup.scene_test -----------
+
+
+def _build_chip_task_args(test_args: TaskArgsBuilder, orch_signature: list):
+    """(the arguments ChipWorker._run_slot takes, the names of the outputs it writes back):
+    the TaskArgsBuilder itself (its tensors written in place) and the tensors that are
+    OUT or INOUT in `orch_signature` (every tensor when it is empty)."""
+    probe = Callable(orchestration="", signature=list(orch_signature) or None)
+    return test_args, [n for i, n in enumerate(test_args.tensor_names) if probe.is_output(i)]
 
 
 def _compare_outputs(test_args, golden_args, output_names, rtol, atol) -> None:

@@ -251,3 +251,33 @@ def test_the_goldens_clone_shares_the_arguments_memory_until_written_and_keeps_o
     assert golden.a.data_ptr() != args.a.data_ptr() and torch.equal(golden.a, args.a)
     assert golden.out.data_ptr() != args.out.data_ptr() and torch.equal(golden.out, 2 * args.a + 1)
     assert golden.small.data_ptr() != args.small.data_ptr()  # 7 against 1: changed, kept
+
+
+OWN_L2 = CHAIN + """
+    def _run_and_validate_l2(self, worker, callable_obj, case, rounds=1, skip_golden=False, **diagnostics):
+        from pfsim.testing import _build_chip_task_args, _compare_outputs
+        chip = worker._chip_worker
+        chip._register_callable_at_slot(3, callable_obj)
+        for _ in range(rounds):
+            args = self.generate_args(case["params"])
+            golden = args.clone()
+            self.compute_golden(golden, case["params"])
+            chip_args, outputs = _build_chip_task_args(args, self.CALLABLE["orchestration"]["signature"])
+            chip._run_slot(3, chip_args, config=self._build_config(case.get("config", {})))
+            _compare_outputs(args, golden, outputs, self.RTOL, self.ATOL)
+        chip._unregister_slot(3)
+        assert VERDICT, f"own hook ran {rounds} rounds, {worker.aicpu_dlopen_count} loads, outputs {outputs}"
+"""
+
+
+def test_a_class_s_own_run_and_validate_l2_is_called_as_simpler_calls_it(shared):
+    # As simpler's harness: on the class's st_worker, with build_callable's callable, the case, --rounds.
+    rc, out = pfsim_test(scene(shared / "own_l2_pass", OWN_L2.replace("VERDICT", "True"), shared), "--rounds", "2")
+    assert rc == 0 and "1 passed, 2 skipped" in out, out
+    # Negative control: its failure is the test's (it ran, on a worker that counted its prepare).
+    rc, out = pfsim_test(scene(shared / "own_l2_fail", OWN_L2.replace("VERDICT", "False"), shared), "--rounds", "2")
+    assert rc == 1 and "own hook ran 2 rounds, 1 loads, outputs ['out']" in out, out
+    # Diagnostics its own runs would not write are refused by name.
+    rc, out = pfsim_test(scene(shared / "own_l2_diag", OWN_L2.replace("VERDICT", "True"), shared),
+                         "--enable-scope-stats")
+    assert rc == 1 and "--enable-scope-stats is not written for a class's own _run_and_validate_l2" in out, out
