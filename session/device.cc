@@ -209,7 +209,6 @@ RunResult DeviceSession::run(const RunRequest& request) {
     State& s = *state_;
     if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
     RunResult result;
-    result.prefetch = request.prefetch;
     const CaseSpec spec = read_request_case(request, result);
     const char* refused = spec.ranks > 1                                ? "a level-3 case (ranks > 1)"
                           : !request.waves.empty()                      ? "--waves (the die's RTL is built with it)"

@@ -245,7 +245,6 @@ RunResult RankSession::run(const RunRequest& request) {
     State& s = *state_;
     if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
     RunResult result;
-    result.prefetch = request.prefetch;
     const CaseSpec spec = read_request_case(request, result);
     const bool warmed = s.workers.front()->warmup().ran;
     const std::string refused =

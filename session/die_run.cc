@@ -303,6 +303,7 @@ void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<Ran
 }
 
 CaseSpec read_request_case(const RunRequest& request, RunResult& result) {
+    result.prefetch = request.prefetch;
     CaseSpec spec;
     try {
         spec = read_case(resolve_target(request.target), request.kernel_args);

@@ -120,8 +120,8 @@ private:
     std::vector<insight::Suppression> suppressions_;
 };
 
-// The case `request` names, read with its arguments; the result's name, case
-// and params set. BadInput for a case at fault, or for a --trace or --outputs
+// The case `request` names, read with its arguments; the result's prefetch,
+// name, case and params set. BadInput for a case at fault, or for a --trace or --outputs
 // path that is one of the case's inputs (an output never overwrites an input).
 CaseSpec read_request_case(const RunRequest& request, RunResult& result);
 

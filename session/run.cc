@@ -53,7 +53,6 @@ double RunResult::l2_hit_rate() const {
 
 RunResult run(const Config& cfg, const RunRequest& request) {
     RunResult result;
-    result.prefetch = request.prefetch;
     const CaseSpec spec = read_request_case(request, result);
     const DieRun die_run(request);
     if (spec.ranks > 1) {
