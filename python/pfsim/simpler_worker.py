@@ -171,6 +171,15 @@ class ChipWorker:
         banks = self._die._runtime_slots()["heap_banks"]
         return int(banks[bank]) if 0 <= bank < len(banks) else 0
 
+    def __getattr__(self, name: str):
+        """A name of simpler's chip worker pfsim does not provide (its native runs in steps,
+        `_prepare_native_run_with_pipeline_lease` and the rest, its stream and host-dlopen
+        counters, its memory calls): an AttributeError naming it."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"ChipWorker.{name}: a part of simpler's chip worker pfsim does not model (pfsim's "
+                             "provides prepared and registered callable slots and the runtime slots: docs/python.md)")
+
     def _unregister_slot(self, slot: int) -> None:
         """Lets the slot go (the die refuses runs on what it held); an empty slot: nothing to do."""
         handle = self._slots.pop(slot, None)

@@ -92,6 +92,9 @@ def test_a_lease_is_refused_for_a_stale_generation_or_a_slot_the_die_lacks():
                 chip._run_slot_with_pipeline_lease(slot, args, runtime_slot, generation)
         slots = worker._runtime_slots()["slots"]
         assert [s["calls"] for s in slots] == [2, 0] and slots[0]["generation"] == 5  # the refused ran nothing
+        with pytest.raises(AttributeError, match="ChipWorker._launch_native_run: a part of simpler's chip worker "
+                                                 "pfsim does not model"):
+            chip._launch_native_run(None)  # simpler's native run in steps: refused by name
         with pytest.raises(RuntimeError, match="slot 7 holds no prepared callable"):
             chip._run_slot_with_pipeline_lease(7, args, 0, 6)
         worker.unregister(handle)
