@@ -89,6 +89,28 @@ json judge_reply(const json& request) {
     return {{"ok", true}, {"verdict", api::to_json(v)}};
 }
 
+// {"op": "slots"}: the runtime slots (api::RuntimeSlots) and the heap ring's one bank,
+// each record as the slot's retained GM holds it now.
+json slots_reply(const api::DeviceSession& device) {
+    const api::RuntimeSlots& slots = device.runtime_slots();
+    json list = json::array();
+    for (int i = 0; i < api::RuntimeSlots::kDepth; ++i) {
+        std::vector<rt::ChipTensor> tensors;
+        std::vector<uint64_t> scalars;
+        slots.read_retained(i, tensors, scalars);
+        json record = json::array();
+        for (const rt::ChipTensor& t : tensors) {
+            record.push_back({{"pointer", t.buffer.addr},
+                              {"shape", std::vector<uint32_t>(t.shapes, t.shapes + t.ndims)}});
+        }
+        list.push_back({{"staging", slots.staging_address(i)}, {"retained", slots.retained_address(i)},
+                        {"retained_bytes", slots.retained_bytes(i)}, {"generation", slots.generation(i)},
+                        {"calls", slots.calls(i)}, {"tensors", record}, {"scalars", scalars}});
+    }
+    return {{"ok", true}, {"pipeline_depth", api::RuntimeSlots::kDepth}, {"slots", list},
+            {"heap_banks", {device.heap_base()}}};
+}
+
 json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") {
@@ -104,6 +126,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         return {{"ok", true}};
     }
     if (op == "loads") return {{"ok", true}, {"orchestration_loads", device.orchestration_loads()}};
+    if (op == "slots") return slots_reply(device);
     if (op == "run") {
         api::DeviceCall call;
         call.handle = json_integer<int>(request.at("handle"));
@@ -123,6 +146,11 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.dump_dir = request.value("dump_dir", "");
         call.scope_stats_dir = request.value("scope_stats_dir", "");
         call.deps_json = request.value("deps_json", "");
+        call.runtime_slot = request.value("runtime_slot", 0);
+        call.lease_generation = request.contains("generation") ? json_integer<uint64_t>(request.at("generation")) : 0;
+        if (request.contains("generation") && !call.lease_generation) {
+            throw api::BadInput("runtime slot " + std::to_string(call.runtime_slot) + ": a lease's generation is never 0");
+        }
         if (call.dump_args < 0 || call.dump_args > 3) {
             throw api::BadInput("dump_args = " + std::to_string(call.dump_args) + ": simpler's levels are 0 to 3");
         }

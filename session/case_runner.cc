@@ -166,19 +166,20 @@ class CallRun {
 public:
     CallRun(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
             bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-            const rt::TaskGraph::RingSizes& rings, bool scope_stats)
+            const rt::TaskGraph::RingSizes& rings, bool scope_stats, const StageArgs& stage = {})
         : callable_(callable), tensors_(tensors), uses_sdma_(uses_sdma), platform_(platform), worker_(worker),
           heap_bytes_(heap_bytes), graph_(memory(), platform.core_count() / 3) {
         graph_.set_ring_sizes(rings);
         graph_.keep_scope_records(scope_stats);
+        std::vector<rt::ChipTensor> descriptors;
         for (const CallTensor& t : tensors) {
             const uint64_t bytes = tensor_bytes(t);
             if (!t.gm && t.data.size() != bytes) throw std::invalid_argument("a tensor's data does not match its shape");
             const uint64_t gm = t.gm ? t.gm : platform.gm_alloc(bytes);
             if (!release_at_ && !t.gm) release_at_ = gm;  // a placed tensor stays the caller's
             gm_of_.push_back(gm);
-            args_.tensors.push_back(graph_.keep(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
-                                                                      static_cast<uint32_t>(t.shape.size()))));
+            descriptors.push_back(rt::contiguous_tensor(platform.device_pointer(gm), t.dtype, t.shape.data(),
+                                                        static_cast<uint32_t>(t.shape.size())));
             // A placed tensor's bytes are GM's own: the write copies nothing but is
             // counted as every initial value is (gm.touched_bytes).
             const void* from = t.gm ? reinterpret_cast<const void*>(platform.device_pointer(gm)) : t.data.data();
@@ -186,6 +187,8 @@ public:
         }
         if (!release_at_) release_at_ = platform.gm_alloc(1);
         args_.scalars = scalars;
+        if (stage) stage(descriptors, args_.scalars);
+        for (const rt::ChipTensor& d : descriptors) args_.tensors.push_back(graph_.keep(d));
     }
     ~CallRun() {
         if (release_at_) platform_.gm_free(release_at_);
@@ -255,7 +258,9 @@ private:
                 throw rt::OrchestrationError("the runtime's heap ring (orch.heap_bytes = " + std::to_string(heap_bytes_) +
                                              " B) cannot hold the outputs the orchestration allocates");
             }
-            return platform_.gm_alloc(bytes);
+            const uint64_t gm = platform_.gm_alloc(bytes);
+            if (!result_.heap_base) result_.heap_base = platform_.device_pointer(gm);
+            return gm;
         };
         m.device_pointer = [this](uint64_t gm) { return platform_.device_pointer(gm); };
         m.gm_of = [this](uint64_t pointer, uint64_t bytes) {
@@ -292,8 +297,8 @@ private:
 
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const rt::TaskGraph::RingSizes& rings, bool scope_stats) {
-    CallRun run(callable, tensors, scalars, uses_sdma, platform, worker, heap_bytes, rings, scope_stats);
+                const rt::TaskGraph::RingSizes& rings, bool scope_stats, const StageArgs& stage) {
+    CallRun run(callable, tensors, scalars, uses_sdma, platform, worker, heap_bytes, rings, scope_stats, stage);
     run.record();
     return run.finish(worker.end_graph());
 }

@@ -60,7 +60,14 @@ struct CallResult {
     std::deque<rt::ChipTensor> tensors;  // what the tasks' tensor pointers point at (the graph's own)
     std::vector<std::string> log;      // the orchestration's LOG_* lines
     std::vector<rt::TaskGraph::ScopeRecord> scopes;  // its scopes' boundaries (scope stats)
+    uint64_t heap_base = 0;  // device pointer of the call's first heap-ring allocation; 0: it allocated none
 };
+
+// Where a call's argument record passes on its way to the orchestration (a
+// device's runtime slot, session/runtime_slots.h): given the tensors'
+// descriptors and the scalars the host built, leaves in them what the AICPU
+// reads back. Empty: the record is handed over as built.
+using StageArgs = std::function<void(std::vector<rt::ChipTensor>& tensors, std::vector<uint64_t>& scalars)>;
 
 // One call on `worker`: the tensors (in order, before the scalars) are
 // allocated in GM and released after it, along with everything the runtime
@@ -72,7 +79,7 @@ struct CallResult {
 // when `scope_stats` asks for them.
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const rt::TaskGraph::RingSizes& rings = {}, bool scope_stats = false);
+                const rt::TaskGraph::RingSizes& rings = {}, bool scope_stats = false, const StageArgs& stage = {});
 
 // One rank's call of a run on several dies (call_ranks): what call() takes,
 // the worker over the rank's own die.

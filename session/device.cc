@@ -21,7 +21,8 @@ namespace pfsim::api {
 
 struct DeviceSession::State {
     State(const Config& c, bool enable_sdma)
-        : cfg(c), platform("die", cfg), worker(platform, worker_options(cfg, enable_sdma, true, true, false)) {}
+        : cfg(c), platform("die", cfg), worker(platform, worker_options(cfg, enable_sdma, true, true, false)),
+          slots(platform) {}
     Config cfg;
     SimPlatform platform;
     rt::Worker worker;
@@ -29,6 +30,8 @@ struct DeviceSession::State {
     std::vector<LoadedCallable> callables;
     std::vector<bool> released;  // by handle: release_callable let it go
     uint64_t orchestration_loads = 0;
+    RuntimeSlots slots;
+    uint64_t heap_base = 0;
     std::string running;  // the callable of the run going on, for progress lines
     // Posts of the last sanitized run whose flags had not landed by its end.
     std::vector<insight::CarriedPost> carried;
@@ -87,6 +90,10 @@ void DeviceSession::release_callable(int handle) {
 }
 
 uint64_t DeviceSession::orchestration_loads() const { return state_->orchestration_loads; }
+
+const RuntimeSlots& DeviceSession::runtime_slots() const { return state_->slots; }
+
+uint64_t DeviceSession::heap_base() const { return state_->heap_base; }
 
 namespace {
 
@@ -148,6 +155,11 @@ RunResult DeviceSession::run(DeviceCall& c) {
     if (callable.uses_sdma && !s.worker.sdma_enabled()) {
         throw rt::RuntimeError("ChipWorker was created without enable_sdma=True");
     }
+    if (c.lease_generation) {
+        s.slots.lease(c.runtime_slot, c.lease_generation);
+    } else {
+        s.slots.generation(c.runtime_slot);  // the slot exists
+    }
     RunRequest request;  // what the call asks of the die beyond its work
     request.prefetch = c.prefetch;
     request.trace = c.trace;
@@ -162,7 +174,10 @@ RunResult DeviceSession::run(DeviceCall& c) {
     result.graph = true;
     result.spans = c.spans;
     const uint64_t heap_bytes = s.cfg.bytes("orch.heap_bytes");
-    const RunWork work = [&c, &callable, heap_bytes](const RunDie& die, RunResult& r) -> CallResult {
+    const StageArgs stage = [&s, slot = c.runtime_slot](std::vector<rt::ChipTensor>& t, std::vector<uint64_t>& v) {
+        s.slots.stage(slot, t, v);
+    };
+    const RunWork work = [&c, &callable, heap_bytes, &stage, &s](const RunDie& die, RunResult& r) -> CallResult {
         const PlacedTensors placed(die.platform, c);
         std::unique_ptr<rt::ArgsDump> dump;
         if (c.dump_args) {
@@ -177,7 +192,8 @@ RunResult DeviceSession::run(DeviceCall& c) {
             ~Unset() { w.set_args_dump(nullptr); }
         } unset{die.worker};
         CallResult call_result = call(callable, c.tensors, c.scalars, callable.uses_sdma, die.platform, die.worker,
-                                      heap_bytes, c.rings, !c.scope_stats_dir.empty());
+                                      heap_bytes, c.rings, !c.scope_stats_dir.empty(), stage);
+        if (call_result.heap_base) s.heap_base = call_result.heap_base;
         try {
             if (dump) dump->write(c.dump_dir);
             if (!c.scope_stats_dir.empty()) {

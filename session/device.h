@@ -15,6 +15,7 @@
 
 #include "session/run.h"
 #include "session/case_runner.h"
+#include "session/runtime_slots.h"
 
 namespace pfsim::api {
 
@@ -51,6 +52,8 @@ struct DeviceCall {
     std::string dump_dir;             // where the argument dump goes (args_dump.json, args.bin)
     std::string scope_stats_dir;      // where simpler's scope_stats.jsonl goes; empty: none
     std::string deps_json;            // where simpler's deps.json (--enable-dep-gen) goes; empty: none
+    int runtime_slot = 0;             // the runtime slot its argument record passes through (RuntimeSlots)
+    uint64_t lease_generation = 0;    // simpler's pipeline lease of that slot; 0: an ordinary call, no lease
 };
 
 class DeviceSession {
@@ -75,9 +78,15 @@ public:
     void release_callable(int handle);
     // How many orchestration objects prepare_callable loaded; never decreases.
     uint64_t orchestration_loads() const;
+    // The runtime slots every run(DeviceCall&) passes its arguments through.
+    const RuntimeSlots& runtime_slots() const;
+    // The runtime's heap ring, one for every slot (simpler's tensormap_and_ringbuffer
+    // keeps it device scratch: one bank): where the last call that allocated from it
+    // began its allocations, as the AICPU addresses it; 0 before any did.
+    uint64_t heap_base() const;
     // One run; the result carries the tasks, counters, warnings, error. Throws
     // BadInput for a call that cannot run (an unknown handle, the argument
-    // count, a func_id no incore declares), rt::RuntimeError for an SDMA
+    // count, a func_id no incore declares, a runtime slot or lease RuntimeSlots refuses), rt::RuntimeError for an SDMA
     // callable on a worker without enable_sdma.
     RunResult run(DeviceCall& call);
     // A case file's run (api::run's request) on this die: what `pfsim run`

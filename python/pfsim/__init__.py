@@ -18,6 +18,7 @@ import os
 import shutil
 import tempfile
 import threading
+import types
 import warnings
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -282,6 +283,22 @@ class Worker:
         """The handle no longer runs (a run on it is a ValueError); what it loaded
         stays mapped, so orchestration_loads does not go down."""
         self._request({"op": "release", "handle": handle.id})
+        if self._chip is not None:
+            self._chip._forget(handle)
+
+    def unregister(self, handle: Handle) -> None:
+        """simpler's Worker.unregister: release."""
+        self.release(handle)
+
+    def _resolve_handle(self, handle: Handle):
+        """simpler's private view of a registered handle: `.slot_id`, the _chip_worker's
+        callable slot that runs it."""
+        return types.SimpleNamespace(slot_id=self._chip_worker._adopt(handle), handle=handle)
+
+    @_serialized
+    def _runtime_slots(self) -> dict:
+        """The die's runtime slots and heap bank, the device's `slots` reply (docs/python.md)."""
+        return self._request({"op": "slots"})
 
     @property
     def orchestration_loads(self) -> int:
@@ -324,7 +341,8 @@ class Worker:
             ring_task_window: int | list | None = None, ring_dep_pool: int | list | None = None,
             dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
             scope_stats_dir: str | None = None, deps_json: str | None = None,
-            aicpu_thread_num: int = 0) -> RunResult:
+            aicpu_thread_num: int = 0, config=None, runtime_slot: int = 0,
+            lease_generation: int | None = None) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -348,8 +366,17 @@ class Worker:
         aicpu_thread_num: simpler's CallConfig field, 1 to 4 (0: simpler's default, 4): one
         orchestrator thread and the others schedulers, each owning every n-th cluster, so a
         sync-start cohort wider than one scheduler's free cores goes through the global drain
-        (docs/compatibility.md#drain)."""
+        (docs/compatibility.md#drain). config: simpler's CallConfig, in place of those of the
+        options above it sets (a field pfsim does not honour: ValueError naming it).
+        runtime_slot: the die's runtime slot the arguments pass through (0 or 1); with
+        lease_generation, simpler's pipeline lease of it (docs/python.md#pipeline-slots)."""
         self._check_usable()
+        if config is not None:
+            options = config.run_options("Worker.run")
+            aicpu_thread_num = options.pop("aicpu_thread_num") or aicpu_thread_num
+            ring_heap = options.get("ring_heap", ring_heap)
+            ring_task_window = options.get("ring_task_window", ring_task_window)
+            ring_dep_pool = options.get("ring_dep_pool", ring_dep_pool)
         specs = list(getattr(args, "specs", args))
         named = [isinstance(a, tuple) and hasattr(a, "name") and hasattr(a, "value") for a in specs]  # TensorArg, Scalar
         values = [a.value if n else a for a, n in zip(specs, named)]
@@ -396,6 +423,10 @@ class Worker:
             request["aicpu_thread_num"] = aicpu_thread_num
         if spans:
             request["spans"] = True
+        if runtime_slot:
+            request["runtime_slot"] = int(runtime_slot)
+        if lease_generation is not None:
+            request["generation"] = int(lease_generation)
         if scope_stats_dir:
             request["scope_stats_dir"] = os.path.abspath(scope_stats_dir)
         if deps_json:

@@ -109,19 +109,76 @@ class ChipWorker:
         """Runs the callable prepared in `slot` on `args` (_build_chip_task_args's), its outputs
         written back in place; `config` a CallConfig (its ring sizes and aicpu_thread_num; a field
         pfsim does not honour is refused by name). The run's pfsim.RunResult."""
+        return self._die.run(self._handle(slot, "_run_slot"), args, config=config)
+
+    def _run_slot_with_pipeline_lease(self, slot: int, args, runtime_slot: int, generation: int, config=None):
+        """As _run_slot, its arguments passed through the die's `runtime_slot` under simpler's
+        pipeline lease: RuntimeError for a runtime slot the die lacks, a generation of 0 or one
+        below the highest that slot was leased with."""
+        handle = self._handle(slot, "_run_slot_with_pipeline_lease")
+        try:
+            return self._die.run(handle, args, config=config, runtime_slot=int(runtime_slot),
+                                 lease_generation=int(generation))
+        except ValueError as e:
+            if "runtime slot" not in str(e):
+                raise
+            raise RuntimeError(f"_run_slot_with_pipeline_lease: {e}") from None
+
+    def _handle(self, slot: int, what: str):
         if slot not in self._slots:
-            raise RuntimeError(f"_run_slot: slot {slot} holds no prepared callable")
-        options = {}
-        if config is not None:
-            refused = config.refused()
-            if refused:
-                raise ValueError(f"_run_slot: config {refused[0]}")
-            options["aicpu_thread_num"] = config.aicpu_thread_num
-            for name in config.runtime_env.FIELDS:
-                value = getattr(config.runtime_env, name)
-                if value:
-                    options[name] = ring_values(name, value)
-        return self._die.run(self._slots[slot], args, **options)
+            raise RuntimeError(f"{what}: slot {slot} holds no prepared callable")
+        return self._slots[slot]
+
+    def _adopt(self, handle):
+        """The callable slot of a handle Worker.register gave (the lowest free one, taken at
+        its first use: simpler numbers registered and prepared callables alike)."""
+        for slot, held in self._slots.items():
+            if held is handle or held.id == handle.id:
+                return slot
+        slot = next(n for n in range(len(self._slots) + 1) if n not in self._slots)
+        self._slots[slot] = handle
+        return slot
+
+    def _forget(self, handle) -> None:
+        """Drops a released handle's slot, if it had one."""
+        for slot in [s for s, held in self._slots.items() if held.id == handle.id]:
+            del self._slots[slot]
+
+    # -- the die's runtime slots (pfsim's device keeps them: docs/python.md#pipeline-slots) --
+
+    @property
+    def pipeline_depth(self) -> int:
+        return int(self._die._runtime_slots()["pipeline_depth"])
+
+    @property
+    def runtime_slot_count(self) -> int:
+        return len(self._die._runtime_slots()["slots"])
+
+    @property
+    def runtime_buffer_addrs(self) -> list:
+        """Each runtime slot's staging buffer (a host address of the device process), in slot order."""
+        return [int(s["staging"]) for s in self._die._runtime_slots()["slots"]]
+
+    def retained_temp_addr(self, slot: int) -> int:
+        """The GM buffer `slot` passes each run's argument record through (as the AICPU
+        addresses it); 0 before the slot ran, or for a slot the die lacks."""
+        slots = self._die._runtime_slots()["slots"]
+        return int(slots[slot]["retained"]) if 0 <= slot < len(slots) else 0
+
+    def arena_bank_gm_heap_base(self, bank: int) -> int:
+        """Where the runtime's heap ring begins in bank `bank`: the die has one, bank 0, shared
+        by every runtime slot (0 before a run allocated from it); any other bank is never committed: 0."""
+        banks = self._die._runtime_slots()["heap_banks"]
+        return int(banks[bank]) if 0 <= bank < len(banks) else 0
+
+    def __getattr__(self, name: str):
+        """A name of simpler's chip worker pfsim does not provide (its native runs in steps,
+        `_prepare_native_run_with_pipeline_lease` and the rest, its stream and host-dlopen
+        counters, its memory calls): an AttributeError naming it."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(f"ChipWorker.{name}: a part of simpler's chip worker pfsim does not model (pfsim's "
+                             "provides prepared and registered callable slots and the runtime slots: docs/python.md)")
 
     def _unregister_slot(self, slot: int) -> None:
         """Lets the slot go (the die refuses runs on what it held); an empty slot: nothing to do."""

@@ -118,6 +118,19 @@ class CallConfig:
                 out.append(f"{field}={value!r}: {why}")
         return out
 
+    def run_options(self, where: str) -> dict:
+        """The pfsim.Worker.run options this configuration asks for (ring sizes set, aicpu_thread_num);
+        ValueError beginning with `where` for a field pfsim does not honour."""
+        refused = self.refused()
+        if refused:
+            raise ValueError(f"{where}: config {refused[0]}")
+        options = {"aicpu_thread_num": self.aicpu_thread_num}
+        for name in self.runtime_env.FIELDS:
+            value = getattr(self.runtime_env, name)
+            if value:
+                options[name] = ring_values(name, value)
+        return options
+
 
 class TaskArgs:
     """A level-3 task's arguments (simpler's TaskArgs): tensors, each with its

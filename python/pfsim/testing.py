@@ -490,6 +490,22 @@ def _as_torch(value):
     return value if isinstance(value, torch.Tensor) else torch.from_numpy(value)
 
 
+class _SideDie(Worker):
+    """One side of a class's own _run_and_validate_l2 pair (SceneTestCase._run_own_l2): a fresh
+    die whose every run takes prefetch `prefetch`, whatever the caller asks, each result kept in
+    order (`results`)."""
+
+    def __init__(self, prefetch: bool, **options):
+        super().__init__(**options)
+        self.side_prefetch, self.results = prefetch, []
+
+    def run(self, handle, args, **options):
+        options["prefetch"] = self.side_prefetch
+        result = super().run(handle, args, **options)
+        self.results.append(result)
+        return result
+
+
 class SceneTestCase:
     """Base of a scene test: CALLABLE, CASES, generate_args, compute_golden."""
 
@@ -577,21 +593,58 @@ class SceneTestCase:
                            "--enable-dep-gen", "--pfsim-trace")
 
     def _run_own_l2(self, case_name: str, request) -> None:
-        """A class's own _run_and_validate_l2, called as simpler's harness calls it: on the
-        st_worker fixture's die with build_callable's callable, once per round, prefetch on,
-        no off/on pair; diagnostics options are refused by name (its runs would not write them)."""
+        """A class's own _run_and_validate_l2, called as simpler's harness calls it, once per
+        prefetch setting, each time on a fresh die of its own whose every run takes that setting
+        (_SideDie): the method's checks hold on both sides, and its k-th run off and its k-th run
+        on are judged as a case's pair (bit-identical outputs; the gain summed over the runs).
+        Diagnostics options are refused by name (its runs would not write them)."""
         case = self._case(case_name)
+        what = f"{type(self).__name__}::{case_name}"
         opt = request.config.getoption
         asked = [o for o in self._DIAGNOSTIC_OPTIONS if opt(o, default=None)]
         if asked:
-            pytest.fail(f"{type(self).__name__}::{case_name}: {asked[0]} is not written for a class's own "
-                        "_run_and_validate_l2 on pfsim", pytrace=False)
-        _warn_unmodelled_config(case.get("config", {}), f"{type(self).__name__}::{case_name}")
-        worker = request.getfixturevalue("st_worker")
+            pytest.fail(f"{what}: {asked[0]} is not written for a class's own _run_and_validate_l2 on pfsim",
+                        pytrace=False)
+        _warn_unmodelled_config(case.get("config", {}), what)
         platform = request.getfixturevalue("st_platform")
         skip_golden = self.SKIP_GOLDEN or case.get("skip_golden", False) or opt("--skip-golden", default=False)
-        self._run_and_validate_l2(worker, self.build_callable(platform), case,
-                                  rounds=int(opt("--rounds", default=1) or 1), skip_golden=skip_golden)
+        runs, walls, verdicts = {}, {}, []
+        with _runtime_env(self.RUNTIME_ENV, self._st_dir):
+            for prefetch in (False, True):
+                with _SideDie(prefetch, enable_sdma=self._uses_sdma(request),
+                              set={**self.PFSIM_SET, **SESSION_SET}) as die:
+                    started = time.perf_counter()
+                    try:
+                        self._run_and_validate_l2(die, self.build_callable(platform), case,
+                                                  rounds=int(opt("--rounds", default=1) or 1), skip_golden=skip_golden)
+                    except Exception as e:
+                        e.add_note(f"pfsim: {what}: in its own _run_and_validate_l2, prefetch "
+                                   f"{'on' if prefetch else 'off'}")
+                        raise
+                    walls[prefetch] = time.perf_counter() - started
+                    runs[prefetch] = die.results
+                    if prefetch:
+                        if len(runs[False]) != len(runs[True]):
+                            pytest.fail(f"{what}: its own _run_and_validate_l2 ran {len(runs[False])} times with "
+                                        f"prefetch off and {len(runs[True])} with prefetch on: no pair to judge",
+                                        pytrace=False)
+                        verdicts = [die.judge(off, on) for off, on in zip(runs[False], runs[True])]
+        for k, verdict in enumerate(verdicts):
+            if not verdict["equivalent"]:
+                pytest.fail(f"{what}: run {k + 1} of its own _run_and_validate_l2: {verdict['failure']} "
+                            "(the prefetch changed a value, or the result depends on timing)", pytrace=False)
+        if not verdicts:
+            return  # it ran nothing on the die: no pair
+        off, on = runs[False], runs[True]
+        outcome = CaseOutcome(sum(v["time_off_ns"] for v in verdicts), sum(v["time_on_ns"] for v in verdicts),
+                              off[0].l2_hit_rate, on[0].l2_hit_rate)
+        for key, value in (("pfsim_case", case_name), ("pfsim_time_off_ns", outcome.time_off_ns),
+                           ("pfsim_time_on_ns", outcome.time_on_ns), ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
+                           ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
+                           ("pfsim_l2_hit_rate_on", round(outcome.l2_hit_rate_on, 4)),
+                           ("pfsim_tasks", len(off[0].tasks)), ("pfsim_runs", len(verdicts)),
+                           ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
+            request.node.user_properties.append((key, value))
 
     def _matching_cases(self, st_platform, request) -> list[dict]:
         """The cases that run in this session (simpler's name; pfsim selects by its own platform rule)."""
@@ -941,6 +994,17 @@ def _build_chip_task_args(test_args: TaskArgsBuilder, orch_signature: list):
     OUT or INOUT in `orch_signature` (every tensor when it is empty)."""
     probe = Callable(orchestration="", signature=list(orch_signature) or None)
     return test_args, [n for i, n in enumerate(test_args.tensor_names) if probe.is_output(i)]
+
+
+def _build_l2_ref_args(test_args: TaskArgsBuilder, orch_signature: list, worker=None):
+    """(the arguments Worker.run takes, the names of its OUT and INOUT tensors), as
+    _build_chip_task_args gives them: pfsim's Worker.run takes the TaskArgsBuilder itself
+    (`worker` is not needed). ValueError for a tensor the signature has no direction for."""
+    if len(test_args.tensor_names) > len(orch_signature):
+        name = test_args.tensor_names[len(orch_signature)]
+        raise ValueError(f"tensor '{name}' (argument {len(orch_signature)}) has no direction in the orchestration's "
+                         f"signature of {len(orch_signature)}: extend CALLABLE['orchestration']['signature']")
+    return _build_chip_task_args(test_args, orch_signature)
 
 
 def _compare_outputs(test_args, golden_args, output_names, rtol, atol) -> None:

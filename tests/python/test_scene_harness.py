@@ -272,8 +272,19 @@ OWN_L2 = CHAIN + """
 
 def test_a_class_s_own_run_and_validate_l2_is_called_as_simpler_calls_it(shared):
     # As simpler's harness: on the class's st_worker, with build_callable's callable, the case, --rounds.
+    # Once with prefetch off and once on, each on a die of its own: its runs judged pairwise.
     rc, out = pfsim_test(scene(shared / "own_l2_pass", OWN_L2.replace("VERDICT", "True"), shared), "--rounds", "2")
     assert rc == 0 and "1 passed, 2 skipped" in out, out
+    assert re.search(r"test_run\[small\]: [\d.]+ us -> [\d.]+ us, gain [-+][\d.]+ %", out), out
+    # Negative control of the pair: inputs that differ between its two calls match the golden on
+    # each side, and the judge sees outputs that differ.
+    shifted = OWN_L2.replace("VERDICT", "True").replace(
+        'args = self.generate_args(case["params"])',
+        'args = self.generate_args(case["params"]); args.a.add_(getattr(type(self), "side", 0))').replace(
+        "chip._unregister_slot(3)", "chip._unregister_slot(3); type(self).side = 1")
+    rc, out = pfsim_test(scene(shared / "own_l2_shifted", shifted, shared))
+    assert rc == 1 and ("TestChain::small: run 1 of its own _run_and_validate_l2: output out differs between "
+                        "prefetch off and on") in out, out
     # Negative control: its failure is the test's (it ran, on a worker that counted its prepare).
     rc, out = pfsim_test(scene(shared / "own_l2_fail", OWN_L2.replace("VERDICT", "False"), shared), "--rounds", "2")
     assert rc == 1 and "own hook ran 2 rounds, 1 loads, outputs ['out']" in out, out

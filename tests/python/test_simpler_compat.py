@@ -259,10 +259,11 @@ def test_a_name_of_simpler_s_harness_pfsim_lacks_is_an_import_error_naming_it():
     """Runs in this process: `pfsim test` installed the simpler names."""
     from simpler_setup.scene_test import SceneTestCase  # provided: the control
     assert SceneTestCase is pfsim.testing.SceneTestCase
-    with pytest.raises(ImportError, match=r"cannot import name '_build_l2_ref_args' from "
+    from simpler_setup.scene_test import _build_l2_ref_args  # provided since pipeline_slots  # noqa: F401
+    with pytest.raises(ImportError, match=r"cannot import name '_temporary_env' from "
                                           r"'simpler_setup.scene_test': it is a private helper of simpler's own "
                                           r"harness that pfsim's harness does not provide"):
-        from simpler_setup.scene_test import _build_l2_ref_args  # noqa: F401
+        from simpler_setup.scene_test import _temporary_env  # noqa: F401
     with pytest.raises(ModuleNotFoundError, match=r"No module named '_task_interface' on pfsim: it is simpler's "
                                                   r"native binding"):
         import _task_interface  # noqa: F401

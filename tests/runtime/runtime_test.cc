@@ -577,5 +577,23 @@ TEST_F(Runtime, HostCopiesTakeNoSimulatedTimeOrBandwidth) {
     EXPECT_LT(time_load(64 << 20), quiet + 1000000);
 }
 
+// SimPlatform::gm_reserve (a device's runtime slots, session/runtime_slots.h): GM carved
+// from the top, below earlier reservations, that gm_alloc never hands out.
+TEST_F(Runtime, ReservedGmIsNeverHandedOutByGmAlloc) {
+    SimPlatform& p = *shallow_;
+    const uint64_t page = SimPlatform::kAllocAlign;
+    const uint64_t top = p.gm_reserve(100);
+    EXPECT_EQ(top, p.config().bytes("gm.size") - page);
+    const uint64_t lowest = p.gm_reserve(page + 1);
+    EXPECT_EQ(lowest, top - 2 * page);
+    const uint64_t first = p.gm_alloc(1);
+    const uint64_t room = lowest - (first + page);  // what is left between the stack and the reservations
+    // Negative control: were gm_alloc's limit still gm.size, this allocation would reach the reservations.
+    EXPECT_THROW(p.gm_alloc(room + 1), std::runtime_error);
+    EXPECT_EQ(p.gm_alloc(room), first + page);
+    EXPECT_THROW(p.gm_reserve(1), std::runtime_error);
+    p.gm_free(first);
+}
+
 }  // namespace
 }  // namespace pfsim

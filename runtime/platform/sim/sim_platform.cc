@@ -218,11 +218,22 @@ void SimPlatform::host_transport(tlm_utils::simple_initiator_socket<SimPlatform>
 uint64_t SimPlatform::gm_alloc(uint64_t bytes) {
     const uint64_t addr = next_free_;
     const uint64_t size = (std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
-    if (size > cfg_.bytes("gm.size") - addr) {
+    const uint64_t top = reserved_from_ ? reserved_from_ : cfg_.bytes("gm.size");
+    if (size > top - addr) {
         throw std::runtime_error("GM is full: cannot allocate " + std::to_string(bytes) + " bytes");
     }
     next_free_ += size;
     return addr;
+}
+
+uint64_t SimPlatform::gm_reserve(uint64_t bytes) {
+    const uint64_t top = reserved_from_ ? reserved_from_ : cfg_.bytes("gm.size") / kAlign * kAlign;
+    const uint64_t size = (std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    if (size > top - next_free_) {
+        throw std::runtime_error("GM is full: cannot reserve " + std::to_string(bytes) + " bytes");
+    }
+    reserved_from_ = top - size;
+    return reserved_from_;
 }
 
 bool SimPlatform::gm_allocated(uint64_t addr, uint64_t bytes) const {

@@ -68,6 +68,11 @@ public:
     std::string platform_name() const override { return "pfsim-a2a3"; }
     uint64_t gm_alloc(uint64_t bytes) override;
     void gm_free(uint64_t addr) override;
+    // GM the die keeps for itself until it ends, carved from the top of GM
+    // (below earlier reservations, each a multiple of kAllocAlign): gm_alloc
+    // never hands it out and kernels cannot reach it. Throws std::runtime_error
+    // when it would meet what gm_alloc handed out.
+    uint64_t gm_reserve(uint64_t bytes);
     bool gm_allocated(uint64_t addr, uint64_t bytes) const override;
     void gm_write(uint64_t addr, const void* src, uint64_t bytes) override;
     void gm_read(uint64_t addr, void* dst, uint64_t bytes) override;
@@ -136,6 +141,7 @@ private:
     Sampler sampler_;
     std::vector<std::unique_ptr<Core>> aiv_, aic_;
     uint64_t next_free_;
+    uint64_t reserved_from_ = 0;  // gm_reserve's lowest address; 0: nothing reserved
     std::vector<bool> queue_live_;
     std::vector<uint64_t> queue_ring_;
     SimFaults faults_;
