@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "base/sha256.h"
@@ -290,9 +291,53 @@ int run_tool(const std::vector<std::string>& argv, std::string* output) { return
 
 const char kSourceRootPlaceholder[] = "/pfsim-source-root";
 
+namespace {
+
+// NAME of a line `#include "NAME"`, else "".
+std::string quoted_include(const std::string& line) {
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string::npos || line[i] != '#') return "";
+    i = line.find_first_not_of(" \t", i + 1);
+    if (i == std::string::npos || line.compare(i, 7, "include") != 0) return "";
+    i = line.find_first_not_of(" \t", i + 7);
+    if (i == std::string::npos || line[i] != '"') return "";
+    const size_t end = line.find('"', i + 1);
+    return end == std::string::npos ? "" : line.substr(i + 1, end - i - 1);
+}
+
+// Adds the folders of the headers `file` reaches by quoted includes
+// ("../shape.h"), each looked for beside its includer, then in the include
+// folders, as the compiler does; through those headers too.
+void add_quoted_include_folders(const fs::path& file, const std::vector<std::string>& include_dirs,
+                                std::vector<std::string>& folders, std::set<fs::path>& seen) {
+    std::string text;
+    if (!seen.insert(file).second || !read_file(file.string(), &text)) return;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        const std::string name = quoted_include(line);
+        if (name.empty()) continue;
+        std::vector<fs::path> places = {file.parent_path()};
+        for (const std::string& d : include_dirs) places.emplace_back(d);
+        for (const fs::path& place : places) {
+            const fs::path header = (place / name).lexically_normal();
+            std::error_code ec;
+            if (!fs::is_regular_file(header, ec)) continue;
+            const std::string folder = header.parent_path().string();
+            if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+            add_quoted_include_folders(header, include_dirs, folders, seen);
+            break;
+        }
+    }
+}
+
+}  // namespace
+
 std::vector<std::string> source_roots(const std::string& source, const std::vector<std::string>& include_dirs) {
-    std::vector<std::string> folders = {fs::absolute(source).lexically_normal().parent_path().string()};
+    const fs::path abs = fs::absolute(source).lexically_normal();
+    std::vector<std::string> folders = {abs.parent_path().string()};
     for (const std::string& d : include_dirs) folders.push_back(fs::absolute(d).lexically_normal().string());
+    std::set<fs::path> seen;
+    add_quoted_include_folders(abs, std::vector<std::string>(folders.begin() + 1, folders.end()), folders, seen);
     for (std::string& f : folders) {
         while (f.size() > 1 && f.back() == '/') f.pop_back();
     }

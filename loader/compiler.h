@@ -84,8 +84,9 @@ std::string with_block_local_per_core(const std::string& text, const std::string
 // any other kernel is compiled from its text alone.
 bool takes_precompiled_prelude(const std::string& text);
 
-// A source's roots: its folder and its include folders, less any that lies in
-// another, in that order ("/" is none). Paths under root i reach the compile
+// A source's roots: its folder, its include folders and the folders of the
+// headers it reaches by quoted includes beside their includer ("../shape.h"),
+// less any that lies in another, in that order ("/" is none). Paths under root i reach the compile
 // cache's key and the object's debug information and __FILE__ as
 // kSourceRootPlaceholder/i, so that the same sources in other folders (a
 // sandbox, a temporary copy) are the same build; restore_source_root() gives

@@ -169,6 +169,39 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN + k
     EXPECT_EQ(third.cached(), 1u);
 }
 
+// A kernel that includes a header of its parent folder ("../shape.h", as a
+// case's kernels/aic/ and kernels/aiv/ share one) is the same build in
+// another copy too, and another build once that copy's header changed while
+// the first copy's did not (the header's folder is a root: its path in the
+// cache is the copy's, not the first copy's).
+TEST(Compiler, AHeaderBesideTheSourcesFolderIsInsideARootToo) {
+    const std::string dir = scratch("parent-header");
+    fs::remove_all(dir);
+    // X/kernels/aiv/k.cc includes "../shape.h", which includes "n.h" of the
+    // include folder X/inc, which includes "../gen/g.h".
+    auto copy_in = [&](const std::string& x, int base) {
+        for (const char* d : {"/kernels/aiv", "/inc", "/gen"}) fs::create_directories(dir + "/" + x + d);
+        write(dir + "/" + x + "/kernels", "shape.h", "#include \"n.h\"\nconstexpr int kN = kBase + 1;\n");
+        write(dir + "/" + x + "/inc", "n.h", "#include \"../gen/g.h\"\n");
+        write(dir + "/" + x + "/gen", "g.h", "constexpr int kBase = " + std::to_string(base) + ";\n");
+        return write(dir + "/" + x + "/kernels/aiv", "k.cc", std::string(kHeader) + R"(#include "../shape.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN; }
+)");
+    };
+    const std::string a = copy_in("a", 7), b = copy_in("b", 7);
+    EXPECT_EQ(source_roots(a, {dir + "/a/inc"}),
+              (std::vector<std::string>{dir + "/a/inc", dir + "/a/kernels", dir + "/a/gen"}));
+    KernelCompiler first(dir + "/cache");
+    const std::string built = first.compile(a, BuildKind::Aiv, {dir + "/a/inc"});
+    KernelCompiler second(dir + "/cache");
+    EXPECT_EQ(second.compile(b, BuildKind::Aiv, {dir + "/b/inc"}), built);
+    EXPECT_EQ(second.compiled(), 0u);
+    copy_in("b", 8);  // b's g.h changed; a's is as it was
+    KernelCompiler third(dir + "/cache");
+    EXPECT_NE(third.compile(b, BuildKind::Aiv, {dir + "/b/inc"}), built);
+    EXPECT_EQ(third.compiled(), 1u);
+}
+
 TEST(Compiler, ASourcesRootsAreItsFolderAndIncludeFoldersNotInsideAnother) {
     EXPECT_EQ(source_roots("/w/k/a.cc", {}), std::vector<std::string>{"/w/k"});
     EXPECT_EQ(source_roots("/w/k/a.cc", {"/t/inc/", "/w/k/sub", "/w", "/t/inc"}),
