@@ -56,6 +56,11 @@ nlohmann::json teardown_json(const rt::TeardownReport& r) {
 
 void add_graph(CallResult& r, const CallableSpec& callable, const SimPlatform& platform, RunResult& result,
                bool release) {
+    result.log = r.log;
+    result.violations = r.graph.violations;
+    result.warnings = r.graph.warnings;
+    result.error = r.graph.first_error();  // before the run records go
+    result.user_fault = r.graph.user_fault;
     const size_t count = r.tasks.size();
     for (size_t i = 0; i < count; ++i) {
         rt::GraphTask& task = release ? r.tasks.front() : r.tasks[i];
@@ -97,11 +102,6 @@ void add_graph(CallResult& r, const CallableSpec& callable, const SimPlatform& p
             r.graph.tasks.pop_front();
         }
     }
-    result.log = r.log;
-    result.violations = r.graph.violations;
-    result.warnings = r.graph.warnings;
-    result.error = r.graph.first_error();
-    result.user_fault = r.graph.user_fault;
 }
 
 void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& platform) {
