@@ -263,9 +263,9 @@ private:
     // Entries per buffer address, in the order they were registered: a lookup walks the
     // entries of its own buffer only, not every buffer's (#49).
     using TensorMap = std::unordered_map<uint64_t, std::vector<Producer>>;
+    static const std::vector<Producer>& entries_of(const TensorMap& map, uint64_t base);  // none: empty
     // Registers task `task`'s access [begin, end) of buffer `base` through `tensor`,
     // extending the buffer's last entry when it is the previous task's same access.
-    static const std::vector<Producer>& entries_of(const TensorMap& map, uint64_t base);  // none: empty
     static void register_access(TensorMap& map, uint64_t base, uint64_t begin, uint64_t end, uint32_t task,
                                 const ChipTensor* tensor);
     static void byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end);

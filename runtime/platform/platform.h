@@ -106,7 +106,8 @@ struct DispatchTask {
 // graph calls, in submission order) until `submissions_done`.
 struct GraphLaunch {
     // Each submitted task's record, dropped (null) by the platform once the task completed:
-    // a graph holds the records of the tasks it still runs, not one per task (#49).
+    // a graph holds the records of the tasks it still runs, and a null pointer per task
+    // that completed (#49).
     std::deque<std::unique_ptr<DispatchTask>> tasks;
     std::set<std::string> sources;  // the tasks' source files, each once (DispatchTask::source)
     bool submissions_done = false;
