@@ -297,7 +297,7 @@ void Worker::add_task(const GraphTask& t) {
     for (size_t i = 0; i < t.tensors.size(); ++i) {
         d.tensor_buffers.push_back({static_cast<uint32_t>(i), t.tensors[i]->buffer.addr, t.tensors[i]->buffer.size});
     }
-    graph_launch_.tasks.push_back(std::move(d));
+    graph_launch_.tasks.push_back(std::make_unique<DispatchTask>(std::move(d)));
 }
 
 bool Worker::wait_task(uint32_t task, uint64_t* end_ps) { return platform_.run_graph_until(task, 0, end_ps); }
@@ -310,7 +310,7 @@ bool Worker::run_until(uint64_t ps) {
 GraphResult Worker::end_graph() {
     graph_incores_ = nullptr;
     GraphResult result = platform_.end_graph();
-    std::vector<DispatchTask>().swap(graph_launch_.tasks);  // nothing reads them after the graph (#49)
+    std::deque<std::unique_ptr<DispatchTask>>().swap(graph_launch_.tasks);  // nothing reads them after the graph (#49)
     return result;
 }
 

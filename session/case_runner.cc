@@ -166,11 +166,12 @@ class CallRun {
 public:
     CallRun(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
             bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-            const rt::TaskGraph::RingSizes& rings, bool scope_stats, const StageArgs& stage = {})
+            const rt::TaskGraph::RingSizes& rings, bool scope_stats, bool dep_records, const StageArgs& stage = {})
         : callable_(callable), tensors_(tensors), uses_sdma_(uses_sdma), platform_(platform), worker_(worker),
           heap_bytes_(heap_bytes), graph_(memory(), platform.core_count() / 3) {
         graph_.set_ring_sizes(rings);
         graph_.keep_scope_records(scope_stats);
+        graph_.keep_dep_records(dep_records);
         std::vector<rt::ChipTensor> descriptors;
         for (const CallTensor& t : tensors) {
             const uint64_t bytes = tensor_bytes(t);
@@ -297,8 +298,9 @@ private:
 
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const rt::TaskGraph::RingSizes& rings, bool scope_stats, const StageArgs& stage) {
-    CallRun run(callable, tensors, scalars, uses_sdma, platform, worker, heap_bytes, rings, scope_stats, stage);
+                const rt::TaskGraph::RingSizes& rings, bool scope_stats, bool dep_records, const StageArgs& stage) {
+    CallRun run(callable, tensors, scalars, uses_sdma, platform, worker, heap_bytes, rings, scope_stats, dep_records,
+                stage);
     run.record();
     return run.finish(worker.end_graph());
 }
@@ -309,7 +311,7 @@ std::vector<CallResult> call_ranks(const std::vector<RankCall>& calls,
     try {
         for (const RankCall& c : calls) {
             runs.push_back(std::make_unique<CallRun>(*c.callable, *c.tensors, c.scalars, c.uses_sdma, *c.platform,
-                                                     *c.worker, c.heap_bytes, c.rings, false));
+                                                     *c.worker, c.heap_bytes, c.rings, false, false));
             runs.back()->record();
             c.worker->close_graph();  // its scheduler runs it out without waiting for this host
         }

@@ -56,7 +56,7 @@ uint64_t tensor_bytes(const CallTensor& t);
 
 struct CallResult {
     rt::GraphResult graph;
-    std::vector<rt::GraphTask> tasks;  // as recorded
+    std::deque<rt::GraphTask> tasks;  // as recorded (edges and arguments only with dep_records)
     std::deque<rt::ChipTensor> tensors;  // what the tasks' tensor pointers point at (the graph's own)
     std::vector<std::string> log;      // the orchestration's LOG_* lines
     std::vector<rt::TaskGraph::ScopeRecord> scopes;  // its scopes' boundaries (scope stats)
@@ -76,10 +76,12 @@ using StageArgs = std::function<void(std::vector<rt::ChipTensor>& tensors, std::
 // CaseError (the argument count `config_function` expects), rt::OrchestrationError
 // or rt::RuntimeError for a call that cannot run; a kernel fault or a stuck
 // graph is in the result's `graph`. The result's `scopes` are recorded only
-// when `scope_stats` asks for them.
+// when `scope_stats` asks for them, its tasks' edges and arguments (dep-gen's
+// records) only when `dep_records` does.
 CallResult call(const LoadedCallable& callable, std::vector<CallTensor>& tensors, const std::vector<uint64_t>& scalars,
                 bool uses_sdma, rt::Platform& platform, rt::Worker& worker, uint64_t heap_bytes,
-                const rt::TaskGraph::RingSizes& rings = {}, bool scope_stats = false, const StageArgs& stage = {});
+                const rt::TaskGraph::RingSizes& rings = {}, bool scope_stats = false, bool dep_records = false,
+                const StageArgs& stage = {});
 
 // One rank's call of a run on several dies (call_ranks): what call() takes,
 // the worker over the rank's own die.

@@ -192,7 +192,7 @@ RunResult DeviceSession::run(DeviceCall& c) {
             ~Unset() { w.set_args_dump(nullptr); }
         } unset{die.worker};
         CallResult call_result = call(callable, c.tensors, c.scalars, callable.uses_sdma, die.platform, die.worker,
-                                      heap_bytes, c.rings, !c.scope_stats_dir.empty(), stage);
+                                      heap_bytes, c.rings, !c.scope_stats_dir.empty(), !c.deps_json.empty(), stage);
         if (call_result.heap_base) s.heap_base = call_result.heap_base;
         try {
             if (dump) dump->write(c.dump_dir);

@@ -237,8 +237,8 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
     const TimedMarks timed_before = timed_marks(platform);
     CallResult r;
     run_users_code(cfg, result.user_stdout, [&] { r = work(die, result); });
-    add_graph(r, callable, platform, result);
     if (trace) trace_tasks(*trace, r, platform);
+    add_graph(r, callable, platform, result, true);  // the tasks' records go as the summary's are made
     result.timed_pass = timed_pass_of(platform, timed_before);
     finish(result, platform, before, r.graph.graph_time_ps, cfg);
     result.faults = fault_report.finish();

@@ -54,47 +54,54 @@ nlohmann::json teardown_json(const rt::TeardownReport& r) {
             {"time_ns", static_cast<double>(r.time_ps) / 1e3}, {"steps", steps}};
 }
 
-void add_graph(const CallResult& r, const CallableSpec& callable, const SimPlatform& platform, RunResult& result) {
-    for (size_t i = 0; i < r.tasks.size(); ++i) {
-        const rt::TaskRun& run = r.graph.tasks[i];
+void add_graph(CallResult& r, const CallableSpec& callable, const SimPlatform& platform, RunResult& result,
+               bool release) {
+    result.log = r.log;
+    result.violations = r.graph.violations;
+    result.warnings = r.graph.warnings;
+    result.error = r.graph.first_error();  // before the run records go
+    result.user_fault = r.graph.user_fault;
+    const size_t count = r.tasks.size();
+    for (size_t i = 0; i < count; ++i) {
+        rt::GraphTask& task = release ? r.tasks.front() : r.tasks[i];
+        const rt::TaskRun& run = release ? r.graph.tasks.front() : r.graph.tasks[i];
         TaskResult t;
-        t.name = r.tasks[i].name();
+        t.name = task.name();
         for (uint32_t c : run.cores) {
             t.cores.push_back(platform.core(c).name());
         }
         for (int slot = 0; slot < 3; ++slot) {
-            const int32_t f = r.tasks[i].kernel[slot];
+            const int32_t f = task.kernel[slot];
             if (f == INVALID_KERNEL_ID) continue;
             for (const IncoreSpec& k : callable.incores) {
                 if (k.func_id == f) t.kernels.push_back(std::filesystem::path(k.source).filename().string());
             }
         }
-        t.blocks = r.tasks[i].block_num;
-        t.deps = r.tasks[i].deps;
+        t.blocks = task.block_num;
+        t.deps = release ? std::move(task.deps) : task.deps;
         t.start_ns = static_cast<double>(run.start_ps) / 1e3;
         t.end_ns = static_cast<double>(run.end_ps) / 1e3;
         t.skipped = run.skipped;
-        t.ring_id = r.tasks[i].ring_id;
+        t.ring_id = task.ring_id;
         auto ns = [](uint64_t ps) { return static_cast<double>(ps) / 1e3; };
-        t.submit_ns = ns(r.graph.start_ps + r.tasks[i].submit_ps);
-        t.release_ns = ns(r.graph.start_ps + r.tasks[i].release_ps);
+        t.submit_ns = ns(r.graph.start_ps + task.submit_ps);
+        t.release_ns = ns(r.graph.start_ps + task.release_ps);
         t.drained = run.drained;
         t.drain_ns = ns(run.drain_ps);
         t.early = run.early;
         t.early_ns = ns(run.early_ps);
         for (const rt::TaskRun::CoreSpan& s : run.spans) {
-            TaskResult::Span span{platform.core(s.core).name(), s.core, s.block, r.tasks[i].kernel[s.slot],
+            TaskResult::Span span{platform.core(s.core).name(), s.core, s.block, task.kernel[s.slot],
                                   ns(s.dispatch_ps), ns(s.start_ps), ns(s.end_ps), ns(s.finish_ps), {}};
             for (int p = 0; p < 5; ++p) span.busy_ns[p] = ns(s.busy_ps[p]);
             t.spans.push_back(span);
         }
         result.tasks.push_back(std::move(t));
+        if (release) {
+            r.tasks.pop_front();
+            r.graph.tasks.pop_front();
+        }
     }
-    result.log = r.log;
-    result.violations = r.graph.violations;
-    result.warnings = r.graph.warnings;
-    result.error = r.graph.first_error();
-    result.user_fault = r.graph.user_fault;
 }
 
 void trace_tasks(TraceRecorder& trace, const CallResult& r, const SimPlatform& platform) {

@@ -26,8 +26,11 @@ nlohmann::json teardown_json(const rt::TeardownReport& report);
 
 // A call's tasks (kernels, cores, start, end, dependencies), its log, its
 // violations, warnings and first error into `result`. `callable` names each
-// func_id's source.
-void add_graph(const CallResult& call, const CallableSpec& callable, const SimPlatform& platform, RunResult& result);
+// func_id's source. With `release`, each task's records are dropped from `call`
+// once read (its `tasks` and `graph.tasks` end empty): the summary's records
+// replace them rather than add to them (#49).
+void add_graph(CallResult& call, const CallableSpec& callable, const SimPlatform& platform, RunResult& result,
+               bool release = false);
 
 // A call's tasks in the trace: a "tasks" process with a lane per core, a
 // slice per task on each core it ran on, and a flow arrow per dependency.

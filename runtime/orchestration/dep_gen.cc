@@ -46,7 +46,7 @@ std::string slice(const std::string& prefix, const ChipTensor& t) {
 
 }  // namespace
 
-void write_deps_json(const std::string& path, const std::vector<GraphTask>& tasks) {
+void write_deps_json(const std::string& path, const std::deque<GraphTask>& tasks) {
     std::map<std::pair<uint64_t, int32_t>, uint64_t> ids;  // (buffer, version) -> tensor id
     std::string tensors;
     auto tensor_id = [&](const ChipTensor& t) {

@@ -5,6 +5,7 @@
 // run's scheduler honoured. docs/python.md#diagnostics describes the file.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,6 @@ namespace pfsim::rt {
 //  - edges[]: GraphTask::edges, ids as tasks[], the consumer's slice on every
 //    edge bound to a tensor and the producer's on TensorMap edges.
 // std::runtime_error naming the file when it cannot be written.
-void write_deps_json(const std::string& path, const std::vector<GraphTask>& tasks);
+void write_deps_json(const std::string& path, const std::deque<GraphTask>& tasks);
 
 }  // namespace pfsim::rt

@@ -208,12 +208,16 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         const uint32_t d = static_cast<uint32_t>(args.dep(i).raw);
         if (args.dep_kind(i) & DEP_WAIT) task.deps.push_back(d);
         if (args.dep_kind(i) & DEP_RETAIN) retained.push_back(d);
-        task.edges.push_back({d, -1, Edge::Source::Explicit, args.dep_kind(i), false, nullptr});
+        if (keep_dep_records_) task.edges.push_back({d, -1, Edge::Source::Explicit, args.dep_kind(i), false, nullptr});
     }
     task.manual_scope = manual;
     task.early_resolve = args.allow_early_resolve();
     size_t next_output = 0;
-    std::vector<Producer> reads, writes, inouts;  // registered once the task is accepted
+    struct Access {
+        uint64_t base, begin, end;  // buffer address, byte range
+        const ChipTensor* tensor;
+    };
+    std::vector<Access> reads, writes, inouts;  // registered once the task is accepted
     for (int i = 0; i < args.tensor_count(); ++i) {
         const CoreTaskArgs::TensorEntry& e = args.tensor_entry(i);
         const ChipTensor* t = e.type == TensorArgType::OUTPUT ? outputs[next_output++] : keep(*e.tensor);
@@ -224,18 +228,22 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         if (t->owner_task_id.is_valid() && t->owner_task_id.raw < task.index) {
             task.deps.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
             retained.push_back(static_cast<uint32_t>(t->owner_task_id.raw));
-            task.edges.push_back({static_cast<uint32_t>(t->owner_task_id.raw), i, Edge::Source::Creator,
-                                  DEP_WAIT | DEP_RETAIN, false, nullptr});
+            if (keep_dep_records_) {
+                task.edges.push_back({static_cast<uint32_t>(t->owner_task_id.raw), i, Edge::Source::Creator,
+                                      DEP_WAIT | DEP_RETAIN, false, nullptr});
+            }
         }
-        Producer range{t->buffer.addr, 0, 0, task.index, t};
+        Access range{t->buffer.addr, 0, 0, t};
         byte_range(*t, &range.begin, &range.end);
         if (e.type != TensorArgType::OUTPUT_EXISTING) reads.push_back(range);
         if (e.type == TensorArgType::NO_DEP) continue;
         if ((e.type == TensorArgType::INPUT || e.type == TensorArgType::INOUT) && !t->manual_dep) {
-            for (const Producer& p : producers_) {
-                if (p.base == range.base && p.begin < range.end && range.begin < p.end) {
-                    task.deps.push_back(p.task);
-                    task.edges.push_back({p.task, i, Edge::Source::TensorMap, DEP_WAIT,
+            for (const Producer& p : entries_of(producers_, range.base)) {
+                if (p.begin >= range.end || range.begin >= p.end) continue;
+                for (uint32_t k = p.first; k <= p.last; ++k) {
+                    task.deps.push_back(k);
+                    if (!keep_dep_records_) continue;
+                    task.edges.push_back({k, i, Edge::Source::TensorMap, DEP_WAIT,
                                           range.begin <= p.begin && p.end <= range.end, p.tensor});
                 }
             }
@@ -299,15 +307,24 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
         seen = ring.alive;
     }
     // An INOUT covering a producer's whole range retires that entry.
-    for (const Producer& r : inouts) {
-        producers_.erase(std::remove_if(producers_.begin(), producers_.end(),
-                                        [&](const Producer& p) {
-                                            return p.base == r.base && r.begin <= p.begin && p.end <= r.end;
-                                        }),
-                         producers_.end());
+    for (const Access& r : inouts) {
+        const auto found = producers_.find(r.base);
+        if (found == producers_.end()) continue;
+        std::vector<Producer>& entries = found->second;
+        const auto retired = std::remove_if(entries.begin(), entries.end(), [&](const Producer& p) {
+            return r.begin <= p.begin && p.end <= r.end;
+        });
+        for (auto p = retired; p != entries.end(); ++p) producer_count_ -= p->last - p->first + 1;
+        entries.erase(retired, entries.end());
+        if (entries.empty()) producers_.erase(found);
     }
-    producers_.insert(producers_.end(), writes.begin(), writes.end());
-    readers_.insert(readers_.end(), reads.begin(), reads.end());
+    for (const Access& r : reads) {
+        if (producers_.count(r.base)) register_access(readers_, r.base, r.begin, r.end, task.index, r.tensor);
+    }
+    for (const Access& w : writes) {
+        register_access(producers_, w.base, w.begin, w.end, task.index, w.tensor);
+        ++producer_count_;
+    }
     for (int i = 0; i < args.scalar_count(); ++i) {
         task.scalars.push_back(args.scalar_value(i));
         task.scalar_dtypes.push_back(args.scalar_dtype(i));
@@ -337,7 +354,15 @@ void TaskGraph::hand_over() {
     if (!live_.begin) throw OrchestrationError("tensor data and cache maintenance need the simulation running");
     if (!begun_) live_.begin();
     begun_ = true;
-    for (; handed_ < tasks_.size(); ++handed_) live_.submitted(tasks_[handed_]);
+    for (; handed_ < tasks_.size(); ++handed_) {
+        GraphTask& task = tasks_[handed_];
+        live_.submitted(task);
+        if (keep_dep_records_) continue;
+        std::vector<const ChipTensor*>().swap(task.tensors);
+        std::vector<TensorArgType>().swap(task.tensor_types);
+        std::vector<uint64_t>().swap(task.scalars);
+        std::vector<DataType>().swap(task.scalar_dtypes);
+    }
 }
 
 TaskOutputTensors TaskGraph::alloc(const CoreTaskArgs& args, Site site) {
@@ -392,20 +417,39 @@ std::vector<uint32_t> TaskGraph::hazards(const ChipTensor& t, uint64_t begin, ui
         out.push_back(static_cast<uint32_t>(t.owner_task_id.raw));
     }
     uint32_t first_producer = ~uint32_t{0};
-    for (const Producer& p : producers_) {
-        if (p.base == t.buffer.addr && p.begin < end && begin < p.end) {
-            out.push_back(p.task);
-            first_producer = std::min(first_producer, p.task);
-        }
+    for (const Producer& p : entries_of(producers_, t.buffer.addr)) {
+        if (p.begin >= end || begin >= p.end) continue;
+        for (uint32_t k = p.first; k <= p.last; ++k) out.push_back(k);
+        first_producer = std::min(first_producer, p.first);
     }
     // A write also waits for the producer's readers (simpler: its fanout);
     // with no producer, nothing tracks the readers.
     if (write && first_producer != ~uint32_t{0}) {
-        for (const Producer& r : readers_) {
-            if (r.base == t.buffer.addr && r.begin < end && begin < r.end && r.task > first_producer) out.push_back(r.task);
+        for (const Producer& r : entries_of(readers_, t.buffer.addr)) {
+            if (r.begin >= end || begin >= r.end) continue;
+            for (uint32_t k = std::max(r.first, first_producer + 1); k <= r.last; ++k) out.push_back(k);
         }
     }
     return out;
+}
+
+const std::vector<TaskGraph::Producer>& TaskGraph::entries_of(const TensorMap& map, uint64_t base) {
+    static const std::vector<Producer> none;
+    const auto found = map.find(base);
+    return found == map.end() ? none : found->second;
+}
+
+void TaskGraph::register_access(TensorMap& map, uint64_t base, uint64_t begin, uint64_t end, uint32_t task,
+                                const ChipTensor* tensor) {
+    std::vector<Producer>& entries = map[base];
+    if (!entries.empty()) {
+        Producer& last = entries.back();
+        if (last.begin == begin && last.end == end && last.tensor == tensor && last.last + 1 == task) {
+            last.last = task;
+            return;
+        }
+    }
+    entries.push_back({begin, end, task, task, tensor});
 }
 
 uint64_t TaskGraph::end_of(uint32_t t, const std::string& what) {
@@ -539,7 +583,7 @@ void TaskGraph::record_scope(bool begin) {
     s.heap_end = heap_allocated_[r];
     s.dep_start = ring.fanout_tail;
     s.dep_end = ring.fanout_top;
-    s.tensormap = producers_.size();
+    s.tensormap = producer_count_;
     scope_records_.push_back(std::move(s));
 }
 

@@ -20,6 +20,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/kernel_abi.h"
@@ -233,9 +234,15 @@ public:
         return std::move(tensors_);
     }
 
+    // Dep-gen's records (each task's `edges`, and its `tensors`, `tensor_types`, `scalars`
+    // and `scalar_dtypes` once handed over) are kept only when asked, before recording:
+    // otherwise no edge is recorded and a task's arguments go once the scheduler has its
+    // own copies (Worker::add_task), so that a graph's host memory does not grow with
+    // them (#49).
+    void keep_dep_records(bool keep) { keep_dep_records_ = keep; }
     // The task records, moved out once the graph is handed over (or stalled): each stays
     // where it is, so what points into them stays valid; the graph records no more after it.
-    std::vector<GraphTask> take_tasks() { return std::move(tasks_); }
+    std::deque<GraphTask> take_tasks() { return std::move(tasks_); }
     const std::vector<std::string>& log_lines() const { return log_; }
     int fatal_code() const { return fatal_code_; }
     // "fatal 5 (PTO2_ERROR_INVALID_ARGS) at orch.cpp:12: ...", or empty.
@@ -244,11 +251,23 @@ public:
     uint64_t orchestrator_ps() const { return orch_ps_; }
 
 private:
+    // A TensorMap entry: tasks first..last (consecutive) accessed bytes [begin, end) of a
+    // buffer through `tensor`. Consecutive tasks with the same range and descriptor share
+    // an entry: a graph that rewrites one output every task holds one entry, not one per
+    // task (#49); read as the entries of each task in order, it lists what they would.
     struct Producer {
-        uint64_t base, begin, end;  // buffer address, byte range
-        uint32_t task;
-        const ChipTensor* tensor;   // what it wrote
+        uint64_t begin, end;
+        uint32_t first, last;
+        const ChipTensor* tensor;
     };
+    // Entries per buffer address, in the order they were registered: a lookup walks the
+    // entries of its own buffer only, not every buffer's (#49).
+    using TensorMap = std::unordered_map<uint64_t, std::vector<Producer>>;
+    static const std::vector<Producer>& entries_of(const TensorMap& map, uint64_t base);  // none: empty
+    // Registers task `task`'s access [begin, end) of buffer `base` through `tensor`,
+    // extending the buffer's last entry when it is the previous task's same access.
+    static void register_access(TensorMap& map, uint64_t base, uint64_t begin, uint64_t end, uint32_t task,
+                                const ChipTensor* tensor);
     static void byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end);
     // The GM address of element `indices` of `t`, or ~0 with `why`.
     uint64_t element_gm(const ChipTensor& t, uint32_t ndims, const uint32_t* indices, std::string* why) const;
@@ -295,11 +314,16 @@ private:
     bool begun_ = false;
     size_t handed_ = 0;
     uint32_t clusters_;
-    std::vector<GraphTask> tasks_;
+    std::deque<GraphTask> tasks_;  // a deque: no copy of every record as it grows
+    bool keep_dep_records_ = false;
     std::deque<ChipTensor> tensors_;
     const ChipTensor* recent_[kKeptReused] = {};  // the last kept, most recent at recent_[0]
-    std::vector<Producer> producers_;
-    std::vector<Producer> readers_;  // INPUT / INOUT / NO_DEP accesses, for set_tensor_data
+    TensorMap producers_;
+    uint64_t producer_count_ = 0;  // tasks the producers' entries name (scope stats' `tensormap`)
+    // INPUT / INOUT / NO_DEP accesses, for set_tensor_data's hazards, which only return a
+    // reader later than a producer of its buffer: one registered while its buffer has no
+    // producer never is (every later producer is the same task or later) and is not kept.
+    TensorMap readers_;
     std::vector<PTO2ScopeMode> scopes_;
     std::vector<uint64_t> scope_heap_bytes_;  // per open scope: its outputs' bytes in its ring
     std::vector<std::vector<uint32_t>> scope_tasks_;  // per open scope: the tasks submitted in it

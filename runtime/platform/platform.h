@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <set>
@@ -81,12 +82,11 @@ struct DispatchTask {
     std::vector<uint32_t> deps;   // indices of earlier tasks
     std::vector<int64_t*> args;   // [block * 3 + slot], null for a slot without a kernel; slot 49 is set at dispatch
     // What `args` point at (the argument arrays and what they point at), owned
-    // here: the platform drops it, and `args`, once the task completed.
+    // here.
     std::shared_ptr<void> args_storage;
     std::vector<uint64_t> slabs;  // per block: GM address of its completion slab (0: none)
     // Per tensor argument: its index in args and its buffer (device pointer,
-    // bytes): what the task was given, for checkers (the sanitizer's bounds);
-    // dropped, as `args`, once the task completed.
+    // bytes): what the task was given, for checkers (the sanitizer's bounds).
     struct TensorBuffer {
         uint32_t arg = 0;
         uint64_t pointer = 0, bytes = 0;
@@ -105,7 +105,10 @@ struct DispatchTask {
 // A graph's tasks may be appended while it runs (between the platform's
 // graph calls, in submission order) until `submissions_done`.
 struct GraphLaunch {
-    std::vector<DispatchTask> tasks;
+    // Each submitted task's record, dropped (null) by the platform once the task completed:
+    // a graph holds the records of the tasks it still runs, and a null pointer per task
+    // that completed (#49).
+    std::deque<std::unique_ptr<DispatchTask>> tasks;
     std::set<std::string> sources;  // the tasks' source files, each once (DispatchTask::source)
     bool submissions_done = false;
     std::vector<int64_t> global_context;  // per core id: what args[49] points at
@@ -157,7 +160,7 @@ struct TaskRun {
 };
 
 struct GraphResult {
-    std::vector<TaskRun> tasks;
+    std::deque<TaskRun> tasks;  // a deque: appending moves no record (#49)
     uint64_t start_ps = 0;       // the simulated time the graph began: what GraphTask's orchestrator times count from
     uint64_t graph_time_ps = 0;  // first dispatch to last completion
     std::vector<std::string> warnings;

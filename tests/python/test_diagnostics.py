@@ -444,13 +444,14 @@ def test_a_pmu_group_simpler_lacks_is_a_usage_error_and_group_2_collects():
     assert _diagnostics.pmu_refusal(2) is None and _diagnostics.pmu_refusal(0) is None
 
 
-def run_dep_orch(tmp_path, manual_out=False):
+def run_dep_orch(tmp_path, manual_out=False, rewrite=False):
     """tests/python/scenes/dep_gen/dep_orch.cpp on a Worker with deps_json: (RunResult, deps.json)."""
     import torch
 
     orch = open(os.path.join(HERE, "scenes", "dep_gen", "dep_orch.cpp")).read()
     source = tmp_path / "dep_orch.cpp"
-    source.write_text(("#define DEP_GEN_MANUAL_OUT\n" if manual_out else "") + orch)
+    source.write_text(("#define DEP_GEN_MANUAL_OUT\n" if manual_out else "") +
+                      ("#define DEP_GEN_REWRITE\n" if rewrite else "") + orch)
     kernels = os.path.join(CASES, "vector_chain", "kernels", "aiv")
     callable_ = pfsim.Callable.from_dict({
         "orchestration": {"source": str(source), "signature": [1, 1, 2]},
@@ -496,6 +497,24 @@ def test_deps_json_of_a_manual_dep_tensor_has_no_tensormap_edge(tmp_path):
     result, deps = run_dep_orch(tmp_path, manual_out=True)
     assert [e["source"] for e in deps["edges"]] == ["creator", "explicit"]
     assert result.tasks[3].deps == []
+
+
+def test_deps_json_of_an_output_rewritten_by_consecutive_tasks_has_an_edge_from_each_until_an_inout_covers_them(
+        tmp_path):
+    # pfsim's TensorMap keeps such writers as one entry (#49); each is still a producer of its own
+    result, deps = run_dep_orch(tmp_path, rewrite=True)
+    assert result.error is None, result.error
+    ids = [t.task_id for t in result.tasks]
+    edges = [(ids.index(int(e["pred"])), ids.index(int(e["succ"])), e["source"], e["arg"], e.get("overlap"))
+             for e in deps["edges"]]
+    assert edges == [(0, 3, "tensormap", 0, "covered"), (1, 3, "tensormap", 0, "covered"),
+                     (2, 3, "tensormap", 0, "covered"), (0, 4, "tensormap", 2, "covered"),
+                     (1, 4, "tensormap", 2, "covered"), (2, 4, "tensormap", 2, "covered"),
+                     (4, 5, "tensormap", 0, "covered")]
+    assert [t.deps for t in result.tasks] == [[], [], [], [0, 1, 2], [0, 1, 2], [4]]
+    # negative control: the same scene with `out` manual_dep has no TensorMap edge at all
+    result, deps = run_dep_orch(tmp_path, manual_out=True, rewrite=True)
+    assert deps["edges"] == [] and all(t.deps == [] for t in result.tasks)
 
 
 BUILD_CONFIG = """

@@ -48,7 +48,7 @@ namespace pfsim {
 void SimPlatform::check_new_tasks() {
     const rt::GraphLaunch& launch = *graph_;
     for (; graph_checked_ < launch.tasks.size(); ++graph_checked_) {
-        const rt::DispatchTask& t = launch.tasks[graph_checked_];
+        const rt::DispatchTask& t = *launch.tasks[graph_checked_];
         for (int slot = 0; slot < 3; ++slot) {
             const bool needed = (t.shape == rt::TaskShape::Aic && slot == 0) ||
                                 (t.shape == rt::TaskShape::Aiv && slot == 1) ||
@@ -184,7 +184,7 @@ void SimPlatform::scheduler() {
         // Takes in the tasks the orchestration submitted since the last look.
         auto grow = [&] {
             for (; n < g.tasks.size(); ++n) {
-                const rt::DispatchTask& task = g.tasks[n];
+                const rt::DispatchTask& task = *g.tasks[n];
                 waiting.push_back(0);
                 next_block.push_back(0);
                 blocks_left.push_back(task.shape == rt::TaskShape::Dummy ? 0 : task.blocks);
@@ -195,7 +195,7 @@ void SimPlatform::scheduler() {
                     if (graph_done_[d]) continue;
                     ++waiting[n];
                     consumers[d].push_back(static_cast<uint32_t>(n));
-                    if (g.tasks[d].early_resolve) early_candidates.insert(static_cast<uint32_t>(n));
+                    if (g.tasks[d]->early_resolve) early_candidates.insert(static_cast<uint32_t>(n));
                 }
             }
         };
@@ -226,10 +226,7 @@ void SimPlatform::scheduler() {
 
         auto complete_task = [&](uint32_t t) {
             if (g.observe && !result.tasks[t].cores.empty()) g.observe(t, true);
-            rt::DispatchTask& done = graph_->tasks[t];  // nothing reads its arguments again
-            done.args_storage.reset();
-            std::vector<int64_t*>().swap(done.args);
-            std::vector<rt::DispatchTask::TensorBuffer>().swap(done.tensor_buffers);  // read at dispatch only
+            graph_->tasks[t].reset();  // nothing reads a completed task's record again (#49)
             result.tasks[t].end_ps = now();
             last = std::max(last, now());
             ++completed;
@@ -243,12 +240,13 @@ void SimPlatform::scheduler() {
                     ready.insert(c);
                 }
             }
+            std::vector<uint32_t>().swap(consumers[t]);
         };
         auto latch = [&](int32_t code, uint32_t t, const std::string& why) {
             if (result.error_code) return;
             result.error_code = code;
             result.error = "scheduler error " + std::to_string(code) + " (" + rt::runtime_error_name(code) + ") in " +
-                           g.tasks[t].name + ": " + why;
+                           g.tasks[t]->name + ": " + why;
             failed = true;
         };
         auto block_done = [&](uint32_t t) {
@@ -260,7 +258,7 @@ void SimPlatform::scheduler() {
         };
         // A finished block's slab: an error, conditions to wait for, or nothing.
         auto read_slab = [&](uint32_t t, uint32_t b) {
-            const uint64_t slab = b < g.tasks[t].slabs.size() ? g.tasks[t].slabs[b] : 0;
+            const uint64_t slab = b < g.tasks[t]->slabs.size() ? g.tasks[t]->slabs[b] : 0;
             if (!slab) return block_done(t);
             uint32_t head[2] = {0, 0};
             gm_read(slab, head, 8);
@@ -329,7 +327,7 @@ void SimPlatform::scheduler() {
             size_t named = 0;
             for (size_t i = 0; i < n && named < 8; ++i) {
                 if (!result.tasks[i].ran || blocks_left[i] > 0) {
-                    names += (names.empty() ? "" : ", ") + g.tasks[i].name;
+                    names += (names.empty() ? "" : ", ") + g.tasks[i]->name;
                     ++named;
                 }
             }
@@ -342,7 +340,7 @@ void SimPlatform::scheduler() {
         // core), `delay` from now.
         auto start_block = [&](uint32_t t, uint32_t b, const std::vector<std::pair<int, Core*>>& cores, Tick sent,
                                Tick delay) {
-            const rt::DispatchTask& task = g.tasks[t];
+            const rt::DispatchTask& task = *g.tasks[t];
             rt::TaskRun& run = result.tasks[t];
             if (!run.ran) {
                 if (g.observe) g.observe(t, false);
@@ -370,7 +368,7 @@ void SimPlatform::scheduler() {
         };
         // An early-resolve task whose blocks are all dispatched: its consumers may be staged.
         auto all_dispatched = [&](uint32_t t) {
-            if (!g.tasks[t].early_resolve || next_block[t] < g.tasks[t].blocks) return;
+            if (!g.tasks[t]->early_resolve || next_block[t] < g.tasks[t]->blocks) return;
             for (uint32_t c : consumers[t]) {
                 if (waiting[c] > 0) early_candidates.insert(c);
             }
@@ -405,7 +403,7 @@ void SimPlatform::scheduler() {
             const auto it = staged.find(t);
             if (it == staged.end() || it->second.rung == kNoTime) return;
             Staged& s = it->second;
-            const bool cohort = g.tasks[t].sync_start;
+            const bool cohort = g.tasks[t]->sync_start;
             Tick rendezvous = s.rung;
             bool all_out = true;
             for (const StagedBlock& b : s.blocks) {
@@ -428,7 +426,7 @@ void SimPlatform::scheduler() {
         };
         // "task block b on core (source)" for the kernel `core` runs.
         auto running_kernel = [&](const Core& core) {
-            const rt::DispatchTask& task = g.tasks[static_cast<size_t>(core_task[core.core_id()])];
+            const rt::DispatchTask& task = *g.tasks[static_cast<size_t>(core_task[core.core_id()])];
             int slot = 0;  // which of the task's kernels this core runs
             if (core.core_kind() == CoreKind::Aiv) {
                 slot = task.entry[1] && task.entry[2] ? 1 + static_cast<int>(core.subblock_idx()) : (task.entry[1] ? 1 : 2);
@@ -487,8 +485,8 @@ void SimPlatform::scheduler() {
         auto find_cohort = [&](uint32_t t, int owner, bool pending = false) {
             std::vector<std::vector<std::pair<int, Core*>>> blocks;
             for (bool busy : {false, true}) {
-                while (blocks.size() < g.tasks[t].blocks && (!busy || pending)) {
-                    auto cores = find_cores(g.tasks[t], owner, busy);
+                while (blocks.size() < g.tasks[t]->blocks && (!busy || pending)) {
+                    auto cores = find_cores(*g.tasks[t], owner, busy);
                     if (cores.empty()) break;
                     for (const auto& sc : cores) held[sc.second->core_id()] = 1;
                     blocks.push_back(std::move(cores));
@@ -497,7 +495,7 @@ void SimPlatform::scheduler() {
             for (const auto& cores : blocks) {
                 for (const auto& sc : cores) held[sc.second->core_id()] = 0;
             }
-            if (blocks.size() < g.tasks[t].blocks) blocks.clear();
+            if (blocks.size() < g.tasks[t]->blocks) blocks.clear();
             return blocks;
         };
 
@@ -505,7 +503,7 @@ void SimPlatform::scheduler() {
             grow();
             if (g.submissions_done && completed == n) break;
             // Submissions that have reached the scheduler by now.
-            while (released < n && t0 + g.tasks[released].release_ps <= now()) release(static_cast<uint32_t>(released++));
+            while (released < n && t0 + g.tasks[released]->release_ps <= now()) release(static_cast<uint32_t>(released++));
             // Blocks whose completion latency has passed, and deferred ones whose conditions are met.
             while (!completions.empty() && completions.begin()->first <= now()) {
                 const auto [t, b] = completions.begin()->second;
@@ -519,7 +517,7 @@ void SimPlatform::scheduler() {
             // Dummy tasks complete as soon as they are ready, and so do tasks
             // whose predicate is false, without a core.
             for (auto it = ready.begin(); it != ready.end();) {
-                const rt::DispatchTask& task = g.tasks[*it];
+                const rt::DispatchTask& task = *g.tasks[*it];
                 const bool skip = !failed && next_block[*it] == 0 && !predicate_holds(task);
                 if (task.shape == rt::TaskShape::Dummy || skip) {
                     const uint32_t t = *it;
@@ -537,7 +535,7 @@ void SimPlatform::scheduler() {
             for (uint32_t t : rung) {
                 staged[t].rung = now();
                 launch_staged(t);
-                if (next_block[t] < g.tasks[t].blocks) ready.insert(t);  // blocks no core took
+                if (next_block[t] < g.tasks[t]->blocks) ready.insert(t);  // blocks no core took
             }
             for (uint32_t t : promoted) launch_staged(t);
             rung.clear();
@@ -546,7 +544,7 @@ void SimPlatform::scheduler() {
             if (!failed) {
                 for (auto it = ready.begin(); it != ready.end() && !draining;) {
                     const uint32_t t = *it;
-                    if (!g.tasks[t].sync_start) {
+                    if (!g.tasks[t]->sync_start) {
                         ++it;
                         continue;
                     }
@@ -569,7 +567,7 @@ void SimPlatform::scheduler() {
             if (!failed && !draining) {
                 for (auto it = ready.begin(); it != ready.end();) {
                     const uint32_t t = *it;
-                    const rt::DispatchTask& task = g.tasks[t];
+                    const rt::DispatchTask& task = *g.tasks[t];
                     while (next_block[t] < task.blocks) {
                         const auto cores = find_cores(task);
                         if (cores.empty()) break;
@@ -582,14 +580,14 @@ void SimPlatform::scheduler() {
             // still to complete are all early-resolve and fully dispatched.
             for (auto it = early_candidates.begin(); !failed && ready.empty() && it != early_candidates.end();) {
                 const uint32_t c = *it;
-                const rt::DispatchTask& task = g.tasks[c];
+                const rt::DispatchTask& task = *g.tasks[c];
                 if (c >= released) {  // not at the scheduler yet
                     ++it;
                     continue;
                 }
                 bool stageable = task.predicate_op == 0 && task.shape != rt::TaskShape::Dummy && !result.tasks[c].early;
                 for (uint32_t d : task.deps) {
-                    stageable &= graph_done_[d] || (g.tasks[d].early_resolve && next_block[d] == g.tasks[d].blocks);
+                    stageable &= graph_done_[d] || (g.tasks[d]->early_resolve && next_block[d] == g.tasks[d]->blocks);
                 }
                 if (!stageable) {  // another producer's full dispatch looks again
                     it = early_candidates.erase(it);
@@ -652,7 +650,7 @@ void SimPlatform::scheduler() {
             const bool open = !g.submissions_done && !failed;
             const bool running = std::any_of(core_task.begin(), core_task.end(), [](int64_t t) { return t >= 0; });
             Tick wake = ~Tick{0};
-            if (released < n && !failed) wake = t0 + g.tasks[released].release_ps;
+            if (released < n && !failed) wake = t0 + g.tasks[released]->release_ps;
             if (pause_at_ps_ != kNoTime) wake = std::min(wake, t0 + pause_at_ps_);
             if (!completions.empty()) wake = std::min(wake, completions.begin()->first);
             if (!deferred.empty()) wake = std::min(wake, now() + std::max<Tick>(g.poll_ps, 1));
