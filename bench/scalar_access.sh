@@ -1,17 +1,20 @@
 #!/bin/bash
-# Usage: bench/scalar_access.sh [LOADS] -- the host CPU of one scalar GM load
+# Usage: bench/scalar_access.sh [LOADS] [PFSIM] -- the host CPU of one scalar GM load
 # of a kernel's code (a host-C++ fallback's pointer access), on a data-cache
 # hit and on a miss: the pointer chase of tests/python (kernel_pointer_chase.cpp)
 # on one core, over 2 lines taken in turn (every load a hit, as a fallback's
 # query and key lines are) and over 1024 lines in order (each load misses the
 # 16 KiB data cache and hits the L2). Each figure is the difference of a run of
-# LOADS loads (default 2 x 10^7) and one of LOADS/2, over the loads between
+# N loads and one of N/2 (N: LOADS, default 10^8, for hits; LOADS/10 for
+# misses), over the loads between
 # them: the task-clock (CPU) of the whole process tree (perf stat), so start-up
-# and the kernel's compile (made once before, into a cache) cancel.
+# and the kernel's compile (made once before, into a cache) cancel. PFSIM: a
+# pfsim binary to measure instead of the one built here (another commit's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/prologue.sh
-loads=${1:-20000000}
+loads=${1:-100000000}
+bin=${2:-$bin}
 py=$work/chase.py
 cat >"$py" <<'PY'
 import sys
@@ -41,8 +44,9 @@ one() {
 }
 one 2 2 >/dev/null  # compiles the kernels into the cache
 for lines in 2 1024; do
-    read -r t1 n1 <<<"$(one "$lines" $((loads / 2)))"
-    read -r t2 n2 <<<"$(one "$lines" "$loads")"
+    n=$((lines == 2 ? loads : loads / 10))
+    read -r t1 n1 <<<"$(one "$lines" $((n / 2)))"
+    read -r t2 n2 <<<"$(one "$lines" "$n")"
     awk -v l="$lines" -v n=$((n2 - n1)) -v t1="$t1" -v t2="$t2" 'BEGIN {
         printf "%s: %.1f ns CPU a load (%s lines, %.3f s and %.3f s)\n", l == 2 ? "hit" : "miss", (t2 - t1) * 1e9 / n, l, t1, t2 }'
 done
