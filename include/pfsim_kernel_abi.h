@@ -186,7 +186,8 @@ CoreOps& current_core();
 // pending raw store, honours a requested stop, advances the scalar unit and
 // synchronises with SystemC time once the core is a quantum ahead. When that
 // full path finds nothing to do but the advance, it arms this fast path for
-// the running core: the next reads advance the scalar unit inline, as long as
+// the running core (so does a pointer load's full path, whose data-cache hits
+// then take Core::fast_load_hit under the same conditions): the next reads advance the scalar unit inline, as long as
 // the advance stays within `horizon_ps` (SystemC time + core.quantum when
 // armed, where the full path would not synchronise either). The core disarms
 // it (g_counter_fast = nullptr) whenever anything else may have to happen at

@@ -47,14 +47,37 @@ uint64_t read_system_counter() {
 
 uint64_t Core::read_counter() {
     scalar(1);
-    // Arm only when the next read would have nothing else to do: no stop to
-    // honour (one may have been requested while scalar() synchronised).
-    if (stop_.empty() && !user_code::time_limit_passed()) {
+    arm_fast_paths();
+    return issue_ / kSystemCounterTickPs;
+}
+
+void Core::arm_fast_paths() {
+    // Arm only when the next access would have nothing else to do: no stop to
+    // honour (one may have been requested while the core synchronised).
+    if (stop_.empty() && !raw_store_len_ && !user_code::time_limit_passed()) {
         counter_fast_ = {&issue_, &busy_time(stats_, Pipe::Scalar), scalar_op_,
                          sc_core::sc_time_stamp().value() + quantum_};
         g_counter_fast = &counter_fast_;
     }
-    return issue_ / kSystemCounterTickPs;
+}
+
+bool Core::fast_load_hit(uint64_t gm, uint64_t len) {
+    // Armed, the core is where the full path leaves it: no raw store to apply,
+    // no stop, SystemC time as it was (horizon_ps is still that time plus
+    // core.quantum). A hit within it needs no synchronisation, before the load
+    // (hold_within_quantum) or after (maybe_sync).
+    const Tick done = issue_ + dcache_hit_ + scalar_op_;
+    if (g_counter_fast != &counter_fast_ || done > counter_fast_.horizon_ps || !observers_.empty() ||
+        !dcache_ || in_peer_window(gm) || !dcache_->within_line(gm, len) ||
+        (alloc_end_ && (gm < alloc_begin_ || gm + len > *alloc_end_)) || user_code::time_limit_passed() ||
+        !dcache_->read(gm)) {
+        return false;
+    }
+    ++stats_.dcache_hits;
+    stats_.scalar_load_bytes += len;
+    stats_.scalar += dcache_hit_ + scalar_op_;
+    issue_ = done;
+    return true;
 }
 
 uint64_t& busy_time(CoreStats& s, Pipe pipe) {
@@ -102,6 +125,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
         gm = core->gm_address(reinterpret_cast<const volatile void*>(addr), len);  // a peer's window
         if (gm == kNotGm) return;
     }
+    if (!write && core->fast_load_hit(gm, len)) return;
     // A GM access, out of line: the tests above, which most instrumented accesses
     // end at, stay a few instructions with no frame to set up.
     [](Core* core, bool write, uint64_t gm, uint64_t len) __attribute__((noinline)) {
@@ -127,6 +151,7 @@ void Core::on_raw_access(bool write, uintptr_t addr, uint64_t len) {
         } else {
             core->scalar_read(gm, core->host_of(gm), len);
         }
+        core->arm_fast_paths();
     }(core, write, gm, len);
 }
 

@@ -304,6 +304,14 @@ private:
     void invalidate_line(uint64_t gm);
     // Then the scalar unit waits until `done` for the read's `bytes`.
     void scalar_read_done(Tick done, uint64_t bytes);
+    // Arms g_counter_fast, which also arms fast_load_hit(), when the next
+    // access would have nothing else to do (see CounterFastPath).
+    void arm_fast_paths();
+    // A raw load of [gm, gm + len) on the armed fast path: when it hits one
+    // data-cache line and needs no synchronisation, makes exactly the full
+    // path's changes (the line's LRU place, the counters, the scalar unit's
+    // time) and returns true; otherwise changes nothing and returns false.
+    bool fast_load_hit(uint64_t gm, uint64_t len);
     // load() and load_around_l2(), and the load-site what-ifs.
     void load_from(uint64_t gm, uint8_t* local, uint64_t bytes, bool around);
     Tick drained() const;

@@ -1,12 +1,31 @@
 #include "model/core/scalar_data_cache.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace pfsim {
 
+namespace {
+
+bool power_of_two(uint64_t n) { return n && !(n & (n - 1)); }
+
+}  // namespace
+
 ScalarDataCache::ScalarDataCache(uint64_t bytes, uint64_t line_bytes, uint64_t ways)
-    : line_bytes_(line_bytes), assoc_(ways), sets_(bytes / (line_bytes * ways)), ways_(sets_ * assoc_) {}
+    : line_bytes_(line_bytes),
+      assoc_(ways),
+      sets_(ways && line_bytes ? bytes / (line_bytes * ways) : 0),
+      line_shift_(line_bytes ? __builtin_ctzll(line_bytes) : 0),
+      ways_(sets_ * assoc_) {
+    if (!power_of_two(line_bytes) || !power_of_two(sets_) || sets_ * line_bytes * ways != bytes) {
+        throw std::invalid_argument("scalar data cache: " + std::to_string(bytes) + " bytes in " +
+                                    std::to_string(line_bytes) + "-byte lines, " + std::to_string(ways) +
+                                    " ways: not a power-of-two number of sets of power-of-two lines");
+    }
+}
 
 bool ScalarDataCache::write(uint64_t gm) {
-    Way* way = find(gm / line_bytes_);
+    Way* way = find(line_number(gm));
     if (!way) return false;
     way->used = ++clock_;
     way->dirty = true;
@@ -14,8 +33,8 @@ bool ScalarDataCache::write(uint64_t gm) {
 }
 
 bool ScalarDataCache::install(uint64_t gm, uint64_t* written_back) {
-    const uint64_t line = gm / line_bytes_;
-    Way* set = &ways_[(line % sets_) * assoc_];
+    const uint64_t line = line_number(gm);
+    Way* set = set_of(line);
     Way* victim = &set[0];
     for (uint64_t w = 0; w < assoc_; ++w) {
         if (set[w].tag == kInvalid) {
@@ -31,7 +50,7 @@ bool ScalarDataCache::install(uint64_t gm, uint64_t* written_back) {
 }
 
 bool ScalarDataCache::invalidate(uint64_t gm) {
-    Way* way = find(gm / line_bytes_);
+    Way* way = find(line_number(gm));
     if (!way) return false;
     const bool dirty = way->dirty;
     *way = Way{};

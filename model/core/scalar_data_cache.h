@@ -17,18 +17,23 @@ namespace pfsim {
 class ScalarDataCache {
 public:
     // `bytes` of `line_bytes` lines in sets of `ways`; bytes is a whole
-    // number of line_bytes x ways (Config::validate checks it).
+    // number of line_bytes x ways, and line_bytes and the number of sets are
+    // powers of two (Config's checks make them so; std::invalid_argument if not).
     ScalarDataCache(uint64_t bytes, uint64_t line_bytes, uint64_t ways);
 
     uint64_t line_bytes() const { return line_bytes_; }
     // The GM address of the line holding `gm`.
-    uint64_t line_of(uint64_t gm) const { return gm - gm % line_bytes_; }
+    uint64_t line_of(uint64_t gm) const { return line_number(gm) * line_bytes_; }
+    // Whether the `bytes` from `gm` (at least one) lie in one line.
+    bool within_line(uint64_t gm, uint64_t bytes) const {
+        return line_number(gm) == line_number(gm + bytes - 1);
+    }
 
     // A read of the line holding `gm`: true on a hit (the line becomes its
     // set's most recent). On a miss nothing changes: the caller fetches the
     // line, then install()s it.
     bool read(uint64_t gm) {
-        Way* way = find(gm / line_bytes_);
+        Way* way = find(line_number(gm));
         if (!way) return false;
         way->used = ++clock_;
         return true;
@@ -56,8 +61,11 @@ private:
         bool dirty = false;
     };
     static constexpr uint64_t kInvalid = ~uint64_t{0};
+    // By a shift and a mask: a 64-bit division would cost a hit tens of cycles.
+    uint64_t line_number(uint64_t gm) const { return gm >> line_shift_; }
+    Way* set_of(uint64_t line) { return &ways_[(line & (sets_ - 1)) * assoc_]; }
     Way* find(uint64_t line) {
-        Way* set = &ways_[(line % sets_) * assoc_];
+        Way* set = set_of(line);
         for (uint64_t w = 0; w < assoc_; ++w) {
             if (set[w].tag == line) return &set[w];
         }
@@ -65,6 +73,7 @@ private:
     }
 
     const uint64_t line_bytes_, assoc_, sets_;
+    const int line_shift_;  // log2(line_bytes_)
     std::vector<Way> ways_;  // set s is ways_[s * assoc_, (s + 1) * assoc_)
     uint64_t clock_ = 0;
 };

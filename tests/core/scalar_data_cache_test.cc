@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <list>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -121,6 +122,25 @@ TEST(ScalarDataCache, HitsAndMissesAsATextbookLruCache) {
         EXPECT_GT(hits, 40000u);  // about a third hit: the comparison saw both outcomes
         EXPECT_LT(hits, 100000u);
     }
+}
+
+TEST(ScalarDataCache, LinesAreFoundByTheirAddressBits) {
+    ScalarDataCache c(kBytes, kLine, kWays);
+    EXPECT_EQ(c.line_of(kLine * 5 + 63), kLine * 5);
+    EXPECT_TRUE(c.within_line(kLine * 5, kLine));
+    EXPECT_TRUE(c.within_line(kLine * 5 + 60, 4));
+    EXPECT_FALSE(c.within_line(kLine * 5 + 60, 8));  // it crosses into line 6
+    // Lines kSets apart share a set: kWays + 1 of them evict the first.
+    for (uint64_t i = 0; i <= kWays; ++i) EXPECT_FALSE(read(c, i * kSets * kLine)) << i;
+    EXPECT_FALSE(c.read(0));
+    EXPECT_TRUE(c.read(kSets * kLine));
+}
+
+TEST(ScalarDataCache, SizesThatAreNoPowerOfTwoAreRefused) {
+    EXPECT_THROW(ScalarDataCache(kBytes, 48, kWays), std::invalid_argument);
+    EXPECT_THROW(ScalarDataCache(12 * 1024, kLine, kWays), std::invalid_argument);  // 48 sets
+    EXPECT_THROW(ScalarDataCache(kBytes, kLine, 3), std::invalid_argument);
+    EXPECT_NO_THROW(ScalarDataCache(kBytes, kLine, 8));
 }
 
 }  // namespace
