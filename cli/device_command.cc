@@ -72,6 +72,15 @@ CallTensor tensor_of(const json& t, const std::string& what) {
 
 namespace {
 
+// A run tensor's "hash": true (its SHA-256 in the result, the default), false
+// (none) or "digest" (base/digest.h's: cheaper, for judging off against on).
+api::DeviceCall::Hash hash_of(const json& t, const std::string& what) {
+    const json h = t.value("hash", json(true));
+    if (h.is_boolean()) return h.get<bool>() ? api::DeviceCall::Hash::Sha256 : api::DeviceCall::Hash::None;
+    if (h == "digest") return api::DeviceCall::Hash::Digest;
+    throw api::BadInput(what + ": \"hash\" is true, false or \"digest\", not " + h.dump());
+}
+
 // {"op": "judge", "off": RESULT, "on": RESULT, "expected_gain_pct": [MIN, MAX]}: two
 // results this device returned, prefetch off and on, judged as check judges a pair
 // (session/verdict.h); each may be a level-3 run's waves instead (api::judged_run);
@@ -157,7 +166,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         if (call.dump_args && call.dump_dir.empty()) throw api::BadInput("dump_args without a \"dump_dir\"");
         for (const json& t : request.at("tensors")) {
             call.names.push_back(t.value("name", ""));
-            call.hashed.push_back(t.value("hash", true));
+            call.hashed.push_back(hash_of(t, "tensor " + std::to_string(call.tensors.size())));
             call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
             call.sources.push_back(t.value("file", ""));
             call.writes_source.push_back(t.value("shared", false));

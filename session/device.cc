@@ -9,6 +9,7 @@
 #include "session/file_pages.h"
 #include "session/graph_result.h"
 #include "session/summary.h"
+#include "base/digest.h"
 #include "base/sha256.h"
 #include "base/user_code.h"
 #include "loader/compiler.h"
@@ -212,7 +213,9 @@ RunResult DeviceSession::run(DeviceCall& c) {
             out.name = i < c.names.size() && !c.names[i].empty() ? c.names[i] : "arg" + std::to_string(i);
             out.bytes = tensor_bytes(t);
             const auto* bytes = t.gm ? reinterpret_cast<const uint8_t*>(die.platform.device_pointer(t.gm)) : t.data.data();
-            if (i >= c.hashed.size() || c.hashed[i]) out.sha256 = sha256_hex(bytes, out.bytes);
+            const DeviceCall::Hash hash = i < c.hashed.size() ? c.hashed[i] : DeviceCall::Hash::Sha256;
+            if (hash == DeviceCall::Hash::Sha256) out.sha256 = sha256_hex(bytes, out.bytes);
+            if (hash == DeviceCall::Hash::Digest) out.digest = digest_hex(bytes, out.bytes);
             out.equal_reference = true;  // the caller compares with its golden
             r.outputs.push_back(out);
         }

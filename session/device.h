@@ -47,7 +47,9 @@ struct DeviceCall {
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
     uint32_t aicpu_threads = 0;       // simpler's aicpu_thread_num (rt::WorkerOptions::aicpu_threads; 0: its default)
     bool spans = false;               // the result's tasks carry each block's span per core (swimlane records)
-    std::vector<bool> hashed;         // tensor i's SHA-256 in the result's outputs (missing: yes; no: empty)
+    // What the result's outputs say of tensor i's bytes after the run (missing: its SHA-256).
+    enum class Hash { None, Sha256, Digest };  // Digest: base/digest.h's, cheaper, where only equality matters
+    std::vector<Hash> hashed;
     int dump_args = 0;                // simpler's --dump-args level (rt::ArgsDump::Level); 0: none
     std::string dump_dir;             // where the argument dump goes (args_dump.json, args.bin)
     std::string scope_stats_dir;      // where simpler's scope_stats.jsonl goes; empty: none

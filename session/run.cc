@@ -99,6 +99,7 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         nlohmann::json outputs = nlohmann::json::array();
         for (const OutputResult& o : r.outputs) {
             nlohmann::json row = {{"name", o.name}, {"bytes", o.bytes}, {"sha256", o.sha256}, {"equal_reference", o.equal_reference}};
+            if (!o.digest.empty()) row["digest"] = o.digest;
             if (o.compared) {
                 row["max_abs_diff"] = o.max_abs_diff;
                 row["mismatches"] = o.mismatches;
@@ -186,6 +187,7 @@ RunResult from_json(const nlohmann::json& j) {
             out.name = o.at("name").get<std::string>();
             out.bytes = json_integer<uint64_t>(o.at("bytes"));
             out.sha256 = o.at("sha256").get<std::string>();
+            out.digest = o.value("digest", "");
             out.equal_reference = o.at("equal_reference").get<bool>();
             out.compared = o.contains("mismatches");
             out.max_abs_diff = o.value("max_abs_diff", 0.0);

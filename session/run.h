@@ -37,6 +37,7 @@ struct OutputResult {
     bool compared = false;  // a case output compared within tolerance (the fields below are set)
     double max_abs_diff = 0;
     uint64_t mismatches = 0, first_mismatch = 0;
+    std::string digest = {};  // base/digest.h's of its bytes, where asked instead of sha256 (in the summary only then)
 };
 
 struct TaskResult {

@@ -17,7 +17,7 @@ std::string equivalence_failure(const RunResult& off, const RunResult& on) {
     }
     if (off.outputs.size() != on.outputs.size()) return "the runs produced different outputs";
     for (size_t i = 0; i < off.outputs.size(); ++i) {
-        if (off.outputs[i].sha256 != on.outputs[i].sha256) {
+        if (off.outputs[i].sha256 != on.outputs[i].sha256 || off.outputs[i].digest != on.outputs[i].digest) {
             return "output " + off.outputs[i].name + " differs between prefetch off and on";
         }
     }

@@ -559,30 +559,31 @@ namespace pto {
 // [+ bias], over the valid region, accumulated in k order: in float for
 // half, bfloat16_t and float operands, exactly (int64, then wrapped) for int8.
 namespace detail {
-// For each of kRows rows r: acc[r * stride + [0, 8 * kGroups)) += the sum over k in
-// order of left[r * k_valid + k] * right[k * stride + j], each product and each sum
-// rounded to float: eight columns a vector, kGroups vectors in flight per row (each
+// For each of kRows rows r: acc[r * acc_step + [0, 8 * kGroups)) += the sum over k in
+// order of left[r * left_step + k] * right[k * right_step + j], each product and each
+// sum rounded to float: eight columns a vector, kGroups vectors in flight per row (each
 // column's additions are one chain; several chains keep the host's adders busy), each
 // vector of `right` loaded once for the kRows rows. Kernels compile with -mf16c where
 // the host has it (which implies AVX: a vector a register) and -ffp-contract=off (never
 // a fused multiply-add).
 template <int kRows, int kGroups>
-PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* left, const float* right, int k_valid, int stride) {
+PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, int acc_step, const float* left, int left_step,
+                                           const float* right, int right_step, int k_valid) {
     typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
     Lanes s[kRows][kGroups];  // (the loops over r and g unrolled: s stays in registers)
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 8
-        for (int g = 0; g < kGroups; ++g) s[r][g] = *reinterpret_cast<const Lanes*>(acc + r * stride + 8 * g);
+        for (int g = 0; g < kGroups; ++g) s[r][g] = *reinterpret_cast<const Lanes*>(acc + r * acc_step + 8 * g);
     }
     for (int k = 0; k < k_valid; ++k) {
-        const float* const rk = right + static_cast<size_t>(k) * stride;
+        const float* const rk = right + static_cast<size_t>(k) * right_step;
         Lanes v[kGroups];
 #pragma GCC unroll 8
         for (int g = 0; g < kGroups; ++g) v[g] = *reinterpret_cast<const Lanes*>(rk + 8 * g);
 #pragma GCC unroll 8
         for (int r = 0; r < kRows; ++r) {
-            const float x = left[static_cast<size_t>(r) * k_valid + k];
+            const float x = left[static_cast<size_t>(r) * left_step + k];
 #pragma GCC unroll 8
             for (int g = 0; g < kGroups; ++g) s[r][g] += x * v[g];
         }
@@ -590,7 +591,7 @@ PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, const float* left, const 
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 8
-        for (int g = 0; g < kGroups; ++g) *reinterpret_cast<Lanes*>(acc + r * stride + 8 * g) = s[r][g];
+        for (int g = 0; g < kGroups; ++g) *reinterpret_cast<Lanes*>(acc + r * acc_step + 8 * g) = s[r][g];
     }
 }
 
@@ -608,57 +609,90 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     const int m_valid = a.GetValidRow(), k_valid = a.GetValidCol(), n_valid = b.GetValidCol();
     if (b.GetValidRow() != k_valid) fail(instruction, "the left operand's valid columns differ from the right's valid rows");
     using Acc = std::conditional_t<kInt, int64_t, float>;
-    // Each operand element widened once (exactly), the left's rows and the
-    // right's rows contiguous; each result element then sums its products in
-    // k order, one rounding per product and per addition, as a plain loop
-    // does. Columns go eight at a time through vector arithmetic (the same
-    // IEEE operations, lane by lane): sum_columns.
-    const size_t mk = static_cast<size_t>(m_valid) * k_valid, kn = static_cast<size_t>(k_valid) * n_valid;
-    // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
-    constexpr int kBlock = kInt ? 1 : 4;  // result rows summed together (each vector of right loaded once for them)
-    const std::unique_ptr<Acc[]> widened(new Acc[mk + kn + static_cast<size_t>(kBlock) * n_valid]);
-    Acc* const left = widened.get();
-    Acc* const right = left + mk;
-    Acc* const acc = right + kn;  // kBlock rows of results
-    // The tiles' elements by their compile-time steps (at() found each tile's place per
-    // element); each tile's place asked for only where a loop below touches it.
+    // Each result element sums its products in k order, one rounding per product
+    // and per addition, as a plain loop does. Columns go eight at a time through
+    // vector arithmetic (the same IEEE operations, lane by lane): sum_columns.
+    // The operands are read in place where they are float, each row's elements
+    // adjacent; else each element is widened once (exactly) into rows of its own.
+    // The sums run in the result tile itself where it starts from zero or from
+    // its own values (TMATMUL, TMATMUL_ACC c += a x b); else in kBlock rows of
+    // their own, each started from c_in.
+    constexpr bool kReadInPlace = std::is_same_v<TA, float> && A::kColStep == 1 && B::kColStep == 1;
+    constexpr bool kMaySumInPlace = kReadInPlace && C::kColStep == 1 && std::is_same_v<CI, C>;
     const bool some = m_valid > 0 && n_valid > 0;
-    const TA* const in_a = mk ? a.data() : nullptr;
-    const TA* const in_b = kn ? b.data() : nullptr;
+    const TA* const in_a = m_valid > 0 && k_valid > 0 ? a.data() : nullptr;
+    const TA* const in_b = k_valid > 0 && n_valid > 0 ? b.data() : nullptr;
     const auto* const in_c = c_in && some ? c_in->data() : nullptr;
     auto* const out = some ? c.data() : nullptr;
-    for (int m = 0; m < m_valid; ++m) {
-        for (int k = 0; k < k_valid; ++k) left[m * k_valid + k] = static_cast<Acc>(widen(in_a[m * A::kRowStep + k * A::kColStep]));
+    bool sum_in_place = false;
+    if constexpr (kMaySumInPlace) sum_in_place = !in_c || static_cast<const void*>(in_c) == static_cast<const void*>(out);
+    const size_t mk = kReadInPlace ? 0 : static_cast<size_t>(m_valid) * k_valid;
+    const size_t kn = kReadInPlace ? 0 : static_cast<size_t>(k_valid) * n_valid;
+    constexpr int kBlock = kInt ? 1 : 4;  // result rows summed together (each vector of right loaded once for them)
+    const size_t block = sum_in_place ? 0 : static_cast<size_t>(kBlock) * n_valid;
+    // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
+    const std::unique_ptr<Acc[]> widened(mk + kn + block ? new Acc[mk + kn + block] : nullptr);
+    const Acc* left;
+    const Acc* right;
+    int left_step, right_step;  // a row's step in left and in right
+    if constexpr (kReadInPlace) {
+        left = in_a, right = in_b, left_step = A::kRowStep, right_step = B::kRowStep;
+    } else {
+        Acc* const l = widened.get();
+        Acc* const r = l + mk;
+        // The tiles' elements by their compile-time steps (at() found each tile's place per
+        // element); each tile's place asked for only where a loop below touches it.
+        for (int m = 0; m < m_valid; ++m) {
+            for (int k = 0; k < k_valid; ++k) l[m * k_valid + k] = static_cast<Acc>(widen(in_a[m * A::kRowStep + k * A::kColStep]));
+        }
+        for (int k = 0; k < k_valid; ++k) {
+            for (int n = 0; n < n_valid; ++n) r[k * n_valid + n] = static_cast<Acc>(widen(in_b[k * B::kRowStep + n * B::kColStep]));
+        }
+        left = l, right = r, left_step = k_valid, right_step = n_valid;
     }
-    for (int k = 0; k < k_valid; ++k) {
-        for (int n = 0; n < n_valid; ++n) right[k * n_valid + n] = static_cast<Acc>(widen(in_b[k * B::kRowStep + n * B::kColStep]));
-    }
-    for (int m = 0; m < m_valid;) {
+    for (int m = 0; some && m < m_valid;) {
         const int rows = m + kBlock <= m_valid ? kBlock : 1;
-        for (int r = 0; r < rows; ++r) {
-            for (int n = 0; n < n_valid; ++n) {
-                acc[r * n_valid + n] = in_c ? static_cast<Acc>(in_c[(m + r) * CI::kRowStep + n * CI::kColStep]) : Acc{0};
+        Acc* acc = nullptr;  // the block's rows of sums
+        int acc_step = 0;
+        if constexpr (kMaySumInPlace) {
+            if (sum_in_place) {
+                acc = out + static_cast<size_t>(m) * C::kRowStep, acc_step = C::kRowStep;
+                for (int r = 0; r < rows && !in_c; ++r) {
+                    for (int j = 0; j < n_valid; ++j) acc[static_cast<size_t>(r) * acc_step + j] = 0.0f;
+                }
             }
         }
-        const Acc* const row = left + static_cast<size_t>(m) * k_valid;
+        if (!sum_in_place) {
+            acc = widened.get() + mk + kn, acc_step = n_valid;
+            for (int r = 0; r < rows; ++r) {
+                for (int n = 0; n < n_valid; ++n) {
+                    acc[r * n_valid + n] = in_c ? static_cast<Acc>(in_c[(m + r) * CI::kRowStep + n * CI::kColStep]) : Acc{0};
+                }
+            }
+        }
+        const Acc* const row = k_valid > 0 ? left + static_cast<size_t>(m) * left_step : left;  // (left: none at k_valid 0)
         int n = 0;
         if constexpr (!kInt) {
-            if (rows == kBlock) {
-                for (; n + 16 <= n_valid; n += 16) sum_columns<kBlock, 2>(acc + n, row, right + n, k_valid, n_valid);
-                for (; n + 8 <= n_valid; n += 8) sum_columns<kBlock, 1>(acc + n, row, right + n, k_valid, n_valid);
+            if (k_valid == 0) {
+                n = n_valid;  // no products: each sum is its start value
+            } else if (rows == kBlock) {
+                for (; n + 16 <= n_valid; n += 16) sum_columns<kBlock, 2>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                for (; n + 8 <= n_valid; n += 8) sum_columns<kBlock, 1>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
             } else {
-                for (; n + 64 <= n_valid; n += 64) sum_columns<1, 8>(acc + n, row, right + n, k_valid, n_valid);
-                for (; n + 8 <= n_valid; n += 8) sum_columns<1, 1>(acc + n, row, right + n, k_valid, n_valid);
+                for (; n + 64 <= n_valid; n += 64) sum_columns<1, 8>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                for (; n + 8 <= n_valid; n += 8) sum_columns<1, 1>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
             }
         }
         for (int r = 0; r < rows; ++r) {
-            Acc* const acc_r = acc + static_cast<size_t>(r) * n_valid;
-            const Acc* const row_r = row + static_cast<size_t>(r) * k_valid;
+            Acc* const acc_r = acc + static_cast<size_t>(r) * acc_step;
             for (int j = n; j < n_valid; ++j) {
                 Acc sum = acc_r[j];
-                for (int k = 0; k < k_valid; ++k) sum += row_r[k] * right[static_cast<size_t>(k) * n_valid + j];
+                for (int k = 0; k < k_valid; ++k) {
+                    sum += row[static_cast<size_t>(r) * left_step + k] * right[static_cast<size_t>(k) * right_step + j];
+                }
                 acc_r[j] = sum;
             }
+            if (sum_in_place && !bias) continue;  // the sums are the result
             for (int j = 0; j < n_valid; ++j) {
                 Acc sum = acc_r[j];
                 if (bias) sum += static_cast<Acc>(widen(bias->at(0, j)));

@@ -32,7 +32,8 @@ public:
     // std::invalid_argument. 2^window_log2 buckets are remembered.
     explicit Calendar(uint64_t servers = 1, unsigned window_log2 = 12)
         : servers_(servers), capacity_(kBucket * servers), buckets_(size_t{1} << window_log2),
-          mask_((uint64_t{1} << window_log2) - 1), window_log2_(window_log2) {
+          mask_((uint64_t{1} << window_log2) - 1), window_log2_(window_log2),
+          servers_log2_(servers && (servers & (servers - 1)) == 0 ? __builtin_ctzll(servers) : -1) {
         if (servers == 0 || servers > kMaxServers) {
             throw std::invalid_argument("a calendar has 1 to " + std::to_string(kMaxServers) + " servers");
         }
@@ -71,13 +72,20 @@ public:
             used += static_cast<uint32_t>(take);
             if (used >= capacity_) latest_full_ = std::max(latest_full_, b);
             remaining -= take;
-            if (remaining == 0) done = std::max(done, (b << kBucketShift) + used / servers_);
+            if (remaining == 0) done = std::max(done, (b << kBucketShift) + per_server(used));
         }
         advance_first_free();
         return done;
     }
 
 private:
+    // A bucket's work spread over the servers: used / servers_, by a shift where
+    // servers_ is a power of two (a 64-bit division was a sixth of reserve's time
+    // on the 2048 miss registers), else in 32 bits (used and servers_ fit).
+    uint64_t per_server(uint32_t used) const {
+        return servers_log2_ >= 0 ? used >> servers_log2_ : used / static_cast<uint32_t>(servers_);
+    }
+
     void advance_first_free() {
         while (first_free_ <= latest_full_ && first_free_ < base_ + mask_ && slot(first_free_) >= capacity_) {
             ++first_free_;
@@ -110,6 +118,7 @@ private:
     ZeroArray<Bucket> buckets_;
     uint64_t mask_;
     unsigned window_log2_;
+    int servers_log2_;  // log2(servers_) where it is a power of two, else -1
     uint64_t base_ = 0;
     uint64_t first_free_ = 0;  // buckets [base_, first_free_) are full
     uint64_t latest_ = 0;      // the latest bucket slot() handed out (no entry holds a later one)

@@ -342,7 +342,7 @@ class Worker:
             dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
             scope_stats_dir: str | None = None, deps_json: str | None = None,
             aicpu_thread_num: int = 0, config=None, runtime_slot: int = 0,
-            lease_generation: int | None = None) -> RunResult:
+            lease_generation: int | None = None, output_hash: str = "sha256") -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -369,8 +369,15 @@ class Worker:
         (docs/compatibility.md#drain). config: simpler's CallConfig, in place of those of the
         options above it sets (a field pfsim does not honour: ValueError naming it).
         runtime_slot: the die's runtime slot the arguments pass through (0 or 1); with
-        lease_generation, simpler's pipeline lease of it (docs/python.md#pipeline-slots)."""
+        lease_generation, simpler's pipeline lease of it (docs/python.md#pipeline-slots).
+        output_hash: what the summary's `outputs` say of each
+        output's bytes: "sha256" (its SHA-256), or "digest" (a fast non-cryptographic
+        256-bit digest as `digest`, `sha256` empty: enough for judge, several times
+        cheaper on large outputs)."""
         self._check_usable()
+        if output_hash not in ("sha256", "digest"):
+            raise ValueError(f"output_hash = {output_hash!r}: \"sha256\" or \"digest\"")
+        hash_kind = True if output_hash == "sha256" else "digest"  # an output's "hash" in the request
         if config is not None:
             options = config.run_options("Worker.run")
             aicpu_thread_num = options.pop("aicpu_thread_num") or aicpu_thread_num
@@ -402,7 +409,7 @@ class Worker:
                 # Only outputs are hashed (judge compares them): an input's SHA-256 was 8 % of a large run (#49).
                 layout.append({"name": names[i], "dtype": _tensors.dtype_name(values[i], f"argument {names[i]}"),
                                "shape": _tensors.shape_of(values[i]), "offset": offset, "bytes": data.nbytes,
-                               "hash": handle.callable.is_output(n)})
+                               "hash": hash_kind if handle.callable.is_output(n) else False})
                 own = _tensors.memory_file(values[i])
                 if own:  # an output's file is written in place (mapped shared), an input's never
                     layout[-1].update(file=own, offset=0, shared=handle.callable.is_output(n))

@@ -63,6 +63,17 @@ TEST(Calendar, WorkAfterFullBucketsTheWindowMovedOntoStartsAtTheFirstFreeOne) {
     EXPECT_EQ(pool.reserve(0, 100), 4 * kB + 100);
 }
 
+// Work that ends in a bucket others use ends when the bucket's work, spread over
+// the servers, is done: for a power of two of servers (a shift) and for others.
+TEST(Calendar, WorkEndsWhenItsBucketsWorkSpreadOverTheServersIsDone) {
+    for (uint64_t servers : {1, 2, 3, 4, 5, 7, 64, 2047, 2048, 4096, 32768, int(Calendar::kMaxServers)}) {
+        Calendar c(servers);
+        const Tick before = 1000 * servers + 37;  // the bucket's earlier work
+        EXPECT_EQ(c.reserve(5 * kB, before), 5 * kB + before);
+        EXPECT_EQ(c.reserve(5 * kB, 100), 5 * kB + std::max<Tick>(100, (before + 100) / servers)) << servers << " servers";
+    }
+}
+
 // The limits of a bucket's 32-bit work count: the most servers fill a bucket
 // exactly, and times up to kTimeLimit are exact.
 TEST(Calendar, LimitsOfTheServersAndOfTime) {

@@ -88,6 +88,37 @@ def test_judge_gives_check_s_verdict_on_an_off_and_on_pair_naming_a_tensor_that_
             worker._request({"op": "judge", "off": off.summary, "on": on.summary, "expected_gain_pct": [1]})
 
 
+def test_outputs_judged_by_digest_instead_of_sha256(prefetch_demo):
+    """output_hash="digest" (what pfsim test asks): each output's fast digest in the summary,
+    no SHA-256; judge compares the digests as it compares SHA-256s."""
+    src = torch.arange(128, dtype=torch.float32)
+
+    def args():
+        return TaskArgsBuilder(TensorArg("src", src), TensorArg("dst", torch.zeros(128)))
+
+    with pfsim.Worker(enable_sdma=True) as worker:
+        handle = worker.register(prefetch_demo)
+        off = worker.run(handle, args(), prefetch=False, output_hash="digest")
+        on = worker.run(handle, args(), output_hash="digest")
+        rows = {o["name"]: o for o in off.summary["outputs"]}
+        assert rows["dst"]["sha256"] == "" and len(rows["dst"]["digest"]) == 64, rows
+        assert "digest" not in rows["src"], rows  # an input: neither
+        assert "digest" not in worker.run(handle, args()).summary["outputs"][1]  # the default: SHA-256 only
+        assert worker.judge(off, on)["equivalent"]
+        # The control: a digest that differs fails the pair, naming the output.
+        changed = copy.deepcopy(on.summary)
+        changed["outputs"][1]["digest"] = "0" * 64
+        bad = worker.judge(off, dataclasses.replace(on, summary=changed))
+        assert not bad["equivalent"] and bad["failure"] == "output dst differs between prefetch off and on", bad
+        with pytest.raises(ValueError, match='output_hash = \'md5\': "sha256" or "digest"'):
+            worker.run(handle, args(), output_hash="md5")
+        request = {"op": "run", "handle": handle.id, "scalars": [], "data": "/nonexistent",
+                   "tensors": [{"name": "src", "dtype": "float32", "shape": [128], "offset": 0, "bytes": 512,
+                                "hash": "md5"}]}
+        with pytest.raises(ValueError, match='tensor 0: "hash" is true, false or "digest", not "md5"'):
+            worker._request(request)
+
+
 TORCH_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32, torch.int64,
                 torch.uint8, torch.bool]
 

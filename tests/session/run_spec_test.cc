@@ -124,6 +124,12 @@ TEST(Judge, EveryWayAPairFailsIsNamed) {
     on = ran(80);
     on.outputs.push_back({"z", 64, "abc", true});
     EXPECT_EQ(judge(ran(100), on).failure, "the runs produced different outputs");
+    // Outputs hashed by digest (base/digest.h) instead: a differing digest fails as a SHA-256 does.
+    RunResult digest_off = ran(100, ""), digest_on = ran(80, "");
+    digest_off.outputs[0].digest = digest_on.outputs[0].digest = "d1";
+    EXPECT_TRUE(judge(digest_off, digest_on).equivalent());
+    digest_on.outputs[0].digest = "d2";
+    EXPECT_EQ(judge(digest_off, digest_on).failure, "output y differs between prefetch off and on");
     const Verdict failed = judge(ran(100), ran(80, "def"), {0, 100});
     EXPECT_FALSE(failed.gain_met);  // a failed pair meets no expectation
     EXPECT_DOUBLE_EQ(failed.gain_pct, 0);
