@@ -156,10 +156,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.scope_stats_dir = request.value("scope_stats_dir", "");
         call.deps_json = request.value("deps_json", "");
         call.runtime_slot = request.value("runtime_slot", 0);
-        call.lease_generation = request.contains("generation") ? json_integer<uint64_t>(request.at("generation")) : 0;
-        if (request.contains("generation") && !call.lease_generation) {
-            throw api::BadInput("runtime slot " + std::to_string(call.runtime_slot) + ": a lease's generation is never 0");
-        }
+        if (request.contains("generation")) call.lease_generation = json_integer<uint64_t>(request.at("generation"));
         if (call.dump_args < 0 || call.dump_args > 3) {
             throw api::BadInput("dump_args = " + std::to_string(call.dump_args) + ": simpler's levels are 0 to 3");
         }

@@ -38,6 +38,13 @@ struct DeviceSession::State {
     std::vector<insight::CarriedPost> carried;
     bool ended = false;  // a run's kernel faulted (RunResult::user_fault): no more runs on this die
     bool warmup_reported = false;  // the channel warm-up is in the first run's result, as in `pfsim run`'s
+    // The callable of a handle registered or prepared and not released; else BadInput naming it.
+    const LoadedCallable& callable_at(int handle) const {
+        if (handle < 0 || handle >= static_cast<int>(callables.size()) || released[handle]) {
+            throw BadInput("no callable registered with handle " + std::to_string(handle));
+        }
+        return callables[handle];
+    }
     // One run on this die (session/die_run.h), `result` as far as the caller set it.
     RunResult run_on_die(const DieRun& die_run, const CallableSpec& callable, const RunWork& work, RunResult result);
 };
@@ -84,9 +91,7 @@ int DeviceSession::prepare_callable(const CallableSpec& spec) {
 }
 
 void DeviceSession::release_callable(int handle) {
-    if (handle < 0 || handle >= static_cast<int>(state_->callables.size()) || state_->released[handle]) {
-        throw BadInput("no callable registered with handle " + std::to_string(handle));
-    }
+    state_->callable_at(handle);
     state_->released[handle] = true;
 }
 
@@ -149,15 +154,12 @@ RunResult DeviceSession::State::run_on_die(const DieRun& die_run, const Callable
 RunResult DeviceSession::run(DeviceCall& c) {
     State& s = *state_;
     if (s.ended) throw rt::RuntimeError("the device ended after a kernel's fault");
-    if (c.handle < 0 || c.handle >= static_cast<int>(s.callables.size()) || s.released[c.handle]) {
-        throw BadInput("no callable registered with handle " + std::to_string(c.handle));
-    }
-    const LoadedCallable& callable = s.callables[c.handle];
+    const LoadedCallable& callable = s.callable_at(c.handle);
     if (callable.uses_sdma && !s.worker.sdma_enabled()) {
         throw rt::RuntimeError("ChipWorker was created without enable_sdma=True");
     }
     if (c.lease_generation) {
-        s.slots.lease(c.runtime_slot, c.lease_generation);
+        s.slots.lease(c.runtime_slot, *c.lease_generation);
     } else {
         s.slots.generation(c.runtime_slot);  // the slot exists
     }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,7 @@ struct DeviceCall {
     std::string scope_stats_dir;      // where simpler's scope_stats.jsonl goes; empty: none
     std::string deps_json;            // where simpler's deps.json (--enable-dep-gen) goes; empty: none
     int runtime_slot = 0;             // the runtime slot its argument record passes through (RuntimeSlots)
-    uint64_t lease_generation = 0;    // simpler's pipeline lease of that slot; 0: an ordinary call, no lease
+    std::optional<uint64_t> lease_generation;  // simpler's pipeline lease of that slot; none: an ordinary call
 };
 
 class DeviceSession {
