@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "base/hex.h"
+
 namespace pfsim {
 
 namespace {
@@ -40,12 +42,8 @@ std::string digest_hex(const uint8_t* data, uint64_t bytes) {
     }
     uint64_t tail[4] = {0, 0, 0, 0};  // the last bytes, padded with zeros (the length tells them apart)
     if (bytes > i) std::memcpy(tail, data + i, bytes - i);
-    static const char kHex[] = "0123456789abcdef";
     std::string out(64, '0');
-    for (int j = 0; j < 4; ++j) {
-        const uint64_t v = finish(mix(mix(lane[j], tail[j]), bytes + j));
-        for (int d = 0; d < 16; ++d) out[16 * j + d] = kHex[(v >> (60 - 4 * d)) & 15];
-    }
+    for (int j = 0; j < 4; ++j) put_hex_digits(finish(mix(mix(lane[j], tail[j]), bytes + j)), 16, &out[16 * j]);
     return out;
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "base/hex.h"
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -114,11 +116,8 @@ std::string digest(const uint8_t* data, uint64_t bytes, Compress blocks_of) {
     const uint64_t bits = bytes * 8;
     for (int b = 0; b < 8; ++b) tail[padded - 1 - b] = static_cast<uint8_t>(bits >> (8 * b));
     blocks_of(h, tail, padded / 64);
-    static const char* hexdigits = "0123456789abcdef";
-    std::string out;
-    for (uint32_t v : h) {
-        for (int s = 28; s >= 0; s -= 4) out += hexdigits[(v >> s) & 0xF];
-    }
+    std::string out(64, '0');
+    for (int k = 0; k < 8; ++k) put_hex_digits(h[k], 8, &out[8 * k]);
     return out;
 }
 
