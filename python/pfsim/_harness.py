@@ -24,7 +24,8 @@ WRITTEN = {"--dump-args": ("dump_args", (0, 1, 2, 3)),
 def pytest_addoption(parser):
     group = parser.getgroup("pfsim", "pfsim scene tests (simpler's options)")
     group.addoption("--platform", default="pfsim", metavar="P",
-                    help="pfsim (default), a2a3sim or a2a3: pfsim simulates an a2a3 die for each")
+                    help="the cases and tests to run: pfsim (default) those listed for a2a3 or a2a3sim, a2a3sim or "
+                         "a2a3 those listed for it, as simpler selects; pfsim simulates an a2a3 die for each")
     group.addoption("--device", default="0", metavar="D",
                     help="device id or range (0, 4-7): st_device_ids; every pfsim worker is one die")
     group.addoption("--case", action="append", default=[], metavar="SEL",
@@ -132,13 +133,15 @@ def pytest_collection_modifyitems(session, config, items):
         if len(kept) != len(items):
             config.hook.pytest_deselected(items=[i for i in items if i not in kept])
             items[:] = kept
+    from .testing import platforms_skip_reason
     # A fixture nothing provides would only fail at setup, the test reported as an error:
     # a usage error here names it before anything runs.
     for item in items:
         platforms = item.get_closest_marker("platforms")
-        if platforms and platforms.args and not set(platforms.args[0]) & {"a2a3", "a2a3sim"}:
-            item.add_marker(pytest.mark.skip(reason=f"platforms {list(platforms.args[0])} include neither a2a3 nor "
-                                                    "a2a3sim"))
+        reason = platforms and platforms.args and platforms_skip_reason(platforms.args[0],
+                                                                        config.getoption("--platform"))
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
         runtime = item.get_closest_marker("runtime")
         if runtime and runtime.args and runtime.args[0] != "tensormap_and_ringbuffer":
             item.add_marker(pytest.mark.skip(reason=f"runtime {runtime.args[0]!r}: pfsim runs tensormap_and_ringbuffer"))

@@ -322,6 +322,18 @@ class _Params(dict):
         return super().__iter__()
 
 
+def platforms_skip_reason(platforms, chosen: str) -> str | None:
+    """Why a case or test listing `platforms` does not run under `--platform chosen` (None: it runs)."""
+    if chosen == "pfsim":
+        if set(platforms) & set(PLATFORMS):
+            return None
+        return f"platforms {list(platforms)} include neither a2a3 nor a2a3sim"
+    if chosen in platforms:
+        return None
+    return (f"platforms {list(platforms)} do not include {chosen} (--platform {chosen} runs what simpler runs on "
+            f"{chosen}; --platform pfsim, the default, runs every a2a3 or a2a3sim case)")
+
+
 def is_manual_for_platform(manual, platform: str) -> bool:
     if isinstance(manual, str):
         return manual == platform
@@ -542,16 +554,19 @@ class SceneTestCase:
         return next(c for c in self.CASES if c["name"] == name)
 
     @staticmethod
-    def _platform(case: dict) -> str | None:
-        """The platform pfsim runs a case as: a2a3 when listed, else a2a3sim (None: neither)."""
-        return next((p for p in PLATFORMS if p in case["platforms"]), None)
+    def _platform(case: dict, chosen: str) -> str | None:
+        """The platform pfsim runs a case as under `--platform chosen` (None: the case does not run):
+        a2a3sim or a2a3 takes the cases listed for it, as simpler does; pfsim (the default) every case
+        listed for either, run as a2a3 when listed."""
+        return next((p for p in (PLATFORMS if chosen == "pfsim" else (chosen,)) if p in case["platforms"]), None)
 
     def _skip_reason(self, case: dict, request) -> str | None:
         """Why a case does not run under this session's options (None: it runs)."""
-        platform = self._platform(case)
-        if platform is None:
-            return f"platforms {case['platforms']} include neither a2a3 nor a2a3sim"
         opt = request.config.getoption
+        chosen = opt("--platform", default="pfsim") or "pfsim"
+        platform = self._platform(case, chosen)
+        if platform is None:
+            return platforms_skip_reason(case["platforms"], chosen)
         manual_mode = opt("--manual", default="exclude") or "exclude"
         manual = is_manual_for_platform(case.get("manual"), platform)
         if manual_mode == "exclude" and manual:

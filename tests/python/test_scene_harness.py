@@ -92,6 +92,23 @@ def test_manual_case_and_rounds_options(shared):
     assert rc == 0 and "3 skipped" in out, out
 
 
+def test_platform_a2a3sim_or_a2a3_selects_the_cases_and_tests_listed_for_it(shared):
+    body = CHAIN + """
+@pytest.mark.platforms(["a2a3"])
+def test_on_the_board_only():
+    pass
+"""
+    path = scene(shared / "platforms", body, shared)
+    rc, out = pfsim_test(path, "--manual", "include")  # pfsim: a2a3's cases and tests too
+    assert rc == 0 and "3 passed, 1 skipped" in out, out
+    rc, out = pfsim_test(path, "--manual", "include", "--platform", "a2a3sim")
+    assert rc == 0 and "1 passed, 3 skipped" in out and "test_run[small]" in out, out
+    assert "platforms ['a2a3'] do not include a2a3sim (--platform a2a3sim runs what simpler runs on a2a3sim" in out
+    rc, out = pfsim_test(path, "--manual", "include", "--platform", "a2a3")
+    assert rc == 0 and "2 passed, 2 skipped" in out and "test_run[manual_one]" in out, out
+    assert "platforms ['a2a3sim'] do not include a2a3" in out, out
+
+
 def test_a_prefetch_that_pays_off_is_reported_with_its_gain(tmp_path):
     rc, out = pfsim_test(os.path.join(CASES, "weight_warm", "test_weight_warm.py"), "--case", "fire_and_forget")
     assert rc == 0, out
