@@ -67,6 +67,30 @@ def _warn_unmodelled_config(config: dict, where: str, level3: bool = False) -> N
                   file=sys.stderr)
 
 
+_warned_branches: set = set()
+
+
+def _warn_simulator_branch_on_board_case(case: dict, platform: str, incores: list, st_dir: str, where: str) -> None:
+    """A case listed for the board only runs what pfsim compiles, the `__CPU_SIM` branch of its
+    kernels, not the board's: warned once per kernel source that has such a branch."""
+    if platform != "a2a3" or "a2a3sim" in case["platforms"]:
+        return
+    for incore in incores:
+        path = os.path.join(st_dir, incore.get("source", ""))
+        if path in _warned_branches:
+            continue
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                branched = "__CPU_SIM" in f.read()
+        except OSError:
+            continue  # a missing source is the run's error, named there
+        if branched:
+            _warned_branches.add(path)
+            print(f"pfsim: warning: {where}: listed for a2a3 only, and kernel {incore['source']} has a __CPU_SIM "
+                  "branch: pfsim compiles that branch (as a2a3sim does), not the board's, and times it on the "
+                  "simulated core", file=sys.stderr)
+
+
 RUNTIME_ENV_KEYS = {"ring_task_window", "ring_heap", "ring_dep_pool"}
 # `pfsim test --pfsim-set KEY=VALUE`: configuration every worker of the session takes, over a
 # class's PFSIM_SET (pfsim._harness fills it)
@@ -322,6 +346,11 @@ class _Params(dict):
         return super().__iter__()
 
 
+def _chosen_platform(request) -> str:
+    """The session's --platform (pfsim when the option is not registered)."""
+    return request.config.getoption("--platform", default="pfsim") or "pfsim"
+
+
 def platforms_skip_reason(platforms, chosen: str) -> str | None:
     """Why a case or test listing `platforms` does not run under `--platform chosen` (None: it runs)."""
     if chosen == "pfsim":
@@ -563,7 +592,7 @@ class SceneTestCase:
     def _skip_reason(self, case: dict, request) -> str | None:
         """Why a case does not run under this session's options (None: it runs)."""
         opt = request.config.getoption
-        chosen = opt("--platform", default="pfsim") or "pfsim"
+        chosen = _chosen_platform(request)
         platform = self._platform(case, chosen)
         if platform is None:
             return platforms_skip_reason(case["platforms"], chosen)
@@ -732,6 +761,8 @@ class SceneTestCase:
         sdma = self._uses_sdma(request)
 
         _warn_unmodelled_config(case.get("config", {}), what)
+        _warn_simulator_branch_on_board_case(case, self._platform(case, _chosen_platform(request)),
+                                             self.CALLABLE.get("incores", []), self._st_dir, what)
         rings = case.get("config", {}).get("runtime_env", {})  # checked at collection (case_config)
         threads = case.get("config", {}).get("aicpu_thread_num", 0)
         params, args, golden = self._args_and_golden(case, what, skip_golden, check_dtypes=True)

@@ -109,6 +109,19 @@ def test_on_the_board_only():
     assert "platforms ['a2a3sim'] do not include a2a3" in out, out
 
 
+def test_a_board_only_case_of_a_kernel_with_a_simulator_branch_is_warned_about(tmp_path):
+    path = scene(tmp_path / "branch", CHAIN)
+    kernel = tmp_path / "branch" / "kernels" / "aiv" / "kernel_add.cpp"
+    kernel.write_text("#ifndef __CPU_SIM\n#endif\n" + kernel.read_text())
+    warning = ("TestChain::manual_one: listed for a2a3 only, and kernel kernels/aiv/kernel_add.cpp has a __CPU_SIM "
+               "branch: pfsim compiles that branch")
+    rc, out = pfsim_test(path, "--manual", "include")
+    assert rc == 0 and "2 passed" in out and out.count(warning) == 1, out
+    assert "kernel_scale.cpp has" not in out and "TestChain::small: listed" not in out, out  # controls
+    rc, out = pfsim_test(path, "--manual", "include", "--platform", "a2a3sim")
+    assert rc == 0 and "has a __CPU_SIM branch" not in out, out
+
+
 def test_a_prefetch_that_pays_off_is_reported_with_its_gain(tmp_path):
     rc, out = pfsim_test(os.path.join(CASES, "weight_warm", "test_weight_warm.py"), "--case", "fire_and_forget")
     assert rc == 0, out
