@@ -19,6 +19,9 @@
 #   peak RSS MiB       the largest process of `pfsim test` (GNU time's maximum resident set:
 #                      pytest or the device process); target: at most 1.5 x tensors + a few
 #                      hundred MiB
+#   device MiB         the larger peak of the case's two `pfsim device` processes (the die, its
+#                      GM and the runs), apart from pytest's golden: PFSIM_BINARY is a wrapper
+#                      that runs each device under GNU time
 #   total s            `pfsim test`'s wall (python start, golden, both runs, comparisons)
 #   user / sys s       its CPU seconds, every process
 #   sim us/s, tasks/s  simulated time and tasks per wall second of the off run
@@ -64,22 +67,25 @@ ex=examples/a2a3/tensormap_and_ringbuffer st=tests/st/a2a3/tensormap_and_ringbuf
     "$st/spmd_paged_attention/test_spmd_paged_attention.py TestPagedAttentionUnrollTpushPop Case1"
     "$ex/benchmark_bgemm/test_benchmark_bgemm.py TestBenchmarkBgemm Case0"
 )
-printf '| %-38s | %-13s | %7s | %7s | %11s | %12s | %7s | %14s | %8s | %7s | %s |\n' case 'wall s off/on' 'limit s' \
-    'x limit' 'tensors MiB' 'peak RSS MiB' 'total s' 'user / sys s' 'sim us/s' 'tasks/s' 'outcome'
+printf '| %-38s | %-13s | %7s | %7s | %11s | %12s | %10s | %7s | %14s | %8s | %7s | %s |\n' case 'wall s off/on' \
+    'limit s' 'x limit' 'tensors MiB' 'peak RSS MiB' 'device MiB' 'total s' 'user / sys s' 'sim us/s' 'tasks/s' 'outcome'
+printf '#!/bin/sh\nexec /usr/bin/time -a -o "%s" -f %%M "%s" "$@"\n' "$work/device_rss" "$pfsim" >"$work/device.sh"
+chmod +x "$work/device.sh"
 cd "$work/simpler" || exit 2
 for row in "${cases[@]}"; do
     read -r file cls case options <<<"$row"
     xml=$work/result.xml
-    rm -f "$xml"
-    /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$pfsim" test "$file" --case "$cls::$case" --manual include $options -q \
-        -p no:cacheprovider --junitxml="$xml" >"$work/out.txt" 2>&1
+    rm -f "$xml" "$work/device_rss"
+    PFSIM_BINARY=$work/device.sh /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$pfsim" test "$file" \
+        --case "$cls::$case" --manual include $options -q -p no:cacheprovider --junitxml="$xml" >"$work/out.txt" 2>&1
     rc=$?
     read -r total rss user sys <"$work/time"
+    device=$(sort -n "$work/device_rss" 2>/dev/null | tail -1)
     read -r limit bytes _ < <(PYTHONPATH="$pypath" "$python" "$here/host_limit.py" "$file" "$cls" "$case" 2>/dev/null ||
         echo "- 0 0")
-    "$python" - "$xml" "$rc" "$cls::$case" "$total" "$rss" "$limit" "$bytes" "$user" "$sys" <<'EOF'
+    "$python" - "$xml" "$rc" "$cls::$case" "$total" "$rss" "$limit" "$bytes" "$user" "$sys" "${device:-0}" <<'EOF'
 import sys, xml.etree.ElementTree as ET
-xml, rc, name, total, rss, limit, size, user, sys_s = sys.argv[1:]
+xml, rc, name, total, rss, limit, size, user, sys_s, device = sys.argv[1:]
 p = {}
 try:
     for prop in ET.parse(xml).iter("property"):
@@ -99,7 +105,9 @@ if "pfsim_wall_off_s" in p:
     tasks = f"{p['pfsim_tasks'] / off:.0f}"
 else:
     walls = ratio = sim = tasks = "-"
-print(f"| {name:38} | {walls:13} | {limit:>7} | {ratio:>7} | {mib:11.0f} | {int(rss) / 1024:12.0f} | {float(total):7.1f} "
+device = f"{int(device) / 1024:.0f}" if int(device) else "-"
+print(f"| {name:38} | {walls:13} | {limit:>7} | {ratio:>7} | {mib:11.0f} | {int(rss) / 1024:12.0f} | {device:>10} "
+      f"| {float(total):7.1f} "
       f"| {float(user):6.1f} / {float(sys_s):5.1f} | {sim:>8} | {tasks:>7} | {outcome} |")
 EOF
     [ "$rc" = 0 ] || grep -m3 -E '^E |Error|error' "$work/out.txt" | cut -c1-200
