@@ -8,14 +8,17 @@
 # task window (16,384 tasks, runtime_env.ring_task_window) every submitted task
 # is pending at once, so the first figure also holds the pending tasks' argument
 # arrays; the second is past the window at both ends and is the check: exit 1
-# when it is above MAX_KIB_PER_TASK (default 1.1: 0.99 KiB at a8d67c0; 1.42 at 4fb6969, whose
-# graph kept each completed task's dispatch record and arguments; 3.35 at c3549cc, where the
-# call's result was copied and each task kept its descriptors and scope records).
+# when it is above MAX_KIB_PER_TASK (default 0.05: 0.00-0.02 KiB at d0153f1, whose text
+# summary keeps no task's record and whose graph keeps only each task's end time past its
+# retirement; 0.99 at a8d67c0 and 9174b3f, which kept every task's graph, run and summary
+# records; 1.42 at 4fb6969, whose graph kept each completed task's dispatch record and
+# arguments; 3.35 at c3549cc, where the call's result was copied and each task kept its
+# descriptors and scope records).
 # usage: bench/graph_memory.sh [PFSIM] [MAX_KIB_PER_TASK]
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 pfsim=${1:-$here/../bazel-bin/cli/pfsim}
-max=${2:-1.1}
+max=${2:-0.05}
 python=${PFSIM_PYTHON:-python3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -56,7 +56,7 @@ int report_run(const api::RunResult& r, const Config& cfg, bool json, const Sani
                             static_cast<unsigned long long>(request % (1 << 20) ? request : request >> 20),
                             request % (1 << 20) ? "B" : "MiB");
             }
-            if (!r.tasks.empty()) std::printf("tasks            %zu (--json lists them)\n", r.tasks.size());
+            if (r.task_count) std::printf("tasks            %zu (--json lists them)\n", r.task_count);
             for (const api::OutputResult& out : r.outputs) {
                 std::printf("output %-9s sha256 %s%s\n", out.name.c_str(), out.sha256.c_str(),
                             out.equal_reference ? "" : "  DIFFERS FROM THE REFERENCE");
@@ -147,6 +147,7 @@ int cmd_run(const std::vector<std::string>& args) {
     request.around_load_sites = o.values["--bypass-loads"];
     // A long run says on stderr that it is still going (every --progress seconds; 0: never).
     request.progress_ms = progress_option_ms(o);
+    request.task_records = o.json;  // the text summary gives their count only
     if (request.progress_ms > 0) request.progress = still_running(o.positional[0]);  // as the user named it
 
     api::RunResult r = api::Session(cfg).run(request);

@@ -4,7 +4,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <sstream>
+#include <type_traits>
 
 #include "hw/sdma_request.h"
 #include "runtime/platform/device.h"
@@ -207,6 +210,7 @@ void Worker::begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdm
     graph_launch_.poll_ps = options_.scheduler.poll_ps;
     const uint32_t threads = options_.aicpu_threads ? options_.aicpu_threads : kDefaultAicpuThreads;
     graph_launch_.scheduler_threads = std::max<uint32_t>(threads, 2) - 1;
+    graph_launch_.task_records = task_records_;
     if (args_dump_) graph_launch_.observe = [d = args_dump_](uint32_t t, bool completed) { d->capture(t, completed); };
     global_.assign(platform_.core_count(), GlobalContext{});
     for (uint32_t id = 0; id < global_.size(); ++id) {
@@ -250,15 +254,32 @@ void Worker::add_task(const GraphTask& t) {
     // tensor descriptors they point at (the task's own copies, as in the board's
     // task payload: what a kernel does to one stays in its task): dropped by the
     // platform when the task completes.
+    // The descriptors (64-byte aligned) sit in plain bytes, not a vector of their own: an
+    // over-aligned operator new (glibc's memalign) cannot reuse the chunks such records
+    // leave, and with thousands of tasks pending at once the heap crept with the task
+    // count (#49).
+    static_assert(std::is_trivially_copyable_v<ChipTensor> && std::is_trivially_destructible_v<ChipTensor>);
     struct Storage {
         std::vector<LocalContext> local;
         std::vector<int64_t> args;
-        std::vector<ChipTensor> tensors;
+        std::unique_ptr<unsigned char[]> bytes;
+        ChipTensor* tensors = nullptr;  // in `bytes`
     };
     auto storage = std::make_shared<Storage>();
-    storage->tensors.reserve(t.tensors.size());
-    for (const ChipTensor* tensor : t.tensors) storage->tensors.push_back(*tensor);
+    if (!t.tensors.empty()) {
+        size_t space = t.tensors.size() * sizeof(ChipTensor) + alignof(ChipTensor);
+        storage->bytes.reset(new unsigned char[space]);
+        void* at = storage->bytes.get();
+        storage->tensors = static_cast<ChipTensor*>(std::align(alignof(ChipTensor), space - alignof(ChipTensor), at, space));
+        for (size_t i = 0; i < t.tensors.size(); ++i) new (&storage->tensors[i]) ChipTensor(*t.tensors[i]);
+    }
     const int slots = (d.entry[0] != nullptr) + (d.entry[1] != nullptr) + (d.entry[2] != nullptr);
+    // Each vector allocated once, at its size: a task's record lives until it completes,
+    // and the chunks a growing vector leaves behind between the live records of thousands
+    // of pending tasks fragment the heap (#49).
+    d.slabs.reserve(t.block_num);
+    d.args.reserve(size_t{t.block_num} * 3);
+    d.tensor_buffers.reserve(t.tensors.size());
     storage->local.resize(t.block_num);
     storage->args.assign(size_t{t.block_num} * slots * kArgSlots, 0);
     int64_t* next_args = storage->args.data();
@@ -310,7 +331,7 @@ bool Worker::run_until(uint64_t ps) {
 GraphResult Worker::end_graph() {
     graph_incores_ = nullptr;
     GraphResult result = platform_.end_graph();
-    std::deque<std::unique_ptr<DispatchTask>>().swap(graph_launch_.tasks);  // nothing reads them after the graph (#49)
+    graph_launch_.tasks = {};  // nothing reads them after the graph (#49)
     return result;
 }
 

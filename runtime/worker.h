@@ -138,6 +138,11 @@ public:
     // end_graph runs the graph to its end. After begin_graph, end_graph must be called.
     void begin_graph(const std::map<int32_t, Incore>& incores, bool uses_sdma);
     void add_task(const GraphTask& task);
+    // Whether the next graphs keep each task's records to their end (the default) or only
+    // while the task is live (GraphLaunch::task_records; the orchestration's graph asks
+    // task_records() for its own): false for a run that reads no task's record (#49).
+    void set_task_records(bool keep) { task_records_ = keep; }
+    bool task_records() const { return task_records_; }
     // The argument dump the next graphs feed (nullptr: none); it must outlive them.
     void set_args_dump(ArgsDump* dump) { args_dump_ = dump; }
     bool wait_task(uint32_t task, uint64_t* end_ps);
@@ -177,6 +182,7 @@ private:
     const std::map<int32_t, Incore>* graph_incores_ = nullptr;
     GraphLaunch graph_launch_;
     ArgsDump* args_dump_ = nullptr;
+    bool task_records_ = true;
     std::vector<LocalContext> local_;
     std::vector<GlobalContext> global_;
 };

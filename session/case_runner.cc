@@ -172,6 +172,8 @@ public:
         graph_.set_ring_sizes(rings);
         graph_.keep_scope_records(scope_stats);
         graph_.keep_dep_records(dep_records);
+        result_.task_records = worker.task_records();
+        graph_.keep_task_records(result_.task_records || dep_records);
         std::vector<rt::ChipTensor> descriptors;
         for (const CallTensor& t : tensors) {
             const uint64_t bytes = tensor_bytes(t);

@@ -56,7 +56,9 @@ uint64_t tensor_bytes(const CallTensor& t);
 
 struct CallResult {
     rt::GraphResult graph;
-    std::deque<rt::GraphTask> tasks;  // as recorded (edges and arguments only with dep_records)
+    // As recorded (edges and arguments only with dep_records); none kept without task_records.
+    rt::TaskWindow<rt::GraphTask> tasks;
+    bool task_records = true;  // the worker kept each task's records (rt::Worker::set_task_records)
     std::deque<rt::ChipTensor> tensors;  // what the tasks' tensor pointers point at (the graph's own)
     std::vector<std::string> log;      // the orchestration's LOG_* lines
     std::vector<rt::TaskGraph::ScopeRecord> scopes;  // its scopes' boundaries (scope stats)

@@ -201,7 +201,7 @@ void DieRun::warn_unused_sites(const std::vector<SimPlatform*>& dies, RunResult&
     }
 }
 
-void DieRun::arm(SimPlatform& platform, rt::Worker& worker) const {
+void DieRun::arm(SimPlatform& platform, rt::Worker& worker, bool task_records) const {
     for_each_core(platform, [&](Core& core) {
         core.set_warm_load_sites(request_.warm_load_sites);
         core.set_around_load_sites(request_.around_load_sites);
@@ -209,6 +209,7 @@ void DieRun::arm(SimPlatform& platform, rt::Worker& worker) const {
     worker.set_prefetch_enabled(request_.prefetch);
     worker.set_skip_wait(faults_.skip_wait);
     worker.set_site_what_ifs(request_.dropped_sites, request_.free_sites);
+    worker.set_task_records(task_records);
 }
 
 void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& callable, const RunWork& work,
@@ -216,7 +217,7 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
     SimPlatform& platform = die.platform;
     rt::Worker& worker = die.worker;
     const RunRequest& request = request_;
-    arm(platform, worker);
+    arm(platform, worker, request.task_records || !request.trace.empty() || request.advise);  // both read the records
     FaultReport fault_report(platform, faults_);  // after the warm-up: faults count from the run's own requests
     const std::unique_ptr<TraceRecorder> trace = open_trace(request.trace, cfg);
     const Tick insight_start = platform.now_ps();
@@ -268,7 +269,7 @@ void DieRun::run_on_dies(const Config& cfg, SimDies& dies, const std::vector<Ran
         throw BadInput("--sanitize and --inject are not modelled on several dies yet");
     }
     run.results.resize(ranks.size());
-    for (const RankDie& d : ranks) arm(dies.die(d.rank), *d.worker);
+    for (const RankDie& d : ranks) arm(dies.die(d.rank), *d.worker, true);  // the run's time is read from them
     // Each die records into a file of its own (a die's processes and lanes, as a one-die run's).
     DieTraces traces(dies);
     for (const RankDie& d : ranks) traces.open(d.rank, d.trace, cfg);

@@ -112,8 +112,9 @@ public:
 
 private:
     // Sets a die's cores and worker as the request asks: the load-site and
-    // prefetch what-ifs, prefetch on or off, an injected skip-wait.
-    void arm(SimPlatform& platform, rt::Worker& worker) const;
+    // prefetch what-ifs, prefetch on or off, an injected skip-wait, and whether
+    // the graph keeps each task's records (rt::Worker::set_task_records).
+    void arm(SimPlatform& platform, rt::Worker& worker, bool task_records) const;
 
     const RunRequest& request_;
     FaultPlan faults_;

@@ -61,6 +61,8 @@ void add_graph(CallResult& r, const CallableSpec& callable, const SimPlatform& p
     result.warnings = r.graph.warnings;
     result.error = r.graph.first_error();  // before the run records go
     result.user_fault = r.graph.user_fault;
+    result.task_count = r.graph.tasks.size();
+    if (!r.task_records) return;  // their count only: the graph kept no task's records
     const size_t count = r.tasks.size();
     for (size_t i = 0; i < count; ++i) {
         rt::GraphTask& task = release ? r.tasks.front() : r.tasks[i];

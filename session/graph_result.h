@@ -28,7 +28,8 @@ nlohmann::json teardown_json(const rt::TeardownReport& report);
 // violations, warnings and first error into `result`. `callable` names each
 // func_id's source. With `release`, each task's records are dropped from `call`
 // once read (its `tasks` and `graph.tasks` end empty): the summary's records
-// replace them rather than add to them (#49).
+// replace them rather than add to them (#49). A call that kept no task records
+// (CallResult::task_records) gives their count alone.
 void add_graph(CallResult& call, const CallableSpec& callable, const SimPlatform& platform, RunResult& result,
                bool release = false);
 

@@ -37,6 +37,12 @@ struct RunRequest {
     // time while it runs (null: never).
     std::function<void(double simulated_ns)> progress;
     int64_t progress_ms = 10000;
+    // Each task's record in the result (the summary's `tasks`); false: their count only,
+    // the records dropped as the tasks retire, for a run whose output reads none (the
+    // text summary): its host memory then does not grow with its task count (#49). A
+    // trace or the advisor keeps them whatever this says. Not in a RunSpec's JSON: a
+    // child run prints its summary, which lists the tasks.
+    bool task_records = true;
     bool is_case() const;
 };
 

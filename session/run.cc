@@ -211,6 +211,7 @@ RunResult from_json(const nlohmann::json& j) {
             task.end_ns = t.at("end_ns").get<double>();
             r.tasks.push_back(task);
         }
+        r.task_count = r.tasks.size();
         r.lanes = j.at("lanes");
         r.series = j.at("series");
         if (j.contains("timed_pass")) r.timed_pass = j["timed_pass"];

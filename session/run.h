@@ -83,7 +83,8 @@ struct RunResult {
     std::string user_stdout;  // what users' code printed to stdout (kept off pfsim's own stdout)
     bool graph = false;             // a task graph ran (a case, a device call): `tasks` is set
     bool spans = false;             // the summary's tasks carry their spans (a device call asked: swimlane)
-    std::vector<TaskResult> tasks;  // a graph's
+    std::vector<TaskResult> tasks;  // a graph's (none when the request kept no task records)
+    size_t task_count = 0;          // the tasks the graph ran: tasks.size() when they are kept
     nlohmann::json lanes, series, timed_pass;
     nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (session/faults.h)
     nlohmann::json teardown;  // after a fatal error (a kernel trapped, a graph stopped): how the worker closed

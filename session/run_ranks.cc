@@ -187,6 +187,7 @@ void run_case_on_dies(const Config& cfg, const DieRun& die_run, const RunRequest
         const std::string rank = "rank " + std::to_string(r) + ": ";
         RunResult& one = run.results[r];
         const uint32_t base = static_cast<uint32_t>(result.tasks.size());
+        result.task_count += one.task_count;
         for (TaskResult& t : one.tasks) {
             t.name = rank + t.name;
             for (uint32_t& d : t.deps) d += base;

@@ -46,7 +46,7 @@ std::string slice(const std::string& prefix, const ChipTensor& t) {
 
 }  // namespace
 
-void write_deps_json(const std::string& path, const std::deque<GraphTask>& tasks) {
+void write_deps_json(const std::string& path, const TaskWindow<GraphTask>& tasks) {
     std::map<std::pair<uint64_t, int32_t>, uint64_t> ids;  // (buffer, version) -> tensor id
     std::string tensors;
     auto tensor_id = [&](const ChipTensor& t) {
@@ -83,7 +83,7 @@ void write_deps_json(const std::string& path, const std::deque<GraphTask>& tasks
             std::string flags;
             if (e.flags & DEP_WAIT) flags = "\"wait\"";
             if (e.flags & DEP_RETAIN) flags += std::string(flags.empty() ? "" : ",") + "\"retain\"";
-            edges += std::string(edges.empty() ? "" : ",") + "{\"pred\":" + quoted(tasks.at(e.pred).ring_id) +
+            edges += std::string(edges.empty() ? "" : ",") + "{\"pred\":" + quoted(tasks[e.pred].ring_id) +
                      ",\"succ\":" + quoted(task.ring_id) + ",\"arg\":" + std::to_string(e.arg) + ",\"source\":\"" +
                      source_name(e.source) + "\",\"flags\":[" + flags + "]";
             if (e.source == GraphTask::Edge::Source::TensorMap) {

@@ -21,6 +21,6 @@ namespace pfsim::rt {
 //  - edges[]: GraphTask::edges, ids as tasks[], the consumer's slice on every
 //    edge bound to a tensor and the producer's on TensorMap edges.
 // std::runtime_error naming the file when it cannot be written.
-void write_deps_json(const std::string& path, const std::deque<GraphTask>& tasks);
+void write_deps_json(const std::string& path, const TaskWindow<GraphTask>& tasks);
 
 }  // namespace pfsim::rt

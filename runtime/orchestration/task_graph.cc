@@ -213,6 +213,10 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     task.manual_scope = manual;
     task.early_resolve = args.allow_early_resolve();
     size_t next_output = 0;
+    task.tensors.reserve(args.tensor_count());  // allocated once: see Worker::add_task
+    task.tensor_types.reserve(args.tensor_count());
+    task.scalars.reserve(args.scalar_count());
+    task.scalar_dtypes.reserve(args.scalar_count());
     struct Access {
         uint64_t base, begin, end;  // buffer address, byte range
         const ChipTensor* tensor;
@@ -260,7 +264,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     // The dependency pool. Fanin edges go to producers not yet consumed (a
     // consumed one needs none); simpler keeps 64 inline and the rest in the
     // ring's fanin pool, given back as the task is consumed.
-    auto live = [&](uint32_t p) { return slots_[p].local >= rings_[slots_[p].ring].alive; };
+    auto live = [&](uint32_t p) { return slots_.held(p) && !consumed(p); };
     std::vector<uint32_t> fanin;
     std::set_union(task.deps.begin(), task.deps.end(), retained.begin(), retained.end(), std::back_inserter(fanin));
     fanin.erase(std::remove_if(fanin.begin(), fanin.end(), [&](uint32_t p) { return !live(p); }), fanin.end());
@@ -286,7 +290,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     // this task; wiring needs room for one per dependency. Given back 64
     // consumed tasks at a time (simpler's PTO2_DEP_POOL_CLEANUP_INTERVAL).
     const uint64_t links = static_cast<uint64_t>(std::count_if(task.deps.begin(), task.deps.end(), [&](uint32_t p) {
-        return live(p) && (p >= end_ps_.size() || end_ps_[p] == kOpen);
+        return live(p) && (!end_ps_.held(p) || end_ps_[p] == kOpen);
     }));
     const uint64_t need = static_cast<uint64_t>(std::count_if(task.deps.begin(), task.deps.end(), live));
     if (links && need > pool) {
@@ -295,7 +299,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     }
     for (uint32_t seen = ring.alive; links && pool - (ring.fanout_top - ring.fanout_tail) < need;) {
         if (seen > 0 && seen >= ring.fanout_reclaimed + 64) {
-            ring.fanout_tail = std::max(ring.fanout_tail, slots_[ring.tasks[seen - 1]].fanout_mark);
+            ring.fanout_tail = std::max(ring.fanout_tail, ring.consumed_mark);  // task seen - 1's (seen == alive)
             ring.fanout_reclaimed = seen;
             continue;
         }
@@ -342,7 +346,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     slot.fanout_mark = ring.fanout_top;
     ring.tasks.push_back(task.index);
     ring.fanin_used += spill;
-    for (uint32_t p : retained) slots_[p].retainers.push_back(task.index);
+    for (uint32_t p : retained) slots_[p].retainers.push_back({task.index, task.release_ps});
     scope_tasks_.back().push_back(task.index);
     slots_.push_back(std::move(slot));
     tasks_.push_back(std::move(task));
@@ -363,6 +367,13 @@ void TaskGraph::hand_over() {
         std::vector<uint64_t>().swap(task.scalars);
         std::vector<DataType>().swap(task.scalar_dtypes);
     }
+    drop_consumed();
+}
+
+void TaskGraph::drop_consumed() {
+    while (slots_.first() < slots_.size() && consumed(static_cast<uint32_t>(slots_.first()))) slots_.pop_front();
+    while (end_ps_.first() < std::min(end_ps_.size(), slots_.first())) end_ps_.pop_front();
+    while (!keep_task_records_ && tasks_.first() < std::min(handed_, slots_.first())) tasks_.pop_front();
 }
 
 TaskOutputTensors TaskGraph::alloc(const CoreTaskArgs& args, Site site) {
@@ -453,15 +464,18 @@ void TaskGraph::register_access(TensorMap& map, uint64_t base, uint64_t begin, u
 }
 
 uint64_t TaskGraph::end_of(uint32_t t, const std::string& what) {
-    if (end_ps_.size() <= t) end_ps_.resize(tasks_.size(), kOpen);
-    if (end_ps_[t] != kOpen) return end_ps_[t];
+    const bool cached = t >= end_ps_.first();
+    if (cached) {
+        while (end_ps_.size() < tasks_.size()) end_ps_.push_back(kOpen);
+        if (end_ps_[t] != kOpen) return end_ps_[t];
+    }
     hand_over();
     uint64_t end_ps = 0;
     if (!live_.wait_task(t, &end_ps)) {
         throw OrchestrationStalled(what + " waits for " + tasks_[t].name() + " (submitted at " + tasks_[t].site +
                                    "), which can never complete");
     }
-    return end_ps_[t] = end_ps;
+    return cached ? end_ps_[t] = end_ps : end_ps;
 }
 
 void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const std::string& what) {
@@ -502,13 +516,16 @@ bool TaskGraph::consume_head(Ring& ring, const std::string& what) {
     const Slot& slot = slots_[head];
     if (slot.scope_end_ps == kOpen) return false;
     uint64_t at = std::max(end_of(head, what), slot.scope_end_ps);
-    for (uint32_t c : slot.retainers) {
-        if (tasks_[c].release_ps > at) break;  // taken after it was consumed: no hold
-        at = std::max(at, end_of(c, what));
+    for (const Slot::Retainer& c : slot.retainers) {
+        if (c.release_ps > at) break;  // taken after it was consumed: no hold
+        at = std::max(at, end_of(c.task, what));
     }
     orch_ps_ = std::max(orch_ps_, at);
     ring.fanin_used -= slot.fanin_spill;
+    ring.consumed_mark = slot.fanout_mark;
     ++ring.alive;
+    ring.tasks.pop_front();
+    drop_consumed();
     return true;
 }
 

@@ -240,9 +240,14 @@ public:
     // own copies (Worker::add_task), so that a graph's host memory does not grow with
     // them (#49).
     void keep_dep_records(bool keep) { keep_dep_records_ = keep; }
+    // Task records are kept to the graph's end unless told otherwise (before recording):
+    // without them a task's record goes once it is handed over and consumed, so that a
+    // graph's host memory does not grow with its task count (#49).
+    void keep_task_records(bool keep) { keep_task_records_ = keep; }
     // The task records, moved out once the graph is handed over (or stalled): each stays
     // where it is, so what points into them stays valid; the graph records no more after it.
-    std::deque<GraphTask> take_tasks() { return std::move(tasks_); }
+    // Without keep_task_records, those of the tasks still live only.
+    TaskWindow<GraphTask> take_tasks() { return std::move(tasks_); }
     const std::vector<std::string>& log_lines() const { return log_; }
     int fatal_code() const { return fatal_code_; }
     // "fatal 5 (PTO2_ERROR_INVALID_ARGS) at orch.cpp:12: ...", or empty.
@@ -285,18 +290,23 @@ private:
     struct Slot {
         uint32_t ring = 0, local = 0;   // the ring, and the task's place in its order
         uint64_t scope_end_ps = kOpen;   // when its scope ended (kOpen: still open)
-        std::vector<uint32_t> retainers;  // later tasks holding it (explicit or creator edges), in order
+        struct Retainer {
+            uint32_t task;
+            uint64_t release_ps;  // when it reached the scheduler (GraphTask::release_ps)
+        };
+        std::vector<Retainer> retainers;  // later tasks holding it (explicit or creator edges), in order
         uint64_t fanin_spill = 0;         // its fanin edges beyond the inline 64
         uint64_t fanout_mark = 0;         // the ring's fanout-link top once it was wired
     };
     static constexpr uint64_t kOpen = ~uint64_t{0};
     // One scope depth's ring: its tasks in order, those consumed, and its pools.
     struct Ring {
-        std::vector<uint32_t> tasks;
+        TaskWindow<uint32_t> tasks;  // by place in the ring, from its oldest not consumed
         uint32_t alive = 0;  // tasks [0, alive) are consumed (simpler's last_task_alive)
         uint64_t fanin_used = 0;
         uint64_t fanout_top = 1, fanout_tail = 1;  // linear counters of the fanout links
         uint32_t fanout_reclaimed = 0;             // `alive` at the last reclaim
+        uint64_t consumed_mark = 0;                // the fanout_mark of its last task consumed
     };
 
     // Waits until the oldest unconsumed task of `ring` is consumed (the
@@ -306,6 +316,9 @@ private:
     // Why `ring` cannot consume more: "its oldest ... " for a fatal message.
     std::string stuck_head(const Ring& ring) const;
     void record_scope(bool begin);  // the innermost open scope's boundary
+    bool consumed(uint32_t task) const { return slots_[task].local < rings_[slots_[task].ring].alive; }
+    // Drops the slots of the oldest tasks consumed, and their records unless kept.
+    void drop_consumed();
 
     Memory memory_;
     Live live_;
@@ -314,7 +327,10 @@ private:
     bool begun_ = false;
     size_t handed_ = 0;
     uint32_t clusters_;
-    std::deque<GraphTask> tasks_;  // a deque: no copy of every record as it grows
+    // By task (a deque: no copy of every record as it grows); without keep_task_records_,
+    // from the oldest not both handed over and consumed.
+    TaskWindow<GraphTask> tasks_;
+    bool keep_task_records_ = true;
     bool keep_dep_records_ = false;
     std::deque<ChipTensor> tensors_;
     const ChipTensor* recent_[kKeptReused] = {};  // the last kept, most recent at recent_[0]
@@ -329,7 +345,8 @@ private:
     std::vector<std::vector<uint32_t>> scope_tasks_;  // per open scope: the tasks submitted in it
     RingSizes ring_sizes_;
     Ring rings_[kRings];
-    std::vector<Slot> slots_;  // by task
+    // By task, from the oldest not consumed: a task before slots_.first() is consumed.
+    TaskWindow<Slot> slots_;
     uint64_t ring_live_[kRings] = {};  // bytes the open scopes of each ring hold
     uint64_t heap_allocated_[kRings] = {};  // bytes each ring allocated, in all
     std::vector<std::string> scope_sites_;  // per open scope: where it began
@@ -339,7 +356,9 @@ private:
     std::vector<std::string> log_;
     int fatal_code_ = 0;
     std::string fatal_message_;
-    std::vector<uint64_t> end_ps_;  // when each task completed; kOpen: not known (not waited for)
+    // By task, from the oldest not consumed (slots_): when it completed; kOpen: not known (not
+    // waited for). A consumed task's end is asked of the simulation again (Live::wait_task).
+    TaskWindow<uint64_t> end_ps_;
 };
 
 }  // namespace pfsim::rt

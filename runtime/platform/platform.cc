@@ -37,6 +37,7 @@ const char* task_shape_name(TaskShape shape) {
 bool GraphResult::ok() const { return first_error().empty(); }
 
 std::string GraphResult::first_error() const {
+    if (!dropped_error.empty()) return dropped_error;
     for (const TaskRun& t : tasks) {
         if (!t.error.empty()) return t.error;
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/platform/channel_groups.h"
+#include "runtime/platform/task_window.h"
 
 namespace pfsim::rt {
 
@@ -105,10 +106,10 @@ struct DispatchTask {
 // A graph's tasks may be appended while it runs (between the platform's
 // graph calls, in submission order) until `submissions_done`.
 struct GraphLaunch {
-    // Each submitted task's record, dropped (null) by the platform once the task completed:
-    // a graph holds the records of the tasks it still runs, and a null pointer per task
-    // that completed (#49).
-    std::deque<std::unique_ptr<DispatchTask>> tasks;
+    // Each submitted task's record, dropped (null) by the platform once the task completed,
+    // and its place too once every task before it completed: a graph holds the records of
+    // the tasks it still runs (#49).
+    TaskWindow<std::unique_ptr<DispatchTask>> tasks;
     std::set<std::string> sources;  // the tasks' source files, each once (DispatchTask::source)
     bool submissions_done = false;
     std::vector<int64_t> global_context;  // per core id: what args[49] points at
@@ -126,6 +127,10 @@ struct GraphLaunch {
     // (completed false; its kernels have not started) and as a task that ran
     // on cores completes (true): what it reads of GM is what they see or left.
     std::function<void(uint32_t task, bool completed)> observe;
+    // Each task's TaskRun is kept in the result to the graph's end; false: dropped
+    // once it and every task before it completed (GraphResult::tasks holds the
+    // rest), for a run that reads no task's record (#49).
+    bool task_records = true;
 };
 
 struct TaskRun {
@@ -160,7 +165,9 @@ struct TaskRun {
 };
 
 struct GraphResult {
-    std::deque<TaskRun> tasks;  // a deque: appending moves no record (#49)
+    // By task; those dropped (GraphLaunch::task_records false) are before tasks.first().
+    TaskWindow<TaskRun> tasks;
+    std::string dropped_error;   // the first error of the tasks dropped
     uint64_t start_ps = 0;       // the simulated time the graph began: what GraphTask's orchestrator times count from
     uint64_t graph_time_ps = 0;  // first dispatch to last completion
     std::vector<std::string> warnings;

@@ -137,6 +137,35 @@ TEST(DieRun, ADeviceCallSimulatesWhatTheCaseRunSimulates) {
     EXPECT_NE(second.dump(1), fresh.dump(1));  // the control: a die that is not fresh
 }
 
+// A run that keeps no task records (`pfsim run`'s text summary, #49) gives their count and
+// everything else a run that keeps them gives; only the task list is empty. The control:
+// the list is there, and differs, when they are kept. A level-3 case keeps them whatever
+// the request says (its time is read from them).
+TEST(DieRun, ARunWithoutTaskRecordsGivesTheirCountAndTheSameSummary) {
+    const Config cfg = test::config_with({});
+    for (const std::string target : {"moe_step", "cv_pipeline"}) {
+        api::RunRequest request;
+        request.target = target;
+        const api::RunResult kept = api::Session(cfg).run(request);
+        request.task_records = false;
+        const api::RunResult counted = api::Session(cfg).run(request);
+        ASSERT_TRUE(kept.error.empty()) << kept.error;
+        ASSERT_GT(kept.tasks.size(), 2u) << target;
+        EXPECT_EQ(kept.task_count, kept.tasks.size()) << target;
+        EXPECT_EQ(counted.task_count, kept.tasks.size()) << target;
+        nlohmann::json with = api::to_json(kept, cfg), without = api::to_json(counted, cfg);
+        if (target == "moe_step") {
+            EXPECT_EQ(without.dump(1), with.dump(1));
+            continue;
+        }
+        EXPECT_TRUE(counted.tasks.empty());
+        EXPECT_FALSE(without == with) << "the control: the task list";
+        with.erase("tasks");
+        without.erase("tasks");
+        EXPECT_EQ(without.dump(1), with.dump(1));
+    }
+}
+
 // A level-3 case's run: its summary and each die's trace (rank_trace_file).
 RunOutput with_rank_traces(const api::RunResult& r, const Config& cfg, const std::string& trace) {
     RunOutput out{api::to_json(r, cfg), ""};

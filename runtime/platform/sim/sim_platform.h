@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,7 +122,10 @@ private:
     rt::GraphLaunch* graph_ = nullptr;
     size_t graph_checked_ = 0;
     rt::GraphResult graph_result_;
-    std::vector<bool> graph_done_;  // by task: completed
+    // By task: when it completed (absolute), kNoTime while it has not: what the
+    // orchestration's waits read, for any task, once its record is dropped too.
+    std::deque<uint64_t> graph_end_ps_;
+    bool graph_done(uint32_t task) const { return task < graph_end_ps_.size() && graph_end_ps_[task] != kNoTime; }
     uint64_t graph_t0_ = 0;
     uint32_t pause_task_ = kNoTask;
     uint64_t pause_at_ps_ = kNoTime;

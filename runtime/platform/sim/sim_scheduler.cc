@@ -69,7 +69,7 @@ void SimPlatform::begin_graph(rt::GraphLaunch& launch) {
     elaborate();
     if (faults_.prefetch_corrupt) soc_.l2.corrupt_next_prefetch_fill();
     graph_result_ = rt::GraphResult{};
-    graph_done_.clear();
+    graph_end_ps_.clear();
     Core::forget_signal_writers();
     graph_t0_ = sc_core::sc_time_stamp().value();
     graph_result_.start_ps = graph_t0_;
@@ -82,7 +82,7 @@ void SimPlatform::begin_graph(rt::GraphLaunch& launch) {
 
 bool SimPlatform::run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* end_ps) {
     check_new_tasks();
-    auto done = [&] { return task < graph_done_.size() && graph_done_[task]; };
+    auto done = [&] { return graph_done(task); };
     if (task != kNoTask && !done() && graph_active_) {
         pause_task_ = task;
     } else if (task == kNoTask && graph_active_ && graph_t0_ + until_ps > sc_core::sc_time_stamp().value()) {
@@ -96,7 +96,7 @@ bool SimPlatform::run_graph_until(uint32_t task, uint64_t until_ps, uint64_t* en
     pause_at_ps_ = kNoTime;
     if (task == kNoTask) return graph_active_;
     if (!done()) return false;
-    *end_ps = graph_result_.tasks[task].end_ps - graph_t0_;
+    *end_ps = graph_end_ps_[task] - graph_t0_;
     return true;
 }
 
@@ -114,7 +114,7 @@ void SimPlatform::close_submissions() {
 }
 
 rt::GraphResult SimPlatform::graph_result() {
-    graph_result_.tasks.resize(graph_->tasks.size());  // those submitted after the graph stopped never ran
+    graph_result_.tasks.grow_to(graph_->tasks.size());  // those submitted after the graph stopped never ran
     graph_ = nullptr;
     for (const std::string& w : cross_flags_.drain()) graph_result_.warnings.push_back(w);
     for (auto* group : {&aic_, &aiv_}) {
@@ -142,8 +142,10 @@ void SimPlatform::scheduler() {
         const Tick t0 = graph_t0_;
         auto now = [] { return static_cast<Tick>(sc_core::sc_time_stamp().value()); };
 
-        std::vector<uint32_t> waiting, next_block, blocks_left;
-        std::vector<std::vector<uint32_t>> consumers;
+        // By task, from the oldest task not completed (retire()): its producers not
+        // completed, its next block to dispatch, its blocks not completed, its consumers.
+        rt::TaskWindow<uint32_t> waiting, next_block, blocks_left;
+        rt::TaskWindow<std::vector<uint32_t>> consumers;
         std::set<uint32_t> ready;                  // submitted, dependencies met, blocks to dispatch
         std::vector<int64_t> core_task(aic_.size() + aiv_.size(), -1);  // by core id: the task it runs
         std::vector<uint32_t> core_block(core_task.size(), 0);
@@ -189,14 +191,29 @@ void SimPlatform::scheduler() {
                 next_block.push_back(0);
                 blocks_left.push_back(task.shape == rt::TaskShape::Dummy ? 0 : task.blocks);
                 consumers.emplace_back();
-                graph_done_.push_back(false);
+                graph_end_ps_.push_back(kNoTime);
                 result.tasks.emplace_back();
                 for (uint32_t d : task.deps) {
-                    if (graph_done_[d]) continue;
+                    if (graph_done(d)) continue;
                     ++waiting[n];
                     consumers[d].push_back(static_cast<uint32_t>(n));
                     if (g.tasks[d]->early_resolve) early_candidates.insert(static_cast<uint32_t>(n));
                 }
+            }
+        };
+        // Drops the records of the oldest tasks that completed: the scheduler's own,
+        // and the result's unless the launch keeps them (GraphLaunch::task_records).
+        auto retire = [&] {
+            while (waiting.first() < n && graph_done(static_cast<uint32_t>(waiting.first()))) {
+                waiting.pop_front();
+                next_block.pop_front();
+                blocks_left.pop_front();
+                consumers.pop_front();
+                graph_->tasks.pop_front();
+            }
+            while (!g.task_records && result.tasks.first() < waiting.first()) {
+                if (result.dropped_error.empty()) result.dropped_error = result.tasks.front().error;
+                result.tasks.pop_front();
             }
         };
         // Gives the simulation back to the orchestration (sc_start returns)
@@ -230,7 +247,7 @@ void SimPlatform::scheduler() {
             result.tasks[t].end_ps = now();
             last = std::max(last, now());
             ++completed;
-            graph_done_[t] = true;
+            graph_end_ps_[t] = now();
             for (uint32_t c : consumers[t]) {
                 if (--waiting[c] != 0) continue;
                 early_candidates.erase(c);
@@ -325,7 +342,7 @@ void SimPlatform::scheduler() {
         auto pending = [&] {
             std::string names;
             size_t named = 0;
-            for (size_t i = 0; i < n && named < 8; ++i) {
+            for (size_t i = blocks_left.first(); i < n && named < 8; ++i) {
                 if (!result.tasks[i].ran || blocks_left[i] > 0) {
                     names += (names.empty() ? "" : ", ") + g.tasks[i]->name;
                     ++named;
@@ -501,6 +518,7 @@ void SimPlatform::scheduler() {
 
         for (;;) {
             grow();
+            retire();
             if (g.submissions_done && completed == n) break;
             // Submissions that have reached the scheduler by now.
             while (released < n && t0 + g.tasks[released]->release_ps <= now()) release(static_cast<uint32_t>(released++));
@@ -587,7 +605,7 @@ void SimPlatform::scheduler() {
                 }
                 bool stageable = task.predicate_op == 0 && task.shape != rt::TaskShape::Dummy && !result.tasks[c].early;
                 for (uint32_t d : task.deps) {
-                    stageable &= graph_done_[d] || (g.tasks[d]->early_resolve && next_block[d] == g.tasks[d]->blocks);
+                    stageable &= graph_done(d) || (g.tasks[d]->early_resolve && next_block[d] == g.tasks[d]->blocks);
                 }
                 if (!stageable) {  // another producer's full dispatch looks again
                     it = early_candidates.erase(it);
@@ -641,7 +659,7 @@ void SimPlatform::scheduler() {
                 break;
             }
             // The orchestration waits for a task or for its clock: give it the simulation back.
-            if ((pause_task_ < graph_done_.size() && graph_done_[pause_task_]) ||
+            if (graph_done(pause_task_) ||
                 (pause_at_ps_ != kNoTime && now() >= t0 + pause_at_ps_)) {
                 yield_to_host();
                 continue;
