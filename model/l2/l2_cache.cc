@@ -231,6 +231,13 @@ Tick L2Cache::read_in_place(int initiator, uint64_t addr, uint64_t len, Tick iss
     return cached_access(initiator, false, addr, nullptr, len, issue, nullptr, false);
 }
 
+bool L2Cache::move_line(int initiator, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
+                        Tick& done) {
+    if (len == 0 || !in_gm(addr, len)) return false;
+    done = cached_access(initiator, write, addr, buf, len, issue, nullptr, false);
+    return true;
+}
+
 void L2Cache::check_sequential(int id, Tick issue) {
     if (!sequential_.promised) return;
     if ((sequential_.initiator >= 0 && id != sequential_.initiator) || issue < sequential_.last_done) {
