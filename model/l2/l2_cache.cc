@@ -192,6 +192,12 @@ Tick L2Cache::read_around(int initiator, uint64_t line, uint8_t* buf, uint64_t o
 }
 
 void L2Cache::values(bool write, uint64_t addr, uint8_t* buf, uint64_t len) {
+    if (direct_) {
+        if (!direct_->copy(write, addr, buf, len)) {
+            throw std::logic_error("pfsim: GM refused the L2 the values of an address inside GM");  // checked before
+        }
+        return;
+    }
     prepare_payload(values_payload_, write, addr, buf, len);
     if (gm_uncached->transport_dbg(values_payload_) != len) {
         throw std::logic_error("pfsim: GM refused the L2 the values of an address inside GM");  // checked before

@@ -136,7 +136,8 @@ public:
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 
     // Refills and write-backs go straight to `gm` instead of through the gm_data
-    // socket (same effects, less overhead). Set once, when wiring.
+    // socket, and each access's bytes instead of through gm_uncached's debug
+    // transport (same effects, less overhead). Set once, when wiring.
     void attach_direct(MemoryTarget* gm) { direct_ = gm; }
     // Who is told about prefetched lines, demand accesses and evictions (null: nobody).
     void set_observer(L2Observer* observer) { observer_ = observer; }
