@@ -312,14 +312,60 @@ PFSIM_TILE_COMPUTE inline void in_blocks(int64_t rows, int64_t cols, F f) {
     }
 }
 
+// Eight runs of eight 4-byte elements, from[i * kFrom + j] for i, j < 8, to
+// to[j * kTo + i]: an 8 x 8 transpose in vector loads, shuffles and stores
+// (element by element, 64 loads and 64 stores). Each vector holds four
+// elements of run i and the same four of run i + 4, so the shuffles stay
+// within each half of a vector (those across halves are slow on some hosts).
+// Shuffles move bits as they are (a NaN's too).
+template <int64_t kTo, int64_t kFrom>
+PFSIM_TILE_COMPUTE inline void transpose_8x8(void* to, const void* from) {
+    typedef float Four __attribute__((vector_size(16), aligned(4), may_alias));
+    typedef float Eight __attribute__((vector_size(32), aligned(4), may_alias));
+    const float* const in = static_cast<const float*>(from);
+    float* const out = static_cast<float*>(to);
+    auto four = [in](int64_t i, int j) PFSIM_TILE_COMPUTE { return *reinterpret_cast<const Four*>(in + i * kFrom + j); };
+#pragma GCC unroll 2
+    for (int j = 0; j < 8; j += 4) {  // columns j..j+3 of runs 0..7
+        Eight x[4];
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; ++i) x[i] = __builtin_shufflevector(four(i, j), four(i + 4, j), 0, 1, 2, 3, 4, 5, 6, 7);
+        const Eight a0 = __builtin_shufflevector(x[0], x[1], 0, 8, 1, 9, 4, 12, 5, 13);
+        const Eight a1 = __builtin_shufflevector(x[0], x[1], 2, 10, 3, 11, 6, 14, 7, 15);
+        const Eight a2 = __builtin_shufflevector(x[2], x[3], 0, 8, 1, 9, 4, 12, 5, 13);
+        const Eight a3 = __builtin_shufflevector(x[2], x[3], 2, 10, 3, 11, 6, 14, 7, 15);
+        *reinterpret_cast<Eight*>(out + (j + 0) * kTo) = __builtin_shufflevector(a0, a2, 0, 1, 8, 9, 4, 5, 12, 13);
+        *reinterpret_cast<Eight*>(out + (j + 1) * kTo) = __builtin_shufflevector(a0, a2, 2, 3, 10, 11, 6, 7, 14, 15);
+        *reinterpret_cast<Eight*>(out + (j + 2) * kTo) = __builtin_shufflevector(a1, a3, 0, 1, 8, 9, 4, 5, 12, 13);
+        *reinterpret_cast<Eight*>(out + (j + 3) * kTo) = __builtin_shufflevector(a1, a3, 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+}
+
 // dst[r * kDr + c * kDc] = src[r * kSr + c * kSc] for every r < rows and c < cols,
-// byte for byte, in in_blocks' order of 8 x 8 blocks; a whole block's 64 moves
-// have their offsets known at compile time (in_blocks' per-element call found
-// the tile's place again for every element).
+// byte for byte, in blocks of 8 x 8; a whole block's 64 moves have their offsets
+// known at compile time (in_blocks' per-element call found the tile's place
+// again for every element). Between a row-major and a column-major layout of
+// 4-byte elements each whole block is one transpose_8x8, the blocks in the
+// order that writes each host cache line of dst at once (along dst's contiguous
+// dimension), the partial blocks at the edges after them.
 template <typename T, int64_t kDr, int64_t kDc, int64_t kSr, int64_t kSc>
 PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, int64_t cols) {
+    constexpr bool kRowsToColumns = sizeof(T) == 4 && kSc == 1 && kDr == 1 && kDc != 1;
+    constexpr bool kColumnsToRows = sizeof(T) == 4 && kSr == 1 && kDc == 1 && kDr != 1;
+    const int64_t whole_rows = kRowsToColumns || kColumnsToRows ? rows / 8 * 8 : 0;
+    const int64_t whole_cols = kRowsToColumns || kColumnsToRows ? cols / 8 * 8 : 0;
+    if constexpr (kRowsToColumns) {
+        for (int64_t c0 = 0; c0 < whole_cols; c0 += 8) {
+            for (int64_t r0 = 0; r0 < whole_rows; r0 += 8) transpose_8x8<kDc, kSr>(dst + r0 + c0 * kDc, src + r0 * kSr + c0);
+        }
+    } else if constexpr (kColumnsToRows) {
+        for (int64_t r0 = 0; r0 < whole_rows; r0 += 8) {
+            for (int64_t c0 = 0; c0 < whole_cols; c0 += 8) transpose_8x8<kDr, kSc>(dst + r0 * kDr + c0, src + r0 + c0 * kSc);
+        }
+    }
     for (int64_t r0 = 0; r0 < rows; r0 += 8) {
         for (int64_t c0 = 0; c0 < cols; c0 += 8) {
+            if (r0 < whole_rows && c0 < whole_cols) continue;  // transposed above
             T* const d = dst + r0 * kDr + c0 * kDc;
             const T* const s = src + r0 * kSr + c0 * kSc;
             if (r0 + 8 <= rows && c0 + 8 <= cols) {

@@ -18,6 +18,10 @@ public:
     // data path rather than the uncached one (they are counted apart). The caller
     // has checked the range.
     virtual Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) = 0;
+    // The bytes alone, as the target's transport_dbg moves them: reads `len`
+    // bytes at `addr` into `buf`, or writes them from it; no time, nothing
+    // counted. False, with nothing moved, where the range is not the target's.
+    virtual bool copy(bool write, uint64_t addr, uint8_t* buf, uint64_t len) = 0;
 };
 
 }  // namespace pfsim

@@ -559,18 +559,29 @@ Tick Core::transport(tlm_utils::simple_initiator_socket<Core>& socket, bool writ
 Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t bytes, Tick start) {
     std::vector<Tick>& window = inflight_[index(pipe)];
     size_t& next = inflight_next_[index(pipe)];
+    // A plain access (no extension on the payload) of this die's GM takes the
+    // L2's direct path, with the socket's effects.
+    const bool direct = direct_moves_ && !payload_.get_extension<ReadAroundL2Extension>() &&
+                        !payload_.get_extension<AtomicAddExtension>() && !payload_.get_extension<ResidentExtension>();
     // The window of lines in flight carries over from the previous transfer:
     // back-to-back transfers overlap their lines as the engine frees slots.
     Tick last = start;
-    size_t k = 0;
-    for (uint64_t a = gm; a < gm + bytes; ++k) {
+    size_t k = next;
+    for (uint64_t a = gm; a < gm + bytes;) {
         const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
-        Tick& slot = window[(next + k) % window.size()];
-        slot = transport(cached, write, a, local + (a - gm), n, std::max(slot, start));
+        Tick& slot = window[k];
+        const Tick issue = std::max(slot, start);
+        if (!direct || in_peer_window(a)) {
+            slot = transport(cached, write, a, local + (a - gm), n, issue);
+        } else if (!direct_moves_->move_line(direct_initiator_, write, a, local + (a - gm), n, issue, slot)) {
+            throw KernelError(std::string(write ? "write to " : "read from ") + hex(a) + " + " + std::to_string(n) +
+                              " bytes: outside GM");
+        }
         last = std::max(last, slot);
         a += n;
+        if (++k == window.size()) k = 0;
     }
-    next = (next + k) % window.size();
+    next = k;
     return last;
 }
 

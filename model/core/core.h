@@ -27,6 +27,7 @@
 #include "model/common/atomic_add.h"
 #include "model/common/read_around_l2.h"
 #include "model/common/scalar_read_target.h"
+#include "model/common/tile_move_target.h"
 #include "model/common/what_if.h"
 #include "model/config/config.h"
 #include "model/core/core_observer.h"
@@ -153,6 +154,13 @@ public:
     // alike (tests/python/test_scalar_read_path.py).
     void attach_direct_reads(ScalarReadTarget* l2, int initiator) {
         direct_reads_ = l2;
+        direct_initiator_ = initiator;
+    }
+    // The direct path of the tile moves' plain lines in this die's GM: `l2`, the
+    // same target and `initiator` as attach_direct_reads(). Unset: they take
+    // the socket. Either way they move and time alike.
+    void attach_direct_moves(TileMoveTarget* l2, int initiator) {
+        direct_moves_ = l2;
         direct_initiator_ = initiator;
     }
     // Every rank's GM in host memory, by rank (this die's own among them): a
@@ -361,6 +369,7 @@ private:
     std::map<uint64_t, PendingPost> pending_posts_;
     uint8_t* gm_host_ = nullptr;
     ScalarReadTarget* direct_reads_ = nullptr;  // attach_direct_reads()
+    TileMoveTarget* direct_moves_ = nullptr;    // attach_direct_moves()
     int direct_initiator_ = -1;
     const std::vector<PeerGm>* peer_gms_ = nullptr;
     struct SignalWait {

@@ -17,13 +17,17 @@ GlobalMemory::GlobalMemory(sc_core::sc_module_name name, const Config& cfg)
 
 unsigned GlobalMemory::debug(tlm::tlm_generic_payload& p) {
     const uint64_t len = p.get_data_length();
-    if (!store_.contains(p.get_address(), len)) return 0;
-    if (p.is_write()) {
-        store_.write(p.get_address(), p.get_data_ptr(), len);
+    return copy(p.is_write(), p.get_address(), p.get_data_ptr(), len) ? static_cast<unsigned>(len) : 0;
+}
+
+bool GlobalMemory::copy(bool write, uint64_t addr, uint8_t* buf, uint64_t len) {
+    if (!store_.contains(addr, len)) return false;
+    if (write) {
+        store_.write(addr, buf, len);
     } else {
-        store_.read(p.get_address(), p.get_data_ptr(), len);
+        store_.read(addr, buf, len);
     }
-    return static_cast<unsigned>(len);
+    return true;
 }
 
 void GlobalMemory::transport_data(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {

@@ -47,6 +47,7 @@ public:
         return s;
     }
     Tick access(bool cached, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue) override;
+    bool copy(bool write, uint64_t addr, uint8_t* buf, uint64_t len) override;
 
 private:
     void transport_data(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);

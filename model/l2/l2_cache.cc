@@ -192,6 +192,12 @@ Tick L2Cache::read_around(int initiator, uint64_t line, uint8_t* buf, uint64_t o
 }
 
 void L2Cache::values(bool write, uint64_t addr, uint8_t* buf, uint64_t len) {
+    if (direct_) {
+        if (!direct_->copy(write, addr, buf, len)) {
+            throw std::logic_error("pfsim: GM refused the L2 the values of an address inside GM");  // checked before
+        }
+        return;
+    }
     prepare_payload(values_payload_, write, addr, buf, len);
     if (gm_uncached->transport_dbg(values_payload_) != len) {
         throw std::logic_error("pfsim: GM refused the L2 the values of an address inside GM");  // checked before
@@ -229,6 +235,13 @@ void L2Cache::transport_cached(int id, tlm::tlm_generic_payload& p, sc_core::sc_
 Tick L2Cache::read_in_place(int initiator, uint64_t addr, uint64_t len, Tick issue) {
     if (len == 0 || !in_gm(addr, len)) throw std::logic_error("pfsim: a core read in place outside GM");  // checked before
     return cached_access(initiator, false, addr, nullptr, len, issue, nullptr, false);
+}
+
+bool L2Cache::move_line(int initiator, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
+                        Tick& done) {
+    if (len == 0 || !in_gm(addr, len)) return false;
+    done = cached_access(initiator, write, addr, buf, len, issue, nullptr, false);
+    return true;
 }
 
 void L2Cache::check_sequential(int id, Tick issue) {

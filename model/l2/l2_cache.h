@@ -39,6 +39,7 @@
 #include "model/common/calendar.h"
 #include "model/common/memory_target.h"
 #include "model/common/scalar_read_target.h"
+#include "model/common/tile_move_target.h"
 #include "model/config/config.h"
 #include "model/l2/l2_observer.h"
 #include "model/l2/same_line.h"
@@ -97,7 +98,7 @@ public:
     }
 };
 
-class L2Cache : public sc_core::sc_module, public ScalarReadTarget {
+class L2Cache : public sc_core::sc_module, public ScalarReadTarget, public TileMoveTarget {
 public:
     CachedTargetSocket cached;
     tlm_utils::multi_passthrough_target_socket<L2Cache> uncached;
@@ -128,11 +129,15 @@ public:
     // ScalarReadTarget: a cached-path read of part of one line, its bytes read
     // in place by the caller.
     Tick read_in_place(int initiator, uint64_t addr, uint64_t len, Tick issue) override;
+    // TileMoveTarget: a plain cached-path read or write.
+    bool move_line(int initiator, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
+                   Tick& done) override;
     // Lines currently resident that a prefetch brought in and no core has touched yet.
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 
     // Refills and write-backs go straight to `gm` instead of through the gm_data
-    // socket (same effects, less overhead). Set once, when wiring.
+    // socket, and each access's bytes instead of through gm_uncached's debug
+    // transport (same effects, less overhead). Set once, when wiring.
     void attach_direct(MemoryTarget* gm) { direct_ = gm; }
     // Who is told about prefetched lines, demand accesses and evictions (null: nobody).
     void set_observer(L2Observer* observer) { observer_ = observer; }

@@ -160,6 +160,7 @@ void SimPlatform::end_of_elaboration() {
             const int initiator = soc_.l2.cached.initiator_of(core->cached);
             if (initiator < 0) throw std::logic_error(std::string("pfsim: ") + core->name() + " is not bound to the L2");
             core->attach_direct_reads(&soc_.l2, initiator);
+            core->attach_direct_moves(&soc_.l2, initiator);
         }
     }
 }
