@@ -67,7 +67,7 @@ def _warn_unmodelled_config(config: dict, where: str, level3: bool = False) -> N
                   file=sys.stderr)
 
 
-_warned_branches: set = set()
+_has_simulator_branch: dict = {}  # kernel source path -> whether it has a __CPU_SIM branch (warned once)
 
 
 def _warn_simulator_branch_on_board_case(case: dict, platform: str, incores: list, st_dir: str, where: str) -> None:
@@ -77,15 +77,14 @@ def _warn_simulator_branch_on_board_case(case: dict, platform: str, incores: lis
         return
     for incore in incores:
         path = os.path.join(st_dir, incore.get("source", ""))
-        if path in _warned_branches:
+        if path in _has_simulator_branch:
             continue
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                branched = "__CPU_SIM" in f.read()
+                _has_simulator_branch[path] = "__CPU_SIM" in f.read()
         except OSError:
             continue  # a missing source is the run's error, named there
-        if branched:
-            _warned_branches.add(path)
+        if _has_simulator_branch[path]:
             print(f"pfsim: warning: {where}: listed for a2a3 only, and kernel {incore['source']} has a __CPU_SIM "
                   "branch: pfsim compiles that branch (as a2a3sim does), not the board's, and times it on the "
                   "simulated core", file=sys.stderr)
@@ -351,14 +350,19 @@ def _chosen_platform(request) -> str:
     return request.config.getoption("--platform", default="pfsim") or "pfsim"
 
 
+def run_platform(platforms, chosen: str) -> str | None:
+    """The platform pfsim runs a case or test listing `platforms` as under `--platform chosen` (None:
+    it does not run): a2a3sim or a2a3 takes those listed for it, as simpler does; pfsim (the
+    default) every one listed for either, run as a2a3 when listed."""
+    return next((p for p in (PLATFORMS if chosen == "pfsim" else (chosen,)) if p in platforms), None)
+
+
 def platforms_skip_reason(platforms, chosen: str) -> str | None:
     """Why a case or test listing `platforms` does not run under `--platform chosen` (None: it runs)."""
-    if chosen == "pfsim":
-        if set(platforms) & set(PLATFORMS):
-            return None
-        return f"platforms {list(platforms)} include neither a2a3 nor a2a3sim"
-    if chosen in platforms:
+    if run_platform(platforms, chosen):
         return None
+    if chosen == "pfsim":
+        return f"platforms {list(platforms)} include neither a2a3 nor a2a3sim"
     return (f"platforms {list(platforms)} do not include {chosen} (--platform {chosen} runs what simpler runs on "
             f"{chosen}; --platform pfsim, the default, runs every a2a3 or a2a3sim case)")
 
@@ -582,18 +586,11 @@ class SceneTestCase:
     def _case(self, name: str) -> dict:
         return next(c for c in self.CASES if c["name"] == name)
 
-    @staticmethod
-    def _platform(case: dict, chosen: str) -> str | None:
-        """The platform pfsim runs a case as under `--platform chosen` (None: the case does not run):
-        a2a3sim or a2a3 takes the cases listed for it, as simpler does; pfsim (the default) every case
-        listed for either, run as a2a3 when listed."""
-        return next((p for p in (PLATFORMS if chosen == "pfsim" else (chosen,)) if p in case["platforms"]), None)
-
     def _skip_reason(self, case: dict, request) -> str | None:
         """Why a case does not run under this session's options (None: it runs)."""
         opt = request.config.getoption
         chosen = _chosen_platform(request)
-        platform = self._platform(case, chosen)
+        platform = run_platform(case["platforms"], chosen)
         if platform is None:
             return platforms_skip_reason(case["platforms"], chosen)
         manual_mode = opt("--manual", default="exclude") or "exclude"
@@ -761,7 +758,7 @@ class SceneTestCase:
         sdma = self._uses_sdma(request)
 
         _warn_unmodelled_config(case.get("config", {}), what)
-        _warn_simulator_branch_on_board_case(case, self._platform(case, _chosen_platform(request)),
+        _warn_simulator_branch_on_board_case(case, run_platform(case["platforms"], _chosen_platform(request)),
                                              self.CALLABLE.get("incores", []), self._st_dir, what)
         rings = case.get("config", {}).get("runtime_env", {})  # checked at collection (case_config)
         threads = case.get("config", {}).get("aicpu_thread_num", 0)
