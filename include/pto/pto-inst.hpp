@@ -386,8 +386,8 @@ PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, i
 
 // One instruction's GM transfers. move: bytes back to back in the tile and in
 // GM. staged_rows: `rows` runs of `cols` elements, each back to back in GM,
-// element (r, c) of them the tile's element (r, c), gathered into one staging
-// run for a store, scattered from it after a load. staged: `n` tile elements back to back in GM but not in the tile
+// element (r, c) of them the tile's element (r, c), gathered eight runs at a
+// time into a staging run for a store, scattered from it after a load. staged: `n` tile elements back to back in GM but not in the tile
 // (element(i) is the i-th), gathered into a staging run for a store,
 // scattered from it after a load.
 // A load from GM's uncached alias reads around the L2; a store to it is
@@ -420,18 +420,26 @@ public:
         move(gm, run, staging_.size());
         for (int64_t i = 0; !kStore && i < n; ++i) std::memcpy(&element(i), run + i * sizeof(T), sizeof(T));
     }
+    // Eight rows at a time through a run of eight rows (it stays in the host's
+    // first-level cache): each row's transfer in row order as a whole-tile run
+    // would make them, each block of eight rows transposed once, straight from
+    // or into the tile.
     template <typename TileT, typename Place>
     PFSIM_TILE_COMPUTE void staged_rows(TileT& tile, int64_t rows, int64_t cols, Place place) {
         if (rows == 0 || cols == 0) return;
         // Row r of the run at first + r * TileT::cols (a compile-time step, as the tile's).
-        constexpr int64_t kRun = TileT::cols, kTr = TileT::kRowStep, kTc = TileT::kColStep;
+        constexpr int64_t kRun = TileT::cols, kTr = TileT::kRowStep, kTc = TileT::kColStep, kRows = 8;
         // (Not staging_: a vector's zero fill is instrumented code, a hook per byte.)
-        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(rows) * kRun * sizeof(T)]);
+        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(kRows) * kRun * sizeof(T)]);
         T* const first = reinterpret_cast<T*>(run.get());
-        if (kStore) copy_blocks<T, kRun, 1, kTr, kTc>(first, tile.data(), rows, cols);
+        T* const tile_first = tile.data();
         const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
-        for (int64_t r = 0; r < rows; ++r) move(place(r), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
-        if (!kStore) copy_blocks<T, kTr, kTc, kRun, 1>(tile.data(), first, rows, cols);
+        for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
+            const int64_t n = rows - r0 < kRows ? rows - r0 : kRows;
+            if (kStore) copy_blocks<T, kRun, 1, kTr, kTc>(first, tile_first + r0 * kTr, n, cols);
+            for (int64_t r = 0; r < n; ++r) move(place(r0 + r), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
+            if (!kStore) copy_blocks<T, kTr, kTc, kRun, 1>(tile_first + r0 * kTr, first, n, cols);
+        }
     }
 
 private:
