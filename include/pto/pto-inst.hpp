@@ -396,7 +396,8 @@ template <bool kStore, typename T, AtomicType kAtomic, typename GlobalElement>
 class Mover {
 public:
     explicit Mover(const char* instruction) : instruction_(instruction) {}
-    void move(GmPlace place, uint8_t* at, uint64_t bytes) {
+    // (Out of the per-access instrumentation: it reads only the mover's own fields.)
+    PFSIM_TILE_COMPUTE void move(GmPlace place, uint8_t* at, uint64_t bytes) {
         if (kStore && place.around_l2) {
             fail(instruction_, "a store through GM's uncached alias (gm.l2_cache_offset) is not modelled");
         }
@@ -424,8 +425,9 @@ public:
     // first-level cache): each row's transfer in row order as a whole-tile run
     // would make them, each block of eight rows transposed once, straight from
     // or into the tile.
-    template <typename TileT, typename Place>
-    PFSIM_TILE_COMPUTE void staged_rows(TileT& tile, int64_t rows, int64_t cols, Place place) {
+    // next_place(): the next row's GM place (rows 0, 1, ... in turn).
+    template <typename TileT, typename NextPlace>
+    PFSIM_TILE_COMPUTE void staged_rows(TileT& tile, int64_t rows, int64_t cols, NextPlace next_place) {
         if (rows == 0 || cols == 0) return;
         // Row r of the run at first + r * TileT::cols (a compile-time step, as the tile's).
         constexpr int64_t kRun = TileT::cols, kTr = TileT::kRowStep, kTc = TileT::kColStep, kRows = 8;
@@ -437,7 +439,7 @@ public:
         for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
             const int64_t n = rows - r0 < kRows ? rows - r0 : kRows;
             if (kStore) copy_blocks<T, kRun, 1, kTr, kTc>(first, tile_first + r0 * kTr, n, cols);
-            for (int64_t r = 0; r < n; ++r) move(place(r0 + r), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
+            for (int64_t r = 0; r < n; ++r) move(next_place(), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
             if (!kStore) copy_blocks<T, kTr, kTc, kRun, 1>(tile_first + r0 * kTr, first, n, cols);
         }
     }
@@ -519,14 +521,14 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     const uint64_t row_bytes = static_cast<uint64_t>(cols) * sizeof(T);
     const uint64_t local_row = static_cast<uint64_t>(TileT::cols) * sizeof(T);
     Mover<kStore, T, kAtomic, typename GlobalT::DType> mover(instruction);
-    // Tile row r's place in GM: r unravelled over dimensions 0..3.
-    auto row_address = [&](int64_t r, uint64_t bytes) PFSIM_TILE_COMPUTE {
-        int64_t index[4], rest = r;
-        for (int k = 3; k >= 0; --k) {
-            index[k] = rest % global.GetShape(k);
-            rest /= global.GetShape(k);
-        }
-        return global.gm_address(instruction, index, bytes);
+    // Tile row r's place in GM: r unravelled over dimensions 0..3. Rows are
+    // asked for in turn, so each row's index is the last one's plus one,
+    // carried (no division per row).
+    int64_t index[4] = {0, 0, 0, 0};
+    auto next_row_address = [&]() PFSIM_TILE_COMPUTE {
+        const GmPlace place = global.gm_address(instruction, index, row_bytes);
+        for (int k = 3; k >= 0 && ++index[k] == global.GetShape(k); --k) index[k] = 0;
+        return place;
     };
     if constexpr (kDn) {
         // Column-major in GM (dimension 3 contiguous): each valid column of the
@@ -543,7 +545,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
     if constexpr (kColMajor) {
         // A column-major tile (an L1 operand, say) holds row r's elements a
         // column apart: each row moves as one run.
-        mover.staged_rows(tile, rows, cols, [&](int64_t r) { return row_address(r, row_bytes); });
+        mover.staged_rows(tile, rows, cols, next_row_address);
         return;
     }
     const bool packed = rows == 1 || (cols == TileT::cols && global.GetStride(3) == cols && rows <= global.GetShape(3));
@@ -553,7 +555,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
              row_bytes * static_cast<uint64_t>(rows));
         return;
     }
-    for (int64_t r = 0; r < rows; ++r) mover.move(row_address(r, row_bytes), local + static_cast<uint64_t>(r) * local_row, row_bytes);
+    for (int64_t r = 0; r < rows; ++r) mover.move(next_row_address(), local + static_cast<uint64_t>(r) * local_row, row_bytes);
 }
 
 }  // namespace detail
