@@ -101,20 +101,29 @@ def inputs(dtype, seed):
 
 
 @pytest.fixture(scope="module")
-def workers(typed_kernels):
-    """A worker and the kernel built for each element type."""
-    return lambda dtype: typed_kernels("kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp", "aiv",
-                                       "tile_ops_type.h", f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
+def workers(tmp_path_factory):
+    """One build of the kernel for every element type of CTYPES, on one worker:
+    get(dtype) -> (worker, handle, the type's index)."""
+    inc = tmp_path_factory.mktemp("tile_ops")
+    types = " ".join(f"X({i}, {t})" for i, t in enumerate(CTYPES.values()))
+    (inc / "tile_ops_type.h").write_text(f"#pragma once\nconstexpr int R = {R}, C = {C};\n#define TILE_TYPES(X) {types}\n")
+    worker = pfsim.Worker()
+    handle = worker.register(pfsim.Callable(
+        orchestration=os.path.join(HERE, "kernels/orchestration/tile_ops_orch.cpp"),
+        incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_ops.cpp"), "core_type": "aiv"}],
+        include_dirs=[str(inc)]))
+    yield lambda dtype: (worker, handle, list(CTYPES).index(dtype))
+    worker.close()
 
 
 def run_op(workers, dtype, op, seed=0):
-    worker, handle = workers(dtype)
+    worker, handle, index = workers(dtype)
     a, b, vr, vc, s = inputs(dtype, seed)
     if op in (21, 22, 23):
         a = a.abs()
     y, yr, yc = torch.zeros(R, C, dtype=dtype), torch.zeros(R, dtype=dtype), torch.zeros(C, dtype=dtype)
     bits = struct.unpack("<I", struct.pack("<f", float(s)))[0]
-    worker.run(handle, [a, b, vr, vc, y, yr, yc, a, op, bits])
+    worker.run(handle, [a, b, vr, vc, y, yr, yc, a, op, bits, index])
     return {"y": y, "yr": yr, "yc": yc}, reference(op, dtype, a, b, vr, vc, s)
 
 
