@@ -2,14 +2,8 @@
 TMATMUL_ACC (both forms), TMATMUL_BIAS, for half, bfloat16 and float operands
 accumulating in float, and int8 operands accumulating exactly in int32."""
 
-import os
-
 import pytest
 import torch
-
-import pfsim
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 M, K, N = 32, 64, 32
 TYPES = {torch.float16: ("pto::half", "float", torch.float32), torch.bfloat16: ("pto::bfloat16_t", "float", torch.float32),
@@ -24,19 +18,13 @@ VARIANTS = [(dtype, M, N) for dtype in TYPES] + [(dtype, m, n) for dtype in TYPE
 
 
 @pytest.fixture(scope="module")
-def cube(tmp_path_factory):
+def cube(typed_kernels):
     """One build of the cube kernel with every variant of VARIANTS, on one worker:
     get(dtype, m, n) -> (worker, handle, the variant's index)."""
-    inc = tmp_path_factory.mktemp("cube")
     variants = " ".join(f"X({i}, {TYPES[d][0]}, {TYPES[d][1]}, {m}, {n})" for i, (d, m, n) in enumerate(VARIANTS))
-    (inc / "cube_types.h").write_text(f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) {variants}\n")
-    worker = pfsim.Worker()
-    handle = worker.register(pfsim.Callable(
-        orchestration=os.path.join(HERE, "kernels/orchestration/cube_ops_orch.cpp"),
-        incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aic/kernel_cube_ops.cpp"), "core_type": "aic"}],
-        include_dirs=[str(inc)]))
-    yield lambda dtype, m=M, n=N: (worker, handle, VARIANTS.index((dtype, m, n)))
-    worker.close()
+    worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
+                                   "cube_types.h", f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) {variants}\n")
+    return lambda dtype, m=M, n=N: (worker, handle, VARIANTS.index((dtype, m, n)))
 
 
 @pytest.mark.parametrize("dtype", list(TYPES), ids=lambda d: str(d).split(".")[-1])

@@ -5,14 +5,10 @@ other elements left as they were, and the thresholds converted as a2a3
 converts them (int32 -> float; int16 -> half, so a 32-bit threshold tile
 feeds a half source its 16-bit halves)."""
 
-import os
-
 import pytest
 import torch
 
 import pfsim
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 CTYPES = {torch.float32: "float", torch.float16: "pto::half", torch.int32: "int32_t"}
 KTYPES = {torch.int32: "uint32_t", torch.int16: "uint16_t"}
@@ -35,25 +31,19 @@ def kr_of(rows, ktype):
 
 
 @pytest.fixture(scope="module")
-def gather(tmp_path_factory):
+def gather(typed_kernels):
     """One build of the gather kernel with every variant of VARIANTS, on one worker:
     get(dtype, ktype, rows, cols, k, mode, tmp_short) -> ((worker, handle, the variant's index), kr)."""
-    inc = tmp_path_factory.mktemp("gather")
     variants = " ".join(f"X({i}, {CTYPES[d]}, {KTYPES[kt]}, {rows}, {cols}, {k}, {kr_of(rows, kt)}, "
                         f"{'true' if short else 'false'}, pto::CmpMode::{mode})"
                         for i, ((d, kt, rows, cols, k, mode), short) in enumerate(VARIANTS))
-    (inc / "gather_cmp_type.h").write_text(f"#pragma once\n#define GATHER_VARIANTS(X) {variants}\n")
-    worker = pfsim.Worker()
-    handle = worker.register(pfsim.Callable(
-        orchestration=os.path.join(HERE, "kernels/orchestration/gather_cmp_orch.cpp"),
-        incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_gather_cmp.cpp"), "core_type": "aiv"}],
-        include_dirs=[str(inc)]))
+    worker, handle = typed_kernels("kernels/orchestration/gather_cmp_orch.cpp", "kernels/aiv/kernel_gather_cmp.cpp", "aiv",
+                                   "gather_cmp_type.h", f"#pragma once\n#define GATHER_VARIANTS(X) {variants}\n")
 
     def get(dtype, ktype, rows, cols, k, mode, tmp_short=False):
         index = VARIANTS.index(((dtype, ktype, rows, cols, k, mode), tmp_short))
         return (worker, handle, index), kr_of(rows, ktype)
-    yield get
-    worker.close()
+    return get
 
 
 def expected(src, thresholds, k, mode, offset):

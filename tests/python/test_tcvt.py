@@ -140,20 +140,14 @@ def expected(src, to, mode, wrap):
 
 
 @pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
+def kernels(typed_kernels):
     """One build of the TCVT kernel with every conversion of PAIRS, on one worker:
     get(frm, to) -> (worker, handle, the conversion's index)."""
-    inc = tmp_path_factory.mktemp("tcvt")
     pairs = " ".join(f"X({i}, {CTYPE[f]}, {CTYPE[t]})" for i, (f, t) in enumerate(PAIRS))
-    (inc / "tcvt_types.h").write_text(f"#pragma once\nconstexpr int R = {R}, C = {C};\n"
-                                      f"#define TCVT_PAIRS(X) {pairs}\n")
-    worker = pfsim.Worker()
-    handle = worker.register(pfsim.Callable(
-        orchestration=os.path.join(HERE, "kernels/orchestration/tcvt_orch.cpp"),
-        incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tcvt.cpp"), "core_type": "aiv"}],
-        include_dirs=[str(inc)]))
-    yield lambda frm, to: (worker, handle, PAIRS.index((frm, to)))
-    worker.close()
+    worker, handle = typed_kernels("kernels/orchestration/tcvt_orch.cpp", "kernels/aiv/kernel_tcvt.cpp", "aiv",
+                                   "tcvt_types.h", f"#pragma once\nconstexpr int R = {R}, C = {C};\n"
+                                                   f"#define TCVT_PAIRS(X) {pairs}\n")
+    return lambda frm, to: (worker, handle, PAIRS.index((frm, to)))
 
 
 def modes_for(frm, to):

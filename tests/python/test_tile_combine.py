@@ -4,14 +4,11 @@ destination, TROWEXPANDEXPDIF / TCOLEXPANDEXPDIF, and TSTORE with
 AtomicType::AtomicAdd from several cores at once (the L2 adds; a plain TSTORE,
 the negative control, loses all but one block's values)."""
 
-import os
-
 import pytest
 import torch
 
-import pfsim
+from conftest import per_type
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 R, C, BLOCKS = 8, 64, 4
 CTYPES = {torch.float32: "float", torch.float16: "pto::half", torch.bfloat16: "pto::bfloat16_t",
           torch.int32: "int32_t", torch.int16: "int16_t", torch.int8: "int8_t"}
@@ -20,19 +17,9 @@ TRANSCENDENTAL_RTOL = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16:
 
 
 @pytest.fixture(scope="module")
-def workers(tmp_path_factory):
-    """One build of the kernel for every element type of CTYPES, on one worker:
-    get(dtype) -> (worker, handle, the type's index)."""
-    inc = tmp_path_factory.mktemp("tile_combine")
-    types = " ".join(f"X({i}, {t})" for i, t in enumerate(CTYPES.values()))
-    (inc / "tile_ops_type.h").write_text(f"#pragma once\nconstexpr int R = {R}, C = {C};\n#define TILE_TYPES(X) {types}\n")
-    worker = pfsim.Worker()
-    handle = worker.register(pfsim.Callable(
-        orchestration=os.path.join(HERE, "kernels/orchestration/tile_combine_orch.cpp"),
-        incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_combine.cpp"), "core_type": "aiv"}],
-        include_dirs=[str(inc)]))
-    yield lambda dtype: (worker, handle, list(CTYPES).index(dtype))
-    worker.close()
+def workers(typed_kernels):
+    """One build of the kernel for every element type of CTYPES, on one worker."""
+    return per_type(typed_kernels, "kernels/orchestration/tile_combine_orch.cpp", "kernels/aiv/kernel_tile_combine.cpp", CTYPES, R, C)
 
 
 def rand(dtype, *shape, seed=0, small=False):

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import pfsim
+from conftest import per_type
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 R, C = 8, 64
@@ -101,19 +102,9 @@ def inputs(dtype, seed):
 
 
 @pytest.fixture(scope="module")
-def workers(tmp_path_factory):
-    """One build of the kernel for every element type of CTYPES, on one worker:
-    get(dtype) -> (worker, handle, the type's index)."""
-    inc = tmp_path_factory.mktemp("tile_ops")
-    types = " ".join(f"X({i}, {t})" for i, t in enumerate(CTYPES.values()))
-    (inc / "tile_ops_type.h").write_text(f"#pragma once\nconstexpr int R = {R}, C = {C};\n#define TILE_TYPES(X) {types}\n")
-    worker = pfsim.Worker()
-    handle = worker.register(pfsim.Callable(
-        orchestration=os.path.join(HERE, "kernels/orchestration/tile_ops_orch.cpp"),
-        incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tile_ops.cpp"), "core_type": "aiv"}],
-        include_dirs=[str(inc)]))
-    yield lambda dtype: (worker, handle, list(CTYPES).index(dtype))
-    worker.close()
+def workers(typed_kernels):
+    """One build of the kernel for every element type of CTYPES, on one worker."""
+    return per_type(typed_kernels, "kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp", CTYPES, R, C)
 
 
 def run_op(workers, dtype, op, seed=0):
