@@ -8,11 +8,21 @@
 # test that ran: CPU seconds, wall seconds, kernel compiles, their CPU seconds,
 # and the compiles of a key its cache had built before (a repeated build).
 # The flags change every test's cache key: the first such run runs every test.
+# With PFSIM_COLD=1 the logging compiler is a fresh copy at a new path, which is
+# in every kernel's cache key: each test compiles as on a fresh machine (add
+# --nocache_test_results to rerun tests whose results Bazel holds).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/.."
 [ $# -gt 0 ] || set -- //...
-bazel test "$@" --run_under="$here/cpu_time.py" --test_env=PFSIM_CXX="$here/logging_cxx.sh"
+cxx="$here/logging_cxx.sh"
+if [ "${PFSIM_COLD:-}" = 1 ]; then
+    cold=$(mktemp -d)
+    trap 'rm -rf "$cold"' EXIT
+    cp "$cxx" "$cold/"
+    cxx="$cold/logging_cxx.sh"
+fi
+bazel test "$@" --run_under="$here/cpu_time.py" --test_env=PFSIM_CXX="$cxx"
 rc=$?
 testlogs=$(bazel info bazel-testlogs)
 printf '%-46s %7s %7s %8s %7s %9s\n' target cpu_s wall_s compiles cxx_s repeated

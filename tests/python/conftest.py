@@ -51,6 +51,16 @@ def typed_kernels(tmp_path_factory):
         worker.close()
 
 
+def per_type(typed_kernels, orchestration, source, ctypes, r, c):
+    """One build of an AIV kernel over R x C tiles for every element type of `ctypes` (torch dtype ->
+    C++ type), as its "tile_ops_type.h" lists them (R, C, TILE_TYPES(X) with one X(index, T) each):
+    get(dtype) -> (worker, handle, the type's index: the kernel's last scalar)."""
+    types = " ".join(f"X({i}, {t})" for i, t in enumerate(ctypes.values()))
+    worker, handle = typed_kernels(orchestration, source, "aiv", "tile_ops_type.h",
+                                   f"#pragma once\nconstexpr int R = {r}, C = {c};\n#define TILE_TYPES(X) {types}\n")
+    return lambda dtype: (worker, handle, list(ctypes).index(dtype))
+
+
 def _byte_copy():
     return pfsim.Callable.from_dict({
         "orchestration": {"source": "kernels/orchestration/byte_copy_orch.cpp",

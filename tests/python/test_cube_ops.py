@@ -10,20 +10,27 @@ TYPES = {torch.float16: ("pto::half", "float", torch.float32), torch.bfloat16: (
          torch.float32: ("float", "float", torch.float32), torch.int8: ("int8_t", "int32_t", torch.int32)}
 
 
+# The (operand type, m, n) of every matmul below: M x N of each type, and the k-order tests' shapes of
+# each float type ((m, n): see there).
+SHAPES = [(32, 48), (32, 80), (18, 40)]
+VARIANTS = [(dtype, M, N) for dtype in TYPES] + [(dtype, m, n) for dtype in TYPES if dtype != torch.int8
+                                                   for m, n in SHAPES]
+
+
 @pytest.fixture(scope="module")
 def cube(typed_kernels):
-    def get(dtype):
-        ta, tc, _ = TYPES[dtype]
-        return typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
-                             "cube_types.h", f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
-                                             f"constexpr int M = {M}, K = {K}, N = {N};\n")
-    return get
+    """One build of the cube kernel with every variant of VARIANTS, on one worker:
+    get(dtype, m, n) -> (worker, handle, the variant's index)."""
+    variants = " ".join(f"X({i}, {TYPES[d][0]}, {TYPES[d][1]}, {m}, {n})" for i, (d, m, n) in enumerate(VARIANTS))
+    worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
+                                   "cube_types.h", f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) {variants}\n")
+    return lambda dtype, m=M, n=N: (worker, handle, VARIANTS.index((dtype, m, n)))
 
 
 @pytest.mark.parametrize("dtype", list(TYPES), ids=lambda d: str(d).split(".")[-1])
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
 def test_matmul_matches_torch(cube, dtype, form):
-    worker, handle = cube(dtype)
+    worker, handle, variant = cube(dtype)
     g = torch.Generator().manual_seed(3)
     acc = TYPES[dtype][2]
     if dtype == torch.int8:
@@ -36,7 +43,7 @@ def test_matmul_matches_torch(cube, dtype, form):
         bias, c_in = torch.randn(N, generator=g), torch.randn(M, N, generator=g)
     c = c_in.clone()
     op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
-    worker.run(handle, [a, b, bias, c, op])
+    worker.run(handle, [a, b, bias, c, op, variant])
     prod = a.double() @ b.double()
     want = {0: prod, 1: 2 * prod, 2: prod + bias.double()[None, :], 3: c_in.double() + prod}[op]
     if dtype == torch.int8:
@@ -49,11 +56,11 @@ def test_the_cube_takes_its_time_by_operand_type(cube):
     """int8 runs at core.cube_macs_int8, float at core.cube_macs_fp32: the same matmul takes less and more time."""
     times = {}
     for dtype in (torch.float16, torch.int8, torch.float32):
-        worker, handle = cube(dtype)
+        worker, handle, variant = cube(dtype)
         a = torch.ones(M, K, dtype=dtype)
         b = torch.ones(K, N, dtype=dtype)
         acc = TYPES[dtype][2]
-        r = worker.run(handle, [a, b, torch.zeros(N, dtype=acc), torch.zeros(M, N, dtype=acc), 0])
+        r = worker.run(handle, [a, b, torch.zeros(N, dtype=acc), torch.zeros(M, N, dtype=acc), 0, variant])
         times[dtype] = r.time_ns
     assert times[torch.int8] < times[torch.float16] < times[torch.float32], times
 
@@ -71,23 +78,20 @@ def _k_order(a, b, c_in=None, bias=None, ks=None):
 
 # (m, n): 32 x 48 and 32 x 80, rows four at a time in blocks of 16 columns (80 single rows would take as a
 # group of 64 and two of 8); 18 x 40: four blocks of four rows, then two single rows, and 8 columns after the 16s.
-@pytest.mark.parametrize("m, n", [(32, 48), (32, 80), (18, 40)])
+@pytest.mark.parametrize("m, n", SHAPES)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=lambda d: str(d).split(".")[-1])
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
-def test_matmul_is_the_k_order_sum_bit_for_bit(typed_kernels, dtype, form, m, n):
+def test_matmul_is_the_k_order_sum_bit_for_bit(cube, dtype, form, m, n):
     """TMATMUL's float values are exactly the k-order sum (rows 4 and columns 8 to 64 at a time in
     vector arithmetic must not change a bit). Negative control: the same sum in reverse k order
     differs from it in some bit."""
-    ta, tc, _ = TYPES[dtype]
-    worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
-                                   "cube_types.h", f"#pragma once\nusing TA = {ta};\nusing TC = {tc};\n"
-                                                   f"constexpr int M = {m}, K = {K}, N = {n};\n")
+    worker, handle, variant = cube(dtype, m, n)
     g = torch.Generator().manual_seed(11)
     a, b = torch.randn(m, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
     bias, c_in = torch.randn(n, generator=g), torch.randn(m, n, generator=g)
     op = {"TMATMUL": 0, "TMATMUL_BIAS": 2, "TMATMUL_ACC(c, c_in, a, b)": 3}[form]
     c = c_in.clone()
-    worker.run(handle, [a, b, bias, c, op])
+    worker.run(handle, [a, b, bias, c, op, variant])
     want = _k_order(a, b, c_in if op == 3 else None, bias if op == 2 else None)
     assert torch.equal(c, want)
     reverse = _k_order(a, b, c_in if op == 3 else None, bias if op == 2 else None, ks=range(K - 1, -1, -1))
@@ -111,14 +115,12 @@ def _adversarial(g, rows, cols, scale):
 
 
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL_ACC(c, c_in, a, b)"])
-def test_matmul_is_the_k_order_sum_on_adversarial_values(typed_kernels, form):
+def test_matmul_is_the_k_order_sum_on_adversarial_values(cube, form):
     """Cancellation, denormals, underflow, Inf and NaN: TMATMUL's float results are the k-order
     sum's bytes, element by element (Inf, NaN and signed zeros included). Negative control: the
     same sum in reverse k order differs in some byte."""
     n = 80
-    worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
-                                   "cube_types.h", "#pragma once\nusing TA = float;\nusing TC = float;\n"
-                                                   f"constexpr int M = {M}, K = {K}, N = {n};\n")
+    worker, handle, variant = cube(torch.float32, M, n)
     g = torch.Generator().manual_seed(5)
     a, b = _adversarial(g, M, K, 2.0 ** -70), _adversarial(g, K, n, 2.0 ** -70)
     a[:4] = torch.randn(4, K, generator=g) * 2.0 ** -70  # and whole sums in the denormal range: C[:4, :8]
@@ -126,7 +128,7 @@ def test_matmul_is_the_k_order_sum_on_adversarial_values(typed_kernels, form):
     c_in = _adversarial(g, M, n, 2.0 ** -130)  # denormals themselves
     op = {"TMATMUL": 0, "TMATMUL_ACC(c, c_in, a, b)": 3}[form]
     c = c_in.clone()
-    worker.run(handle, [a, b, torch.zeros(n), c, op])
+    worker.run(handle, [a, b, torch.zeros(n), c, op, variant])
     want = _k_order(a, b, c_in if op == 3 else None)
     assert torch.isnan(want).any() and torch.isinf(want).any() and (want.abs() < 2.0 ** -126).logical_and(want != 0).any()
     assert torch.equal(c.view(torch.int32), want.view(torch.int32))

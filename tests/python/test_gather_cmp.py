@@ -14,16 +14,35 @@ CTYPES = {torch.float32: "float", torch.float16: "pto::half", torch.int32: "int3
 KTYPES = {torch.int32: "uint32_t", torch.int16: "uint16_t"}
 
 
+# (dtype, ktype, rows, cols, k, mode): the shapes of PTO-ISA's own a2a3 tests first.
+SHAPES = [
+    (torch.float32, torch.int32, 16, 64, 32, "GT"),
+    (torch.float32, torch.int32, 4, 256, 64, "EQ"),
+    (torch.int32, torch.int32, 8, 128, 64, "EQ"),
+    (torch.float16, torch.int16, 2, 256, 32, "GT"),
+    (torch.float16, torch.int16, 8, 128, 32, "EQ"),
+]
+# Every gather below, (shape, tmp_short): the shapes, a half source with 32-bit thresholds, a short scratch.
+VARIANTS = [(v, False) for v in SHAPES] + [((torch.float16, torch.int32, 2, 128, 128, "GT"), False), (SHAPES[0], True)]
+
+
+def kr_of(rows, ktype):
+    return max(rows, 32 // torch.tensor([], dtype=ktype).element_size())
+
+
 @pytest.fixture(scope="module")
 def gather(typed_kernels):
+    """One build of the gather kernel with every variant of VARIANTS, on one worker:
+    get(dtype, ktype, rows, cols, k, mode, tmp_short) -> ((worker, handle, the variant's index), kr)."""
+    variants = " ".join(f"X({i}, {CTYPES[d]}, {KTYPES[kt]}, {rows}, {cols}, {k}, {kr_of(rows, kt)}, "
+                        f"{'true' if short else 'false'}, pto::CmpMode::{mode})"
+                        for i, ((d, kt, rows, cols, k, mode), short) in enumerate(VARIANTS))
+    worker, handle = typed_kernels("kernels/orchestration/gather_cmp_orch.cpp", "kernels/aiv/kernel_gather_cmp.cpp", "aiv",
+                                   "gather_cmp_type.h", f"#pragma once\n#define GATHER_VARIANTS(X) {variants}\n")
+
     def get(dtype, ktype, rows, cols, k, mode, tmp_short=False):
-        kr = max(rows, 32 // torch.tensor([], dtype=ktype).element_size())
-        header = (f"#pragma once\nusing T = {CTYPES[dtype]};\nusing KT = {KTYPES[ktype]};\n"
-                  f"constexpr int ROWS = {rows}, COLS = {cols}, K = {k}, KR = {kr};\n"
-                  f"constexpr bool TMP_SHORT = {'true' if tmp_short else 'false'};\n"
-                  f"#define MODE pto::CmpMode::{mode}\n")
-        return typed_kernels("kernels/orchestration/gather_cmp_orch.cpp", "kernels/aiv/kernel_gather_cmp.cpp", "aiv",
-                             "gather_cmp_type.h", header), kr
+        index = VARIANTS.index(((dtype, ktype, rows, cols, k, mode), tmp_short))
+        return (worker, handle, index), kr_of(rows, ktype)
     return get
 
 
@@ -41,12 +60,12 @@ def expected(src, thresholds, k, mode, offset):
 
 
 def run(gather, dtype, ktype, src, kvals, k, mode, offset):
-    (worker, handle), kr = gather(dtype, ktype, src.shape[0], src.shape[1], k, mode)
+    (worker, handle, index), kr = gather(dtype, ktype, src.shape[0], src.shape[1], k, mode)
     kt = torch.zeros(kr, dtype=ktype)
     kt[:len(kvals)] = torch.tensor(kvals, dtype=ktype)
     dst = torch.full((src.shape[0], k), -1, dtype=torch.int32)
     counts = torch.full((kr,), -7, dtype=torch.int32)
-    worker.run(handle, [src, kt, dst, counts, offset])
+    worker.run(handle, [src, kt, dst, counts, offset, index])
     return dst, counts, kt
 
 
@@ -55,13 +74,7 @@ def values(dtype, shape, seed):
     return torch.randint(0, 100, shape, generator=g).to(dtype)  # small integers: exact in every type
 
 
-@pytest.mark.parametrize("dtype, ktype, rows, cols, k, mode", [
-    (torch.float32, torch.int32, 16, 64, 32, "GT"),   # the shapes of PTO-ISA's own a2a3 tests
-    (torch.float32, torch.int32, 4, 256, 64, "EQ"),
-    (torch.int32, torch.int32, 8, 128, 64, "EQ"),
-    (torch.float16, torch.int16, 2, 256, 32, "GT"),
-    (torch.float16, torch.int16, 8, 128, 32, "EQ"),
-], ids=lambda v: str(v).split(".")[-1])
+@pytest.mark.parametrize("dtype, ktype, rows, cols, k, mode", SHAPES, ids=lambda v: str(v).split(".")[-1])
 def test_compare_gather_selects_the_indices_and_counts_like_a2a3(gather, dtype, ktype, rows, cols, k, mode):
     src = values(dtype, (rows, cols), rows * cols)
     if mode == "GT":  # the k-th largest of each row as its threshold: at most k - 1 above it
@@ -104,7 +117,7 @@ def test_matches_past_the_end_of_dst_and_a_short_scratch_are_run_errors(gather):
     src = values(torch.float32, (16, 64), 4)
     with pytest.raises(pfsim.RunError, match=r"kernel_gather_cmp\.cpp:\d+: TGATHER: a row's matches run past the end of dst"):
         run(gather, torch.float32, torch.int32, src, [50] * 15 + [-1], 32, "GT", 0)
-    (worker, handle), kr = gather(torch.float32, torch.int32, 16, 64, 32, "GT", tmp_short=True)
+    (worker, handle, index), kr = gather(torch.float32, torch.int32, 16, 64, 32, "GT", tmp_short=True)
     with pytest.raises(pfsim.RunError, match=r"kernel_gather_cmp\.cpp:\d+: .*exceeds the 192 KiB UB"):
         worker.run(handle, [src, torch.zeros(kr, dtype=torch.int32), torch.zeros(16, 32, dtype=torch.int32),
-                            torch.zeros(kr, dtype=torch.int32), 0])
+                            torch.zeros(kr, dtype=torch.int32), 0, index])

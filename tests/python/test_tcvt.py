@@ -140,23 +140,14 @@ def expected(src, to, mode, wrap):
 
 
 @pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    made = {}
-
-    def get(frm, to):
-        if (frm, to) not in made:
-            inc = tmp_path_factory.mktemp(f"tcvt_{name(frm)}_{name(to)}")
-            (inc / "tcvt_types.h").write_text(f"#pragma once\nusing S = {CTYPE[frm]};\nusing D = {CTYPE[to]};\n"
-                                              f"constexpr int R = {R}, C = {C};\n")
-            worker = pfsim.Worker()
-            made[(frm, to)] = (worker, worker.register(pfsim.Callable(
-                orchestration=os.path.join(HERE, "kernels/orchestration/tcvt_orch.cpp"),
-                incores=[{"func_id": 0, "source": os.path.join(HERE, "kernels/aiv/kernel_tcvt.cpp"), "core_type": "aiv"}],
-                include_dirs=[str(inc)])))
-        return made[(frm, to)]
-    yield get
-    for worker, _ in made.values():
-        worker.close()
+def kernels(typed_kernels):
+    """One build of the TCVT kernel with every conversion of PAIRS, on one worker:
+    get(frm, to) -> (worker, handle, the conversion's index)."""
+    pairs = " ".join(f"X({i}, {CTYPE[f]}, {CTYPE[t]})" for i, (f, t) in enumerate(PAIRS))
+    worker, handle = typed_kernels("kernels/orchestration/tcvt_orch.cpp", "kernels/aiv/kernel_tcvt.cpp", "aiv",
+                                   "tcvt_types.h", f"#pragma once\nconstexpr int R = {R}, C = {C};\n"
+                                                   f"#define TCVT_PAIRS(X) {pairs}\n")
+    return lambda frm, to: (worker, handle, PAIRS.index((frm, to)))
 
 
 def modes_for(frm, to):
@@ -177,10 +168,10 @@ CASES = [(f, t, m, w) for f, t in PAIRS for m in modes_for(f, t)
 @pytest.mark.parametrize("frm, to, mode, wrap", CASES,
                          ids=[f"{name(f)}-{name(t)}-{m}{'-wrap' if w else ''}" for f, t, m, w in CASES])
 def test_tcvt(kernels, frm, to, mode, wrap):
-    worker, handle = kernels(frm, to)
+    worker, handle, index = kernels(frm, to)
     src = source(frm)
     dst = torch.zeros(R, C, dtype=to)
-    worker.run(handle, [src, dst, MODES[mode], int(wrap)])
+    worker.run(handle, [src, dst, MODES[mode], int(wrap), index])
     want = expected(src, to, mode, wrap)
     if to.is_floating_point:
         same = (dst == want) | (dst.isnan() & want.isnan())

@@ -7,6 +7,8 @@ the negative control, loses all but one block's values)."""
 import pytest
 import torch
 
+from conftest import per_type
+
 R, C, BLOCKS = 8, 64, 4
 CTYPES = {torch.float32: "float", torch.float16: "pto::half", torch.bfloat16: "pto::bfloat16_t",
           torch.int32: "int32_t", torch.int16: "int16_t", torch.int8: "int8_t"}
@@ -16,9 +18,8 @@ TRANSCENDENTAL_RTOL = {torch.float32: 2e-6, torch.float16: 1e-3, torch.bfloat16:
 
 @pytest.fixture(scope="module")
 def workers(typed_kernels):
-    return lambda dtype: typed_kernels("kernels/orchestration/tile_combine_orch.cpp", "kernels/aiv/kernel_tile_combine.cpp",
-                                       "aiv", "tile_ops_type.h",
-                                       f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
+    """One build of the kernel for every element type of CTYPES, on one worker."""
+    return per_type(typed_kernels, "kernels/orchestration/tile_combine_orch.cpp", "kernels/aiv/kernel_tile_combine.cpp", CTYPES, R, C)
 
 
 def rand(dtype, *shape, seed=0, small=False):
@@ -32,13 +33,13 @@ def rand(dtype, *shape, seed=0, small=False):
 
 
 def run(workers, dtype, op, blocks=1, parts=None, acc=None, seed=0):
-    worker, handle = workers(dtype)
+    worker, handle, index = workers(dtype)
     a, b = rand(dtype, R, C, seed=seed), rand(dtype, R, C, seed=seed + 1)
     vr, vc = rand(dtype, R, seed=seed + 2), rand(dtype, C, seed=seed + 3)
     parts = parts if parts is not None else torch.zeros(blocks, R, C, dtype=dtype)
     acc = acc if acc is not None else torch.zeros(R, C, dtype=dtype)
     y, yi = torch.zeros(R, C, dtype=dtype), torch.zeros(R, 8, dtype=torch.int32)
-    worker.run(handle, [a, b, vr, vc, parts, y, acc, yi, op, blocks])
+    worker.run(handle, [a, b, vr, vc, parts, y, acc, yi, op, blocks, index])
     return a, b, vr, vc, y, acc, yi
 
 

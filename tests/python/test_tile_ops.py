@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import pfsim
+from conftest import per_type
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 R, C = 8, 64
@@ -102,19 +103,18 @@ def inputs(dtype, seed):
 
 @pytest.fixture(scope="module")
 def workers(typed_kernels):
-    """A worker and the kernel built for each element type."""
-    return lambda dtype: typed_kernels("kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp", "aiv",
-                                       "tile_ops_type.h", f"#pragma once\nusing T = {CTYPES[dtype]};\nconstexpr int R = {R}, C = {C};\n")
+    """One build of the kernel for every element type of CTYPES, on one worker."""
+    return per_type(typed_kernels, "kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp", CTYPES, R, C)
 
 
 def run_op(workers, dtype, op, seed=0):
-    worker, handle = workers(dtype)
+    worker, handle, index = workers(dtype)
     a, b, vr, vc, s = inputs(dtype, seed)
     if op in (21, 22, 23):
         a = a.abs()
     y, yr, yc = torch.zeros(R, C, dtype=dtype), torch.zeros(R, dtype=dtype), torch.zeros(C, dtype=dtype)
     bits = struct.unpack("<I", struct.pack("<f", float(s)))[0]
-    worker.run(handle, [a, b, vr, vc, y, yr, yc, a, op, bits])
+    worker.run(handle, [a, b, vr, vc, y, yr, yc, a, op, bits, index])
     return {"y": y, "yr": yr, "yc": yc}, reference(op, dtype, a, b, vr, vc, s)
 
 

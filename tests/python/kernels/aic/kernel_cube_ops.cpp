@@ -1,9 +1,11 @@
 // The cube path of a matmul as board kernels write it: A and B from GM into
 // L1 (A column-major, B row-major, fractal as on the board), TMOV / TEXTRACT
-// into L0A and L0B, TMATMUL into L0C, TSTORE from L0C. Types and sizes from
-// "cube_types.h" (written by the test): operands TA, accumulator TC, M x K x N.
+// into L0A and L0B, TMATMUL into L0C, TSTORE from L0C. "cube_types.h" (written
+// by the test) defines K and CUBE_VARIANTS(X), one X(index, TA, TC, M, N) a
+// matmul of M x K TA by K x N TA into M x N TC, so that one build serves them all.
 // args[4] picks the form: 0 TMATMUL, 1 TMATMUL then TMATMUL_ACC (C = 2 A B),
-// 2 TMATMUL_BIAS, 3 TMATMUL_ACC(c, c_in, a, b) with c_in from C's initial values.
+// 2 TMATMUL_BIAS, 3 TMATMUL_ACC(c, c_in, a, b) with c_in from C's initial values;
+// args[5] the variant's index.
 #include <cstdint>
 #include <pto/pto-inst.hpp>
 
@@ -19,7 +21,8 @@ __gm__ T* data(__gm__ int64_t* args, int i) {
     return reinterpret_cast<__gm__ T*>(reinterpret_cast<__gm__ ChipTensor*>(args[i])->buffer.addr);
 }
 
-extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+template <typename TA, typename TC, int M, int N>
+void matmul(__gm__ int64_t* args) {
     using MatA = Tile<TileType::Mat, TA, M, K, BLayout::ColMajor, M, K, SLayout::RowMajor, 512>;
     using MatB = Tile<TileType::Mat, TA, K, N, BLayout::RowMajor, K, N, SLayout::ColMajor, 512>;
     using MatBias = Tile<TileType::Mat, TC, 1, N>;
@@ -64,5 +67,17 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
     set_flag(PIPE_M, PIPE_FIX, EVENT_ID0);
     wait_flag(PIPE_M, PIPE_FIX, EVENT_ID0);
     TSTORE(GC(data<TC>(args, 3)), c0);
+}
+
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
+    switch (args[5]) {
+#define CUBE_CASE(index, TA, TC, M, N) \
+    case index:                        \
+        matmul<TA, TC, M, N>(args);    \
+        break;
+        CUBE_VARIANTS(CUBE_CASE)
+#undef CUBE_CASE
+        default: return;  // no variant of that index: C stays as it was
+    }
     pipe_sync();
 }
