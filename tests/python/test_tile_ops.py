@@ -156,8 +156,8 @@ def test_half_and_bf16_match_torchs_own_ops_on_those_types(workers, op, dtype):
 @pytest.fixture(scope="module")
 def narrow_float(typed_kernels):
     """The same kernel on float tiles of 3 x 20: rows of two vectors of eight and four elements over."""
-    return typed_kernels("kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp", "aiv",
-                         "tile_ops_type.h", "#pragma once\nusing T = float;\nconstexpr int R = 3, C = 20;\n")
+    return per_type(typed_kernels, "kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp",
+                    {torch.float32: "float"}, 3, 20)(torch.float32)
 
 
 @pytest.mark.parametrize("op", [0, 1, 2, 3, 4, 5], ids=[OPS[o][0] for o in range(6)])
@@ -165,7 +165,7 @@ def test_float_binary_ops_bit_for_bit_on_special_values_and_a_ragged_row(narrow_
     """Each element one IEEE operation of the pair, rounded once (max and min: x > y ? x : y and
     x < y ? x : y), bit for bit: signed zeros, infinities, NaN, subnormals and the largest values,
     in the columns taken eight at a time and in those after them."""
-    worker, handle = narrow_float
+    worker, handle, index = narrow_float
     special = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38,
                -3.4028235e38, 1.0, -1.0, 3.0, 0.1, -7.5]
     g = torch.Generator().manual_seed(op)
@@ -173,7 +173,7 @@ def test_float_binary_ops_bit_for_bit_on_special_values_and_a_ragged_row(narrow_
     a, b = pick(), pick()
     b[a.isnan()] = 2.0  # a NaN against a number only: which of two NaNs' payloads comes out is the host's choice
     y = torch.zeros(3, 20)
-    worker.run(handle, [a, b, torch.zeros(3), torch.zeros(20), y, torch.zeros(3), torch.zeros(20), a, op, 0])
+    worker.run(handle, [a, b, torch.zeros(3), torch.zeros(20), y, torch.zeros(3), torch.zeros(20), a, op, 0, index])
     want = {0: a + b, 1: a - b, 2: a * b, 3: a / b, 4: torch.where(a > b, a, b), 5: torch.where(a < b, a, b)}[op]
     assert torch.equal(y.view(torch.int32), want.view(torch.int32)), f"{OPS[op][0]}: {y} where {want}"
 
