@@ -133,6 +133,16 @@ rt::GraphResult SimPlatform::graph_result() {
 }
 
 void SimPlatform::scheduler() {
+    // What wakes the scheduler besides its clock: a core finished or blocked.
+    // Built once: each |= scans the list for a duplicate, so building it at
+    // every wait cost a quadratic number of compares in the core count (#49).
+    sc_core::sc_event_or_list core_changed;
+    for (auto* group : {&aic_, &aiv_}) {
+        for (auto& core : *group) {
+            core_changed |= core->done_event();
+            core_changed |= core->blocked_event();
+        }
+    }
     for (;;) {
         sc_core::wait(graph_start_);
         const rt::GraphLaunch& g = *graph_;
@@ -708,16 +718,9 @@ void SimPlatform::scheduler() {
                 }
                 break;
             }
-            sc_core::sc_event_or_list done;
-            for (auto* group : {&aic_, &aiv_}) {
-                for (auto& core : *group) {
-                    done |= core->done_event();
-                    done |= core->blocked_event();
-                }
-            }
             const Tick limit = t0 + g.time_limit_ps;
             wake = std::min(wake, limit);
-            sc_core::wait(to_sc(wake - now()), done);
+            sc_core::wait(to_sc(wake - now()), core_changed);
             // Cores that finished: their blocks count as done after the completion latency.
             for (auto* group : {&aic_, &aiv_}) {
                 for (auto& core : *group) {
