@@ -508,7 +508,7 @@ void Core::thread() {
         run_.returned = sc_core::sc_time_stamp().value();
         running_ = false;
         set_current(nullptr);
-        done_.notify(sc_core::SC_ZERO_TIME);
+        changed_.notify(sc_core::SC_ZERO_TIME);
     }
 }
 
@@ -817,7 +817,7 @@ void Core::cross_core_wait(int flag) {
             sc_core::wait(to_sc(*arrival - now), cross_flags_->arrived(id_) | stop_event_);
         } else {
             blocked_flag_ = flag;
-            blocked_.notify(sc_core::SC_ZERO_TIME);
+            changed_.notify(sc_core::SC_ZERO_TIME);
             sc_core::wait(cross_flags_->arrived(id_) | stop_event_);
             blocked_flag_ = -1;
         }

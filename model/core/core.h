@@ -94,14 +94,15 @@ public:
     Core(sc_core::sc_module_name name, const Config& cfg, CoreKind kind, uint32_t id);
 
     // Host side: run `fn(args)` on this core `delay` after the current SystemC
-    // time; done_event() fires when it has returned and its pipes drained.
+    // time.
     void start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_num, uint32_t subblock,
                Tick delay = 0);
-    const sc_core::sc_event& done_event() const { return done_; }
-    // Fires when the kernel blocks in a cross-core wait no set has been made
-    // for yet; blocked_on() names the flag while no set is on its way to it
-    // ("" otherwise).
-    const sc_core::sc_event& blocked_event() const { return blocked_; }
+    // Fires (a delta later) when the kernel has returned and its pipes drained
+    // (running() is false), or when it blocks in a cross-core wait no set has
+    // been made for yet (blocked_on() names the flag while no set is on its way
+    // to it, "" otherwise). Each notify is followed by a wait of the core's
+    // thread, so it is notified at most once per evaluation phase.
+    const sc_core::sc_event& changed_event() const { return changed_; }
     std::string blocked_on() const;
     // What a kernel in TWAIT waits for, the signal's value and its last writer
     // ("" when it is not in one). Unlike a cross-core flag, another die may
@@ -346,7 +347,7 @@ private:
     std::array<std::array<std::array<Tick, 8>, 5>, 5> flags_{};
     KernelFn fn_ = nullptr;
     int64_t* args_ = nullptr;
-    sc_core::sc_event start_, done_;
+    sc_core::sc_event start_, changed_;
     CoreRun run_;
     CoreStats stats_;
     std::vector<std::string> warnings_;
@@ -396,7 +397,6 @@ private:
     std::string stop_;                               // request_stop's reason, until the kernel has stopped
     std::function<std::string()> trap_;
     sc_core::sc_event stop_event_;                   // wakes a kernel blocked in a cross-core wait
-    sc_core::sc_event blocked_;
     int blocked_flag_ = -1;
     CrossCoreFlags* cross_flags_ = nullptr;
     std::vector<CoreObserver*> observers_;

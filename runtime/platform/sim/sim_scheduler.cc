@@ -138,10 +138,7 @@ void SimPlatform::scheduler() {
     // every wait cost a quadratic number of compares in the core count (#49).
     sc_core::sc_event_or_list core_changed;
     for (auto* group : {&aic_, &aiv_}) {
-        for (auto& core : *group) {
-            core_changed |= core->done_event();
-            core_changed |= core->blocked_event();
-        }
+        for (auto& core : *group) core_changed |= core->changed_event();
     }
     for (;;) {
         sc_core::wait(graph_start_);
