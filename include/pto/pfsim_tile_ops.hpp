@@ -48,10 +48,18 @@ PFSIM_TILE_COMPUTE inline void for_valid(D& dst, F f) {
 // dst(r, c) = op(a(r, c), b(r, c)) in the computed type, over dst's valid
 // region; the tiles' places found once, in the order at() found them (a, b,
 // dst). Where the elements are float and each tile's rows are back to back,
-// eight columns go at a time through vector arithmetic: the same IEEE
+// kLanes columns go at a time through vector arithmetic: the same IEEE
 // operation lane by lane, so the same bits. Not where dst and an operand
 // overlap other than element for element: an element-by-element loop would
 // then read some of its own results.
+// Floats a vector holds: eight where the compiler may use AVX (kernels compiled
+// with -mf16c), four otherwise (SSE2), whose vectors pass by the same ABI either way.
+#if defined(__AVX__)
+inline constexpr int kLanes = 8;
+#else
+inline constexpr int kLanes = 4;
+#endif
+
 template <typename D, typename A, typename B, typename Op>
 PFSIM_TILE_COMPUTE inline void for_valid_pair(D& dst, const A& a, const B& b, Op op) {
     using T = typename D::DType;
@@ -68,14 +76,14 @@ PFSIM_TILE_COMPUTE inline void for_valid_pair(D& dst, const A& a, const B& b, Op
             const auto in_end = in_first + sizeof(T) * (static_cast<uint64_t>(rows - 1) * in_row_step + cols);
             return end <= in_first || in_end <= first || (first == in_first && in_row_step == D::kRowStep);
         };
-        if (apart_or_same(in_a, A::kRowStep) && apart_or_same(in_b, B::kRowStep)) vector_cols = cols / 8 * 8;
+        if (apart_or_same(in_a, A::kRowStep) && apart_or_same(in_b, B::kRowStep)) vector_cols = cols / kLanes * kLanes;
     }
-    typedef float Lanes __attribute__((vector_size(32), aligned(4), may_alias));
+    typedef float Lanes __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
     for (int r = 0; r < rows; ++r) {
         const T* const ra = in_a + static_cast<int64_t>(r) * A::kRowStep;
         const T* const rb = in_b + static_cast<int64_t>(r) * B::kRowStep;
         T* const ro = out + static_cast<int64_t>(r) * D::kRowStep;
-        for (int c = 0; c < vector_cols; c += 8) {
+        for (int c = 0; c < vector_cols; c += kLanes) {
             *reinterpret_cast<Lanes*>(ro + c) = op(*reinterpret_cast<const Lanes*>(ra + c), *reinterpret_cast<const Lanes*>(rb + c));
         }
         for (int c = vector_cols; c < cols; ++c) {
