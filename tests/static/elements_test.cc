@@ -69,6 +69,27 @@ TEST(Elements, NarrowingToHalfMatchesTheGenericRounding) {
     }
 }
 
+// bfloat16_t(float) and bfloat16_t::from to nearest take a shortcut on the float's bits; the
+// generic rounding is the reference. Rounding reads the 16 dropped bits and the lowest kept one:
+// every sign, exponent and mantissa bit kept, with the low 16 bits at each boundary (all 2^32
+// floats agree too, checked once outside the suite).
+TEST(Elements, NarrowingToBf16MatchesTheGenericRounding) {
+    const uint32_t lows[] = {0, 1, 0x3FFF, 0x7FFF, 0x8000, 0x8001, 0xBFFF, 0xFFFF};
+    for (uint32_t high = 0; high < (1u << 16); ++high) {
+        for (uint32_t low : lows) {
+            const uint32_t x = high << 16 | low;
+            float f;
+            std::memcpy(&f, &x, 4);
+            const uint32_t even = pto::detail::round_float(f, 7, 8, pto::RoundMode::CAST_RINT);
+            const uint32_t away = pto::detail::round_float(f, 7, 8, pto::RoundMode::CAST_ROUND);
+            ASSERT_EQ(pto::bfloat16_t(f).bits, even) << std::hex << x;
+            ASSERT_EQ(pto::bfloat16_t::from(f, pto::RoundMode::CAST_RINT).bits, even) << std::hex << x;
+            ASSERT_EQ(pto::bfloat16_t::from(f, pto::RoundMode::CAST_NONE).bits, even) << std::hex << x;
+            ASSERT_EQ(pto::bfloat16_t::from(f, pto::RoundMode::CAST_ROUND).bits, away) << std::hex << x;
+        }
+    }
+}
+
 // Floats between 2^-40 and 2^-33 drop 32 to 39 bits on the way to a half or
 // a bf16 subnormal: they round to zero, or to the smallest subnormal away from
 // it (ubsan found the shift done in 32 bits: 1e-11 became infinity).
