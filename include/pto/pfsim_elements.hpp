@@ -173,6 +173,20 @@ PFSIM_TILE_COMPUTE inline uint16_t half_bits_of(float f) {
     return static_cast<uint16_t>(sign >> 16 | r >> 13);
 }
 
+// bfloat16 to nearest (ties to even, or away from zero when `away`): bf16 is
+// float's top half, so a finite float rounds by adding just under half an
+// ulp (with the lowest kept bit for ties to even) to its bits; a carry out of
+// the mantissa moves into the exponent, from the largest finite on into the
+// infinity, and subnormals round alike. NaNs give the generic quiet NaN.
+// Exactly round_float(f, 7, 8, CAST_RINT or CAST_ROUND)'s bits; no branch.
+PFSIM_TILE_COMPUTE inline uint16_t bf16_bits_nearest(float f, bool away) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    const uint32_t rounded = (x + (away ? 0x8000u : 0x7FFFu + ((x >> 16) & 1u))) >> 16;
+    const uint32_t nan = (x >> 16 & 0x8000u) | 0x7FC0u;
+    return static_cast<uint16_t>((x & 0x7FFFFFFFu) > 0x7F800000u ? nan : rounded);
+}
+
 }  // namespace detail
 
 // IEEE binary16.
@@ -195,7 +209,7 @@ struct bfloat16_t {
     uint16_t bits = 0;
     bfloat16_t() = default;
     PFSIM_TILE_COMPUTE bfloat16_t(float f)  // NOLINT: implicit like the device type
-        : bits(static_cast<uint16_t>(detail::round_float(f, 7, 8, RoundMode::CAST_RINT))) {}
+        : bits(detail::bf16_bits_nearest(f, false)) {}
     PFSIM_TILE_COMPUTE operator float() const {  // NOLINT
         const uint32_t x = uint32_t{bits} << 16;
         float f;
@@ -204,7 +218,9 @@ struct bfloat16_t {
     }
     static PFSIM_TILE_COMPUTE bfloat16_t from(float f, RoundMode mode) {
         bfloat16_t h;
-        h.bits = static_cast<uint16_t>(detail::round_float(f, 7, 8, mode));
+        const bool nearest = mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_ROUND;
+        h.bits = nearest ? detail::bf16_bits_nearest(f, mode == RoundMode::CAST_ROUND)
+                         : static_cast<uint16_t>(detail::round_float(f, 7, 8, mode));
         return h;
     }
 };

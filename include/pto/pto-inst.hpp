@@ -387,7 +387,8 @@ PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, i
 // One instruction's GM transfers. move: bytes back to back in the tile and in
 // GM. staged_rows: `rows` runs of `cols` elements, each back to back in GM,
 // element (r, c) of them the tile's element (r, c), gathered eight runs at a
-// time into a staging run for a store, scattered from it after a load. staged: `n` tile elements back to back in GM but not in the tile
+// time into a staging run for a store, scattered from it after a load;
+// staged_columns likewise by columns, in one run. staged: `n` tile elements back to back in GM but not in the tile
 // (element(i) is the i-th), gathered into a staging run for a store,
 // scattered from it after a load.
 // A load from GM's uncached alias reads around the L2; a store to it is
@@ -442,6 +443,18 @@ public:
             for (int64_t r = 0; r < n; ++r) move(next_place(), reinterpret_cast<uint8_t*>(first + r * kRun), row_bytes);
             if (!kStore) copy_blocks<T, kTr, kTc, kRun, 1>(tile_first + r0 * kTr, first, n, cols);
         }
+    }
+    // As staged_rows, with `cols` runs of `rows` elements, run c the tile's column c (a DN tensor's).
+    template <typename TileT, typename Place>
+    PFSIM_TILE_COMPUTE void staged_columns(TileT& tile, int64_t rows, int64_t cols, Place place) {
+        constexpr int64_t kRun = TileT::rows, kTr = TileT::kRowStep, kTc = TileT::kColStep;
+        const std::unique_ptr<uint8_t[]> run(new uint8_t[static_cast<uint64_t>(cols) * kRun * sizeof(T) + 1]);
+        T* const first = reinterpret_cast<T*>(run.get());
+        const bool any = rows > 0 && cols > 0;  // (an empty tile's data() is never asked for)
+        if (kStore && any) copy_blocks<T, 1, kRun, kTr, kTc>(first, tile.data(), rows, cols);
+        const uint64_t column_bytes = static_cast<uint64_t>(rows) * sizeof(T);
+        for (int64_t c = 0; c < cols; ++c) move(place(c), reinterpret_cast<uint8_t*>(first + c * kRun), column_bytes);
+        if (!kStore && any) copy_blocks<T, kTr, kTc, 1, kRun>(tile.data(), first, rows, cols);
     }
 
 private:
@@ -536,10 +549,9 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         if (global.GetStride(3) != 1) fail(instruction, "a DN global tensor's dimension 3 is not contiguous");
         const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
-        for (int64_t c = 0; c < vc; ++c) {
-            const GmPlace gm = gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
-            mover.staged(gm, vr, [&](int64_t r) PFSIM_TILE_COMPUTE -> T& { return tile.at(static_cast<int>(r), static_cast<int>(c)); });
-        }
+        mover.staged_columns(tile, vr, vc, [&](int64_t c) {
+            return gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
+        });
         return;
     }
     if constexpr (kColMajor) {

@@ -1,6 +1,7 @@
 // The onboard header's 16-bit float conversions against their definitions,
 // for every bit pattern: value = (-1)^s x m x 2^(e - bias - mant), by ldexp.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -50,23 +51,49 @@ TEST(Elements, EveryHalfWidensToItsValue) {
     }
 }
 
+// check(x, f) for each float f of bits x = high << low_bits | low: every high part, each low
+// part of `lows` (a rounding's boundaries); stops at the first failure.
+template <size_t N, typename F>
+void for_rounding_boundaries(int low_bits, const uint32_t (&lows)[N], F check) {
+    for (uint32_t high = 0; high < (1u << (32 - low_bits)); ++high) {
+        for (uint32_t low : lows) {
+            const uint32_t x = high << low_bits | low;
+            float f;
+            std::memcpy(&f, &x, 4);
+            check(x, f);
+            if (::testing::Test::HasFailure()) return;
+        }
+    }
+}
+
 // half(float) and half::from to nearest even take a shortcut for normal results; the generic rounding is the
 // reference. Rounding reads the 13 dropped bits and the lowest kept one: every
 // sign, exponent and high mantissa bits, with the low 14 bits at each boundary.
 TEST(Elements, NarrowingToHalfMatchesTheGenericRounding) {
     SKIP_WITHOUT_F16C();
     const uint32_t lows[] = {0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF, 0x2000, 0x2001, 0x2FFF, 0x3000, 0x3001, 0x3FFF};
-    for (uint32_t high = 0; high < (1u << 18); ++high) {
-        for (uint32_t low : lows) {
-            const uint32_t x = high << 14 | low;
-            float f;
-            std::memcpy(&f, &x, 4);
-            const uint32_t want = pto::detail::round_float(f, 10, 5, pto::RoundMode::CAST_RINT);
-            ASSERT_EQ(pto::half(f).bits, want) << std::hex << x;
-            ASSERT_EQ(pto::half::from(f, pto::RoundMode::CAST_RINT).bits, want) << std::hex << x;
-            ASSERT_EQ(pto::half::from(f, pto::RoundMode::CAST_NONE).bits, want) << std::hex << x;
-        }
-    }
+    for_rounding_boundaries(14, lows, [](uint32_t x, float f) {
+        const uint32_t want = pto::detail::round_float(f, 10, 5, pto::RoundMode::CAST_RINT);
+        ASSERT_EQ(pto::half(f).bits, want) << std::hex << x;
+        ASSERT_EQ(pto::half::from(f, pto::RoundMode::CAST_RINT).bits, want) << std::hex << x;
+        ASSERT_EQ(pto::half::from(f, pto::RoundMode::CAST_NONE).bits, want) << std::hex << x;
+    });
+}
+
+// bfloat16_t(float) and bfloat16_t::from to nearest take a shortcut on the float's bits; the
+// generic rounding is the reference. Rounding reads the 16 dropped bits and the lowest kept one:
+// every sign, exponent and mantissa bit kept, with the low 16 bits at each boundary (all 2^32
+// floats agree too, checked once outside the suite).
+TEST(Elements, NarrowingToBf16MatchesTheGenericRounding) {
+    const uint32_t lows[] = {0, 1, 0x3FFF, 0x7FFF, 0x8000, 0x8001, 0xBFFF, 0xFFFF};
+    for_rounding_boundaries(16, lows, [](uint32_t x, float f) {
+        const uint32_t even = pto::detail::round_float(f, 7, 8, pto::RoundMode::CAST_RINT);
+        const uint32_t away = pto::detail::round_float(f, 7, 8, pto::RoundMode::CAST_ROUND);
+        ASSERT_EQ(pto::bfloat16_t(f).bits, even) << std::hex << x;
+        ASSERT_EQ(pto::bfloat16_t::from(f, pto::RoundMode::CAST_RINT).bits, even) << std::hex << x;
+        ASSERT_EQ(pto::bfloat16_t::from(f, pto::RoundMode::CAST_NONE).bits, even) << std::hex << x;
+        ASSERT_EQ(pto::bfloat16_t::from(f, pto::RoundMode::CAST_ROUND).bits, away) << std::hex << x;
+    });
 }
 
 // Floats between 2^-40 and 2^-33 drop 32 to 39 bits on the way to a half or
