@@ -53,6 +53,16 @@ public:
             slot(b) = static_cast<uint32_t>(work);
             return t + work;
         }
+        if (b >= first_free_ && b <= latest_ && work > 0) {
+            // The common case of a burst, the loop below in short: a bucket
+            // handed out before (first_free_ >= base_) and not among the full
+            // ones skipped takes the whole work without filling up.
+            uint32_t& used = slot(b);
+            if (used + work < capacity_ && work <= (((b + 1) << kBucketShift) - t) * servers_) {
+                used += static_cast<uint32_t>(work);
+                return std::max(t + work, (b << kBucketShift) + per_server(used));
+            }
+        }
         if (b < base_) {
             b = base_;  // older than anything remembered: as early as possible
             t = b << kBucketShift;

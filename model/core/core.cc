@@ -568,7 +568,7 @@ Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t byt
     Tick last = start;
     size_t k = next;
     for (uint64_t a = gm; a < gm + bytes;) {
-        const uint64_t n = std::min(line_bytes_ - a % line_bytes_, gm + bytes - a);
+        const uint64_t n = std::min(line_bytes_ - (a & (line_bytes_ - 1)), gm + bytes - a);  // a power of two
         Tick& slot = window[k];
         const Tick issue = std::max(slot, start);
         if (!direct || in_peer_window(a)) {

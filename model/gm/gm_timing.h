@@ -25,6 +25,7 @@ public:
 private:
     unsigned interleave_shift_;  // gm.interleave is a power of two
     uint64_t channels_;
+    uint64_t channel_mask_;  // channels_ - 1 where channels_ is a power of two (above one), else 0: a mask, not a division
     bool xor_map_;  // gm.channel_map = xor
     double ps_per_byte_;
     Tick read_latency_;

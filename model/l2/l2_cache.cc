@@ -29,6 +29,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg, const std::str
       gm_data("gm_data"),
       gm_uncached("gm_uncached"),
       line_bytes_(cfg.bytes("l2.line_bytes")),
+      line_shift_(log2_exact(line_bytes_)),  // l2.line_bytes is a power of two
       ways_(cfg.count("l2.ways")),
       sets_(cfg.bytes("l2.size") / line_bytes_ / ways_),
       slices_(cfg.count("l2.slices")),
@@ -58,7 +59,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const Config& cfg, const std::str
 }
 
 uint64_t L2Cache::set_of(uint64_t addr) const {
-    const uint64_t line = addr / line_bytes_;
+    const uint64_t line = addr >> line_shift_;
     switch (index_) {
         case Index::Xor:
             return (line ^ (line >> set_bits_) ^ (line >> (2 * set_bits_))) & (sets_ - 1);
@@ -81,7 +82,7 @@ int64_t L2Cache::find(uint64_t line) const {
 }
 
 bool L2Cache::dirty(uint64_t addr) const {
-    const uint64_t line = addr / line_bytes_;
+    const uint64_t line = addr >> line_shift_;
     return tags_->lookup(set_of(addr), line, sc_core::sc_time_stamp().value()).dirty;
 }
 
@@ -257,8 +258,8 @@ Tick L2Cache::cached_access(int id, bool write, uint64_t addr, uint8_t* buf, uin
     check_sequential(id, issue);
     Tick done = issue;
     for (uint64_t a = addr; a < addr + len;) {
-        const uint64_t line = a / line_bytes_;
-        const uint64_t offset = a - line * line_bytes_;
+        const uint64_t line = a >> line_shift_;
+        const uint64_t offset = a - (line << line_shift_);
         const uint64_t n = std::min(line_bytes_ - offset, addr + len - a);
         if (around) {
             done = std::max(done, read_around(id, line, buf, offset, n, issue));

@@ -114,7 +114,7 @@ public:
     uint64_t sets() const { return sets_; }
     uint64_t ways() const { return ways_; }
     uint64_t set_of(uint64_t addr) const;
-    bool resident(uint64_t addr) const { return find(addr / line_bytes_) >= 0; }
+    bool resident(uint64_t addr) const { return find(addr >> line_shift_) >= 0; }
     bool dirty(uint64_t addr) const;
     // A hint: the line holding `addr` is accessed soon; the host may start
     // loading its set's state into its cache. Changes nothing the model computes.
@@ -196,7 +196,9 @@ private:
                    uint64_t len, Tick issue);
     bool in_gm(uint64_t addr, uint64_t len) const { return addr <= gm_size_ && len <= gm_size_ - addr; }
 
-    uint64_t line_bytes_, ways_, sets_, slices_, gm_size_;
+    uint64_t line_bytes_;
+    unsigned line_shift_;  // log2(line_bytes_): the hot paths shift, not divide
+    uint64_t ways_, sets_, slices_, gm_size_;
     unsigned set_bits_;
     Index index_;
     const bool ideal_demand_;  // l2.demand = ideal

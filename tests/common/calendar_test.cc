@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+
 namespace pfsim {
 namespace {
 
@@ -71,6 +74,56 @@ TEST(Calendar, WorkEndsWhenItsBucketsWorkSpreadOverTheServersIsDone) {
         const Tick before = 1000 * servers + 37;  // the bucket's earlier work
         EXPECT_EQ(c.reserve(5 * kB, before), 5 * kB + before);
         EXPECT_EQ(c.reserve(5 * kB, 100), 5 * kB + std::max<Tick>(100, (before + 100) / servers)) << servers << " servers";
+    }
+}
+
+// The calendar's rule without its shortcuts, for times that stay inside the
+// window: work fills its bucket's free capacity (in the first bucket only what
+// is left of it after t) and spills into later ones; work arriving before the
+// first bucket that is not full starts there.
+class PlainCalendar {
+public:
+    explicit PlainCalendar(uint64_t servers) : servers_(servers) {}
+    Tick reserve(Tick t, Tick work) {
+        uint64_t b = t / kB;
+        while (used_[first_free_] >= kB * servers_) ++first_free_;
+        if (b < first_free_) {
+            b = first_free_;
+            t = b * kB;
+        }
+        Tick remaining = work, done = t + work;
+        for (bool first = true; remaining > 0; first = false, ++b) {
+            Tick& used = used_[b];
+            Tick avail = kB * servers_ - std::min(used, kB * servers_);
+            if (first) avail = std::min(avail, ((b + 1) * kB - t) * servers_);
+            const Tick take = std::min(avail, remaining);
+            used += take;
+            remaining -= take;
+            if (remaining == 0) done = std::max(done, b * kB + used / servers_);
+        }
+        return done;
+    }
+
+private:
+    uint64_t servers_;
+    std::map<uint64_t, Tick> used_;
+    uint64_t first_free_ = 0;
+};
+
+// Bursts of reservations in and out of time order, partly filling buckets,
+// filling them and spilling over, end when the plain rule says.
+TEST(Calendar, EndsAsThePlainRuleSays) {
+    for (uint64_t servers : {1, 3, 2048}) {
+        std::mt19937_64 rng(servers);
+        Calendar c(servers);
+        PlainCalendar plain(servers);
+        Tick now = 0;
+        for (int i = 0; i < 20000; ++i) {
+            if (rng() % 8 == 0) now += rng() % (kB / 2);  // time moves on: about 600 buckets in all
+            const Tick t = now + rng() % (2 * kB) - std::min<Tick>(now, kB);
+            const Tick work = 1 + rng() % (rng() % 16 == 0 ? 2 * kB : kB / 16) * servers / 8;
+            ASSERT_EQ(c.reserve(t, work), plain.reserve(t, work)) << servers << " servers, reservation " << i;
+        }
     }
 }
 
