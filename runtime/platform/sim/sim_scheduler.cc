@@ -133,15 +133,17 @@ rt::GraphResult SimPlatform::graph_result() {
 }
 
 void SimPlatform::scheduler() {
-    // What wakes the scheduler besides its clock: a core finished or blocked.
-    // Built once: each |= scans the list for a duplicate, so building it at
-    // every wait cost a quadratic number of compares in the core count (#49).
-    sc_core::sc_event_or_list core_changed;
-    for (auto* group : {&aic_, &aiv_}) {
-        for (auto& core : *group) core_changed |= core->changed_event();
-    }
     for (;;) {
         sc_core::wait(graph_start_);
+        // What wakes the scheduler besides its clock: a core finished or blocked.
+        // Built once a graph: each |= scans the list for a duplicate, so building
+        // it at every wait cost a quadratic number of compares in the core count
+        // (#49). A graph's local, as the state below: a list alive while the
+        // thread idles would never be freed (the thread is never unwound).
+        sc_core::sc_event_or_list core_changed;
+        for (auto* group : {&aic_, &aiv_}) {
+            for (auto& core : *group) core_changed |= core->changed_event();
+        }
         const rt::GraphLaunch& g = *graph_;
         rt::GraphResult& result = graph_result_;
         size_t n = 0;  // the tasks submitted so far (grow())
