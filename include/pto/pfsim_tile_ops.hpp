@@ -45,13 +45,6 @@ PFSIM_TILE_COMPUTE inline void for_valid(D& dst, F f) {
     }
 }
 
-// dst(r, c) = op(a(r, c), b(r, c)) in the computed type, over dst's valid
-// region; the tiles' places found once, in the order at() found them (a, b,
-// dst). Where the elements are float and each tile's rows are back to back,
-// kLanes columns go at a time through vector arithmetic: the same IEEE
-// operation lane by lane, so the same bits. Not where dst and an operand
-// overlap other than element for element: an element-by-element loop would
-// then read some of its own results.
 // Floats a vector holds: eight where the compiler may use AVX (kernels compiled
 // with -mf16c), four otherwise (SSE2), whose vectors pass by the same ABI either way.
 #if defined(__AVX__)
@@ -60,6 +53,13 @@ inline constexpr int kLanes = 8;
 inline constexpr int kLanes = 4;
 #endif
 
+// dst(r, c) = op(a(r, c), b(r, c)) in the computed type, over dst's valid
+// region; the tiles' places found once, in the order at() found them (a, b,
+// dst). Where the elements are float and each tile's rows are back to back,
+// kLanes columns go at a time through vector arithmetic: the same IEEE
+// operation lane by lane, so the same bits. Not where dst and an operand
+// overlap other than element for element: an element-by-element loop would
+// then read some of its own results.
 template <typename D, typename A, typename B, typename Op>
 PFSIM_TILE_COMPUTE inline void for_valid_pair(D& dst, const A& a, const B& b, Op op) {
     using T = typename D::DType;
