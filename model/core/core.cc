@@ -591,6 +591,12 @@ void Core::hold_within_quantum(Tick start) {
     // engine) see its effects in a consistent order. The scalar unit's own time
     // stays where it is: it issued the operation and went on, so how long the
     // simulation holds it here (a setting) changes no time it computes.
+    // A transfer holds here for itself, so a TLOAD's rows each wait: a hold
+    // for the instruction's first row only would call its later rows before
+    // what other processes do in between (runtime_test's
+    // EachRowOfATransferSeesWritesMadeUntilItsCall), and even a wait nothing
+    // else falls within is not free to skip: SystemC orders the processes that
+    // wake at one time by its timed queue's history (docs/performance.md).
     const Tick now = sc_core::sc_time_stamp().value();
     if (start > now + quantum_) {
         sc_core::wait(to_sc(start - quantum_ - now));

@@ -158,6 +158,36 @@ void load_timing(int64_t* args) {
     }
 }
 
+// args: 0 Probe, 1 device pointer and 2 GM address of 64 rows of 512 floats,
+// 1024 floats apart (a TLOAD moves them one row at a time). Vector core 0 loads
+// the rows; vector core 1 writes -1 over the first float of rows 0 and 63 once
+// SystemC time reaches kLateWritePs. post_ps: [0] the write's time, [1] and [2]
+// when the load began and had all its data; done: [0] row 0 read -1, [1] row 63 did.
+constexpr uint64_t kLateWritePs = 400000;
+void rows_and_a_late_write(int64_t* args) {
+    Probe* p = probe_of(args);
+    CoreOps& core = current_core();
+    if (core.subblock_idx() == 1) {
+        core.spend(kLateWritePs);  // catches SystemC time up to it
+        const float mark = -1;
+        p->post_ps[0] = core.now_ps();
+        core.scalar_write(static_cast<uint64_t>(args[2]), &mark, 4);
+        core.scalar_write(static_cast<uint64_t>(args[2]) + 63 * 1024 * 4, &mark, 4);
+        return;
+    }
+    using Rows = pto::GlobalTensor<float, pto::Shape<1, 1, 1, 64, 512>, pto::Stride<1, 1, 1, 1024, 1>>;
+    using T = pto::Tile<pto::TileType::Vec, float, 64, 512>;
+    Rows g(reinterpret_cast<__gm__ float*>(args[1]));
+    T t;
+    pto::TASSIGN(t, 0);
+    p->post_ps[1] = core.now_ps();
+    pto::TLOAD(t, g);
+    pto::pipe_barrier(pto::PIPE_ALL);
+    p->post_ps[2] = core.now_ps();
+    p->done[0] = t.data()[0] == -1;
+    p->done[1] = t.data()[63 * 512] == -1;
+}
+
 // Platforms keep a reference to their configuration.
 const Config& config(const std::vector<std::string>& sets) {
     static std::vector<std::unique_ptr<Config>> keep;
@@ -552,6 +582,36 @@ TEST_F(Runtime, LoadsThatHitAreFasterAndFlagsOrderPipes) {
     EXPECT_GT(miss, 2 * hit);
     // Without the flag the store runs beside the load; with it, after.
     EXPECT_LT(probe.post_ps[3] + 200000, probe.post_ps[4]);
+}
+
+// A TLOAD moves row by row, each row's values at its own call, and no row is
+// called more than core.quantum before it starts (Core::hold_within_quantum,
+// once per transfer): a write made between two rows' calls is seen by the later
+// row only. One hold for the instruction's first row would call the last row
+// with the first, ahead of the write (the check's negative control: merged
+// holds read row 63 as it was).
+TEST_F(Runtime, EachRowOfATransferSeesWritesMadeUntilItsCall) {
+    Worker w(*normal_, WorkerOptions{});
+    Probe probe;
+    const auto gm = static_cast<uint64_t>(region(*normal_, 64 * 1024 * 4));
+    std::vector<float> rows(64 * 1024);
+    for (int r = 0; r < 64; ++r) rows[r * 1024] = static_cast<float>(r + 1);
+    normal_->gm_write(gm, rows.data(), rows.size() * 4);
+    ASSERT_TRUE(w.run(launch(&rows_and_a_late_write, &probe,
+                             {static_cast<int64_t>(normal_->device_pointer(gm)), static_cast<int64_t>(gm)},
+                             LaunchSpec{1, 2, false}, false)).ok());
+    const Config& cfg = normal_->config();
+    const uint64_t write = probe.post_ps[0], began = probe.post_ps[1];
+    // The case the check needs: the load begins before the write, and its last
+    // row starts (after the set-up and 63 rows of 2 KiB at the load's rate, at
+    // the earliest) more than a quantum after it.
+    const uint64_t last_row = began + cfg.time("core.transfer_setup") +
+                              static_cast<uint64_t>(63 * 2048 * 1e12 / cfg.bandwidth("core.load_bandwidth"));
+    ASSERT_LT(began + 100000, write);
+    ASSERT_GT(last_row, write + cfg.time("core.quantum") + 50000);
+    ASSERT_GT(probe.post_ps[2], last_row);
+    EXPECT_FALSE(probe.done[0]);  // row 0 was called before the write
+    EXPECT_TRUE(probe.done[1]);   // row 63 after it
 }
 
 TEST_F(Runtime, HostCopiesTakeNoSimulatedTimeOrBandwidth) {
