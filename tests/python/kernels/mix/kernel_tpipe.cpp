@@ -42,6 +42,8 @@ enum Scenario {
     kOneVectorSets = 10,  // only vector core 0 sets, the cube waits: deadlock
     kC2vUpDownA2a3sim = 11,
     kV2cUpDownA2a3sim = 12,
+    kWorkThenWait = 13,   // the vector cores wait at once, the cube after its tiles: deadlock when the cube blocks
+    kWorkOnly = 14,       // kWorkThenWait's work without the waits
 };
 
 // Where a vector core's lane comes from: the runtime (the board's contract) or
@@ -118,6 +120,23 @@ void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops, Lane source = La
         TSTORE(GY(y), out);
         set_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);  // out is free again
         wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);
+    }
+}
+
+// Y_t = A_t B for each tile on the cube, from GM to GM.
+void cube_tiles(__gm__ int64_t* args, int tiles) {
+    MatA a1;
+    MatB b1;
+    Acc acc;
+    TASSIGN(a1, 0);
+    TASSIGN(b1, kMatB);
+    TASSIGN(acc, 0);
+    TLOAD(b1, GB(data<half>(args, 1)));
+    using GY = GlobalTensor<float, Shape<1, 1, 1, M, N>, Stride<1, 1, 1, N, 1>>;
+    for (int t = 0; t < tiles; ++t) {
+        TLOAD(a1, GA(data<half>(args, 0) + t * M * K));
+        cube_matmul(a1, b1, acc);
+        TSTORE(GY(data<float>(args, 2) + t * M * N), acc);
     }
 }
 
@@ -228,6 +247,11 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             break;
         }
         case kV2cUpDownA2a3sim: v2c(args, tiles, Lane::kRegister); break;
+        case kWorkThenWait:
+        case kWorkOnly:
+            if (cube) cube_tiles(args, tiles);
+            if (scenario == kWorkThenWait) wait_flag_dev(cube ? 9 : 0);
+            break;
     }
     pipe_sync();
 }
