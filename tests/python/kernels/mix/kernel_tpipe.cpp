@@ -83,21 +83,27 @@ void cube_matmul(MatA& a1, MatB& b1, Acc& acc) {
     wait_flag(PIPE_M, PIPE_FIX, EVENT_ID0);
 }
 
+// C_t = A_t B on the cube for each tile, A_t loaded from GM; then done(t, C_t).
+template <typename Done>
+void cube_tiles(__gm__ int64_t* args, int tiles, Done done) {
+    MatA a1;
+    MatB b1;
+    Acc acc;
+    TASSIGN(a1, 0);
+    TASSIGN(b1, kMatB);
+    TASSIGN(acc, 0);
+    TLOAD(b1, GB(data<half>(args, 1)));
+    for (int t = 0; t < tiles; ++t) {
+        TLOAD(a1, GA(data<half>(args, 0) + t * M * K));
+        cube_matmul(a1, b1, acc);
+        done(t, acc);
+    }
+}
+
 template <typename Pipe, TileSplitAxis Split>
 void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops, Lane source = Lane::kRuntime) {
     if (pfsim::current_core().core_kind() == pfsim::CoreKind::Aic) {
-        MatA a1;
-        MatB b1;
-        Acc acc;
-        TASSIGN(a1, 0);
-        TASSIGN(b1, kMatB);
-        TASSIGN(acc, 0);
-        TLOAD(b1, GB(data<half>(args, 1)));
-        for (int t = 0; t < tiles; ++t) {
-            TLOAD(a1, GA(data<half>(args, 0) + t * M * K));
-            cube_matmul(a1, b1, acc);
-            TPUSH<Pipe, Acc, Split>(pipe, acc);
-        }
+        cube_tiles(args, tiles, [&](int, Acc& acc) { TPUSH<Pipe, Acc, Split>(pipe, acc); });
         return;
     }
     constexpr bool kRows = Split == TILE_UP_DOWN;
@@ -120,23 +126,6 @@ void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops, Lane source = La
         TSTORE(GY(y), out);
         set_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);  // out is free again
         wait_flag(PIPE_MTE3, PIPE_V, EVENT_ID0);
-    }
-}
-
-// Y_t = A_t B for each tile on the cube, from GM to GM.
-void cube_tiles(__gm__ int64_t* args, int tiles) {
-    MatA a1;
-    MatB b1;
-    Acc acc;
-    TASSIGN(a1, 0);
-    TASSIGN(b1, kMatB);
-    TASSIGN(acc, 0);
-    TLOAD(b1, GB(data<half>(args, 1)));
-    using GY = GlobalTensor<float, Shape<1, 1, 1, M, N>, Stride<1, 1, 1, N, 1>>;
-    for (int t = 0; t < tiles; ++t) {
-        TLOAD(a1, GA(data<half>(args, 0) + t * M * K));
-        cube_matmul(a1, b1, acc);
-        TSTORE(GY(data<float>(args, 2) + t * M * N), acc);
     }
 }
 
@@ -249,7 +238,10 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
         case kV2cUpDownA2a3sim: v2c(args, tiles, Lane::kRegister); break;
         case kWorkThenWait:
         case kWorkOnly:
-            if (cube) cube_tiles(args, tiles);
+            if (cube) {
+                using GY = GlobalTensor<float, Shape<1, 1, 1, M, N>, Stride<1, 1, 1, N, 1>>;
+                cube_tiles(args, tiles, [&](int t, Acc& acc) { TSTORE(GY(data<float>(args, 2) + t * M * N), acc); });
+            }
             if (scenario == kWorkThenWait) wait_flag_dev(cube ? 9 : 0);
             break;
     }
