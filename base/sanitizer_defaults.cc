@@ -18,8 +18,22 @@
 // interceptor). The executable's definition below comes first in symbol
 // lookup: it passes the main thread's real stack where SystemC passes none,
 // and forwards to ASan.
+//
+// Its second half: SystemC maps each coroutine's stack (mmap) and unmaps it
+// with its simulation context, a blocked thread's frames still on it. GCC 12's
+// ASan keeps an unmapped range's shadow, and the next context's coroutines get
+// the same addresses; GCC's prologue writes only a frame's redzones, trusting
+// its variables' shadow to be clear, so a new frame can find a variable under
+// an old frame's redzone (seen as a stack-buffer-overflow of
+// TlmFrontend::fetch_head's `entry`, the second run of die_run_test). munmap
+// below clears the shadow of what it unmaps first, for mappings of up to
+// 64 MiB: a coroutine's stack is far smaller, and GM's 64 GiB mapping would
+// take 8 GiB of shadow to clear.
 #include <dlfcn.h>
 #include <pthread.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 
 #include <cstddef>
 
@@ -60,6 +74,13 @@ __attribute__((visibility("default"))) void __sanitizer_start_switch_fiber(void*
         size = main_stack_size;
     }
     asan(fake_stack, bottom, size);
+}
+
+__attribute__((visibility("default"))) int munmap(void* addr, size_t length) {
+    using Munmap = int (*)(void*, size_t);
+    static const auto unmap = reinterpret_cast<Munmap>(dlsym(RTLD_NEXT, "munmap"));
+    if (length <= (size_t{64} << 20)) __asan_unpoison_memory_region(addr, length);
+    return unmap(addr, length);
 }
 
 #endif

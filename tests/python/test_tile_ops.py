@@ -178,6 +178,41 @@ def test_float_binary_ops_bit_for_bit_on_special_values_and_a_ragged_row(narrow_
     assert torch.equal(y.view(torch.int32), want.view(torch.int32)), f"{OPS[op][0]}: {y} where {want}"
 
 
+def in_element_order(a, b, op, over_b):
+    """y = op(a, b) one element after another, row by row, in float32, where y's rows are two
+    elements longer than those of the operand whose bytes it lies on (b's if over_b, else a's):
+    y(r, c) is that operand's (r, c + 2r), so some elements are read after a result landed there."""
+    under, other = (b, a) if over_b else (a, b)
+    ub = under.flatten().clone()
+    fn = {0: torch.add, 1: torch.sub, 2: torch.mul, 3: torch.div, 4: torch.maximum, 5: torch.minimum}[op]
+    y = torch.empty(R, C)
+    for r in range(R):
+        for c in range(C):
+            x = ub[r * C + c]
+            pair = (other[r, c], x) if over_b else (x, other[r, c])
+            y[r, c] = fn(*pair)
+            if r * (C + 2) + c < ub.numel():
+                ub[r * (C + 2) + c] = y[r, c]
+    return y
+
+
+@pytest.mark.parametrize("over_b", [False, True], ids=["over-a", "over-b"])
+@pytest.mark.parametrize("op", [0, 1, 2, 3, 4, 5], ids=[OPS[o][0] for o in range(6)])
+def test_a_destination_partly_over_an_operand_reads_the_results_before_it(workers, op, over_b):
+    """Element by element, as the instruction is defined: where the destination partly overlaps an
+    operand, the float path must not take eight columns at a time (it would read an element before
+    the result that lands on it). Negative control: without that check in for_valid_pair
+    (include/pto/pfsim_tile_ops.hpp) each of these fails, its rows from 1 on differing."""
+    worker, handle, index = workers(torch.float32)
+    a, b, vr, vc, _ = inputs(torch.float32, op)
+    y = torch.zeros(R, C)
+    worker.run(handle, [a, b, vr, vc, y, torch.zeros(R), torch.zeros(C), a, 70 + 10 * over_b + op, 0, index])
+    want = in_element_order(a, b, op, over_b)
+    all_read_first = OPS[op][1](a, b, vr, vc, 0)[1]
+    assert not torch.equal(want, all_read_first)  # the overlap changes the values: the case is not vacuous
+    assert torch.equal(y, want), f"rows differing: {sorted(set((y != want).nonzero()[:, 0].tolist()))}"
+
+
 def test_a_wrong_reference_is_caught(workers):
     """Negative control: the comparison fails on a value one ulp off."""
     got, (out, want) = run_op(workers, torch.float32, 0)

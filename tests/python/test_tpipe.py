@@ -4,6 +4,7 @@ protocol is broken."""
 
 import contextlib
 import os
+import re
 import warnings
 
 import pytest
@@ -16,6 +17,7 @@ M, K, N = 32, 32, 32
 C2V_UP_DOWN, C2V_LEFT_RIGHT, V2C_UP_DOWN, C2V_ONE_SLOT, C2V_NO_ALLOCATE = 0, 1, 2, 3, 4
 POP_ONE_MORE, CUBE_POPS, SLOT_TOO_SMALL, NEVER_POPPED, SET_NOT_WAITED, ONE_VECTOR_SETS = 5, 6, 7, 8, 9, 10
 C2V_UP_DOWN_A2A3SIM, V2C_UP_DOWN_A2A3SIM = 11, 12  # the lane read from get_subblockid(), as on a2a3sim
+WORK_THEN_WAIT, WORK_ONLY = 13, 14
 
 
 @contextlib.contextmanager
@@ -111,6 +113,28 @@ def test_a_pop_nobody_pushes_is_a_deadlock_naming_the_waiting_cores(tpipe):
 def test_only_both_vector_cores_setting_reach_the_cube(tpipe):
     with pytest.raises(pfsim.RunError, match=r"deadlock.*on die\.aic\d+ .* in wait_flag_dev\(9\)"):
         tpipe(ONE_VECTOR_SETS, tiles=1)
+
+
+def test_a_deadlock_is_found_when_the_last_kernel_blocks_not_at_the_time_limit():
+    """The vector cores wait at once for a flag nobody sets; the cube first computes its tiles, then
+    waits too. The deadlock arises when the cube blocks, and a blocked core tells the scheduler so:
+    the run ends then, no later than its twin without the waits, which does the same work, and at most
+    2 us before it (the twin's completion latency and its last counter sample, every 1 us); not when
+    the vector cores block, nor at orch.time_limit (1 ms here, 45 s in the preset) with the time
+    limit's message."""
+    with tpipe_worker(**{"orch.time_limit": "1 ms"}) as run:
+        run(WORK_ONLY, tiles=256)  # L2 as warm for the twin as for the deadlock after it
+        before, _, _ = run(WORK_ONLY, tiles=256)
+        twin, _, _ = run(WORK_ONLY, tiles=256)
+        with pytest.raises(pfsim.RunError, match=r"^deadlock: every running kernel waits") as deadlock:
+            run(WORK_THEN_WAIT, tiles=256)
+    message = str(deadlock.value)
+    assert re.search(r"on die\.aic\d+ \(.*\) in wait_flag_dev\(9\)", message), message
+    assert len(re.findall(r"on die\.aiv\d+ \(.*?\) in wait_flag_dev\(0\)", message)) == 2, message
+    work_ns = twin.sim_time_ns - before.sim_time_ns
+    found_ns = deadlock.value.result.sim_time_ns - twin.sim_time_ns
+    assert work_ns > 5000, work_ns  # long enough that finding it when the vector cores block would show
+    assert work_ns - 2000 <= found_ns <= work_ns, (found_ns, work_ns)
 
 
 @pytest.mark.parametrize("scenario, message", [

@@ -4,6 +4,8 @@
 //   inputs  a, b (R x C), vr (R values, one per row), vc (C values, one per column)
 //   outputs y (R x C), yr (one per row), yc (one per column)
 //   args[9]: the scalar operand, as float32 bits; args[10]: the type's index
+// Ops 70..75 and 80..85 (float only): TADD..TMIN (op % 10) into a y that lies
+// over a's bytes (70..) or b's (80..), overlapping().
 #include <cstdint>
 #include <cstring>
 #include <pto/pto-inst.hpp>
@@ -29,7 +31,51 @@ struct Ops {
         return G(reinterpret_cast<__gm__ T*>(reinterpret_cast<__gm__ ChipTensor*>(args[i])->buffer.addr));
     }
 
+    // Ops 0..5: y = a OP b (TDIV on floats only); false for any other op.
+    template <typename Y>
+    static bool binary(int64_t op, Y& y, Full& a, Full& b) {
+        switch (op) {
+            case 0: TADD(y, a, b); return true;
+            case 1: TSUB(y, a, b); return true;
+            case 2: TMUL(y, a, b); return true;
+            case 3:
+                if constexpr (std::is_integral_v<T>) {
+                    return false;
+                } else {
+                    TDIV(y, a, b);
+                    return true;
+                }
+            case 4: TMAX(y, a, b); return true;
+            case 5: TMIN(y, a, b); return true;
+            default: return false;
+        }
+    }
+
+    // y's rows are two elements longer than the operand's it lies on: y(r, c) is
+    // that operand's (r, c + 2r), so from row 1 on an element's result lands on
+    // an element of its row read after it. The other operand lies apart.
+    static void overlapping(__gm__ int64_t* args, int64_t op, bool over_b) {
+        using Wide = Tile<TileType::Vec, T, R, C + 2, BLayout::RowMajor, R, C>;
+        Full a, b;
+        Wide y;
+        TASSIGN(y, 0);
+        TASSIGN(over_b ? b : a, 0);
+        TASSIGN(over_b ? a : b, (Wide::kBytes + 31) / 32 * 32);
+        TLOAD(a, at<FullGM>(args, 0));
+        TLOAD(b, at<FullGM>(args, 1));
+        set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+        wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+        binary(op, y, a, b);
+        set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+        wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+        TSTORE(at<FullGM>(args, 4), y);
+        pipe_sync();
+    }
+
     static void run(__gm__ int64_t* args) {
+        if constexpr (std::is_same_v<T, float>) {
+            if (args[8] >= 70) return overlapping(args, args[8] % 10, args[8] >= 80);
+        }
         Full a, b, y;
         PerRow vr, yr;
         PerCol vc, yc;
@@ -54,12 +100,7 @@ struct Ops {
         std::memcpy(&sf, &bits, 4);
         const T s = static_cast<T>(sf);
         constexpr bool kFloat = !std::is_integral_v<T>;
-        switch (op) {
-            case 0: TADD(y, a, b); break;
-            case 1: TSUB(y, a, b); break;
-            case 2: TMUL(y, a, b); break;
-            case 4: TMAX(y, a, b); break;
-            case 5: TMIN(y, a, b); break;
+        switch (binary(op, y, a, b) ? -1 : op) {  // -1: done
             case 10: TADDS(y, a, s); break;
             case 11: TSUBS(y, a, s); break;
             case 12: TMULS(y, a, s); break;
@@ -92,7 +133,6 @@ struct Ops {
             default:
                 if constexpr (kFloat) {
                     switch (op) {
-                        case 3: TDIV(y, a, b); break;
                         case 13: TDIVS(y, a, s); break;
                         case 16: TDIVS(y, s, a); break;
                         case 20: TEXP(y, a); break;

@@ -42,6 +42,8 @@ enum Scenario {
     kOneVectorSets = 10,  // only vector core 0 sets, the cube waits: deadlock
     kC2vUpDownA2a3sim = 11,
     kV2cUpDownA2a3sim = 12,
+    kWorkThenWait = 13,   // the vector cores wait at once, the cube after its tiles: deadlock when the cube blocks
+    kWorkOnly = 14,       // kWorkThenWait's work without the waits
 };
 
 // Where a vector core's lane comes from: the runtime (the board's contract) or
@@ -81,21 +83,27 @@ void cube_matmul(MatA& a1, MatB& b1, Acc& acc) {
     wait_flag(PIPE_M, PIPE_FIX, EVENT_ID0);
 }
 
+// C_t = A_t B on the cube for each tile, A_t loaded from GM; then done(t, C_t).
+template <typename Done>
+void cube_tiles(__gm__ int64_t* args, int tiles, Done done) {
+    MatA a1;
+    MatB b1;
+    Acc acc;
+    TASSIGN(a1, 0);
+    TASSIGN(b1, kMatB);
+    TASSIGN(acc, 0);
+    TLOAD(b1, GB(data<half>(args, 1)));
+    for (int t = 0; t < tiles; ++t) {
+        TLOAD(a1, GA(data<half>(args, 0) + t * M * K));
+        cube_matmul(a1, b1, acc);
+        done(t, acc);
+    }
+}
+
 template <typename Pipe, TileSplitAxis Split>
 void c2v(__gm__ int64_t* args, Pipe& pipe, int tiles, int pops, Lane source = Lane::kRuntime) {
     if (pfsim::current_core().core_kind() == pfsim::CoreKind::Aic) {
-        MatA a1;
-        MatB b1;
-        Acc acc;
-        TASSIGN(a1, 0);
-        TASSIGN(b1, kMatB);
-        TASSIGN(acc, 0);
-        TLOAD(b1, GB(data<half>(args, 1)));
-        for (int t = 0; t < tiles; ++t) {
-            TLOAD(a1, GA(data<half>(args, 0) + t * M * K));
-            cube_matmul(a1, b1, acc);
-            TPUSH<Pipe, Acc, Split>(pipe, acc);
-        }
+        cube_tiles(args, tiles, [&](int, Acc& acc) { TPUSH<Pipe, Acc, Split>(pipe, acc); });
         return;
     }
     constexpr bool kRows = Split == TILE_UP_DOWN;
@@ -228,6 +236,14 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {
             break;
         }
         case kV2cUpDownA2a3sim: v2c(args, tiles, Lane::kRegister); break;
+        case kWorkThenWait:
+        case kWorkOnly:
+            if (cube) {
+                using GY = GlobalTensor<float, Shape<1, 1, 1, M, N>, Stride<1, 1, 1, N, 1>>;
+                cube_tiles(args, tiles, [&](int t, Acc& acc) { TSTORE(GY(data<float>(args, 2) + t * M * N), acc); });
+            }
+            if (scenario == kWorkThenWait) wait_flag_dev(cube ? 9 : 0);
+            break;
     }
     pipe_sync();
 }
