@@ -5,7 +5,7 @@ Runs bench/cases/graph10k (tensors 24 KiB whatever the count) through pfsim.Work
 at 30,000 and 60,000 tasks, with the records and without, each on a fresh device process under
 GNU time; prints the device's peak RSS and CPU for each and the peak RSS each task adds from
 30,000 to 60,000 tasks. Exits 1 when that is above MAX_KIB_PER_TASK (default 0.05) without the
-records (0.01 KiB with this change; 2.67 KiB at 36ef61e, whose device kept every record whatever
+records (0.01 KiB at e037f1a; 2.67 KiB at 36ef61e, whose device kept every record whatever
 the client asked).
 usage: PYTHONPATH=$(pfsim python-path) python3 bench/device_records.py PFSIM [MAX_KIB_PER_TASK]"""
 import os
