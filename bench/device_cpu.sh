@@ -7,8 +7,10 @@
 #   machine's speed drifts within minutes), after one untimed run of each that fills
 #   its compile cache. Prints a line a run pair: the case, the build, the device
 #   processes' task-clock in ms (off, on: `perf stat -e task-clock`, CPU time, which
-#   a shared machine's load moves less than wall time), then each case's limit (the
-#   lowest of three). PFSIM_PYTHON picks the python3 that has torch, as for `pfsim test`.
+#   a shared machine's load moves less than wall time) and peak RSS in MiB (GNU time),
+#   the whole `pfsim test`'s user + sys CPU, then each case's limit (the lowest of
+#   three). PFSIM_PYTHON picks the python3 that has torch, as for `pfsim test`.
+#   DEVICE_CPU_CASES=paged measures simpler's paged_attention Case1 (65,536 tasks) instead.
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 3 ] || { sed -n '4,4p' "$0" | sed 's/^# //' >&2; exit 2; }
@@ -26,7 +28,8 @@ cp -r "$simpler" "$work/simpler"
 # The device processes run under perf stat: a PFSIM_BINARY that wraps `pfsim device`.
 cat >"$work/wrap" <<'EOF'
 #!/bin/bash
-[ "$1" = device ] && exec perf stat -e task-clock -x, -o "$DEVICE_CPU_OUT.$$" -- "$DEVICE_CPU_REAL" "$@"
+[ "$1" = device ] && exec /usr/bin/time -f %M -o "$DEVICE_CPU_OUT-rss.$$" \
+    perf stat -e task-clock -x, -o "$DEVICE_CPU_OUT.$$" -- "$DEVICE_CPU_REAL" "$@"
 exec "$DEVICE_CPU_REAL" "$@"
 EOF
 chmod +x "$work/wrap"
@@ -34,17 +37,21 @@ cases=(
     "examples/a2a3/tensormap_and_ringbuffer/benchmark_bgemm/test_benchmark_bgemm.py TestBenchmarkBgemm Case0"
     "tests/st/a2a3/tensormap_and_ringbuffer/alternating_matmul_add/test_alternating_matmul_add.py TestAlternatingMatmulAdd Case1"
 )
+[ "${DEVICE_CPU_CASES:-}" = paged ] &&
+    cases=("examples/a2a3/tensormap_and_ringbuffer/paged_attention/test_paged_attention.py TestPagedAttention Case1")
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 run() {  # ROUND BUILD_INDEX FILE CLASS CASE: one `pfsim test`, a line of its device processes' CPU
     local b=${builds[$2]} out=$work/cpu
-    rm -f "$out".*
+    rm -f "$out".* "$out"-rss.*
     (cd "$work/simpler/$(dirname "$3")" && PFSIM_CACHE_DIR=$work/cache$2 PFSIM_BINARY=$work/wrap DEVICE_CPU_REAL=$b \
-        DEVICE_CPU_OUT=$out "$b" test "$(basename "$3")" --case "$4::$5" --manual include -q -p no:cacheprovider \
-        >"$work/log" 2>&1) || { echo "device_cpu.sh: $b test $3 --case $4::$5 failed:" >&2; tail -5 "$work/log" >&2; exit 1; }
+        DEVICE_CPU_OUT=$out /usr/bin/time -f '%U %S' -o "$work/total" "$b" test "$(basename "$3")" --case "$4::$5" \
+        --manual include -q -p no:cacheprovider >"$work/log" 2>&1) ||
+        { echo "device_cpu.sh: $b test $3 --case $4::$5 failed:" >&2; tail -5 "$work/log" >&2; exit 1; }
     [ "$1" = 0 ] && return
-    printf '%s %s, %s: %s ms (off, on), load %s\n' "$4" "$5" "$b" \
+    printf '%s %s, %s: %s ms (off, on), peak RSS %s MiB, pfsim test %s s user + sys, load %s\n' "$4" "$5" "$b" \
         "$(for f in $(ls -tr "$out".*); do awk -F, '/task-clock/ { printf "%.0f ", $1 }' "$f"; done)" \
-        "$(cut -d' ' -f1 /proc/loadavg)"
+        "$(for f in $(ls -tr "$out"-rss.*); do awk 'END { printf "%.0f ", $1 / 1024 }' "$f"; done)" \
+        "$(awk 'END { printf "%.1f", $1 + $2 }' "$work/total")" "$(cut -d' ' -f1 /proc/loadavg)"
 }
 builds=("$@")
 for round in $(seq 0 "$rounds"); do

@@ -26,7 +26,8 @@
 #   user / sys s       its CPU seconds, every process
 #   sim us/s, tasks/s  simulated time and tasks per wall second of the off run
 # Then a generated graph (bench/cases/graph10k) with 1,000 to 60,000 tasks: peak
-# RSS of `pfsim run`, which must not grow with the task count (bench/graph_memory.sh).
+# RSS of `pfsim run`, which must not grow with the task count (bench/graph_memory.sh),
+# nor a device's that runs it for the scene harness (bench/device_records.py).
 set -u -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 simpler=$(cd "${1:?usage: scale.sh SIMPLER_CHECKOUT [PFSIM] [scale|paged]}" && pwd)
@@ -114,4 +115,9 @@ EOF
 done
 
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
-if [ "$selection" = scale ]; then "$here/graph_memory.sh" "$pfsim"; fi
+if [ "$selection" = scale ]; then
+    status=0
+    "$here/graph_memory.sh" "$pfsim" || status=$?
+    PYTHONPATH="$pypath" "$python" "$here/device_records.py" "$pfsim" || status=$?
+    exit "$status"
+fi

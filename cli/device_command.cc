@@ -151,6 +151,7 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         call.aicpu_threads = request.value("aicpu_thread_num", 0u);
         call.transfer = request.value("data", "");
         call.spans = request.value("spans", false);
+        call.task_records = request.value("tasks", true);
         call.dump_args = request.value("dump_args", 0);
         call.dump_dir = request.value("dump_dir", "");
         call.scope_stats_dir = request.value("scope_stats_dir", "");

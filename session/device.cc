@@ -169,6 +169,8 @@ RunResult DeviceSession::run(DeviceCall& c) {
     request.sanitize = c.sanitize;
     request.advise = c.advise;
     request.faults = c.faults;
+    request.task_records = c.task_records;
+    if (c.spans && !c.task_records) throw BadInput("spans without the tasks' records: a run's spans are in its tasks");
     const DieRun die_run(request);
     s.worker.set_aicpu_threads(c.aicpu_threads);
     RunResult result;

@@ -48,6 +48,9 @@ struct DeviceCall {
     rt::TaskGraph::RingSizes rings;   // runtime_env: each scope-depth ring's sizes (empty: the defaults)
     uint32_t aicpu_threads = 0;       // simpler's aicpu_thread_num (rt::WorkerOptions::aicpu_threads; 0: its default)
     bool spans = false;               // the result's tasks carry each block's span per core (swimlane records)
+    // Each task's record in the result (RunRequest::task_records); false: their count only,
+    // for a client that reads none (the harness's own pairs: #49). Not with spans.
+    bool task_records = true;
     // What the result's outputs say of tensor i's bytes after the run (missing: its SHA-256).
     enum class Hash { None, Sha256, Digest };  // Digest: base/digest.h's, cheaper, where only equality matters
     std::vector<Hash> hashed;

@@ -239,6 +239,8 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
     CallResult r;
     run_users_code(cfg, result.user_stdout, [&] { r = work(die, result); });
     if (trace) trace_tasks(*trace, r, platform);
+    result.task_records = request.task_records;
+    if (!request.task_records && !request.advise) r.task_records = false;  // read by the trace, listed nowhere
     add_graph(r, callable, platform, result, true);  // the tasks' records go as the summary's are made
     result.timed_pass = timed_pass_of(platform, timed_before);
     finish(result, platform, before, r.graph.graph_time_ps, cfg);
@@ -256,6 +258,7 @@ void DieRun::run(const Config& cfg, const RunDie& die, const CallableSpec& calla
         result.advisor = advisor->finish();
         insight::weigh_by_critical_path(result.advisor, task_spans(result));
         result.advised = true;
+        if (!request.task_records) result.tasks = {};  // weighed by, listed nowhere
     }
     if (trace && (result.sanitized || result.advised)) trace_insight(*trace, result, insight_start);
     if (trace) close_trace(platform, *trace);

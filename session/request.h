@@ -39,9 +39,10 @@ struct RunRequest {
     int64_t progress_ms = 10000;
     // Each task's record in the result (the summary's `tasks`); false: their count only,
     // the records dropped as the tasks retire, for a run whose output reads none (the
-    // text summary): its host memory then does not grow with its task count (#49). A
-    // trace or the advisor keeps them whatever this says. Not in a RunSpec's JSON: a
-    // child run prints its summary, which lists the tasks.
+    // text summary, check's runs, a device call that asks none): its host memory then
+    // does not grow with its task count (#49), and its summary gives `task_count` in
+    // place of `tasks`. A trace or the advisor still reads them (the summary lists
+    // none); a level-3 case keeps and lists them whatever this says.
     bool task_records = true;
     bool is_case() const;
 };

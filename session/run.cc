@@ -111,7 +111,10 @@ nlohmann::json to_json(const RunResult& r, const Config& cfg) {
         j["reference_equal"] = r.reference_equal;
         j["violations"] = r.violations;
         j["warnings"] = r.warnings;
-        if (r.graph) {
+        if (r.graph && !r.task_records) {
+            j["task_count"] = r.task_count;
+            j["log"] = r.log;
+        } else if (r.graph) {
             nlohmann::json tasks = nlohmann::json::array();
             for (const TaskResult& t : r.tasks) {
                 tasks.push_back({{"name", t.name}, {"kernels", t.kernels}, {"blocks", t.blocks}, {"deps", t.deps},
@@ -199,7 +202,8 @@ RunResult from_json(const nlohmann::json& j) {
         r.violations = j.at("violations").get<std::vector<std::string>>();
         r.warnings = j.at("warnings").get<std::vector<std::string>>();
         r.log = j.value("log", std::vector<std::string>{});
-        r.graph = j.contains("tasks");
+        r.task_records = !j.contains("task_count");
+        r.graph = j.contains("tasks") || !r.task_records;
         for (const nlohmann::json& t : j.value("tasks", nlohmann::json::array())) {
             TaskResult task;
             task.name = t.at("name").get<std::string>();
@@ -211,7 +215,7 @@ RunResult from_json(const nlohmann::json& j) {
             task.end_ns = t.at("end_ns").get<double>();
             r.tasks.push_back(task);
         }
-        r.task_count = r.tasks.size();
+        r.task_count = r.task_records ? r.tasks.size() : json_integer<size_t>(j.at("task_count"));
         r.lanes = j.at("lanes");
         r.series = j.at("series");
         if (j.contains("timed_pass")) r.timed_pass = j["timed_pass"];

@@ -85,6 +85,9 @@ struct RunResult {
     bool spans = false;             // the summary's tasks carry their spans (a device call asked: swimlane)
     std::vector<TaskResult> tasks;  // a graph's (none when the request kept no task records)
     size_t task_count = 0;          // the tasks the graph ran: tasks.size() when they are kept
+    // The request asked for the tasks' records (RunRequest::task_records); false: the
+    // summary gives their count alone, `task_count` in place of `tasks`.
+    bool task_records = true;
     nlohmann::json lanes, series, timed_pass;
     nlohmann::json faults = nlohmann::json::array();  // what each injected fault did (session/faults.h)
     nlohmann::json teardown;  // after a fatal error (a kernel trapped, a graph stopped): how the worker closed

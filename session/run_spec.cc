@@ -65,7 +65,8 @@ nlohmann::json to_json(const RunSpec& spec) {
                 {"free_sites", r.free_sites},
                 {"warm_load_sites", r.warm_load_sites},
                 {"around_load_sites", r.around_load_sites},
-                {"progress_ms", r.progress_ms}};
+                {"progress_ms", r.progress_ms},
+                {"task_records", r.task_records}};
     return j;
 }
 
@@ -125,7 +126,7 @@ RunSpec run_spec_from_json(const nlohmann::json& j) {
     const nlohmann::json& r = j["run"];
     only_known(r, "run", {"target", "kernel_args", "prefetch", "enable_sdma", "warmup", "faults", "trace", "waves",
                           "outputs_dir", "sanitize", "suppressions", "advise", "dropped_sites", "free_sites",
-                          "warm_load_sites", "around_load_sites", "progress_ms"});
+                          "warm_load_sites", "around_load_sites", "progress_ms", "task_records"});
     RunRequest& q = spec.run;
     read_field(r, "run", "target", &q.target, true);
     read_field(r, "run", "kernel_args", &q.kernel_args);
@@ -144,6 +145,7 @@ RunSpec run_spec_from_json(const nlohmann::json& j) {
     read_field(r, "run", "warm_load_sites", &q.warm_load_sites);
     read_field(r, "run", "around_load_sites", &q.around_load_sites);
     read_field(r, "run", "progress_ms", &q.progress_ms);
+    read_field(r, "run", "task_records", &q.task_records);
     return spec;
 }
 

@@ -146,6 +146,7 @@ class RunResult:
     sanitizer: dict | None = None  # run(sanitize=True): errors, warnings, infos, findings (docs/sanitizer.md)
     advisor: dict | None = None    # run(advise=True): sites, demand_misses, advice (docs/advisor.md)
     faults: list = field(default_factory=list)  # run(inject=[...]): what each SDMA fault did
+    task_count: int = 0  # the tasks the graph ran: len(tasks), or with run(tasks=False) their count alone
 
     def findings(self, kind: str | None = None) -> list:
         """The sanitizer's findings (of one kind, e.g. "stale-completion")."""
@@ -167,7 +168,7 @@ class RunResult:
                    tasks=tasks, counters=counters, warnings=s.get("warnings", []), log=s.get("log", []), trace=trace,
                    error=s.get("error"), violations=s.get("violations", []),
                    sim_time_ns=s.get("sim_time_total_ns", 0.0), summary=s, sanitizer=s.get("sanitizer"), advisor=s.get("advisor"),
-                   faults=s.get("faults", []))
+                   faults=s.get("faults", []), task_count=s.get("task_count", len(tasks)))
 
 
 def _serialized(method):
@@ -342,7 +343,7 @@ class Worker:
             dump_args: int = 0, dump_dir: str | None = None, spans: bool = False,
             scope_stats_dir: str | None = None, deps_json: str | None = None,
             aicpu_thread_num: int = 0, config=None, runtime_slot: int = 0,
-            lease_generation: int | None = None, output_hash: str = "sha256") -> RunResult:
+            lease_generation: int | None = None, output_hash: str = "sha256", tasks: bool = True) -> RunResult:
         """Runs a registered callable. `args`: a TaskArgsBuilder or a sequence of
         torch tensors / numpy arrays (first) and scalars (then). Output tensors
         (OUT/INOUT in the orchestration's signature; every tensor without one)
@@ -373,10 +374,14 @@ class Worker:
         output_hash: what the summary's `outputs` say of each
         output's bytes: "sha256" (its SHA-256), or "digest" (a fast non-cryptographic
         256-bit digest as `digest`, `sha256` empty: enough for judge, several times
-        cheaper on large outputs)."""
+        cheaper on large outputs). tasks=False: the result's `tasks` stays empty and
+        `task_count` alone says how many ran (the device keeps no record per task: for a
+        caller that reads none, a large graph's memory and time; not with spans)."""
         self._check_usable()
         if output_hash not in ("sha256", "digest"):
             raise ValueError(f"output_hash = {output_hash!r}: \"sha256\" or \"digest\"")
+        if spans and not tasks:
+            raise ValueError("spans=True with tasks=False: a run's spans are in its tasks")
         hash_kind = True if output_hash == "sha256" else "digest"  # an output's "hash" in the request
         if config is not None:
             options = config.run_options("Worker.run")
@@ -430,6 +435,8 @@ class Worker:
             request["aicpu_thread_num"] = aicpu_thread_num
         if spans:
             request["spans"] = True
+        if not tasks:
+            request["tasks"] = False
         if runtime_slot:
             request["runtime_slot"] = int(runtime_slot)
         if lease_generation is not None:

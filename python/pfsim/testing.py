@@ -683,7 +683,7 @@ class SceneTestCase:
                            ("pfsim_time_on_ns", outcome.time_on_ns), ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
                            ("pfsim_l2_hit_rate_on", round(outcome.l2_hit_rate_on, 4)),
-                           ("pfsim_tasks", len(off[0].tasks)), ("pfsim_runs", len(verdicts)),
+                           ("pfsim_tasks", off[0].task_count), ("pfsim_runs", len(verdicts)),
                            ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
             request.node.user_properties.append((key, value))
 
@@ -797,7 +797,8 @@ class SceneTestCase:
                                 os.makedirs(trace_dir, exist_ok=True)
                                 trace = os.path.join(trace_dir, f"{cls_name}.{case_name}.{'on' if prefetch else 'off'}"
                                                      f"{'' if rounds == 1 else f'.{r}'}.json")
-                            diagnostics = {"spans": diagnose and bool(swimlane or pmu)}
+                            spans = diagnose and bool(swimlane or pmu)
+                            diagnostics = {"spans": spans, "tasks": spans}  # records only where read (#49)
                             if dump_args and diagnose:
                                 diagnostics.update(dump_args=dump_args,
                                                    dump_dir=str(_diagnostics.run_dir(prefix, prefetch) / "args_dump"))
@@ -870,7 +871,7 @@ class SceneTestCase:
                            ("pfsim_gain_pct", round(outcome.gain_pct, 3)),
                            ("pfsim_l2_hit_rate_off", round(outcome.l2_hit_rate_off, 4)),
                            ("pfsim_l2_hit_rate_on", round(outcome.l2_hit_rate_on, 4)),
-                           ("pfsim_tasks", len(off.tasks)),
+                           ("pfsim_tasks", off.task_count),
                            ("pfsim_wall_off_s", round(walls[False], 3)), ("pfsim_wall_on_s", round(walls[True], 3))):
             request.node.user_properties.append((key, value))
         _record_band(request, band)

@@ -3,6 +3,7 @@
 Each test writes a scene test beside a copy of a shipped case's sources and
 runs it in its own pytest process, as a user would."""
 
+import json
 import os
 import re
 import shutil
@@ -80,6 +81,42 @@ def test_cases_run_twice_and_report_their_gain_in_the_summary_and_the_junit_xml(
     assert "platforms ['a5'] include neither a2a3 nor a2a3sim" in out
     props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
     assert float(props["pfsim_time_off_ns"]) > 0 and float(props["pfsim_gain_pct"]) == 0.0
+
+
+def test_the_harness_asks_the_device_for_task_records_only_where_a_diagnostic_reads_them(tmp_path, shared):
+    """#49: a large graph's per-task records cost the device memory and time; a case's pair reads
+    their count alone (pfsim_tasks) unless a swimlane or PMU option reads the spans. The control:
+    with --enable-chip-swimlane the records are asked for and come back, as many as counted."""
+    log = tmp_path / "runs.jsonl"
+    spy = f"""
+    import json
+    import pfsim
+
+    _request = pfsim.Worker._request
+
+    def _logged(self, message, timeout=None):
+        reply = _request(self, message, timeout)
+        if message.get("op") == "run":
+            summary = reply["result"]
+            with open({str(log)!r}, "a") as f:
+                f.write(json.dumps({{"asked": message.get("tasks", True), "listed": len(summary.get("tasks", [])),
+                                    "count": summary.get("task_count")}}) + "\\n")
+        return reply
+
+    pfsim.Worker._request = _logged
+    """
+    path = scene(shared / "records", textwrap.dedent(spy) + CHAIN, shared)
+    rc, out = pfsim_test(path, "--junitxml", tmp_path / "j.xml")
+    assert rc == 0, out
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(runs) == 2 and all(not r["asked"] and r["listed"] == 0 and r["count"] > 1 for r in runs), runs
+    props = {p.get("name"): p.get("value") for p in ET.parse(tmp_path / "j.xml").iter("property")}
+    assert int(props["pfsim_tasks"]) == runs[0]["count"], props
+    log.unlink()
+    r = forked_pytest.pfsim_test(path, "--enable-chip-swimlane", "-p", "no:cacheprovider", cwd=tmp_path)  # its outputs/
+    assert r.returncode == 0, r.stdout + r.stderr
+    listed = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(listed) == 2 and all(r["asked"] and r["listed"] == runs[0]["count"] for r in listed), listed
 
 
 def test_manual_case_and_rounds_options(shared):

@@ -119,6 +119,31 @@ def test_outputs_judged_by_digest_instead_of_sha256(prefetch_demo):
             worker._request(request)
 
 
+def test_a_run_without_task_records_gives_their_count_and_the_same_summary_otherwise(prefetch_demo):
+    """tasks=False (what pfsim test asks unless a diagnostic reads the spans, #49): no task list
+    in the result or the device's reply, their count instead; all else as with the list."""
+    src = torch.arange(128, dtype=torch.float32)
+    summaries, results = {}, {}
+    for tasks in (True, False):
+        with pfsim.Worker(enable_sdma=True) as worker:  # a fresh die each: the same simulation
+            handle = worker.register(prefetch_demo)
+            results[tasks] = r = worker.run(handle, [src, torch.zeros(128)], tasks=tasks)
+            summaries[tasks] = dict(r.summary)
+            if not tasks:
+                assert worker.judge(r, r)["equivalent"]  # the device reads its own summary back
+                with pytest.raises(ValueError, match="spans=True with tasks=False"):
+                    worker.run(handle, [src, torch.zeros(128)], tasks=False, spans=True)
+                request = {"op": "run", "handle": handle.id, "scalars": [], "data": "/nonexistent", "tensors": [],
+                           "tasks": False, "spans": True}
+                with pytest.raises(ValueError, match="spans without the tasks' records"):
+                    worker._request(request)
+    assert len(results[True].tasks) == results[True].task_count == 1  # the control: listed where asked
+    assert results[False].tasks == [] and results[False].task_count == 1
+    assert "tasks" not in summaries[False] and summaries[False].pop("task_count") == 1
+    del summaries[True]["tasks"]
+    assert summaries[False] == summaries[True]
+
+
 TORCH_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32, torch.int64,
                 torch.uint8, torch.bool]
 

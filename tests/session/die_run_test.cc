@@ -159,11 +159,67 @@ TEST(DieRun, ARunWithoutTaskRecordsGivesTheirCountAndTheSameSummary) {
             continue;
         }
         EXPECT_TRUE(counted.tasks.empty());
-        EXPECT_FALSE(without == with) << "the control: the task list";
+        EXPECT_FALSE(without.contains("tasks"));
+        EXPECT_EQ(without.at("task_count"), kept.tasks.size());
+        EXPECT_FALSE(with.contains("task_count"));
         with.erase("tasks");
-        without.erase("tasks");
+        without.erase("task_count");
         EXPECT_EQ(without.dump(1), with.dump(1));
+        EXPECT_EQ(api::from_json(api::to_json(counted, cfg)).task_count, kept.tasks.size());  // back from the summary
     }
+}
+
+// A device call that asks for no task records (the Python harness's runs, #49) keeps none and
+// sends their count in place of the list; all else, its trace and its advice included, is what
+// the call that keeps them gives. The control: the call that keeps them lists them all.
+TEST(DieRun, ADeviceCallWithoutTaskRecordsSendsTheirCountAndTheSameSummary) {
+    const Config cfg = test::config_with({});
+    for (const bool insight : {false, true}) {
+        SCOPED_TRACE(insight ? "with a trace and the advisor" : "plain");
+        RunOutput out[2];
+        api::RunResult results[2];
+        for (const bool records : {true, false}) {
+            fresh_simulation_context();
+            {
+                api::DeviceSession device(cfg, true);
+                api::DeviceCall c = call_of(device, "cv_pipeline", true);
+                c.task_records = records;
+                if (insight) {
+                    c.trace = test::tmp(records ? "records.json" : "count.json");
+                    c.advise = true;
+                }
+                results[records] = device.run(c);
+                out[records] = {api::to_json(results[records], cfg), insight ? test::slurp(c.trace) : ""};
+            }
+            unload_kernels();
+        }
+        nlohmann::json& with = out[true].summary;
+        nlohmann::json& without = out[false].summary;
+        ASSERT_FALSE(with.contains("error")) << with.value("error", "");
+        ASSERT_GT(with.at("tasks").size(), 2u);  // the control
+        EXPECT_FALSE(without.contains("tasks"));
+        EXPECT_TRUE(results[false].tasks.empty());
+        EXPECT_EQ(without.at("task_count"), with.at("tasks").size());
+        with.erase("tasks");
+        without.erase("task_count");
+        EXPECT_EQ(without.dump(1), with.dump(1));
+        EXPECT_TRUE(out[false].trace == out[true].trace) << "the traces differ";
+        if (insight) {
+            EXPECT_GT(out[true].trace.size(), 1000u);
+        }
+    }
+    fresh_simulation_context();
+    api::DeviceSession device(cfg, true);
+    api::DeviceCall c = call_of(device, "cv_pipeline", true);
+    c.task_records = false;
+    c.spans = true;
+    try {
+        device.run(c);
+        FAIL() << "spans without task records ran";
+    } catch (const api::BadInput& e) {
+        EXPECT_NE(std::string(e.what()).find("spans"), std::string::npos) << e.what();
+    }
+    unload_kernels();
 }
 
 // A level-3 case's run: its summary and each die's trace (rank_trace_file).

@@ -32,6 +32,7 @@ RunSpec every_field_set() {
     r.warm_load_sites = {"k.cpp:12"};
     r.around_load_sites = {"k.cpp:13"};
     r.progress_ms = 0;
+    r.task_records = false;
     return s;
 }
 
@@ -42,6 +43,9 @@ TEST(RunSpec, EveryFieldSurvivesJson) {
     EXPECT_TRUE(back == s);
     RunSpec other = s;  // the control: one field changed is another spec
     other.run.around_load_sites.clear();
+    EXPECT_FALSE(other == s);
+    other = s;
+    other.run.task_records = true;
     EXPECT_FALSE(other == s);
 
     RunSpec replay;
