@@ -25,8 +25,11 @@ using pfsim::test::Result;
 using pfsim::test::slurp;
 using pfsim::test::tmp;
 
+// The compile cache the other test targets share (a case's kernels built once
+// for all of them); the tests of a damaged, unwritable or interrupted cache
+// name a folder of their own.
 const bool kCache = [] {
-    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     return true;
 }();
 
