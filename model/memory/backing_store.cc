@@ -1,6 +1,8 @@
 #include "model/memory/backing_store.h"
 
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,10 +67,28 @@ void BackingStore::map_file(uint64_t addr, uint64_t len, int fd, uint64_t offset
     }
 #ifdef MADV_POPULATE_WRITE
     // Its pages writable now, in one call, not a page fault per 4 KiB the run writes (a
-    // shared mapping's write faults map one page each). Costs no memory a reader would not:
-    // the holes of a memory file take pages when read through a shared mapping too. Only
-    // a speed-up: without it (Linux before 5.14) the pages come as they are touched.
-    madvise(p, len, MADV_POPULATE_WRITE);
+    // shared mapping's write faults map one page each). A memory file's whole range: its
+    // holes take pages when read through a shared mapping too. A file on disk's data only:
+    // populating a hole writably allocates its blocks (a sparse 4 GiB tensor file grew to
+    // 4 GiB on disk), so holes come as they are touched. Only a speed-up: without it
+    // (Linux before 5.14) every page comes as it is touched.
+    struct statfs fs {};
+    if (fstatfs(fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+        madvise(p, len, MADV_POPULATE_WRITE);
+        return;
+    }
+    const auto start = static_cast<off_t>(offset), end = static_cast<off_t>(offset + len);
+    const auto page = static_cast<off_t>(sysconf(_SC_PAGESIZE));
+    for (off_t at = start; at < end;) {
+        const off_t data = lseek(fd, at, SEEK_DATA);
+        if (data < 0 && errno == ENXIO) break;  // no data from `at` on
+        const off_t from = data < 0 ? at : data / page * page;  // no SEEK_DATA: one extent
+        if (from >= end) break;
+        const off_t hole = data < 0 ? end : lseek(fd, data, SEEK_HOLE);
+        const off_t to = hole < 0 ? end : std::min(end, (hole + page - 1) / page * page);
+        madvise(static_cast<uint8_t*>(p) + (from - start), static_cast<size_t>(to - from), MADV_POPULATE_WRITE);
+        at = to;
+    }
 #endif
 }
 

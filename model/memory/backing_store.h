@@ -68,7 +68,7 @@ public:
     // multiples of the host page size, the range within the store. Touched
     // pages are counted by write() as before (a write() whose source is the
     // store's own bytes copies nothing). Throws std::runtime_error when the
-    // host refuses the mapping.
+    // host refuses the mapping. Moves fd's file offset.
     void map_file(uint64_t addr, uint64_t len, int fd, uint64_t offset);
     // Detaches [addr, addr + len) from the file map_file put there: the range
     // reads as zeros again, its pages private to the store.

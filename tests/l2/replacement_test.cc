@@ -56,16 +56,16 @@ TEST(LruPrefetchLru, APrefetchFillEntersAsTheLeastRecent) {
 // Against a list of the ways, most recent first, over random uses and fills:
 // sets of 1, 5, 12 and 16 ways (places in bytes, updated 16 at once), 17 (in
 // bytes, one by one), 300 (in 16 bits) and 70,000 (in 32 bits). The middle of
-// three sets is used; its neighbours stay untouched.
+// three sets is used; its neighbours stay untouched. The list starts as an
+// untouched set's order, way 0 the least recent: filling the ways in order
+// ends in the same order, and at 70,000 ways costs 70,000 inserts of 70,000
+// places each (over a minute under the sanitizers).
 TEST(Lru, EveryWidthMatchesARecencyListOverRandomOperations) {
     for (const std::string name : {"lru", "lru_prefetch_lru"}) {
         for (const unsigned ways : {1u, 5u, 12u, 16u, 17u, 300u, 70000u}) {
             auto p = make_replacement(name, 3, ways);
             std::vector<unsigned> order;  // most recent first
-            for (unsigned w = 0; w < ways; ++w) {
-                p->insert(1, w, Fill::Demand);
-                order.insert(order.begin(), w);
-            }
+            for (unsigned w = ways; w-- > 0;) order.push_back(w);
             std::mt19937 rng(ways);
             const int ops = ways > 1000 ? 300 : 3000;
             for (int op = 0; op < ops; ++op) {

@@ -3,6 +3,9 @@
 // op names, the device's bad requests, a file size limit, faults that never
 // fire, and small gaps of case files and documents. (Users' code that
 // misbehaves: fuzz/kernel_corpus_test.cc.)
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -25,8 +28,11 @@ using pfsim::test::Result;
 using pfsim::test::slurp;
 using pfsim::test::tmp;
 
+// The compile cache the other test targets share (a case's kernels built once
+// for all of them); the tests of a damaged, unwritable or interrupted cache
+// name a folder of their own.
 const bool kCache = [] {
-    setenv("PFSIM_CACHE_DIR", tmp("cache").c_str(), 1);
+    setenv("PFSIM_CACHE_DIR", pfsim::test::shared_cache().c_str(), 1);
     return true;
 }();
 
@@ -195,6 +201,15 @@ TEST(Device, ATensorOf4GiBAndMoreRuns) {
     f.read(reinterpret_cast<char*>(out), sizeof out);
     for (int i = 0; i < 64; ++i) EXPECT_EQ(out[i], static_cast<float>(100 + i)) << i;
     EXPECT_EQ(out[64], 132.0f);  // element 2^30
+    // The file on disk stays sparse: the run allocates no block for a hole it only mapped
+    // (a memory file's holes take pages whatever is done, so only a disk's are counted).
+    struct statfs where {};
+    struct stat st {};
+    ASSERT_EQ(statfs(data.c_str(), &where), 0);
+    ASSERT_EQ(stat(data.c_str(), &st), 0);
+    if (where.f_type != TMPFS_MAGIC) {
+        EXPECT_LT(st.st_blocks * 512, 1 << 20) << "bytes allocated of " << data;
+    }
     fs::remove(data);
 }
 
