@@ -663,6 +663,24 @@ PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, int acc_step, const float
     }
 }
 
+// dst[i] = widen(src[i * kStep]) for i in [0, count). Adjacent bfloat16_t elements go
+// kLanes at a time: a bfloat16_t widens to float by its 16 bits moved to the top of 32,
+// the same bits widen() gives.
+template <int64_t kStep, typename T>
+PFSIM_TILE_COMPUTE inline void widen_row(compute_t<T>* dst, const T* src, int count) {
+    int i = 0;
+    if constexpr (std::is_same_v<T, bfloat16_t> && kStep == 1) {
+        typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
+        typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
+        static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
+        for (; i + kLanes <= count; i += kLanes) {
+            const Bits32 bits = __builtin_convertvector(*reinterpret_cast<const Bits16*>(src + i), Bits32) << 16;
+            std::memcpy(dst + i, &bits, sizeof bits);
+        }
+    }
+    for (; i < count; ++i) dst[i] = widen(src[static_cast<size_t>(i) * kStep]);
+}
+
 template <typename C, typename CI, typename A, typename B, typename Bias>
 PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, const A& a, const B& b, const Bias* bias) {
     using TA = typename A::DType;
@@ -712,12 +730,8 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
         Acc* const r = l + mk;
         // The tiles' elements by their compile-time steps (at() found each tile's place per
         // element); each tile's place asked for only where a loop below touches it.
-        for (int m = 0; m < m_valid; ++m) {
-            for (int k = 0; k < k_valid; ++k) l[m * k_valid + k] = static_cast<Acc>(widen(in_a[m * A::kRowStep + k * A::kColStep]));
-        }
-        for (int k = 0; k < k_valid; ++k) {
-            for (int n = 0; n < n_valid; ++n) r[k * n_valid + n] = static_cast<Acc>(widen(in_b[k * B::kRowStep + n * B::kColStep]));
-        }
+        for (int m = 0; in_a && m < m_valid; ++m) widen_row<A::kColStep>(l + m * k_valid, in_a + m * A::kRowStep, k_valid);
+        for (int k = 0; in_b && k < k_valid; ++k) widen_row<B::kColStep>(r + k * n_valid, in_b + k * B::kRowStep, n_valid);
         left = l, right = r, left_step = k_valid, right_step = n_valid;
     }
     for (int m = 0; some && m < m_valid;) {
