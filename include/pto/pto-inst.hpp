@@ -341,26 +341,71 @@ PFSIM_TILE_COMPUTE inline void transpose_8x8(void* to, const void* from) {
     }
 }
 
+// The same for 2-byte elements: eight runs of eight, one 16-byte vector each, transposed
+// by interleaving pairs of runs by 2, 4 and then 8 bytes.
+template <int64_t kTo, int64_t kFrom>
+PFSIM_TILE_COMPUTE inline void transpose_8x8_2(void* to, const void* from) {
+    typedef uint16_t Run __attribute__((vector_size(16), aligned(2), may_alias));
+    const uint16_t* const in = static_cast<const uint16_t*>(from);
+    uint16_t* const out = static_cast<uint16_t*>(to);
+    Run x[8], t[8], u[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) x[i] = *reinterpret_cast<const Run*>(in + i * kFrom);
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) {  // t[i], t[i + 1]: columns 0-3 and 4-7 of runs i, i + 1, interleaved
+        t[i] = __builtin_shufflevector(x[i], x[i + 1], 0, 8, 1, 9, 2, 10, 3, 11);
+        t[i + 1] = __builtin_shufflevector(x[i], x[i + 1], 4, 12, 5, 13, 6, 14, 7, 15);
+    }
+#pragma GCC unroll 2
+    for (int h = 0; h < 8; h += 4) {  // u[h + q]: columns 2q, 2q + 1 of runs h..h + 3
+        u[h + 0] = __builtin_shufflevector(t[h], t[h + 2], 0, 1, 8, 9, 2, 3, 10, 11);
+        u[h + 1] = __builtin_shufflevector(t[h], t[h + 2], 4, 5, 12, 13, 6, 7, 14, 15);
+        u[h + 2] = __builtin_shufflevector(t[h + 1], t[h + 3], 0, 1, 8, 9, 2, 3, 10, 11);
+        u[h + 3] = __builtin_shufflevector(t[h + 1], t[h + 3], 4, 5, 12, 13, 6, 7, 14, 15);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) {  // columns 2q and 2q + 1 of all eight runs
+        *reinterpret_cast<Run*>(out + (2 * q) * kTo) = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        *reinterpret_cast<Run*>(out + (2 * q + 1) * kTo) =
+            __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+template <typename T, int64_t kTo, int64_t kFrom>
+PFSIM_TILE_COMPUTE inline void transpose_block(T* to, const T* from) {
+    if constexpr (sizeof(T) == 4) {
+        transpose_8x8<kTo, kFrom>(to, from);
+    } else {
+        static_assert(sizeof(T) == 2, "transpose_block: 4-byte or 2-byte elements");
+        transpose_8x8_2<kTo, kFrom>(to, from);
+    }
+}
+
 // dst[r * kDr + c * kDc] = src[r * kSr + c * kSc] for every r < rows and c < cols,
 // byte for byte, in blocks of 8 x 8; a whole block's 64 moves have their offsets
 // known at compile time (in_blocks' per-element call found the tile's place
 // again for every element). Between a row-major and a column-major layout of
-// 4-byte elements each whole block is one transpose_8x8, the blocks in the
-// order that writes each host cache line of dst at once (along dst's contiguous
-// dimension), the partial blocks at the edges after them.
+// 4-byte or 2-byte elements each whole block is one transpose_8x8 (or _8x8_2), the
+// blocks in the order that writes each host cache line of dst at once (along dst's
+// contiguous dimension), the partial blocks at the edges after them.
 template <typename T, int64_t kDr, int64_t kDc, int64_t kSr, int64_t kSc>
 PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, int64_t cols) {
-    constexpr bool kRowsToColumns = sizeof(T) == 4 && kSc == 1 && kDr == 1 && kDc != 1;
-    constexpr bool kColumnsToRows = sizeof(T) == 4 && kSr == 1 && kDc == 1 && kDr != 1;
+    constexpr bool kTransposable = sizeof(T) == 4 || sizeof(T) == 2;
+    constexpr bool kRowsToColumns = kTransposable && kSc == 1 && kDr == 1 && kDc != 1;
+    constexpr bool kColumnsToRows = kTransposable && kSr == 1 && kDc == 1 && kDr != 1;
     const int64_t whole_rows = kRowsToColumns || kColumnsToRows ? rows / 8 * 8 : 0;
     const int64_t whole_cols = kRowsToColumns || kColumnsToRows ? cols / 8 * 8 : 0;
     if constexpr (kRowsToColumns) {
         for (int64_t c0 = 0; c0 < whole_cols; c0 += 8) {
-            for (int64_t r0 = 0; r0 < whole_rows; r0 += 8) transpose_8x8<kDc, kSr>(dst + r0 + c0 * kDc, src + r0 * kSr + c0);
+            for (int64_t r0 = 0; r0 < whole_rows; r0 += 8) {
+                transpose_block<T, kDc, kSr>(dst + r0 + c0 * kDc, src + r0 * kSr + c0);
+            }
         }
     } else if constexpr (kColumnsToRows) {
         for (int64_t r0 = 0; r0 < whole_rows; r0 += 8) {
-            for (int64_t c0 = 0; c0 < whole_cols; c0 += 8) transpose_8x8<kDr, kSc>(dst + r0 * kDr + c0, src + r0 + c0 * kSc);
+            for (int64_t c0 = 0; c0 < whole_cols; c0 += 8) {
+                transpose_block<T, kDr, kSc>(dst + r0 * kDr + c0, src + r0 + c0 * kSc);
+            }
         }
     }
     for (int64_t r0 = 0; r0 < rows; r0 += 8) {
@@ -663,6 +708,24 @@ PFSIM_TILE_COMPUTE inline void sum_columns(float* acc, int acc_step, const float
     }
 }
 
+// dst[i] = widen(src[i * kStep]) for i in [0, count). Adjacent bfloat16_t elements go
+// kLanes at a time: a bfloat16_t widens to float by its 16 bits moved to the top of 32,
+// the same bits widen() gives.
+template <int64_t kStep, typename T>
+PFSIM_TILE_COMPUTE inline void widen_row(compute_t<T>* dst, const T* src, int count) {
+    int i = 0;
+    if constexpr (std::is_same_v<T, bfloat16_t> && kStep == 1) {
+        typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
+        typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
+        static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
+        for (; i + kLanes <= count; i += kLanes) {
+            const Bits32 bits = __builtin_convertvector(*reinterpret_cast<const Bits16*>(src + i), Bits32) << 16;
+            std::memcpy(dst + i, &bits, sizeof bits);
+        }
+    }
+    for (; i < count; ++i) dst[i] = widen(src[static_cast<size_t>(i) * kStep]);
+}
+
 template <typename C, typename CI, typename A, typename B, typename Bias>
 PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, const A& a, const B& b, const Bias* bias) {
     using TA = typename A::DType;
@@ -712,12 +775,8 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
         Acc* const r = l + mk;
         // The tiles' elements by their compile-time steps (at() found each tile's place per
         // element); each tile's place asked for only where a loop below touches it.
-        for (int m = 0; m < m_valid; ++m) {
-            for (int k = 0; k < k_valid; ++k) l[m * k_valid + k] = static_cast<Acc>(widen(in_a[m * A::kRowStep + k * A::kColStep]));
-        }
-        for (int k = 0; k < k_valid; ++k) {
-            for (int n = 0; n < n_valid; ++n) r[k * n_valid + n] = static_cast<Acc>(widen(in_b[k * B::kRowStep + n * B::kColStep]));
-        }
+        for (int m = 0; in_a && m < m_valid; ++m) widen_row<A::kColStep>(l + m * k_valid, in_a + m * A::kRowStep, k_valid);
+        for (int k = 0; in_b && k < k_valid; ++k) widen_row<B::kColStep>(r + k * n_valid, in_b + k * B::kRowStep, n_valid);
         left = l, right = r, left_step = k_valid, right_step = n_valid;
     }
     for (int m = 0; some && m < m_valid;) {
