@@ -231,6 +231,13 @@ def case_rows(user_properties) -> list[dict]:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    unshipped = _simpler.skipped_unshipped_conftests()
+    if unshipped:
+        terminalreporter.section("pfsim: conftest.py not loaded")
+        for path in unshipped:
+            terminalreporter.write_line(
+                f"{path}: inside a simpler checkout, so taken for simpler's own harness, which pfsim's plugin "
+                "replaces; simpler does not ship this file: to load it, put it outside the checkout")
     rows = []
     for key in ("passed", "failed"):
         for report in terminalreporter.stats.get(key, []):

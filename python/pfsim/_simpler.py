@@ -183,6 +183,27 @@ def skipped_conftests() -> list[str]:
     return list(_finder.skipped) if _finder else []
 
 
+# The conftest.py files of simpler's own harness at the commit pfsim pins, from
+# the checkout's root. Any other conftest.py inside a checkout is replaced too
+# (a copy of one of these is simpler's harness as well), but named at the end of
+# the session, where -q shows it: a user's own file is not dropped unsaid.
+SHIPPED_CONFTESTS = frozenset([
+    "conftest.py", "tests/conftest.py", "tests/st/conftest.py", "tests/ut/py/conftest.py",
+    "tests/st/a2a3/host_build_graph/concurrent_prepare_stress/conftest.py",
+    "tests/st/a2a3/host_build_graph/native_run_lifecycle/conftest.py",
+    "tests/st/a2a3/host_build_graph/prepared_callable/conftest.py",
+    "tests/st/a2a3/tensormap_and_ringbuffer/prepared_callable/conftest.py",
+    "tests/st/a5/host_build_graph/prepared_callable/conftest.py",
+    "tests/st/a5/tensormap_and_ringbuffer/prepared_callable/conftest.py",
+])
+
+
+def skipped_unshipped_conftests() -> list[str]:
+    """The replaced conftest.py files that simpler does not ship at the pinned commit."""
+    return [p for p in skipped_conftests()
+            if os.path.relpath(p, simpler_checkout(p)).replace(os.sep, "/") not in SHIPPED_CONFTESTS]
+
+
 def uninstall() -> None:
     """Removes the finder and pfsim's simpler modules (tests of this module)."""
     global _finder
@@ -194,4 +215,4 @@ def uninstall() -> None:
             del sys.modules[name]
 
 
-__all__ = ["install", "uninstall", "skipped_conftests", "simpler_checkout", "PROVIDED", "REFUSED"]
+__all__ = ["install", "uninstall", "skipped_conftests", "skipped_unshipped_conftests", "SHIPPED_CONFTESTS", "simpler_checkout", "PROVIDED", "REFUSED"]

@@ -167,6 +167,14 @@ def test_simpler_s_own_harness_conftest_is_not_loaded_but_other_conftests_are(tm
     path = scene(checkout / "examples" / "chain", CHAIN, kernels=False)
     rc, out = pfsim_test(path, "--collect-only", "-q", cwd=checkout)
     assert rc == 0 and "TestChain::test_run[small]" in out, out
+    assert "conftest.py not loaded" not in out, out  # simpler ships that one: replaced as expected
+    # a conftest.py simpler does not ship, inside the checkout: replaced too, and named even under -q
+    (checkout / "examples" / "conftest.py").write_text("raise RuntimeError('user conftest ran')\n")
+    rc, out = pfsim_test(path, "--collect-only", "-q", cwd=checkout)
+    assert rc == 0 and "TestChain::test_run[small]" in out, out
+    named = [line for line in out.splitlines() if "simpler does not ship this file" in line]
+    assert len(named) == 1 and named[0].startswith(str(checkout / "examples" / "conftest.py")), out
+    os.remove(checkout / "examples" / "conftest.py")
     # negative control: the same conftest.py outside a simpler checkout is loaded
     os.remove(checkout / "simpler_setup" / "scene_test.py")
     rc, out = pfsim_test(path, "--collect-only", "-q", cwd=checkout)
