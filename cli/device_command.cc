@@ -17,7 +17,7 @@
 #include "session/device.h"
 #include "session/failure.h"
 #include "session/verdict.h"
-#include "base/json_integer.h"
+#include "base/json_field.h"
 #include "cli/commands.h"
 #include "cli/device_requests.h"
 #include "cli/options.h"
@@ -34,15 +34,15 @@ json failure(const std::string& kind, const std::string& message) {
 
 }  // namespace
 
-CallableSpec callable_of(const json& request) {
+CallableSpec callable_of(const Field& request) {
     CallableSpec spec;
-    const json& orch = request.at("orchestration");
+    const Field orch = request.at("orchestration");
     spec.orchestration = orch.at("source").get<std::string>();
-    spec.function = orch.value("function", spec.function);
-    spec.config_function = orch.value("config", spec.config_function);
-    for (const json& k : request.at("incores")) {
+    spec.function = orch.get<std::string>("function", spec.function);
+    spec.config_function = orch.get<std::string>("config", spec.config_function);
+    for (const Field& k : request.at("incores").items()) {
         IncoreSpec in;
-        in.func_id = json_integer<int32_t>(k.at("func_id"));
+        in.func_id = k.at("func_id").get<int32_t>();
         in.source = k.at("source").get<std::string>();
         const std::string core = k.at("core_type").get<std::string>();
         if (core != "aiv" && core != "aic") {
@@ -52,15 +52,15 @@ CallableSpec callable_of(const json& request) {
         in.vector = core == "aiv";
         spec.incores.push_back(in);
     }
-    spec.include_dirs = request.value("include_dirs", std::vector<std::string>{});
+    spec.include_dirs = request.get<std::vector<std::string>>("include_dirs", {});
     return spec;
 }
 
-CallTensor tensor_of(const json& t, const std::string& what) {
+CallTensor tensor_of(const Field& t, const std::string& what) {
     CallTensor ct;
     ct.dtype = parse_dtype(t.at("dtype").get<std::string>(), what);
-    ct.shape = json_integers<uint32_t>(t.at("shape"));
-    const uint64_t bytes = json_integer<uint64_t>(t.at("bytes"));
+    ct.shape = t.at("shape").get<std::vector<uint32_t>>();
+    const uint64_t bytes = t.at("bytes").get<uint64_t>();
     uint64_t expected = rt::element_size(ct.dtype);
     for (uint32_t d : ct.shape) expected = d && expected > ~uint64_t{0} / d ? ~uint64_t{0} : expected * d;
     if (bytes != expected) {
@@ -74,27 +74,37 @@ namespace {
 
 // A run tensor's "hash": true (its SHA-256 in the result, the default), false
 // (none) or "digest" (base/digest.h's: cheaper, for judging off against on).
-api::DeviceCall::Hash hash_of(const json& t, const std::string& what) {
-    const json h = t.value("hash", json(true));
-    if (h.is_boolean()) return h.get<bool>() ? api::DeviceCall::Hash::Sha256 : api::DeviceCall::Hash::None;
-    if (h == "digest") return api::DeviceCall::Hash::Digest;
-    throw api::BadInput(what + ": \"hash\" is true, false or \"digest\", not " + h.dump());
+api::DeviceCall::Hash hash_of(const Field& t) {
+    if (!t.has("hash")) return api::DeviceCall::Hash::Sha256;
+    const Field h = t.at("hash");
+    if (h.json().is_boolean()) return h.get<bool>() ? api::DeviceCall::Hash::Sha256 : api::DeviceCall::Hash::None;
+    if (h.json() != "digest") throw FieldError(h.path() + ": expected true, false or \"digest\", got " + h.json().dump());
+    return api::DeviceCall::Hash::Digest;
 }
 
 // {"op": "judge", "off": RESULT, "on": RESULT, "expected_gain_pct": [MIN, MAX]}: two
 // results this device returned, prefetch off and on, judged as check judges a pair
 // (session/verdict.h); each may be a level-3 run's waves instead (api::judged_run);
 // the expectation is optional.
-json judge_reply(const json& request) {
+json judge_reply(const Field& request) {
     api::Expectation expected;
-    if (request.contains("expected_gain_pct")) {
-        const json& e = request.at("expected_gain_pct");
-        if (!e.is_array() || e.size() != 2 || !e[0].is_number() || !e[1].is_number()) {
-            throw api::BadInput("judge: expected_gain_pct is [MIN, MAX], not " + e.dump());
-        }
-        expected = {e[0].get<double>(), e[1].get<double>()};
+    if (request.has("expected_gain_pct")) {
+        const Field e = request.at("expected_gain_pct");
+        const std::vector<double> range = e.get<std::vector<double>>();
+        if (range.size() != 2) throw api::BadInput("judge: expected_gain_pct is [MIN, MAX], not " + e.json().dump());
+        expected = {range[0], range[1]};
     }
-    const api::Verdict v = api::judge(api::judged_run(request.at("off")), api::judged_run(request.at("on")), expected);
+    // A result is the device's own document: one it cannot read is named by its side.
+    auto side = [&](const char* key) {
+        const Field result = request.at(key);
+        try {
+            return api::judged_run(result.json());
+        } catch (const api::BadInput& e) {
+            throw api::BadInput(result.path() + ": " + e.what());
+        }
+    };
+    const api::RunResult off = side("off");
+    const api::Verdict v = api::judge(off, side("on"), expected);
     return {{"ok", true}, {"verdict", api::to_json(v)}};
 }
 
@@ -120,7 +130,7 @@ json slots_reply(const api::DeviceSession& device) {
             {"heap_banks", {device.heap_base()}}};
 }
 
-json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
+json serve(api::DeviceSession& device, const Config& cfg, const Field& request) {
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") {
         const int handle = device.register_callable(callable_of(request));
@@ -131,43 +141,43 @@ json serve(api::DeviceSession& device, const Config& cfg, const json& request) {
         return {{"ok", true}, {"handle", handle}, {"orchestration_loads", device.orchestration_loads()}};
     }
     if (op == "release") {
-        device.release_callable(json_integer<int>(request.at("handle")));
+        device.release_callable(request.at("handle").get<int>());
         return {{"ok", true}};
     }
     if (op == "loads") return {{"ok", true}, {"orchestration_loads", device.orchestration_loads()}};
     if (op == "slots") return slots_reply(device);
     if (op == "run") {
         api::DeviceCall call;
-        call.handle = json_integer<int>(request.at("handle"));
-        call.prefetch = request.value("prefetch", true);
-        call.trace = request.value("trace", "");
-        call.sanitize = request.value("sanitize", false);
-        call.advise = request.value("advise", false);
-        call.faults = request.value("inject", std::vector<std::string>{});
-        call.scalars = request.value("scalars", std::vector<uint64_t>{});
-        call.rings.heap = request.value("ring_heap", std::vector<uint64_t>{});
-        call.rings.task_window = request.value("ring_task_window", std::vector<uint64_t>{});
-        call.rings.dep_pool = request.value("ring_dep_pool", std::vector<uint64_t>{});
-        call.aicpu_threads = request.value("aicpu_thread_num", 0u);
-        call.transfer = request.value("data", "");
-        call.spans = request.value("spans", false);
-        call.task_records = request.value("tasks", true);
-        call.dump_args = request.value("dump_args", 0);
-        call.dump_dir = request.value("dump_dir", "");
-        call.scope_stats_dir = request.value("scope_stats_dir", "");
-        call.deps_json = request.value("deps_json", "");
-        call.runtime_slot = request.value("runtime_slot", 0);
-        if (request.contains("generation")) call.lease_generation = json_integer<uint64_t>(request.at("generation"));
+        call.handle = request.at("handle").get<int>();
+        call.prefetch = request.get<bool>("prefetch", true);
+        call.trace = request.get<std::string>("trace", "");
+        call.sanitize = request.get<bool>("sanitize", false);
+        call.advise = request.get<bool>("advise", false);
+        call.faults = request.get<std::vector<std::string>>("inject", {});
+        call.scalars = request.get<std::vector<uint64_t>>("scalars", {});
+        call.rings.heap = request.get<std::vector<uint64_t>>("ring_heap", {});
+        call.rings.task_window = request.get<std::vector<uint64_t>>("ring_task_window", {});
+        call.rings.dep_pool = request.get<std::vector<uint64_t>>("ring_dep_pool", {});
+        call.aicpu_threads = request.get<uint32_t>("aicpu_thread_num", 0);
+        call.transfer = request.get<std::string>("data", "");
+        call.spans = request.get<bool>("spans", false);
+        call.task_records = request.get<bool>("tasks", true);
+        call.dump_args = request.get<int>("dump_args", 0);
+        call.dump_dir = request.get<std::string>("dump_dir", "");
+        call.scope_stats_dir = request.get<std::string>("scope_stats_dir", "");
+        call.deps_json = request.get<std::string>("deps_json", "");
+        call.runtime_slot = request.get<int>("runtime_slot", 0);
+        if (request.has("generation")) call.lease_generation = request.at("generation").get<uint64_t>();
         if (call.dump_args < 0 || call.dump_args > 3) {
             throw api::BadInput("dump_args = " + std::to_string(call.dump_args) + ": simpler's levels are 0 to 3");
         }
         if (call.dump_args && call.dump_dir.empty()) throw api::BadInput("dump_args without a \"dump_dir\"");
-        for (const json& t : request.at("tensors")) {
-            call.names.push_back(t.value("name", ""));
-            call.hashed.push_back(hash_of(t, "tensor " + std::to_string(call.tensors.size())));
-            call.offsets.push_back(json_integer<uint64_t>(t.at("offset")));
-            call.sources.push_back(t.value("file", ""));
-            call.writes_source.push_back(t.value("shared", false));
+        for (const Field& t : request.at("tensors").items()) {
+            call.names.push_back(t.get<std::string>("name", ""));
+            call.hashed.push_back(hash_of(t));
+            call.offsets.push_back(t.at("offset").get<uint64_t>());
+            call.sources.push_back(t.get<std::string>("file", ""));
+            call.writes_source.push_back(t.get<bool>("shared", false));
             if (call.writes_source.back() && call.sources.back().empty()) {
                 throw api::BadInput("tensor " + std::to_string(call.tensors.size()) + ": \"shared\" without its own \"file\"");
             }
@@ -277,19 +287,23 @@ int cmd_device(const std::vector<std::string>& args) {
             reply(failure("protocol", "a request that is not a JSON object: " + request.dump().substr(0, 80)));
             continue;
         }
-        if (request.value("op", "") == "close") {
-            reply({{"ok", true}});
-            return 0;
-        }
         try {
-            if (request.value("op", "") == "judge") {
-                reply(judge_reply(request));
+            const Field fields(request, "request");
+            const std::string op = fields.at("op").get<std::string>();
+            if (op == "close") {
+                reply({{"ok", true}});
+                return 0;
+            }
+            if (op == "judge") {
+                reply(judge_reply(fields));
                 continue;
             }
-            reply(ranks ? serve_ranks(*ranks, cfg, request) : serve(*device, cfg, request));
+            reply(ranks ? serve_ranks(*ranks, cfg, fields) : serve(*device, cfg, fields));
             if (ranks ? ranks->ended() : device->ended()) return 1;  // the run's reply names the fault; the die is not run on
-        } catch (const json::exception& e) {
-            reply(failure("protocol", std::string("a request with a missing or mistyped field: ") + e.what()));
+        } catch (const FieldError& e) {
+            reply(failure("protocol", e.what()));
+        } catch (const json::exception& e) {  // not a request field's: a document inside one
+            reply(failure("protocol", std::string("a request pfsim could not read: ") + e.what()));
         } catch (...) {
             const api::Failure f = api::failure_in_flight();
             reply(failure(f.kind, f.message));

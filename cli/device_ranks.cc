@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "session/summary.h"
-#include "base/json_integer.h"
 #include "cli/device_requests.h"
 
 namespace pfsim {
@@ -51,24 +50,24 @@ const char* const kOneDieOnly[] = {"sanitize", "inject"};
 
 }  // namespace
 
-json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request) {
+json serve_ranks(api::RankSession& ranks, const Config& cfg, const Field& request) {
     const std::string op = request.at("op").get<std::string>();
     if (op == "register") return {{"ok", true}, {"handle", ranks.register_callable(callable_of(request))}};
     if (op == "alloc") {
-        const auto a = ranks.alloc(json_integer<uint32_t>(request.at("rank")),
-                                   json_integer<uint64_t>(request.at("bytes")), request.value("window", false));
+        const auto a = ranks.alloc(request.at("rank").get<uint32_t>(), request.at("bytes").get<uint64_t>(),
+                                   request.get<bool>("window", false));
         return {{"ok", true}, {"gm", a.gm}, {"pointer", a.pointer}};
     }
     if (op == "free") {
-        ranks.free(json_integer<uint32_t>(request.at("rank")), json_integer<uint64_t>(request.at("gm")));
+        ranks.free(request.at("rank").get<uint32_t>(), request.at("gm").get<uint64_t>());
         return {{"ok", true}};
     }
     if (op == "write" || op == "read") {
-        const uint32_t rank = json_integer<uint32_t>(request.at("rank"));
-        const uint64_t gm = json_integer<uint64_t>(request.at("gm"));
-        const uint64_t bytes = json_integer<uint64_t>(request.at("bytes"));
+        const uint32_t rank = request.at("rank").get<uint32_t>();
+        const uint64_t gm = request.at("gm").get<uint64_t>();
+        const uint64_t bytes = request.at("bytes").get<uint64_t>();
         const std::string file = request.at("file").get<std::string>();
-        const uint64_t offset = json_integer<uint64_t>(request.at("offset"));
+        const uint64_t offset = request.at("offset").get<uint64_t>();
         std::vector<uint8_t> data(bytes);
         if (op == "write") {
             file_io(file, offset, data.data(), bytes, false);
@@ -81,44 +80,44 @@ json serve_ranks(api::RankSession& ranks, const Config& cfg, const json& request
     }
     if (op == "run_ranks") {
         for (const char* key : kOneDieOnly) {
-            if (request.contains(key)) {
+            if (request.has(key)) {
                 throw api::BadInput(std::string("run_ranks: '") + key +
                                     "' is not modelled on several dies yet (a one-die Worker's run takes it)");
             }
         }
-        if (request.contains("trace")) {
+        if (request.has("trace")) {
             throw api::BadInput("run_ranks: 'trace' names one file for several dies: give each call its own "
                                 "(calls[i].trace, that rank's die)");
         }
         std::vector<api::RankCallRequest> calls;
-        for (const json& c : request.at("calls")) {
+        for (const Field& c : request.at("calls").items()) {
             api::RankCallRequest call;
-            call.rank = json_integer<uint32_t>(c.at("rank"));
-            call.handle = json_integer<int>(c.at("handle"));
-            call.scalars = c.value("scalars", std::vector<uint64_t>{});
-            call.rings.heap = c.value("ring_heap", std::vector<uint64_t>{});
-            call.rings.task_window = c.value("ring_task_window", std::vector<uint64_t>{});
-            call.rings.dep_pool = c.value("ring_dep_pool", std::vector<uint64_t>{});
-            call.trace = c.value("trace", std::string());
-            for (const json& t : c.at("tensors")) {
+            call.rank = c.at("rank").get<uint32_t>();
+            call.handle = c.at("handle").get<int>();
+            call.scalars = c.get<std::vector<uint64_t>>("scalars", {});
+            call.rings.heap = c.get<std::vector<uint64_t>>("ring_heap", {});
+            call.rings.task_window = c.get<std::vector<uint64_t>>("ring_task_window", {});
+            call.rings.dep_pool = c.get<std::vector<uint64_t>>("ring_dep_pool", {});
+            call.trace = c.get<std::string>("trace", "");
+            for (const Field& t : c.at("tensors").items()) {
                 const std::string what =
                     "rank " + std::to_string(call.rank) + " tensor " + std::to_string(call.tensors.size());
                 api::RankTensor rt;
                 rt.tensor = tensor_of(t, what);
-                rt.name = t.value("name", "");
-                if (t.contains("gm")) {
-                    rt.tensor.gm = json_integer<uint64_t>(t.at("gm"));
+                rt.name = t.get<std::string>("name", "");
+                if (t.has("gm")) {
+                    rt.tensor.gm = t.at("gm").get<uint64_t>();
                     if (!rt.tensor.gm) throw api::BadInput(what + ": gm 0 is no allocation");
                 } else {
                     rt.file = t.at("file").get<std::string>();
-                    rt.offset = json_integer<uint64_t>(t.at("offset"));
+                    rt.offset = t.at("offset").get<uint64_t>();
                 }
                 call.tensors.push_back(std::move(rt));
             }
             calls.push_back(std::move(call));
         }
         const std::vector<api::RunResult> results =
-            ranks.run(calls, request.value("prefetch", true), request.value("advise", false));
+            ranks.run(calls, request.get<bool>("prefetch", true), request.get<bool>("advise", false));
         json out = json::array();
         for (const api::RunResult& r : results) out.push_back(api::to_json(r, cfg));
         return {{"ok", true}, {"results", out}};

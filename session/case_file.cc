@@ -651,8 +651,9 @@ CaseSpec read_case(const std::string& path, const std::vector<std::string>& over
         if (c.expected_min_pct > c.expected_max_pct) top.fail("expected_gain", "min is above max");
     }
 
+    if (!top.has("orchestration")) throw CaseError(path + ": orchestration: missing (a table with source and function)");
     const toml::table* orch = root["orchestration"].as_table();
-    if (!orch) throw CaseError(path + ": orchestration: missing (a table with source and function)");
+    if (!orch) top.fail("orchestration", "must be a table with source and function");
     Reader o(path, *orch, "orchestration.");
     o.allow({"source", "function", "config"});
     c.orchestration = resolve(dir, o.str("source", "", true));

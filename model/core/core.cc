@@ -812,6 +812,11 @@ void Core::cross_core_wait(int flag) {
         throw KernelError("wait_flag_dev: flag " + std::to_string(flag) + " is outside 0..15");
     }
     const Tick since = issue_;
+    flag_wait_ = flag;
+    struct Done {
+        int& flag;
+        ~Done() { flag = -1; }
+    } done{flag_wait_};
     catch_up(issue_);  // every set made before this time has been made
     for (;;) {
         check_stop();
@@ -834,6 +839,13 @@ void Core::cross_core_wait(int flag) {
     stats_.cross_core_wait += issue_ - since;
     if (trace_) trace_slice(index(Pipe::Scalar), "wait_flag_dev", since, issue_, "\"flag\":" + std::to_string(flag));
     scalar(1);
+}
+
+std::string Core::in_flag_wait() const {
+    if (flag_wait_ < 0) return "";
+    const std::optional<Tick> arrival = cross_flags_->earliest(id_, flag_wait_);
+    return "wait_flag_dev(" + std::to_string(flag_wait_) + ")" +
+           (arrival ? ", a set arriving at " + std::to_string(*arrival / 1000) + " ns" : "");
 }
 
 std::string Core::blocked_on() const {

@@ -104,6 +104,9 @@ public:
     // thread, so it is notified at most once per evaluation phase.
     const sc_core::sc_event& changed_event() const { return changed_; }
     std::string blocked_on() const;
+    // The wait_flag_dev a running kernel is in, blocked or not: "wait_flag_dev(N)", and
+    // when a set is on its way to it, when it arrives ("" when it is in none).
+    std::string in_flag_wait() const;
     // What a kernel in TWAIT waits for, the signal's value and its last writer
     // ("" when it is not in one). Unlike a cross-core flag, another die may
     // still write the signal: this is never a deadlock by itself.
@@ -398,6 +401,7 @@ private:
     std::function<std::string()> trap_;
     sc_core::sc_event stop_event_;                   // wakes a kernel blocked in a cross-core wait
     int blocked_flag_ = -1;
+    int flag_wait_ = -1;  // the flag of the wait_flag_dev the kernel is in
     CrossCoreFlags* cross_flags_ = nullptr;
     std::vector<CoreObserver*> observers_;
     std::string task_label_;

@@ -548,6 +548,11 @@ TEST(UserCase, BadCaseFilesAreRefusedWithFileLineAndKey) {
     put(dir + "/dtype.toml", std::string("[orchestration]\nsource = \"o.cpp\"\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\n") +
                                  "core_type = \"aiv\"\n[[tensors]]\nname = \"x\"\ndtype = \"float8\"\nshape = [4]\n");
     expect_bad("run " + dir + "/dtype.toml", "dtype.toml:9: tensors.dtype: unknown dtype 'float8'");
+    // A key of the wrong type is named with its line; the control: one left out is named missing.
+    put(dir + "/orch.toml", "orchestration = 5\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\ncore_type = \"aiv\"\n");
+    expect_bad("run " + dir + "/orch.toml", "orch.toml:1: orchestration: must be a table with source and function");
+    put(dir + "/no_orch.toml", "[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\ncore_type = \"aiv\"\n");
+    expect_bad("run " + dir + "/no_orch.toml", "no_orch.toml: orchestration: missing (a table with source and function)");
     // Values an integer tensor cannot hold: converting them would be undefined, so the case is refused.
     const std::string head = "[orchestration]\nsource = \"o.cpp\"\n[[incores]]\nfunc_id = 0\nsource = \"k.cpp\"\n"
                              "core_type = \"aiv\"\n[[tensors]]\nname = \"x\"\nshape = [4]\n";

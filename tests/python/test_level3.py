@@ -567,6 +567,34 @@ def test_the_device_of_several_dies_names_bad_requests(pair):
         L3Worker(device_count=0)
 
 
+@pytest.mark.parametrize("request_, message", [
+    ({"op": "alloc", "rank": "0", "bytes": 64}, "rank: expected an integer of 32 bits without sign, got a string"),
+    ({"op": "alloc", "rank": 0, "bytes": 64, "window": 1}, "window: expected a boolean, got a number"),
+    ({"op": "free", "rank": 0}, "gm: missing"),
+    ({"op": "read", "rank": 0, "gm": 4096, "bytes": 64, "file": 5, "offset": 0}, "file: expected a string, got a number"),
+    ({"op": "run_ranks", "calls": {}}, "calls: expected an array, got an object"),
+    ({"op": "run_ranks", "calls": [{"rank": 0, "handle": 0, "tensors": [], "scalars": [-1]}]},
+     "calls[0].scalars[0]: expected an integer of 64 bits without sign, got -1"),
+    ({"op": "run_ranks", "calls": [{"rank": 0, "handle": 0, "tensors": [{"dtype": "float32", "shape": [1],
+                                                                         "bytes": 4, "gm": "x"}]}]},
+     "calls[0].tensors[0].gm: expected an integer of 64 bits without sign, got a string"),
+    ({"op": "run_ranks", "calls": [], "prefetch": "on"}, "prefetch: expected a boolean, got a string"),
+], ids=["alloc.rank", "alloc.window", "free.gm", "read.file", "run_ranks.calls", "calls.scalars", "tensors.gm",
+        "run_ranks.prefetch"])
+def test_the_device_of_several_dies_names_a_mistyped_field_by_its_path(pair, request_, message):
+    """As the one-die device (test_worker's test of every field): the field's path in the request,
+    in one wording; the control: the device serves on (an allocation, written and read back)."""
+    worker, _ = pair
+    ranks = worker._ranks
+    with pytest.raises(ValueError) as mistyped:
+        ranks._request(request_)
+    assert str(mistyped.value) == f"request.{message}"
+    gm, _ = ranks.alloc(1, 64)
+    ranks.write(1, gm, bytes(range(64)))
+    assert ranks.read(1, gm, 64) == bytes(range(64))
+    ranks.free(1, gm)
+
+
 def test_a_tasks_ring_sizes_reach_its_die(pair):
     """A chip task's config.runtime_env sizes its graph's rings: a task window of 4 holds
     the fetch's two tasks; one of 2 (below what simpler takes, sent as is to the device)

@@ -137,6 +137,28 @@ def test_a_deadlock_is_found_when_the_last_kernel_blocks_not_at_the_time_limit()
     assert work_ns - 2000 <= found_ns <= work_ns, (found_ns, work_ns)
 
 
+def test_the_time_limit_names_each_core_in_a_flag_wait_and_those_still_running():
+    """The vector cores wait at once for a flag nobody sets while the cube computes past
+    orch.time_limit: not a deadlock (the cube runs), so the time limit stops the run, and its
+    message names each vector core in its wait_flag_dev, with its task and kernel, and the cube
+    still running. The same work without the waits (WORK_ONLY) is the control: only the cube is
+    named, still running."""
+    kernel = r"\(.*?kernel_tpipe\.cpp\)"
+    with tpipe_worker(**{"orch.time_limit": "2 us"}) as run:
+        with pytest.raises(pfsim.RunError, match=r"^the graph did not finish within orch\.time_limit") as waiting:
+            run(WORK_THEN_WAIT, tiles=256)
+        with pytest.raises(pfsim.RunError, match=r"^the graph did not finish within orch\.time_limit") as working:
+            run(WORK_ONLY, tiles=256)
+    message = str(waiting.value)
+    waits = re.findall(r"; ([^;]+?) block 0 on die\.aiv\d+ " + kernel + r" in wait_flag_dev\(0\)", message)
+    assert len(waits) == 2, message
+    assert re.search(r"; still running: [^;]+? block 0 on die\.aic\d+ " + kernel + "$", message), message
+    assert "still pending: 1 tasks: " + waits[0] + ";" in message, message
+    control = str(working.value)
+    assert "wait_flag_dev" not in control, control
+    assert re.search(r"; still running: [^;]+? block 0 on die\.aic\d+ " + kernel + "$", control), control
+
+
 @pytest.mark.parametrize("scenario, message", [
     (CUBE_POPS, "TPOP: a C2V pipe's consumer is the vector core, not the cube core"),
     (SLOT_TOO_SMALL, r"TPUSH: the tile \(32 x 32, 4-byte elements, this core's part\) does not fit the pipe's 2048-byte slot"),

@@ -4,6 +4,7 @@ import copy
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,6 +89,99 @@ def test_judge_gives_check_s_verdict_on_an_off_and_on_pair_naming_a_tensor_that_
             worker._request({"op": "judge", "off": off.summary, "on": on.summary, "expected_gain_pct": [1]})
 
 
+MISSING = object()
+RUN = {"op": "run", "handle": 0, "data": "/nonexistent", "scalars": [0],
+       "tensors": [{"name": "a", "dtype": "int32", "shape": [4], "offset": 0, "bytes": 16}]}
+REGISTER = {"op": "register", "orchestration": {"source": "/nonexistent/orch.cpp"},
+            "incores": [{"func_id": 0, "source": "/nonexistent/kernel.cpp", "core_type": "aiv"}]}
+# (request, a field's path in it, a value of the wrong type or MISSING, the reply's message after "request.")
+MISTYPED = [
+    (RUN, "op", 5, "op: expected a string, got a number"),
+    (RUN, "handle", "x", "handle: expected an integer of 32 bits, got a string"),
+    (RUN, "handle", MISSING, "handle: missing"),
+    (RUN, "prefetch", 1, "prefetch: expected a boolean, got a number"),
+    (RUN, "trace", 5, "trace: expected a string, got a number"),
+    (RUN, "sanitize", "yes", "sanitize: expected a boolean, got a string"),
+    (RUN, "advise", None, "advise: expected a boolean, got null"),
+    (RUN, "inject", "skip-wait", "inject: expected an array, got a string"),
+    (RUN, "inject", [5], "inject[0]: expected a string, got a number"),
+    (RUN, "scalars[0]", "x", "scalars[0]: expected an integer of 64 bits without sign, got a string"),
+    (RUN, "ring_heap", {}, "ring_heap: expected an array, got an object"),
+    (RUN, "ring_task_window", [1.5], "ring_task_window[0]: expected an integer of 64 bits without sign, got 1.5"),
+    (RUN, "ring_dep_pool", "x", "ring_dep_pool: expected an array, got a string"),
+    (RUN, "aicpu_thread_num", -1, "aicpu_thread_num: expected an integer of 32 bits without sign, got -1"),
+    (RUN, "data", 5, "data: expected a string, got a number"),
+    (RUN, "spans", "x", "spans: expected a boolean, got a string"),
+    (RUN, "tasks", 5, "tasks: expected a boolean, got a number"),
+    (RUN, "dump_args", "1", "dump_args: expected an integer of 32 bits, got a string"),
+    (RUN, "dump_dir", True, "dump_dir: expected a string, got a boolean"),
+    (RUN, "scope_stats_dir", [], "scope_stats_dir: expected a string, got an array"),
+    (RUN, "deps_json", 1, "deps_json: expected a string, got a number"),
+    (RUN, "runtime_slot", 0.5, "runtime_slot: expected an integer of 32 bits, got 0.5"),
+    (RUN, "generation", "g", "generation: expected an integer of 64 bits without sign, got a string"),
+    (RUN, "tensors", 5, "tensors: expected an array, got a number"),
+    (RUN, "tensors[0]", 5, "tensors[0]: expected an object, got a number"),
+    (RUN, "tensors[0].name", 5, "tensors[0].name: expected a string, got a number"),
+    (RUN, "tensors[0].hash", "md5", 'tensors[0].hash: expected true, false or "digest", got "md5"'),
+    (RUN, "tensors[0].offset", "0", "tensors[0].offset: expected an integer of 64 bits without sign, got a string"),
+    (RUN, "tensors[0].file", 5, "tensors[0].file: expected a string, got a number"),
+    (RUN, "tensors[0].shared", 1, "tensors[0].shared: expected a boolean, got a number"),
+    (RUN, "tensors[0].dtype", MISSING, "tensors[0].dtype: missing"),
+    (RUN, "tensors[0].shape", [4, "x"], "tensors[0].shape[1]: expected an integer of 32 bits without sign, got a string"),
+    (RUN, "tensors[0].bytes", 16.5, "tensors[0].bytes: expected an integer of 64 bits without sign, got 16.5"),
+    (REGISTER, "orchestration", 5, "orchestration: expected an object, got a number"),
+    (REGISTER, "orchestration.source", 5, "orchestration.source: expected a string, got a number"),
+    (REGISTER, "orchestration.function", 5, "orchestration.function: expected a string, got a number"),
+    (REGISTER, "orchestration.config", [], "orchestration.config: expected a string, got an array"),
+    (REGISTER, "incores", {}, "incores: expected an array, got an object"),
+    (REGISTER, "incores[0].func_id", "0", "incores[0].func_id: expected an integer of 32 bits, got a string"),
+    (REGISTER, "incores[0].source", MISSING, "incores[0].source: missing"),
+    (REGISTER, "incores[0].core_type", 1, "incores[0].core_type: expected a string, got a number"),
+    (REGISTER, "include_dirs", "/usr/include", "include_dirs: expected an array, got a string"),
+    ({"op": "release", "handle": 12345}, "handle", "0", "handle: expected an integer of 32 bits, got a string"),
+    ({"op": "judge", "off": {}, "on": {}}, "expected_gain_pct", ["1", 2], "expected_gain_pct[0]: expected a number, got a string"),
+]
+
+
+def with_field(request, path, value):
+    """A deep copy of `request` with the field at `path` ("tensors[0].shape") set to value, or removed."""
+    request = copy.deepcopy(request)
+    keys = [int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)]
+    inner = request
+    for k in keys[:-1]:
+        inner = inner[k]
+    if value is MISSING:
+        del inner[keys[-1]]
+    else:
+        inner[keys[-1]] = value
+    return request
+
+
+@pytest.mark.parametrize("request_, path, value, message", MISTYPED, ids=[f"{m[0]['op']}.{m[1]}" for m in MISTYPED])
+def test_a_mistyped_or_missing_field_is_named_by_its_path_and_the_device_serves_on(copy_worker, byte_copy,
+                                                                                   request_, path, value, message):
+    """Every field the device reads, given a value of the wrong type (or left out), is named in
+    the reply by its path in the request, in one wording; nothing of the JSON library's. The
+    control: the same request with the field as it was is refused for another reason (nothing
+    registered, no such file), or not at all; and the device serves the next request."""
+    with pytest.raises(ValueError) as mistyped:
+        copy_worker._request(with_field(request_, path, value))
+    assert str(mistyped.value) == f"request.{message}"
+    try:
+        copy_worker._request(request_)
+    except Exception as control:  # noqa: BLE001 -- any refusal but this field's
+        assert not str(control).startswith(f"request.{path}"), control
+    src = torch.arange(16, dtype=torch.int32)
+    out = torch.zeros(16, dtype=torch.int32)
+    copy_worker.run(copy_worker.register(byte_copy), [src, out, 0])
+    assert torch.equal(out, src)
+
+
+def test_a_result_judge_cannot_read_is_named_by_its_side(copy_worker):
+    with pytest.raises(ValueError, match=r"^request\.off: "):
+        copy_worker._request({"op": "judge", "off": 5, "on": 5})
+
+
 def test_outputs_judged_by_digest_instead_of_sha256(prefetch_demo):
     """output_hash="digest" (what pfsim test asks): each output's fast digest in the summary,
     no SHA-256; judge compares the digests as it compares SHA-256s."""
@@ -115,7 +209,7 @@ def test_outputs_judged_by_digest_instead_of_sha256(prefetch_demo):
         request = {"op": "run", "handle": handle.id, "scalars": [], "data": "/nonexistent",
                    "tensors": [{"name": "src", "dtype": "float32", "shape": [128], "offset": 0, "bytes": 512,
                                 "hash": "md5"}]}
-        with pytest.raises(ValueError, match='tensor 0: "hash" is true, false or "digest", not "md5"'):
+        with pytest.raises(ValueError, match=r'request\.tensors\[0\]\.hash: expected true, false or "digest", got "md5"'):
             worker._request(request)
 
 

@@ -651,14 +651,26 @@ void SimPlatform::scheduler() {
                 result.stuck = "the graph did not finish within orch.time_limit; still pending: " +
                                std::to_string(n - completed) + " tasks: " + pending() +
                                (g.submissions_done ? "" : " (the orchestration has not returned)");
+                // Each kernel in a wait, named with what it waits for; then the first of the others.
+                std::string others;
+                size_t named = 0, unnamed = 0;
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
-                        if (core_task[core->core_id()] >= 0 && !core->waiting_on().empty()) {
-                            const std::string at = core->waiting_at();
-                            result.stuck += "; " + running_kernel(*core) + (at.empty() ? "" : " at " + at) + " in " +
-                                            core->waiting_on();
+                        if (core_task[core->core_id()] < 0) continue;
+                        const std::string at = core->waiting_at();
+                        const std::string in = core->waiting_on().empty() ? core->in_flag_wait() : core->waiting_on();
+                        if (!in.empty()) {
+                            result.stuck += "; " + running_kernel(*core) + (at.empty() ? "" : " at " + at) + " in " + in;
+                        } else if (named++ < 8) {
+                            others += (others.empty() ? "" : ", ") + running_kernel(*core);
+                        } else {
+                            ++unnamed;
                         }
                     }
+                }
+                if (!others.empty()) {
+                    result.stuck += "; still running: " + others +
+                                    (unnamed ? " and " + std::to_string(unnamed) + " more" : "");
                 }
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
