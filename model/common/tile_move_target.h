@@ -22,6 +22,11 @@ public:
     // empty range, or one not in GM).
     virtual bool move_line(int initiator, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
                            Tick& done) = 0;
+    // The bytes alone of [addr, addr + len), within GM: reads them into `buf` or
+    // writes them from it, as move_line would, with no time and nothing counted.
+    // Lines timed by move_line with a null `buf` take their bytes here: one copy
+    // for a run of lines, where nothing else reads or writes them in between.
+    virtual void move_values(bool write, uint64_t addr, uint8_t* buf, uint64_t len) = 0;
 };
 
 }  // namespace pfsim

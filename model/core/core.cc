@@ -567,13 +567,24 @@ Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t byt
     // back-to-back transfers overlap their lines as the engine frees slots.
     Tick last = start;
     size_t k = next;
+    // The direct lines' bytes move once for each run of them, [run, a): the lines
+    // are timed one by one and nothing else touches their bytes before the run
+    // ends (no other process runs within this call; a line through a socket
+    // ends the run first).
+    uint64_t run = gm;
+    const auto move_run = [&](uint64_t end) {
+        if (end > run) direct_moves_->move_values(write, run, local + (run - gm), end - run);
+    };
     for (uint64_t a = gm; a < gm + bytes;) {
         const uint64_t n = std::min(line_bytes_ - (a & (line_bytes_ - 1)), gm + bytes - a);  // a power of two
         Tick& slot = window[k];
         const Tick issue = std::max(slot, start);
         if (!direct || in_peer_window(a)) {
+            if (direct) move_run(a);
+            run = a + n;
             slot = transport(cached, write, a, local + (a - gm), n, issue);
-        } else if (!direct_moves_->move_line(direct_initiator_, write, a, local + (a - gm), n, issue, slot)) {
+        } else if (!direct_moves_->move_line(direct_initiator_, write, a, nullptr, n, issue, slot)) {
+            move_run(a);
             throw KernelError(std::string(write ? "write to " : "read from ") + hex(a) + " + " + std::to_string(n) +
                               " bytes: outside GM");
         }
@@ -581,6 +592,7 @@ Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t byt
         a += n;
         if (++k == window.size()) k = 0;
     }
+    if (direct) move_run(gm + bytes);
     next = k;
     return last;
 }

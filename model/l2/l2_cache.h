@@ -132,6 +132,7 @@ public:
     // TileMoveTarget: a plain cached-path read or write.
     bool move_line(int initiator, bool write, uint64_t addr, uint8_t* buf, uint64_t len, Tick issue,
                    Tick& done) override;
+    void move_values(bool write, uint64_t addr, uint8_t* buf, uint64_t len) override { values(write, addr, buf, len); }
     // Lines currently resident that a prefetch brought in and no core has touched yet.
     uint64_t lines_held_by_prefetch() const { return prefetched_untouched_; }
 

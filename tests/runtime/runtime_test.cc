@@ -188,6 +188,14 @@ void rows_and_a_late_write(int64_t* args) {
     p->done[1] = t.data()[63 * 512] == -1;
 }
 
+// args: 0 Probe, 1 a GM address 1 KiB before GM's end. A 2 KiB store from
+// there: its lines in GM are written, then the line past the end is an error.
+void store_past_gm_end(int64_t* args) {
+    std::vector<float> values(512);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i + 1);
+    current_core().store(static_cast<uint64_t>(args[1]), reinterpret_cast<const uint8_t*>(values.data()), 2048);
+}
+
 // Platforms keep a reference to their configuration.
 const Config& config(const std::vector<std::string>& sets) {
     static std::vector<std::unique_ptr<Config>> keep;
@@ -612,6 +620,23 @@ TEST_F(Runtime, EachRowOfATransferSeesWritesMadeUntilItsCall) {
     ASSERT_GT(probe.post_ps[2], last_row);
     EXPECT_FALSE(probe.done[0]);  // row 0 was called before the write
     EXPECT_TRUE(probe.done[1]);   // row 63 after it
+}
+
+// A tile move's lines take their bytes in runs (Core::move), and a move that
+// fails at a line outside GM has moved the lines before it, as one line at a
+// time would (negative control: without the run's move before the error, GM's
+// last KiB stays as it was and the check fails).
+TEST_F(Runtime, AMoveThatFailsPastGmEndHasMovedTheLinesBeforeIt) {
+    Worker w(*normal_, WorkerOptions{});
+    Probe probe;
+    const uint64_t end = normal_->config().bytes("gm.size");
+    const LaunchResult r =
+        w.run(launch(&store_past_gm_end, &probe, {static_cast<int64_t>(end - 1024)}, LaunchSpec{1, 1, false}, false));
+    EXPECT_NE(r.first_error().find("write to 0x"), std::string::npos) << r.first_error();
+    EXPECT_NE(r.first_error().find("outside GM"), std::string::npos) << r.first_error();
+    std::vector<float> got(256);
+    normal_->gm_read(end - 1024, got.data(), 1024);
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<float>(i + 1)) << "element " << i;
 }
 
 TEST_F(Runtime, HostCopiesTakeNoSimulatedTimeOrBandwidth) {
