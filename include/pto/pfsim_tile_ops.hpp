@@ -490,6 +490,42 @@ PFSIM_TILE_COMPUTE D convert(S v, RoundMode mode, bool wrap) {
     }
 }
 
+// float -> bfloat16_t to nearest (ties away from zero when `away`) over dst's
+// valid region, where both tiles' rows are back to back and the tiles lie
+// apart; false (nothing done) elsewhere. kLanes columns go at a time through
+// bf16_bits_nearest's arithmetic lane by lane: the same bits.
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE bool narrow_rows_to_bf16(Dt& dst, const St& src, bool away) {
+    const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
+    if (rows <= 0 || cols < kLanes) return false;
+    const float* const in = src.data();
+    bfloat16_t* const out = dst.data();
+    const auto in_first = reinterpret_cast<uintptr_t>(in), first = reinterpret_cast<uintptr_t>(out);
+    const auto in_end = in_first + 4 * (static_cast<uint64_t>(rows - 1) * St::kRowStep + cols);
+    const auto end = first + 2 * (static_cast<uint64_t>(rows - 1) * Dt::kRowStep + cols);
+    if (first < in_end && in_first < end) return false;
+    typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
+    typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
+    static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
+    const uint32_t half_ulp = away ? 0x8000u : 0x7FFFu, ties_to_even = away ? 0u : 1u;
+    for (int r = 0; r < rows; ++r) {
+        const float* row_in = in + r * St::kRowStep;
+        bfloat16_t* row_out = out + r * Dt::kRowStep;
+        int c = 0;
+        for (; c + kLanes <= cols; c += kLanes) {
+            Bits32 x;
+            std::memcpy(&x, row_in + c, sizeof x);
+            const Bits32 rounded = (x + (half_ulp + ((x >> 16) & ties_to_even))) >> 16;
+            const Bits32 nan = ((x >> 16) & 0x8000u) | 0x7FC0u;
+            const Bits32 is_nan = (Bits32)((x & 0x7FFFFFFFu) > 0x7F800000u);  // all ones or zeros
+            const Bits16 bits = __builtin_convertvector((rounded & ~is_nan) | (nan & is_nan), Bits16);
+            std::memcpy(row_out + c, &bits, sizeof bits);
+        }
+        for (; c < cols; ++c) row_out[c].bits = bf16_bits_nearest(row_in[c], away);
+    }
+    return true;
+}
+
 template <typename Dt, typename St>
 PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sat) {
     using D = typename Dt::DType;
@@ -497,7 +533,12 @@ PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sa
     static_assert(tcvt_supported<D, S>(), "TCVT: a2a3 has no conversion between these element types");
     same_valid("TCVT", dst, src);
     const bool wrap = sat == SaturationMode::OFF;
-    for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return convert<D>(src.at(r, c), mode, wrap); });
+    bool done = false;
+    if constexpr (std::is_same_v<D, bfloat16_t> && std::is_same_v<S, float> && Dt::kColStep == 1 && St::kColStep == 1) {
+        const bool nearest = mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_ROUND;
+        done = nearest && narrow_rows_to_bf16(dst, src, mode == RoundMode::CAST_ROUND);
+    }
+    if (!done) for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return convert<D>(src.at(r, c), mode, wrap); });
     pfsim::current_core().vector(Dt::kBytes + St::kBytes);
 }
 }  // namespace detail
