@@ -490,40 +490,64 @@ PFSIM_TILE_COMPUTE D convert(S v, RoundMode mode, bool wrap) {
     }
 }
 
-// float -> bfloat16_t to nearest (ties away from zero when `away`) over dst's
-// valid region, where both tiles' rows are back to back and the tiles lie
-// apart; false (nothing done) elsewhere. kLanes columns go at a time through
-// bf16_bits_nearest's arithmetic lane by lane: the same bits.
+// Whether dst's and src's valid regions, their rows back to back (kColStep 1),
+// lie apart in memory; false for an empty region. Finds src's place first, as at() would.
 template <typename Dt, typename St>
-PFSIM_TILE_COMPUTE bool narrow_rows_to_bf16(Dt& dst, const St& src, bool away) {
+PFSIM_TILE_COMPUTE bool rows_apart(Dt& dst, const St& src) {
     const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
-    if (rows <= 0 || cols < kLanes) return false;
-    const float* const in = src.data();
-    bfloat16_t* const out = dst.data();
-    const auto in_first = reinterpret_cast<uintptr_t>(in), first = reinterpret_cast<uintptr_t>(out);
-    const auto in_end = in_first + 4 * (static_cast<uint64_t>(rows - 1) * St::kRowStep + cols);
-    const auto end = first + 2 * (static_cast<uint64_t>(rows - 1) * Dt::kRowStep + cols);
-    if (first < in_end && in_first < end) return false;
-    typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
-    typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
-    static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
+    if (rows <= 0 || cols <= 0) return false;
+    using D = typename Dt::DType;
+    using S = typename St::DType;
+    const auto in_first = reinterpret_cast<uintptr_t>(src.data()), first = reinterpret_cast<uintptr_t>(dst.data());
+    const auto in_end = in_first + sizeof(S) * (static_cast<uint64_t>(rows - 1) * St::kRowStep + cols);
+    const auto end = first + sizeof(D) * (static_cast<uint64_t>(rows - 1) * Dt::kRowStep + cols);
+    return end <= in_first || in_end <= first;
+}
+
+typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
+typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
+static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
+
+// float -> bfloat16_t to nearest (ties away from zero when `away`) over dst's
+// valid region, where rows_apart: kLanes columns at a time through
+// bf16_bits_nearest's arithmetic lane by lane, the same bits.
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE void narrow_rows_to_bf16(Dt& dst, const St& src, bool away) {
     const uint32_t half_ulp = away ? 0x8000u : 0x7FFFu, ties_to_even = away ? 0u : 1u;
-    for (int r = 0; r < rows; ++r) {
-        const float* row_in = in + r * St::kRowStep;
-        bfloat16_t* row_out = out + r * Dt::kRowStep;
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        const float* in = src.data() + r * St::kRowStep;
+        bfloat16_t* out = dst.data() + r * Dt::kRowStep;
         int c = 0;
-        for (; c + kLanes <= cols; c += kLanes) {
+        for (; c + kLanes <= dst.GetValidCol(); c += kLanes) {
             Bits32 x;
-            std::memcpy(&x, row_in + c, sizeof x);
+            std::memcpy(&x, in + c, sizeof x);
             const Bits32 rounded = (x + (half_ulp + ((x >> 16) & ties_to_even))) >> 16;
             const Bits32 nan = ((x >> 16) & 0x8000u) | 0x7FC0u;
             const Bits32 is_nan = (Bits32)((x & 0x7FFFFFFFu) > 0x7F800000u);  // all ones or zeros
             const Bits16 bits = __builtin_convertvector((rounded & ~is_nan) | (nan & is_nan), Bits16);
-            std::memcpy(row_out + c, &bits, sizeof bits);
+            std::memcpy(out + c, &bits, sizeof bits);
         }
-        for (; c < cols; ++c) row_out[c].bits = bf16_bits_nearest(row_in[c], away);
+        for (; c < dst.GetValidCol(); ++c) out[c].bits = bf16_bits_nearest(in[c], away);
     }
-    return true;
+}
+
+// bfloat16_t -> float over dst's valid region, where rows_apart: kLanes columns
+// at a time, each bfloat16_t's 16 bits moved to the top of 32 (what its
+// conversion to float does).
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE void widen_rows_from_bf16(Dt& dst, const St& src) {
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        const bfloat16_t* in = src.data() + r * St::kRowStep;
+        float* out = dst.data() + r * Dt::kRowStep;
+        int c = 0;
+        for (; c + kLanes <= dst.GetValidCol(); c += kLanes) {
+            Bits16 x;
+            std::memcpy(&x, in + c, sizeof x);
+            const Bits32 bits = __builtin_convertvector(x, Bits32) << 16;
+            std::memcpy(out + c, &bits, sizeof bits);
+        }
+        for (; c < dst.GetValidCol(); ++c) out[c] = static_cast<float>(in[c]);
+    }
 }
 
 template <typename Dt, typename St>
@@ -534,9 +558,14 @@ PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sa
     same_valid("TCVT", dst, src);
     const bool wrap = sat == SaturationMode::OFF;
     bool done = false;
-    if constexpr (std::is_same_v<D, bfloat16_t> && std::is_same_v<S, float> && Dt::kColStep == 1 && St::kColStep == 1) {
+    if constexpr (Dt::kColStep == 1 && St::kColStep == 1 && std::is_same_v<D, bfloat16_t> && std::is_same_v<S, float>) {
         const bool nearest = mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_ROUND;
-        done = nearest && narrow_rows_to_bf16(dst, src, mode == RoundMode::CAST_ROUND);
+        done = nearest && rows_apart(dst, src);
+        if (done) narrow_rows_to_bf16(dst, src, mode == RoundMode::CAST_ROUND);
+    } else if constexpr (Dt::kColStep == 1 && St::kColStep == 1 && std::is_same_v<D, float> &&
+                         std::is_same_v<S, bfloat16_t>) {
+        done = rows_apart(dst, src);
+        if (done) widen_rows_from_bf16(dst, src);
     }
     if (!done) for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return convert<D>(src.at(r, c), mode, wrap); });
     pfsim::current_core().vector(Dt::kBytes + St::kBytes);
