@@ -508,46 +508,51 @@ typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_
 typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
 static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
 
-// float -> bfloat16_t to nearest (ties away from zero when `away`) over dst's
-// valid region, where rows_apart: kLanes columns at a time through
-// bf16_bits_nearest's arithmetic lane by lane, the same bits.
+// dst(r, c) from src(r, c) over dst's valid region, where rows_apart: `lanes(in, out)`
+// converts kLanes elements at a time, `one(in, out)` the rest of each row.
+template <typename Dt, typename St, typename Lanes, typename One>
+PFSIM_TILE_COMPUTE void convert_rows(Dt& dst, const St& src, Lanes lanes, One one) {
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        const typename St::DType* in = src.data() + r * St::kRowStep;
+        typename Dt::DType* out = dst.data() + r * Dt::kRowStep;
+        int c = 0;
+        for (; c + kLanes <= dst.GetValidCol(); c += kLanes) lanes(in + c, out + c);
+        for (; c < dst.GetValidCol(); ++c) one(in + c, out + c);
+    }
+}
+
+// float -> bfloat16_t to nearest (ties away from zero when `away`), where
+// rows_apart: bf16_bits_nearest's arithmetic lane by lane, the same bits.
 template <typename Dt, typename St>
 PFSIM_TILE_COMPUTE void narrow_rows_to_bf16(Dt& dst, const St& src, bool away) {
     const uint32_t half_ulp = away ? 0x8000u : 0x7FFFu, ties_to_even = away ? 0u : 1u;
-    for (int r = 0; r < dst.GetValidRow(); ++r) {
-        const float* in = src.data() + r * St::kRowStep;
-        bfloat16_t* out = dst.data() + r * Dt::kRowStep;
-        int c = 0;
-        for (; c + kLanes <= dst.GetValidCol(); c += kLanes) {
+    convert_rows(
+        dst, src,
+        [&](const float* in, bfloat16_t* out) PFSIM_TILE_COMPUTE {
             Bits32 x;
-            std::memcpy(&x, in + c, sizeof x);
+            std::memcpy(&x, in, sizeof x);
             const Bits32 rounded = (x + (half_ulp + ((x >> 16) & ties_to_even))) >> 16;
             const Bits32 nan = ((x >> 16) & 0x8000u) | 0x7FC0u;
             const Bits32 is_nan = (Bits32)((x & 0x7FFFFFFFu) > 0x7F800000u);  // all ones or zeros
             const Bits16 bits = __builtin_convertvector((rounded & ~is_nan) | (nan & is_nan), Bits16);
-            std::memcpy(out + c, &bits, sizeof bits);
-        }
-        for (; c < dst.GetValidCol(); ++c) out[c].bits = bf16_bits_nearest(in[c], away);
-    }
+            std::memcpy(out, &bits, sizeof bits);
+        },
+        [&](const float* in, bfloat16_t* out) PFSIM_TILE_COMPUTE { out->bits = bf16_bits_nearest(*in, away); });
 }
 
-// bfloat16_t -> float over dst's valid region, where rows_apart: kLanes columns
-// at a time, each bfloat16_t's 16 bits moved to the top of 32 (what its
-// conversion to float does).
+// bfloat16_t -> float, where rows_apart: each bfloat16_t's 16 bits moved to the
+// top of 32 (what its conversion to float does).
 template <typename Dt, typename St>
 PFSIM_TILE_COMPUTE void widen_rows_from_bf16(Dt& dst, const St& src) {
-    for (int r = 0; r < dst.GetValidRow(); ++r) {
-        const bfloat16_t* in = src.data() + r * St::kRowStep;
-        float* out = dst.data() + r * Dt::kRowStep;
-        int c = 0;
-        for (; c + kLanes <= dst.GetValidCol(); c += kLanes) {
+    convert_rows(
+        dst, src,
+        [](const bfloat16_t* in, float* out) PFSIM_TILE_COMPUTE {
             Bits16 x;
-            std::memcpy(&x, in + c, sizeof x);
+            std::memcpy(&x, in, sizeof x);
             const Bits32 bits = __builtin_convertvector(x, Bits32) << 16;
-            std::memcpy(out + c, &bits, sizeof bits);
-        }
-        for (; c < dst.GetValidCol(); ++c) out[c] = static_cast<float>(in[c]);
-    }
+            std::memcpy(out, &bits, sizeof bits);
+        },
+        [](const bfloat16_t* in, float* out) PFSIM_TILE_COMPUTE { *out = static_cast<float>(*in); });
 }
 
 template <typename Dt, typename St>
