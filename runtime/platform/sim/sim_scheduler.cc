@@ -297,8 +297,8 @@ void SimPlatform::scheduler() {
             }
             // Read once: a slab its kernel wrote goes back to the host. One left as
             // add_task zeroed it (no condition, no error: every kernel that registers
-            // nothing) reads from the host's shared zero page and holds no memory:
-            // no madvise per block then.
+            // nothing) was only read: on a fresh die the host's shared zero page, no
+            // memory (GM reused from an earlier run keeps what it held). No madvise then.
             if (head[0] || head[1]) gm_release(slab, sizeof(rt::DeferredCompletionSlab));
             if (error) {
                 latch(error, t, "the kernel wrote it into its completion slab");
