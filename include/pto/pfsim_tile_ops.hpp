@@ -490,6 +490,71 @@ PFSIM_TILE_COMPUTE D convert(S v, RoundMode mode, bool wrap) {
     }
 }
 
+// Whether dst's and src's valid regions, their rows back to back (kColStep 1),
+// lie apart in memory; false for an empty region. Finds src's place first, as at() would.
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE bool rows_apart(Dt& dst, const St& src) {
+    const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
+    if (rows <= 0 || cols <= 0) return false;
+    using D = typename Dt::DType;
+    using S = typename St::DType;
+    const auto in_first = reinterpret_cast<uintptr_t>(src.data()), first = reinterpret_cast<uintptr_t>(dst.data());
+    const auto in_end = in_first + sizeof(S) * (static_cast<uint64_t>(rows - 1) * St::kRowStep + cols);
+    const auto end = first + sizeof(D) * (static_cast<uint64_t>(rows - 1) * Dt::kRowStep + cols);
+    return end <= in_first || in_end <= first;
+}
+
+typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
+typedef uint16_t Bits16 __attribute__((vector_size(2 * kLanes), aligned(2), may_alias));
+static_assert(sizeof(bfloat16_t) == 2, "a bfloat16_t is its 16 bits");
+
+// dst(r, c) from src(r, c) over dst's valid region, where rows_apart: `lanes(in, out)`
+// converts kLanes elements at a time, `one(in, out)` the rest of each row.
+template <typename Dt, typename St, typename Lanes, typename One>
+PFSIM_TILE_COMPUTE void convert_rows(Dt& dst, const St& src, Lanes lanes, One one) {
+    for (int r = 0; r < dst.GetValidRow(); ++r) {
+        const typename St::DType* in = src.data() + r * St::kRowStep;
+        typename Dt::DType* out = dst.data() + r * Dt::kRowStep;
+        int c = 0;
+        for (; c + kLanes <= dst.GetValidCol(); c += kLanes) lanes(in + c, out + c);
+        for (; c < dst.GetValidCol(); ++c) one(in + c, out + c);
+    }
+}
+
+// float -> bfloat16_t to nearest (ties away from zero when `away`), where
+// rows_apart: bf16_bits_nearest's arithmetic lane by lane, the same bits.
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE void narrow_rows_to_bf16(Dt& dst, const St& src, bool away) {
+    const uint32_t half_ulp = away ? 0x8000u : 0x7FFFu, ties_to_even = away ? 0u : 1u;
+    convert_rows(
+        dst, src,
+        [&](const float* in, bfloat16_t* out) PFSIM_TILE_COMPUTE {
+            Bits32 x;
+            std::memcpy(&x, in, sizeof x);
+            const Bits32 rounded = (x + (half_ulp + ((x >> 16) & ties_to_even))) >> 16;
+            const Bits32 nan = ((x >> 16) & 0x8000u) | 0x7FC0u;
+            const Bits32 is_nan = (Bits32)((x & 0x7FFFFFFFu) > 0x7F800000u);  // all ones or zeros
+            const Bits16 bits = __builtin_convertvector((rounded & ~is_nan) | (nan & is_nan), Bits16);
+            std::memcpy(out, &bits, sizeof bits);
+        },
+        [&](const float* in, bfloat16_t* out) PFSIM_TILE_COMPUTE { out->bits = bf16_bits_nearest(*in, away); });
+}
+
+// bfloat16_t -> float, where rows_apart: each bfloat16_t's 16 bits moved to the
+// top of 32 (what its conversion to float does).
+template <typename Dt, typename St>
+PFSIM_TILE_COMPUTE void widen_rows_from_bf16(Dt& dst, const St& src) {
+    convert_rows(
+        dst, src,
+        [](const bfloat16_t* in, float* out) PFSIM_TILE_COMPUTE {
+            Bits16 x;
+            std::memcpy(&x, in, sizeof x);
+            const Bits32 bits = __builtin_convertvector(x, Bits32) << 16;
+            std::memcpy(out, &bits, sizeof bits);
+        },
+        [](const bfloat16_t* in, float* out) PFSIM_TILE_COMPUTE { *out = static_cast<float>(*in); });
+}
+
 template <typename Dt, typename St>
 PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sat) {
     using D = typename Dt::DType;
@@ -497,7 +562,17 @@ PFSIM_TILE_COMPUTE void tcvt(Dt& dst, St& src, RoundMode mode, SaturationMode sa
     static_assert(tcvt_supported<D, S>(), "TCVT: a2a3 has no conversion between these element types");
     same_valid("TCVT", dst, src);
     const bool wrap = sat == SaturationMode::OFF;
-    for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return convert<D>(src.at(r, c), mode, wrap); });
+    bool done = false;
+    if constexpr (Dt::kColStep == 1 && St::kColStep == 1 && std::is_same_v<D, bfloat16_t> && std::is_same_v<S, float>) {
+        const bool nearest = mode == RoundMode::CAST_RINT || mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_ROUND;
+        done = nearest && rows_apart(dst, src);
+        if (done) narrow_rows_to_bf16(dst, src, mode == RoundMode::CAST_ROUND);
+    } else if constexpr (Dt::kColStep == 1 && St::kColStep == 1 && std::is_same_v<D, float> &&
+                         std::is_same_v<S, bfloat16_t>) {
+        done = rows_apart(dst, src);
+        if (done) widen_rows_from_bf16(dst, src);
+    }
+    if (!done) for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return convert<D>(src.at(r, c), mode, wrap); });
     pfsim::current_core().vector(Dt::kBytes + St::kBytes);
 }
 }  // namespace detail

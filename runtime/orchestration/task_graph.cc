@@ -100,9 +100,8 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     std::copy(kernel, kernel + 3, task.kernel);
     task.scope_depth = static_cast<uint32_t>(scopes_.size());
     task.site = site.str();
-    const std::string name = task.name();
     auto invalid = [&](int code, const std::string& why) {
-        report_fatal(code, site, name + ": " + why);
+        report_fatal(code, site, task.name() + ": " + why);
         return TaskOutputTensors{};
     };
     // Everything is checked before the graph changes.
@@ -153,19 +152,31 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     // A slot in the task window of the scope depth's ring.
     const uint32_t ring_id = ring_of_scope();
     Ring& ring = rings_[ring_id];
-    const std::string ring_name = "ring " + std::to_string(ring_id);
-    const std::string waiting = name + " at " + task.site + ", waiting for " + ring_name + " to give back";
+    // The messages' parts, built only for a message (a Waiter of two pointers
+    // allocates nothing).
+    const auto ring_name = [&] { return "ring " + std::to_string(ring_id); };
+    const struct {
+        const GraphTask& task;
+        uint32_t ring;
+    } who{task, ring_id};
+    auto waiting = [&who](const char* what) -> Waiter {
+        return [&who, what] {
+            return who.task.name() + " at " + who.task.site + ", waiting for ring " + std::to_string(who.ring) +
+                   " to give back " + what;
+        };
+    };
     const uint64_t window = ring_size(ring_sizes_.task_window, ring_id, PTO2_TASK_WINDOW_SIZE);
-    const std::string window_name =
-        "the task window of " + ring_name + " (runtime_env.ring_task_window = " + std::to_string(window) + ")";
+    const auto window_name = [&] {
+        return "the task window of " + ring_name() + " (runtime_env.ring_task_window = " + std::to_string(window) + ")";
+    };
     if (scope_tasks_.back().size() + 1 >= window) {
         return invalid(PTO2_ERROR_SCOPE_DEADLOCK, "its scope already holds " +
                                                       std::to_string(scope_tasks_.back().size()) + " tasks, all " +
-                                                      window_name + " can hold while the scope is open");
+                                                      window_name() + " can hold while the scope is open");
     }
     while (ring.tasks.size() + 1 >= window + ring.alive) {
-        if (!consume_head(ring, waiting + " a task slot")) {
-            return invalid(PTO2_ERROR_FLOW_CONTROL_DEADLOCK, window_name + " is full and " + stuck_head(ring));
+        if (!consume_head(ring, waiting("a task slot"))) {
+            return invalid(PTO2_ERROR_FLOW_CONTROL_DEADLOCK, window_name() + " is full and " + stuck_head(ring));
         }
     }
     // Outputs from the heap ring, in argument order.
@@ -271,17 +282,18 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     retained.erase(std::remove_if(retained.begin(), retained.end(), [&](uint32_t p) { return !live(p); }),
                    retained.end());
     const uint64_t pool = ring_size(ring_sizes_.dep_pool, ring_id, PTO2_DEP_LIST_POOL_SIZE);
-    const std::string pool_name =
-        ring_name + "'s dependency pool (runtime_env.ring_dep_pool = " + std::to_string(pool) + " entries)";
+    const auto pool_name = [&] {
+        return ring_name() + "'s dependency pool (runtime_env.ring_dep_pool = " + std::to_string(pool) + " entries)";
+    };
     const uint64_t spill = fanin.size() > PTO2_FANIN_INLINE_CAP ? fanin.size() - PTO2_FANIN_INLINE_CAP : 0;
     if (spill > pool) {
         return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(fanin.size()) +
                                                          " dependencies: more than the 64 inline fanin slots and " +
-                                                         pool_name + " hold");
+                                                         pool_name() + " hold");
     }
     while (ring.fanin_used + spill > pool) {
-        if (!consume_head(ring, waiting + " fanin entries")) {
-            return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(fanin.size()) + " dependencies: " + pool_name +
+        if (!consume_head(ring, waiting("fanin entries"))) {
+            return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(fanin.size()) + " dependencies: " + pool_name() +
                                                              " cannot give back the " + std::to_string(spill) +
                                                              " fanin entries beyond the 64 inline: " + stuck_head(ring));
         }
@@ -295,7 +307,7 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
     const uint64_t need = static_cast<uint64_t>(std::count_if(task.deps.begin(), task.deps.end(), live));
     if (links && need > pool) {
         return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(need) + " dependencies on running producers: " +
-                                                         "more fanout links than " + pool_name + " holds");
+                                                         "more fanout links than " + pool_name() + " holds");
     }
     for (uint32_t seen = ring.alive; links && pool - (ring.fanout_top - ring.fanout_tail) < need;) {
         if (seen > 0 && seen >= ring.fanout_reclaimed + 64) {
@@ -303,8 +315,8 @@ TaskOutputTensors TaskGraph::submit(TaskShape shape, const int32_t kernel[3], co
             ring.fanout_reclaimed = seen;
             continue;
         }
-        if (!consume_head(ring, waiting + " fanout links")) {
-            return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(need) + " dependencies: " + pool_name +
+        if (!consume_head(ring, waiting("fanout links"))) {
+            return invalid(PTO2_ERROR_DEP_POOL_OVERFLOW, std::to_string(need) + " dependencies: " + pool_name() +
                                                              " cannot give back the fanout links they need: " +
                                                              stuck_head(ring));
         }
@@ -463,7 +475,7 @@ void TaskGraph::register_access(TensorMap& map, uint64_t base, uint64_t begin, u
     entries.push_back({begin, end, task, task, tensor});
 }
 
-uint64_t TaskGraph::end_of(uint32_t t, const std::string& what) {
+uint64_t TaskGraph::end_of(uint32_t t, const Waiter& what) {
     const bool cached = t >= end_ps_.first();
     if (cached) {
         while (end_ps_.size() < tasks_.size()) end_ps_.push_back(kOpen);
@@ -472,13 +484,13 @@ uint64_t TaskGraph::end_of(uint32_t t, const std::string& what) {
     hand_over();
     uint64_t end_ps = 0;
     if (!live_.wait_task(t, &end_ps)) {
-        throw OrchestrationStalled(what + " waits for " + tasks_[t].name() + " (submitted at " + tasks_[t].site +
+        throw OrchestrationStalled(what() + " waits for " + tasks_[t].name() + " (submitted at " + tasks_[t].site +
                                    "), which can never complete");
     }
     return cached ? end_ps_[t] = end_ps : end_ps;
 }
 
-void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const std::string& what) {
+void TaskGraph::wait_for(const std::vector<uint32_t>& tasks, const Waiter& what) {
     for (uint32_t t : tasks) orch_ps_ = std::max(orch_ps_, end_of(t, what));
 }
 
@@ -510,7 +522,7 @@ void TaskGraph::write_scope_stats(const std::string& path, const std::vector<Sco
     if (!file) throw std::runtime_error(path + ": cannot write the scope statistics");
 }
 
-bool TaskGraph::consume_head(Ring& ring, const std::string& what) {
+bool TaskGraph::consume_head(Ring& ring, const Waiter& what) {
     if (ring.alive == ring.tasks.size()) return false;
     const uint32_t head = ring.tasks[ring.alive];
     const Slot& slot = slots_[head];
@@ -546,7 +558,7 @@ uint64_t TaskGraph::get_tensor_data(const ChipTensor& t, uint32_t ndims, const u
     }
     const uint64_t size = element_size(t.dtype);
     const uint64_t begin = gm - memory_.gm_of(t.buffer.addr, 1);
-    wait_for(hazards(t, begin, begin + size, false), "get_tensor_data at " + site.str());
+    wait_for(hazards(t, begin, begin + size, false), [&] { return "get_tensor_data at " + site.str(); });
     orch_ps_ += costs_.tensor_data_ps;
     uint64_t bits = 0;
     memory_.read(gm, &bits, size);
@@ -563,7 +575,7 @@ void TaskGraph::set_tensor_data(const ChipTensor& t, uint32_t ndims, const uint3
     }
     const uint64_t size = element_size(t.dtype);
     const uint64_t begin = gm - memory_.gm_of(t.buffer.addr, 1);
-    wait_for(hazards(t, begin, begin + size, true), "set_tensor_data at " + site.str());
+    wait_for(hazards(t, begin, begin + size, true), [&] { return "set_tensor_data at " + site.str(); });
     orch_ps_ += costs_.tensor_data_ps;
     memory_.write(gm, &bits, size);
 }

@@ -279,12 +279,15 @@ private:
     // The tasks an access to byte [begin, end) of buffer `base` waits for: its
     // creator and producers, and, for a write, the readers after them.
     std::vector<uint32_t> hazards(const ChipTensor& t, uint64_t begin, uint64_t end, bool write) const;
+    // Who waits, for a stall's message: called only when the wait fails (a
+    // submission's waits are per task; their text is not built unless needed).
+    using Waiter = std::function<std::string()>;
     // Runs the simulation until `tasks` completed; the orchestrator's clock
-    // moves to the last end. Throws OrchestrationStalled naming `what`.
-    void wait_for(const std::vector<uint32_t>& tasks, const std::string& what);
+    // moves to the last end. Throws OrchestrationStalled naming `what()`.
+    void wait_for(const std::vector<uint32_t>& tasks, const Waiter& what);
     // When task t completed (from the graph's start), running the simulation
-    // until it did; throws OrchestrationStalled naming `what`.
-    uint64_t end_of(uint32_t t, const std::string& what);
+    // until it did; throws OrchestrationStalled naming `what()`.
+    uint64_t end_of(uint32_t t, const Waiter& what);
 
     // A task's place in its scope-depth ring.
     struct Slot {
@@ -312,7 +315,7 @@ private:
     // Waits until the oldest unconsumed task of `ring` is consumed (the
     // orchestrator's clock moves there); false when it never can be: there is
     // none, or its scope is still open.
-    bool consume_head(Ring& ring, const std::string& what);
+    bool consume_head(Ring& ring, const Waiter& what);
     // Why `ring` cannot consume more: "its oldest ... " for a fatal message.
     std::string stuck_head(const Ring& ring) const;
     void record_scope(bool begin);  // the innermost open scope's boundary

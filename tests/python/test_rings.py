@@ -119,3 +119,21 @@ def test_dependencies_on_running_producers_take_fanout_links(rings):
 def test_sizes_simpler_rejects_are_rejected_by_name(rings, sizes, message):
     with pytest.raises(ValueError, match=message):
         rings(0, 1, **sizes)
+
+
+def test_a_slot_that_never_comes_back_names_the_waiting_task_and_the_one_it_waits_for():
+    # Window 4 on ring 1: the fourth task waits for the first to be given back;
+    # the first holds its core 2 ms, past orch.time_limit (50 us), so it never
+    # completes and the wait stalls, named by both tasks and their lines.
+    with pfsim.Worker(set={"orch.time_limit": "50 us"}) as worker:
+        handle = worker.register(pfsim.Callable.from_dict({
+            "orchestration": {"source": "kernels/orchestration/ring_window_orch.cpp"},
+            "incores": [{"func_id": 0, "source": "kernels/aiv/kernel_stamp.cpp", "core_type": "aiv"}],
+        }, HERE))
+        out = torch.zeros(4 * 8, dtype=torch.int64)
+        with pytest.raises(Exception, match=r"task 3 \(aiv, func 0\) at ring_window_orch.cpp:\d+, waiting for ring 1 to "
+                                            r"give back a task slot waits for task 0 \(aiv, func 0\) \(submitted at "
+                                            r"ring_window_orch.cpp:\d+\), which can never complete"):
+            worker.run(handle, [out, 0, 4, 100000], ring_task_window=[0, 4, 0, 0])
+        # Negative control: a first task that completes (0.2 us) gives its slot back.
+        worker.run(handle, [out, 0, 4, 10], ring_task_window=[0, 4, 0, 0])

@@ -295,7 +295,11 @@ void SimPlatform::scheduler() {
                 gm_read(slab + offsetof(rt::DeferredCompletionSlab, entries), entries.data(),
                         entries.size() * sizeof(rt::DeferredCompletionEntry));
             }
-            gm_release(slab, sizeof(rt::DeferredCompletionSlab));  // read once: its host memory goes back
+            // Read once: a slab its kernel wrote goes back to the host. One left as
+            // add_task zeroed it (no condition, no error: every kernel that registers
+            // nothing) was only read: on a fresh die the host's shared zero page, no
+            // memory (GM reused from an earlier run keeps what it held). No madvise then.
+            if (head[0] || head[1]) gm_release(slab, sizeof(rt::DeferredCompletionSlab));
             if (error) {
                 latch(error, t, "the kernel wrote it into its completion slab");
             } else if (head[0] > rt::MAX_COMPLETIONS_PER_TASK) {
