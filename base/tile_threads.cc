@@ -39,7 +39,7 @@ void pause() {
 // a few microseconds apart), and how many pieces a job is cut into at most (the
 // calling thread never waits for a helper that has not joined; at the end it
 // waits for the helper's last piece at most).
-constexpr auto kSpin = std::chrono::microseconds(50);
+constexpr auto kSpin = std::chrono::microseconds(10);
 constexpr int kMaxPieces = 8;
 
 // The helper thread and its one job. Kernels run on one host thread (SystemC's
