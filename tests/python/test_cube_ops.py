@@ -32,20 +32,22 @@ def cube(typed_kernels):
     return lambda dtype, m=M, n=N: (worker, handle, VARIANTS.index((dtype, m, n)))
 
 
+def _operands(dtype, m, n, g):
+    """Random a (m x K), b (K x n), bias (n) and c_in (m x n) for a matmul of `dtype` operands."""
+    if dtype == torch.int8:
+        return (torch.randint(-128, 128, (m, K), generator=g, dtype=torch.int8),
+                torch.randint(-128, 128, (K, n), generator=g, dtype=torch.int8),
+                torch.randint(-1000, 1000, (n,), generator=g, dtype=torch.int32),
+                torch.randint(-1000, 1000, (m, n), generator=g, dtype=torch.int32))
+    a, b = torch.randn(m, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
+    return a, b, torch.randn(n, generator=g), torch.randn(m, n, generator=g)
+
+
 @pytest.mark.parametrize("dtype", list(TYPES), ids=lambda d: str(d).split(".")[-1])
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
 def test_matmul_matches_torch(cube, dtype, form):
     worker, handle, variant = cube(dtype)
-    g = torch.Generator().manual_seed(3)
-    acc = TYPES[dtype][2]
-    if dtype == torch.int8:
-        a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8)
-        b = torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int8)
-        bias = torch.randint(-1000, 1000, (N,), generator=g, dtype=torch.int32)
-        c_in = torch.randint(-1000, 1000, (M, N), generator=g, dtype=torch.int32)
-    else:
-        a, b = torch.randn(M, K, generator=g).to(dtype), torch.randn(K, N, generator=g).to(dtype)
-        bias, c_in = torch.randn(N, generator=g), torch.randn(M, N, generator=g)
+    a, b, bias, c_in = _operands(dtype, M, N, torch.Generator().manual_seed(3))
     c = c_in.clone()
     op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
     worker.run(handle, [a, b, bias, c, op, variant])
@@ -184,18 +186,10 @@ def cube_by_threads(tmp_path_factory):
 def test_matmul_on_two_threads_is_one_threads_bit_for_bit(cube_by_threads, dtype, form, m, n):
     """Rows summed on the helper thread give the bytes and the simulated time one thread gives, on
     products below, at and above kMatmulShareMacs, odd row counts included; the shared products equal
-    the k-order sum too. Negative control: a helper that skips the last row of each piece it takes, or
+    the k-order sum too. Negative control: a helper that skips the last block of each piece it takes, or
     starts its pieces one row late, fails it."""
     assert (m * n * K >= SHARE_MACS) == ((m, n) != (31, 64))
-    g = torch.Generator().manual_seed(m * n)
-    if dtype == torch.int8:
-        a = torch.randint(-128, 128, (m, K), generator=g, dtype=torch.int8)
-        b = torch.randint(-128, 128, (K, n), generator=g, dtype=torch.int8)
-        bias = torch.randint(-1000, 1000, (n,), generator=g, dtype=torch.int32)
-        c_in = torch.randint(-1000, 1000, (m, n), generator=g, dtype=torch.int32)
-    else:
-        a, b = torch.randn(m, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
-        bias, c_in = torch.randn(n, generator=g), torch.randn(m, n, generator=g)
+    a, b, bias, c_in = _operands(dtype, m, n, torch.Generator().manual_seed(m * n))
     op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
     variant = SHARE_VARIANTS.index((dtype, m, n))
     results = {}

@@ -2,6 +2,7 @@
 model header: a kernel cannot reach into the model's folders."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -91,3 +92,14 @@ def test_what_the_helper_thread_runs_is_uninstrumented(tmp_path):
     assert entered >= 3 * 4, entered  # the row lambdas and their call_rows of four types and four forms
     assert any("sum_columns" in c for c in calls), calls
     assert not [c for c in calls if "__tsan" in c], sorted(set(c for c in calls if "__tsan" in c))
+
+
+def test_a_bad_tile_thread_count_is_refused_naming_the_variable():
+    """PFSIM_TILE_THREADS is 1 or 2; anything else stops a command before any work: exit 2, the
+    variable named on stderr, nothing on stdout. Control: the same command with 1 and 2 succeeds."""
+    for value, status in [("3", 2), ("two", 2), ("0", 2), ("1", 0), ("2", 0)]:
+        done = subprocess.run([pfsim.find_binary(), "config", "--json"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PFSIM_TILE_THREADS": value})
+        assert done.returncode == status, (value, done.stderr)
+        if status:
+            assert "PFSIM_TILE_THREADS='" + value + "'" in done.stderr and done.stdout == "", (value, done)
