@@ -727,8 +727,8 @@ PFSIM_TILE_COMPUTE inline void widen_row(compute_t<T>* dst, const T* src, int co
 }
 
 // A product of at least this many multiply-adds sums its rows on two host threads
-// (pfsim::on_two_threads) where the process has a helper thread: below it, handing
-// half the rows over costs more than it saves (docs/performance.md).
+// (pfsim::on_two_threads) where the process has a helper thread: a hand-over costs a
+// few microseconds, a product of this size 10-20 (docs/performance.md).
 constexpr uint64_t kMatmulShareMacs = 1 << 17;
 
 // on_two_threads' call of a piece of `rows`, a matmul's sum_rows.
