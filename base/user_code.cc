@@ -42,7 +42,6 @@ struct Frame {
 };
 
 constexpr int kFaults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-constexpr int kTimerSignal = SIGALRM;
 
 // Guarded calls in progress, one per SystemC process at most (kernels on the
 // cores' coroutines, an orchestration or golden on sc_main's stack). Read by the
@@ -154,7 +153,7 @@ void install() {
         for (int sig : kFaults) sigaction(sig, &sa, nullptr);
         sa.sa_sigaction = on_timer;
         sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-        sigaction(kTimerSignal, &sa, nullptr);
+        sigaction(kTimeLimitSignal, &sa, nullptr);
     });
 }
 
@@ -239,7 +238,7 @@ void arm_time_limit() {
     if (seconds <= 0) return;
     sigevent ev{};
     ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = kTimerSignal;
+    ev.sigev_signo = kTimeLimitSignal;
     ev.sigev_notify_thread_id = g_thread;
     if (timer_create(CLOCK_MONOTONIC, &ev, &g_timer) != 0) throw std::runtime_error("cannot create the host-time timer");
     itimerspec spec{};

@@ -23,6 +23,7 @@
 // not caught here: they leave `call` as usual.
 #pragma once
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -61,6 +62,11 @@ public:
     TimeLimit& operator=(const TimeLimit&) = delete;
 };
 bool time_limit_passed();
+// The signal that stops a guarded call at the limit, sent to the thread that runs
+// guarded calls. Code that must not be left midway by a siglongjmp (another thread
+// still using its stack: pfsim::on_two_threads) blocks it for a while; a stop due
+// meanwhile comes when it is unblocked, by the next tick or the core's own check.
+constexpr int kTimeLimitSignal = SIGALRM;
 // "the host-time limit (orch.host_time_limit = 2 s)": what the active TimeLimit was given.
 std::string time_limit_text();
 

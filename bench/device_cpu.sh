@@ -7,7 +7,9 @@
 #   machine's speed drifts within minutes), after one untimed run of each that fills
 #   its compile cache. Prints a line a run pair: the case, the build, the device
 #   processes' task-clock in ms (off, on: `perf stat -e task-clock`, CPU time, which
-#   a shared machine's load moves less than wall time) and peak RSS in MiB (GNU time),
+#   a shared machine's load moves less than wall time), each run's wall in ms (the
+#   harness's pfsim_wall_off_s / _on_s, a Worker.run's), the device processes' wall
+#   (perf's duration_time: their whole life) and peak RSS in MiB (GNU time),
 #   the whole `pfsim test`'s user + sys CPU, then each case's limit (the lowest of
 #   three). PFSIM_PYTHON picks the python3 that has torch, as for `pfsim test`.
 #   DEVICE_CPU_CASES=paged measures simpler's paged_attention Case1 (65,536 tasks) instead.
@@ -29,7 +31,7 @@ cp -r "$simpler" "$work/simpler"
 cat >"$work/wrap" <<'EOF'
 #!/bin/bash
 [ "$1" = device ] && exec /usr/bin/time -f %M -o "$DEVICE_CPU_OUT-rss.$$" \
-    perf stat -e task-clock -x, -o "$DEVICE_CPU_OUT.$$" -- "$DEVICE_CPU_REAL" "$@"
+    perf stat -e task-clock,duration_time -x, -o "$DEVICE_CPU_OUT.$$" -- "$DEVICE_CPU_REAL" "$@"
 exec "$DEVICE_CPU_REAL" "$@"
 EOF
 chmod +x "$work/wrap"
@@ -45,11 +47,13 @@ run() {  # ROUND BUILD_INDEX FILE CLASS CASE: one `pfsim test`, a line of its de
     rm -f "$out".* "$out"-rss.*
     (cd "$work/simpler/$(dirname "$3")" && PFSIM_CACHE_DIR=$work/cache$2 PFSIM_BINARY=$work/wrap DEVICE_CPU_REAL=$b \
         DEVICE_CPU_OUT=$out /usr/bin/time -f '%U %S' -o "$work/total" "$b" test "$(basename "$3")" --case "$4::$5" \
-        --manual include -q -p no:cacheprovider >"$work/log" 2>&1) ||
+        --manual include -q -p no:cacheprovider --junitxml="$work/xml" >"$work/log" 2>&1) ||
         { echo "device_cpu.sh: $b test $3 --case $4::$5 failed:" >&2; tail -5 "$work/log" >&2; exit 1; }
     [ "$1" = 0 ] && return
-    printf '%s %s, %s: %s ms (off, on), peak RSS %s MiB, pfsim test %s s user + sys, load %s\n' "$4" "$5" "$b" \
+    printf '%s %s, %s: %s ms (off, on), run wall %s ms, device wall %s ms, peak RSS %s MiB, pfsim test %s s user + sys, load %s\n' "$4" "$5" "$b" \
         "$(for f in $(ls -tr "$out".*); do awk -F, '/task-clock/ { printf "%.0f ", $1 }' "$f"; done)" \
+        "$(grep -o 'name="pfsim_wall_o[fn]*_s" value="[0-9.]*"' "$work/xml" | awk -F'"' '{ printf "%.0f ", $4 * 1000 }')" \
+        "$(for f in $(ls -tr "$out".*); do awk -F, '/duration_time/ { printf "%.0f ", $1 / 1e6 }' "$f"; done)" \
         "$(for f in $(ls -tr "$out"-rss.*); do awk 'END { printf "%.0f ", $1 / 1024 }' "$f"; done)" \
         "$(awk 'END { printf "%.1f", $1 + $2 }' "$work/total")" "$(cut -d' ' -f1 /proc/loadavg)"
 }

@@ -257,6 +257,10 @@ std::vector<ChildRun> run_children(const std::vector<api::RunSpec>& runs, unsign
                                    const std::function<void(size_t, size_t)>& progress,
                                    const std::function<void(size_t, const ChildRun&)>& finished) {
     const std::string exe = self_path();
+    // Children side by side fill the cores already: each keeps its tile arithmetic on its
+    // own thread (docs/configuration.md#tile-threads) unless the user chose otherwise.
+    const char* threads = std::getenv("PFSIM_TILE_THREADS");
+    if (std::min<size_t>(jobs, runs.size()) > 1 && (!threads || !*threads)) setenv("PFSIM_TILE_THREADS", "1", 1);
     Interruptible interruptible;
     const std::string dir = make_temporary_dir();
     std::vector<ChildRun> results(runs.size());

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "base/tile_threads.h"
 #include "session/run.h"
 #include "session/summary.h"
 #include "cli/exit_status.h"
@@ -175,6 +176,7 @@ int run_cli(const std::vector<std::string>& args) {
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     return run_guarded([&] {
+        tile_threads();  // a bad PFSIM_TILE_THREADS is refused before any work
         if (args[0] == "config") return cmd_config(rest);
         if (args[0] == "stats") return cmd_stats(rest);
         if (args[0] == "replay") return cmd_replay(rest);

@@ -181,6 +181,20 @@ public:
 // The core the calling kernel runs on. Throws std::logic_error outside a kernel.
 CoreOps& current_core();
 
+// Tile arithmetic on the host's second core. Calls work(context, thread, begin, end) for
+// consecutive pieces [begin, end) that together cover [0, items) once each, some on the
+// calling thread (thread 0) and some on the process's one helper thread (thread 1), and
+// returns when every piece has returned. With no helper (PFSIM_TILE_THREADS=1, a one-core
+// host: docs/configuration.md) it is one call, work(context, 0, 0, items). Which thread
+// takes a piece and where [0, items) is cut vary from call to call, so a piece's results
+// must depend on its items alone; pieces on the two threads run at once, so each writes
+// only its items' memory and its thread's own scratch. `work` may touch only the memory
+// `context` gives it: never SystemC, the model or this ABI (current_core() and the
+// instrumented GM accesses belong to the calling thread), so it is built uninstrumented
+// (PFSIM_TILE_COMPUTE), calls nothing instrumented, and does not throw. Not reentrant:
+// `work` must not call on_two_threads.
+void on_two_threads(void (*work)(void* context, int thread, int begin, int end), void* context, int items);
+
 // A read of the system counter (get_sys_cnt) is one scalar op. Its full path,
 // read_system_counter(), enters the core as every call does: it applies a
 // pending raw store, honours a requested stop, advances the scalar unit and

@@ -726,6 +726,17 @@ PFSIM_TILE_COMPUTE inline void widen_row(compute_t<T>* dst, const T* src, int co
     for (; i < count; ++i) dst[i] = widen(src[static_cast<size_t>(i) * kStep]);
 }
 
+// A product of at least this many multiply-adds sums its rows on two host threads
+// (pfsim::on_two_threads) where the process has a helper thread: a hand-over costs a
+// few microseconds, a product of this size 10-20 (docs/performance.md).
+constexpr uint64_t kMatmulShareMacs = 1 << 17;
+
+// on_two_threads' call of a piece of `rows`, a matmul's sum_rows.
+template <typename Rows>
+PFSIM_TILE_COMPUTE void call_rows(void* rows, int thread, int begin, int end) {
+    (*static_cast<Rows*>(rows))(thread, begin, end);
+}
+
 template <typename C, typename CI, typename A, typename B, typename Bias>
 PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, const A& a, const B& b, const Bias* bias) {
     using TA = typename A::DType;
@@ -763,8 +774,10 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // four vectors, twelve sums in registers, the fastest of the shapes tried on an AVX host.
     constexpr int kBlock = kInt ? 1 : 3;
     const size_t block = sum_in_place ? 0 : static_cast<size_t>(kBlock) * n_valid;
-    // (Not a std::vector: its zero fill is instrumented code, a hook per element.)
-    const std::unique_ptr<Acc[]> widened(mk + kn + block ? new Acc[mk + kn + block] : nullptr);
+    const size_t biased = bias && some ? static_cast<size_t>(n_valid) : 0;
+    // (Not a std::vector: its zero fill is instrumented code, a hook per element.) Scratch
+    // rows for each of the two threads that may sum (on_two_threads), then the bias row.
+    const std::unique_ptr<Acc[]> widened(mk + kn + 2 * block + biased ? new Acc[mk + kn + 2 * block + biased] : nullptr);
     const Acc* left;
     const Acc* right;
     int left_step, right_step;  // a row's step in left and in right
@@ -779,57 +792,71 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
         for (int k = 0; in_b && k < k_valid; ++k) widen_row<B::kColStep>(r + k * n_valid, in_b + k * B::kRowStep, n_valid);
         left = l, right = r, left_step = k_valid, right_step = n_valid;
     }
-    for (int m = 0; some && m < m_valid;) {
-        const int rows = m + kBlock <= m_valid ? kBlock : 1;
-        Acc* acc = nullptr;  // the block's rows of sums
-        int acc_step = 0;
-        if constexpr (kMaySumInPlace) {
-            if (sum_in_place) {
-                acc = out + static_cast<size_t>(m) * C::kRowStep, acc_step = C::kRowStep;
-                for (int r = 0; r < rows && !in_c; ++r) {
-                    for (int j = 0; j < n_valid; ++j) acc[static_cast<size_t>(r) * acc_step + j] = 0.0f;
+    Acc* const scratch = widened.get() + mk + kn;
+    Acc* const bias_row = scratch + 2 * block;
+    for (size_t j = 0; j < biased; ++j) bias_row[j] = static_cast<Acc>(widen(bias->at(0, static_cast<int>(j))));
+    // The result rows by whole blocks of kBlock, the rows after the last whole block with it:
+    // blocks [block_begin, block_end), each row's sums the same whichever thread sums it.
+    const int blocks = m_valid / kBlock > 0 ? m_valid / kBlock : 1;
+    auto sum_rows = [&](int thread, int block_begin, int block_end) PFSIM_TILE_COMPUTE {
+        const int m_end = block_end == blocks ? m_valid : block_end * kBlock;
+        for (int m = block_begin * kBlock; m < m_end;) {
+            const int rows = m + kBlock <= m_end ? kBlock : 1;
+            Acc* acc = nullptr;  // the block's rows of sums
+            int acc_step = 0;
+            if constexpr (kMaySumInPlace) {
+                if (sum_in_place) {
+                    acc = out + static_cast<size_t>(m) * C::kRowStep, acc_step = C::kRowStep;
+                    for (int r = 0; r < rows && !in_c; ++r) {
+                        for (int j = 0; j < n_valid; ++j) acc[static_cast<size_t>(r) * acc_step + j] = 0.0f;
+                    }
                 }
             }
-        }
-        if (!sum_in_place) {
-            acc = widened.get() + mk + kn, acc_step = n_valid;
+            if (!sum_in_place) {
+                acc = scratch + thread * block, acc_step = n_valid;
+                for (int r = 0; r < rows; ++r) {
+                    for (int n = 0; n < n_valid; ++n) {
+                        acc[r * n_valid + n] = in_c ? static_cast<Acc>(in_c[(m + r) * CI::kRowStep + n * CI::kColStep]) : Acc{0};
+                    }
+                }
+            }
+            const Acc* const row = k_valid > 0 ? left + static_cast<size_t>(m) * left_step : left;  // (left: none at k_valid 0)
+            int n = 0;
+            if constexpr (!kInt) {
+                if (k_valid == 0) {
+                    n = n_valid;  // no products: each sum is its start value
+                } else if (rows == kBlock) {
+                    for (; n + 32 <= n_valid; n += 32) sum_columns<kBlock, 4>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                    for (; n + 16 <= n_valid; n += 16) sum_columns<kBlock, 2>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                    for (; n + 8 <= n_valid; n += 8) sum_columns<kBlock, 1>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                } else {
+                    for (; n + 64 <= n_valid; n += 64) sum_columns<1, 8>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                    for (; n + 8 <= n_valid; n += 8) sum_columns<1, 1>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
+                }
+            }
             for (int r = 0; r < rows; ++r) {
-                for (int n = 0; n < n_valid; ++n) {
-                    acc[r * n_valid + n] = in_c ? static_cast<Acc>(in_c[(m + r) * CI::kRowStep + n * CI::kColStep]) : Acc{0};
+                Acc* const acc_r = acc + static_cast<size_t>(r) * acc_step;
+                for (int j = n; j < n_valid; ++j) {
+                    Acc sum = acc_r[j];
+                    for (int k = 0; k < k_valid; ++k) {
+                        sum += row[static_cast<size_t>(r) * left_step + k] * right[static_cast<size_t>(k) * right_step + j];
+                    }
+                    acc_r[j] = sum;
+                }
+                if (sum_in_place && !bias) continue;  // the sums are the result
+                for (int j = 0; j < n_valid; ++j) {
+                    Acc sum = acc_r[j];
+                    if (bias) sum += bias_row[j];
+                    out[(m + r) * C::kRowStep + j * C::kColStep] = narrow<typename C::DType>(sum);
                 }
             }
+            m += rows;
         }
-        const Acc* const row = k_valid > 0 ? left + static_cast<size_t>(m) * left_step : left;  // (left: none at k_valid 0)
-        int n = 0;
-        if constexpr (!kInt) {
-            if (k_valid == 0) {
-                n = n_valid;  // no products: each sum is its start value
-            } else if (rows == kBlock) {
-                for (; n + 32 <= n_valid; n += 32) sum_columns<kBlock, 4>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
-                for (; n + 16 <= n_valid; n += 16) sum_columns<kBlock, 2>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
-                for (; n + 8 <= n_valid; n += 8) sum_columns<kBlock, 1>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
-            } else {
-                for (; n + 64 <= n_valid; n += 64) sum_columns<1, 8>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
-                for (; n + 8 <= n_valid; n += 8) sum_columns<1, 1>(acc + n, acc_step, row, left_step, right + n, right_step, k_valid);
-            }
-        }
-        for (int r = 0; r < rows; ++r) {
-            Acc* const acc_r = acc + static_cast<size_t>(r) * acc_step;
-            for (int j = n; j < n_valid; ++j) {
-                Acc sum = acc_r[j];
-                for (int k = 0; k < k_valid; ++k) {
-                    sum += row[static_cast<size_t>(r) * left_step + k] * right[static_cast<size_t>(k) * right_step + j];
-                }
-                acc_r[j] = sum;
-            }
-            if (sum_in_place && !bias) continue;  // the sums are the result
-            for (int j = 0; j < n_valid; ++j) {
-                Acc sum = acc_r[j];
-                if (bias) sum += static_cast<Acc>(widen(bias->at(0, j)));
-                out[(m + r) * C::kRowStep + j * C::kColStep] = narrow<typename C::DType>(sum);
-            }
-        }
-        m += rows;
+    };
+    if (some && uint64_t{static_cast<uint32_t>(m_valid)} * n_valid * k_valid >= kMatmulShareMacs) {
+        pfsim::on_two_threads(&call_rows<decltype(sum_rows)>, &sum_rows, blocks);
+    } else if (some) {
+        sum_rows(0, 0, blocks);
     }
     const pfsim::CubeOperand operand = kInt ? pfsim::CubeOperand::Int8
                                        : std::is_same_v<TA, float> ? pfsim::CubeOperand::Fp32

@@ -2,8 +2,13 @@
 TMATMUL_ACC (both forms), TMATMUL_BIAS, for half, bfloat16 and float operands
 accumulating in float, and int8 operands accumulating exactly in int32."""
 
+import os
+import re
+
 import pytest
 import torch
+
+import pfsim
 
 M, K, N = 32, 64, 32
 TYPES = {torch.float16: ("pto::half", "float", torch.float32), torch.bfloat16: ("pto::bfloat16_t", "float", torch.float32),
@@ -27,20 +32,22 @@ def cube(typed_kernels):
     return lambda dtype, m=M, n=N: (worker, handle, VARIANTS.index((dtype, m, n)))
 
 
+def _operands(dtype, m, n, g):
+    """Random a (m x K), b (K x n), bias (n) and c_in (m x n) for a matmul of `dtype` operands."""
+    if dtype == torch.int8:
+        return (torch.randint(-128, 128, (m, K), generator=g, dtype=torch.int8),
+                torch.randint(-128, 128, (K, n), generator=g, dtype=torch.int8),
+                torch.randint(-1000, 1000, (n,), generator=g, dtype=torch.int32),
+                torch.randint(-1000, 1000, (m, n), generator=g, dtype=torch.int32))
+    a, b = torch.randn(m, K, generator=g).to(dtype), torch.randn(K, n, generator=g).to(dtype)
+    return a, b, torch.randn(n, generator=g), torch.randn(m, n, generator=g)
+
+
 @pytest.mark.parametrize("dtype", list(TYPES), ids=lambda d: str(d).split(".")[-1])
 @pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
 def test_matmul_matches_torch(cube, dtype, form):
     worker, handle, variant = cube(dtype)
-    g = torch.Generator().manual_seed(3)
-    acc = TYPES[dtype][2]
-    if dtype == torch.int8:
-        a = torch.randint(-128, 128, (M, K), generator=g, dtype=torch.int8)
-        b = torch.randint(-128, 128, (K, N), generator=g, dtype=torch.int8)
-        bias = torch.randint(-1000, 1000, (N,), generator=g, dtype=torch.int32)
-        c_in = torch.randint(-1000, 1000, (M, N), generator=g, dtype=torch.int32)
-    else:
-        a, b = torch.randn(M, K, generator=g).to(dtype), torch.randn(K, N, generator=g).to(dtype)
-        bias, c_in = torch.randn(N, generator=g), torch.randn(M, N, generator=g)
+    a, b, bias, c_in = _operands(dtype, M, N, torch.Generator().manual_seed(3))
     c = c_in.clone()
     op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
     worker.run(handle, [a, b, bias, c, op, variant])
@@ -134,3 +141,68 @@ def test_matmul_is_the_k_order_sum_on_adversarial_values(cube, form):
     assert torch.equal(c.view(torch.int32), want.view(torch.int32))
     reverse = _k_order(a, b, c_in if op == 3 else None, ks=range(K - 1, -1, -1))
     assert not torch.equal(c.view(torch.int32), reverse.view(torch.int32))
+
+
+# Products around kMatmulShareMacs (pto-inst.hpp), the size from which TMATMUL sums its rows on two host
+# threads where the device has a helper thread (PFSIM_TILE_THREADS=2): just below it, at it, above it with
+# a row after the last block of three, and a large product of an odd row count (127 rows: 42 blocks and one).
+SHARE_MACS = 1 << int(re.search(r"kMatmulShareMacs = 1 << (\d+);", open(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "pto", "pto-inst.hpp")).read()).group(1))
+SHARE_SHAPES = [(31, 64), (32, 64), (37, 64), (127, 128)]
+SHARE_VARIANTS = [(dtype, m, n) for dtype in (torch.bfloat16, torch.float32, torch.int8) for m, n in SHARE_SHAPES]
+
+
+@pytest.fixture(scope="module")
+def cube_by_threads(tmp_path_factory):
+    """The cube kernel with SHARE_VARIANTS on a device of one tile thread and on one of two:
+    get(threads) -> (worker, handle)."""
+    inc = tmp_path_factory.mktemp("share")
+    variants = " ".join(f"X({i}, {TYPES[d][0]}, {TYPES[d][1]}, {m}, {n})" for i, (d, m, n) in enumerate(SHARE_VARIANTS))
+    (inc / "cube_types.h").write_text(f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) {variants}\n")
+    here = os.path.dirname(os.path.abspath(__file__))
+    made = {}
+    for threads in (1, 2):
+        kept = os.environ.get("PFSIM_TILE_THREADS")
+        os.environ["PFSIM_TILE_THREADS"] = str(threads)  # read by the device process at its start
+        try:
+            worker = pfsim.Worker()
+        finally:
+            if kept is None:
+                del os.environ["PFSIM_TILE_THREADS"]
+            else:
+                os.environ["PFSIM_TILE_THREADS"] = kept
+        made[threads] = (worker, worker.register(pfsim.Callable(
+            orchestration=os.path.join(here, "kernels/orchestration/cube_ops_orch.cpp"),
+            incores=[{"func_id": 0, "source": os.path.join(here, "kernels/aic/kernel_cube_ops.cpp"), "core_type": "aic"}],
+            include_dirs=[str(inc)])))
+    yield made.get
+    for worker, _ in made.values():
+        worker.close()
+
+
+@pytest.mark.parametrize("m, n", SHARE_SHAPES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.int8], ids=lambda d: str(d).split(".")[-1])
+@pytest.mark.parametrize("form", ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"])
+def test_matmul_on_two_threads_is_one_threads_bit_for_bit(cube_by_threads, dtype, form, m, n):
+    """Rows summed on the helper thread give the bytes and the simulated time one thread gives, on
+    products below, at and above kMatmulShareMacs, odd row counts included; the shared products equal
+    the k-order sum too. Negative control: a helper that skips the last block of each piece it takes, or
+    starts its pieces one row late, fails it."""
+    assert (m * n * K >= SHARE_MACS) == ((m, n) != (31, 64))
+    a, b, bias, c_in = _operands(dtype, m, n, torch.Generator().manual_seed(m * n))
+    op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
+    variant = SHARE_VARIANTS.index((dtype, m, n))
+    results = {}
+    for threads in (1, 2):
+        worker, handle = cube_by_threads(threads)
+        for repeat in range(2):  # the second call finds the helper awake, the die's L2 warm
+            c = c_in.clone()
+            r = worker.run(handle, [a, b, bias, c, op, variant])
+            results[threads, repeat] = (c, r.time_ns)
+    one, _ = results[1, 0]
+    for (threads, repeat), (c, time_ns) in results.items():
+        assert torch.equal(c.view(torch.int32), one.view(torch.int32)), (threads, repeat)
+        assert time_ns == results[1, repeat][1], (threads, repeat)  # each device's die as the other's
+    if dtype == torch.float32 and op in (0, 2, 3):
+        want = _k_order(a, b, c_in if op == 3 else None, bias if op == 2 else None)
+        assert torch.equal(one, want)

@@ -1,7 +1,13 @@
 """The users' include set exposes the kernel ABI (pfsim_kernel_abi.h), and no
 model header: a kernel cannot reach into the model's folders."""
 
+import json
+import os
+import re
+import shutil
 import subprocess
+
+import pytest
 
 import pfsim
 
@@ -29,3 +35,71 @@ def test_the_include_set_holds_no_model_header(tmp_path):
     """Where the kernel ABI used to live (model/core/core_ops.h) is not in the include set."""
     done = compile_kernel(tmp_path, '"model/core/core_ops.h"')
     assert done.returncode == 2 and "model/core/core_ops.h" in done.stderr, done.stderr
+
+
+MATMULS = """#include <pto/pto-inst.hpp>
+using namespace pto;
+template <typename T, typename C>
+void products() {{
+    TileLeft<T, 64, 64> a;
+    TileRight<T, 64, 64> b;
+    TileAcc<C, 64, 64> c, c_in;
+    TileAcc<C, 1, 64> bias;
+    TASSIGN(a, 0);
+    TASSIGN(b, 0);
+    TASSIGN(c, 0);
+    TASSIGN(c_in, 16384);
+    TASSIGN(bias, 32768);
+    TMATMUL(c, a, b);
+    TMATMUL_ACC(c, a, b);
+    TMATMUL_ACC(c, c_in, a, b);
+    TMATMUL_BIAS(c, a, b, bias);
+}}
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) {{
+    (void)args;
+    products<float, float>();
+    products<bfloat16_t, float>();
+    products<half, float>();
+    products<int8_t, int32_t>();
+}}
+"""
+
+
+def test_what_the_helper_thread_runs_is_uninstrumented(tmp_path):
+    """TMATMUL's rows on the helper thread (pfsim::on_two_threads) make no instrumented access: the
+    functions it enters (call_rows, matmul's row lambda, sum_columns) call no __tsan_ hook, which would
+    reach the simulated core from the wrong thread. Negative control: the row lambda without
+    PFSIM_TILE_COMPUTE calls __tsan_read4, __tsan_read8, ... and fails it."""
+    objdump = shutil.which("objdump")
+    if not objdump:
+        pytest.skip("objdump (binutils) is not installed")
+    source = tmp_path / "matmuls.cpp"
+    source.write_text(MATMULS.format())
+    done = subprocess.run([pfsim.find_binary(), "compile", str(source), "--core", "aic", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    obj = json.loads(done.stdout)["sources"][0]["object"]
+    text = subprocess.run([objdump, "-d", "--no-show-raw-insn", obj], capture_output=True, text=True, check=True).stdout
+    entered, calls = 0, []
+    inside = False
+    for line in text.splitlines():
+        head = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if head:
+            inside = re.search(r"call_rows|UliiiE_clEiii|sum_columns", head.group(1)) is not None
+            entered += inside
+        elif inside and re.search(r"\s(call|jmp)\s", line):
+            calls.append(line.split()[-1])
+    assert entered >= 3 * 4, entered  # the row lambdas and their call_rows of four types and four forms
+    assert any("sum_columns" in c for c in calls), calls
+    assert not [c for c in calls if "__tsan" in c], sorted(set(c for c in calls if "__tsan" in c))
+
+
+def test_a_bad_tile_thread_count_is_refused_naming_the_variable():
+    """PFSIM_TILE_THREADS is 1 or 2; anything else stops a command before any work: exit 2, the
+    variable named on stderr, nothing on stdout. Control: the same command with 1 and 2 succeeds."""
+    for value, status in [("3", 2), ("two", 2), ("0", 2), ("1", 0), ("2", 0)]:
+        done = subprocess.run([pfsim.find_binary(), "config", "--json"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PFSIM_TILE_THREADS": value})
+        assert done.returncode == status, (value, done.stderr)
+        if status:
+            assert "PFSIM_TILE_THREADS='" + value + "'" in done.stderr and done.stdout == "", (value, done)
