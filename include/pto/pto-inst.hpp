@@ -727,9 +727,11 @@ PFSIM_TILE_COMPUTE inline void widen_row(compute_t<T>* dst, const T* src, int co
 }
 
 // A product of at least this many multiply-adds sums its rows on two host threads
-// (pfsim::on_two_threads) where the process has a helper thread: a hand-over costs a
-// few microseconds, a product of this size 10-20 (docs/performance.md).
-constexpr uint64_t kMatmulShareMacs = 1 << 17;
+// (pfsim::on_two_threads) where the process has a helper thread. On a quiet host a
+// 64 x 64 x 128 fp32 product (2^19) gains by it and a 16 x 128 x 128 bf16 one (2^18)
+// loses: the hand-over's wake costs about what such a product takes
+// (bench/tile_threads.sh, docs/performance.md).
+constexpr uint64_t kMatmulShareMacs = 1 << 19;
 
 // on_two_threads' call of a piece of `rows`, a matmul's sum_rows.
 template <typename Rows>
