@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage: bench/test_cpu.sh [BAZEL TEST ARGS...] -- where the CPU of a
-# `bazel test` goes (docs/testing.md, "Where the loop's CPU goes").
+# `bazel test` goes (docs/testing.md, "What it costs").
 #
 # Runs `bazel test ARGS` (default //...) with every test under bench/cpu_time.py
 # (its user and system CPU seconds, every process it started included) and with
