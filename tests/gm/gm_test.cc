@@ -1,4 +1,5 @@
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -219,6 +220,46 @@ TEST(BackingStore, KeepsTheAliasRangeAboveItForItself) {
         if (p != MAP_FAILED) munmap(p, 4096);
     }
     EXPECT_THROW(BackingStore(kCapacity, BackingStore::HostPages::Small, kCapacity / 2), std::logic_error);
+}
+
+// A memory file's pages mapped into the store: the range's holes (an output not
+// yet written) take their pages at once, pages outside it stay holes, the file
+// keeps its size, its bytes read through the store and the store's writes land
+// in the file. (Control: the holes allocated from the file's start rather than
+// the mapping's offset left page 0 allocated and page 3 of the range a hole.)
+TEST(BackingStore, MapsAMemoryFilesHolesAtOnceAndNoPageBeyond) {
+    const int fd = memfd_create("gm_test", MFD_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    constexpr uint64_t kPage = 4096;
+    ASSERT_EQ(ftruncate(fd, 6 * kPage), 0);
+    const std::vector<uint8_t> data(kPage, 0x5A);
+    ASSERT_EQ(pwrite(fd, data.data(), kPage, 2 * kPage), static_cast<ssize_t>(kPage));  // page 2: data, the rest holes
+    struct stat st {};
+    auto allocated_pages = [&] {
+        EXPECT_EQ(fstat(fd, &st), 0);
+        return static_cast<uint64_t>(st.st_blocks) * 512 / kPage;
+    };
+    ASSERT_EQ(allocated_pages(), 1u);
+    BackingStore store(1ull << 30);
+    store.map_file(1 << 20, 3 * kPage, fd, kPage);  // pages 1 to 3 of the file
+    EXPECT_EQ(allocated_pages(), 3u);               // 1 and 3 allocated, 0, 4 and 5 still holes
+    EXPECT_EQ(st.st_size, static_cast<off_t>(6 * kPage));
+    std::vector<uint8_t> back(3 * kPage);
+    store.read(1 << 20, back.data(), back.size());
+    EXPECT_EQ(std::count(back.begin(), back.begin() + kPage, 0), static_cast<long>(kPage));
+    EXPECT_EQ(std::count(back.begin() + kPage, back.begin() + 2 * kPage, 0x5A), static_cast<long>(kPage));
+    EXPECT_EQ(std::count(back.begin() + 2 * kPage, back.end(), 0), static_cast<long>(kPage));
+    const uint8_t one = 1;
+    store.write((1 << 20) + 2 * kPage + 7, &one, 1);
+    uint8_t in_file = 0;
+    ASSERT_EQ(pread(fd, &in_file, 1, 3 * kPage + 7), 1);
+    EXPECT_EQ(in_file, 1);
+    EXPECT_EQ(allocated_pages(), 3u);
+    uint8_t first = 0xFF;
+    ASSERT_EQ(pread(fd, &first, 1, 0), 1);  // a hole reads as zero without taking a page
+    EXPECT_EQ(first, 0);
+    store.unmap_file(1 << 20, 3 * kPage);
+    close(fd);
 }
 
 // The preset's alias sits 8 TiB above a 64 GiB GM: a die keeps the alias range,
