@@ -765,9 +765,7 @@ PFSIM_TILE_COMPUTE void TFILLPAD_INPLACE(D& dst, S& src, Events&...) {
     const T pad = detail::pad_value<T, D::pad>();
     const int vr = src.GetValidRow(), vc = src.GetValidCol();
     for (int r = 0; r < D::rows; ++r) {
-        for (int c = 0; c < D::cols; ++c) {
-            if (r >= vr || c >= vc) dst.at(r, c) = pad;
-        }
+        for (int c = r < vr && vc > 0 ? vc : 0; c < D::cols; ++c) dst.at(r, c) = pad;
     }
     pfsim::current_core().vector(D::kBytes);
 }
