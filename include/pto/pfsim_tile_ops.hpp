@@ -53,6 +53,41 @@ inline constexpr int kLanes = 8;
 inline constexpr int kLanes = 4;
 #endif
 
+// Whether two regions of `rows` rows lie apart: one's rows of `cols` elements
+// `step` elements apart, the other's of `in_cols` `in_step` apart.
+template <typename T, typename U>
+PFSIM_TILE_COMPUTE inline bool apart(const T* out, int64_t step, int cols, const U* in, int64_t in_step, int in_cols,
+                                     int rows) {
+    const auto first = reinterpret_cast<uintptr_t>(out), in_first = reinterpret_cast<uintptr_t>(in);
+    const auto end = first + sizeof(T) * (static_cast<uint64_t>(rows - 1) * step + cols);
+    const auto in_end = in_first + sizeof(U) * (static_cast<uint64_t>(rows - 1) * in_step + in_cols);
+    return end <= in_first || in_end <= first;
+}
+
+// Whether an operand's `rows` x `cols` elements, rows `in_step` apart, lie apart
+// from the destination's (rows `out_step` apart), or are the destination's own
+// elements one for one: then an element-by-element loop reads each before any
+// result lands on it, and kLanes columns at a time read the same values.
+template <typename T>
+PFSIM_TILE_COMPUTE inline bool apart_or_same(const T* out, int64_t out_step, const T* in, int64_t in_step, int rows,
+                                             int cols) {
+    return (out == in && out_step == in_step) || apart(out, out_step, cols, in, in_step, cols, rows);
+}
+
+typedef float Lanes __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
+
+// v as an operand beside `like`: in every lane where `like` is a Lanes, else v itself.
+template <typename X, typename V>
+PFSIM_TILE_COMPUTE inline X splat_like(const X&, V v) {
+    if constexpr (std::is_arithmetic_v<X>) {
+        return v;
+    } else {
+        X out;
+        for (int i = 0; i < kLanes; ++i) out[i] = v;
+        return out;
+    }
+}
+
 // dst(r, c) = op(a(r, c), b(r, c)) in the computed type, over dst's valid
 // region; the tiles' places found once, in the order at() found them (a, b,
 // dst). Where the elements are float and each tile's rows are back to back,
@@ -70,15 +105,11 @@ PFSIM_TILE_COMPUTE inline void for_valid_pair(D& dst, const A& a, const B& b, Op
     T* const out = dst.data();
     int vector_cols = 0;
     if constexpr (std::is_same_v<T, float> && A::kColStep == 1 && B::kColStep == 1 && D::kColStep == 1) {
-        auto apart_or_same = [&](const T* in, int64_t in_row_step) PFSIM_TILE_COMPUTE {
-            const auto first = reinterpret_cast<uintptr_t>(out), in_first = reinterpret_cast<uintptr_t>(in);
-            const auto end = first + sizeof(T) * (static_cast<uint64_t>(rows - 1) * D::kRowStep + cols);
-            const auto in_end = in_first + sizeof(T) * (static_cast<uint64_t>(rows - 1) * in_row_step + cols);
-            return end <= in_first || in_end <= first || (first == in_first && in_row_step == D::kRowStep);
-        };
-        if (apart_or_same(in_a, A::kRowStep) && apart_or_same(in_b, B::kRowStep)) vector_cols = cols / kLanes * kLanes;
+        if (apart_or_same(out, D::kRowStep, in_a, A::kRowStep, rows, cols) &&
+            apart_or_same(out, D::kRowStep, in_b, B::kRowStep, rows, cols)) {
+            vector_cols = cols / kLanes * kLanes;
+        }
     }
-    typedef float Lanes __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));
     for (int r = 0; r < rows; ++r) {
         const T* const ra = in_a + static_cast<int64_t>(r) * A::kRowStep;
         const T* const rb = in_b + static_cast<int64_t>(r) * B::kRowStep;
@@ -92,7 +123,39 @@ PFSIM_TILE_COMPUTE inline void for_valid_pair(D& dst, const A& a, const B& b, Op
     }
 }
 
-PFSIM_TILE_COMPUTE inline float recip(float x) { return 1.0f / x; }
+// dst(r, c) = op(a(r, c)) in the computed type, over dst's valid region, as
+// for_valid would (a's place found before dst's). Where both are float tiles
+// with rows back to back, lying apart or one on the other: row by row through
+// plain pointers, and where `lanewise` (op takes a Lanes too, the same IEEE
+// operation lane by lane) kLanes columns at a time.
+template <bool lanewise, typename D, typename A, typename Op>
+PFSIM_TILE_COMPUTE inline void for_valid_map(D& dst, const A& a, Op op) {
+    using T = typename D::DType;
+    const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
+    if (rows <= 0 || cols <= 0) return;
+    if constexpr (std::is_same_v<T, float> && A::kColStep == 1 && D::kColStep == 1) {
+        const T* const in = a.data();
+        T* const out = dst.data();
+        if (apart_or_same(out, D::kRowStep, in, A::kRowStep, rows, cols)) {
+            for (int r = 0; r < rows; ++r) {
+                const T* const ra = in + static_cast<int64_t>(r) * A::kRowStep;
+                T* const ro = out + static_cast<int64_t>(r) * D::kRowStep;
+                int c = 0;
+                if constexpr (lanewise) {
+                    for (; c + kLanes <= cols; c += kLanes) {
+                        *reinterpret_cast<Lanes*>(ro + c) = op(*reinterpret_cast<const Lanes*>(ra + c));
+                    }
+                }
+                for (; c < cols; ++c) ro[c] = op(ra[c]);
+            }
+            return;
+        }
+    }
+    for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return narrow<T>(op(widen(a.at(r, c)))); });
+}
+
+template <typename X>
+PFSIM_TILE_COMPUTE inline X recip(X x) { return 1.0f / x; }
 
 // The vector pipe's time for `bytes` of operands; `special`: exp, log, sqrt,
 // rsqrt, reciprocal and division.
@@ -139,10 +202,10 @@ PFSIM_BINARY_OP(TMIN, x < y ? x : y, false, vector)
         static_assert(std::is_same_v<T, typename A::DType>, #NAME ": the operands' element types differ"); \
         static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only"); \
         detail::same_valid(#NAME, dst, a);                                               \
-        const auto y = detail::widen(static_cast<T>(scalar));                            \
-        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                                       \
-            const auto x = detail::widen(a.at(r, c));                                    \
-            return detail::narrow<T>(EXPR);                                              \
+        const auto scalar_wide = detail::widen(static_cast<T>(scalar));                  \
+        detail::for_valid_map<true>(dst, a, [&](auto x) PFSIM_TILE_COMPUTE {             \
+            const auto y = detail::splat_like(x, scalar_wide);                           \
+            return EXPR;                                                                 \
         });                                                                              \
         pfsim::current_core().COST(2 * D::kBytes);                                       \
     }
@@ -162,12 +225,12 @@ PFSIM_TILE_COMPUTE void TDIVS(D& dst, S scalar, A& a, Events&...) {
     static_assert(detail::is_float_v<T> && std::is_same_v<T, typename A::DType>, "TDIVS: float operands of one type");
     detail::same_valid("TDIVS", dst, a);
     const float y = detail::widen(static_cast<T>(scalar));
-    detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE { return detail::narrow<T>(y / detail::widen(a.at(r, c))); });
+    detail::for_valid_map<true>(dst, a, [&](auto x) PFSIM_TILE_COMPUTE { return detail::splat_like(x, y) / x; });
     pfsim::current_core().vector_special(2 * D::kBytes);
 }
 
-// dst = f(src), element-wise.
-#define PFSIM_UNARY_OP(NAME, EXPR, FLOAT_ONLY, COST)                                        \
+// dst = f(src), element-wise. LANEWISE: f takes a Lanes too (one IEEE operation lane by lane).
+#define PFSIM_UNARY_OP(NAME, EXPR, FLOAT_ONLY, COST, LANEWISE)                              \
     template <typename D, typename A, typename... Events>                                 \
     PFSIM_TILE_COMPUTE void NAME(D& dst, A& a, Events&...) {                              \
         using T = typename D::DType;                                                      \
@@ -175,20 +238,17 @@ PFSIM_TILE_COMPUTE void TDIVS(D& dst, S scalar, A& a, Events&...) {
         static_assert(std::is_same_v<T, typename A::DType>, #NAME ": the operands' element types differ"); \
         static_assert(!FLOAT_ONLY || detail::is_float_v<T>, #NAME ": float types only");  \
         detail::same_valid(#NAME, dst, a);                                                \
-        detail::for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {                                        \
-            const auto x = detail::widen(a.at(r, c));                                     \
-            return detail::narrow<T>(EXPR);                                               \
-        });                                                                               \
+        detail::for_valid_map<LANEWISE>(dst, a, [](auto x) PFSIM_TILE_COMPUTE { return EXPR; }); \
         pfsim::current_core().COST(2 * D::kBytes);                                        \
     }
-PFSIM_UNARY_OP(TEXP, std::exp(x), true, vector_special)
-PFSIM_UNARY_OP(TLOG, std::log(x), true, vector_special)
-PFSIM_UNARY_OP(TSQRT, std::sqrt(x), true, vector_special)
-PFSIM_UNARY_OP(TRSQRT, detail::rsqrt(x), true, vector_special)
-PFSIM_UNARY_OP(TRECIP, detail::recip(x), true, vector_special)
-PFSIM_UNARY_OP(TABS, x < 0 ? -x : x, false, vector)
-PFSIM_UNARY_OP(TNEG, -x, false, vector)
-PFSIM_UNARY_OP(TRELU, x > 0 ? x : decltype(x){0}, false, vector)
+PFSIM_UNARY_OP(TEXP, std::exp(x), true, vector_special, false)
+PFSIM_UNARY_OP(TLOG, std::log(x), true, vector_special, false)
+PFSIM_UNARY_OP(TSQRT, std::sqrt(x), true, vector_special, false)
+PFSIM_UNARY_OP(TRSQRT, detail::rsqrt(x), true, vector_special, false)
+PFSIM_UNARY_OP(TRECIP, detail::recip(x), true, vector_special, true)
+PFSIM_UNARY_OP(TABS, x < 0 ? -x : x, false, vector, true)
+PFSIM_UNARY_OP(TNEG, -x, false, vector, true)
+PFSIM_UNARY_OP(TRELU, x > 0 ? x : decltype(x){0}, false, vector, true)
 #undef PFSIM_UNARY_OP
 
 // Every valid element of dst = scalar.
@@ -209,9 +269,31 @@ PFSIM_TILE_COMPUTE void row_reduce(const char* instruction, D& dst, S& src, Op o
     if (src.GetValidRow() != dst.GetValidRow() || src.GetValidCol() == 0) {
         fail(instruction, "the destination's valid rows differ from the source's, or the source has no valid column");
     }
-    for (int r = 0; r < src.GetValidRow(); ++r) {
+    const int rows = src.GetValidRow(), cols = src.GetValidCol();
+    int r = 0;
+    if constexpr (std::is_same_v<T, float> && S::kColStep == 1) {
+        // Float rows back to back, the results apart from them: kRowBlock rows side by
+        // side, each still folded from column 0 up (independent chains the host overlaps).
+        constexpr int kRowBlock = 8;
+        const T* const in = rows > 0 ? src.data() : nullptr;
+        T* const out = rows > 0 ? dst.data() : nullptr;
+        if (rows > 0 && apart(out, D::kRowStep, 1, in, S::kRowStep, cols, rows)) {
+            for (; r + kRowBlock <= rows; r += kRowBlock) {
+                const T* const row = in + static_cast<int64_t>(r) * S::kRowStep;
+                T acc[kRowBlock];
+#pragma GCC unroll 8
+                for (int i = 0; i < kRowBlock; ++i) acc[i] = row[i * S::kRowStep];
+                for (int c = 1; c < cols; ++c) {
+#pragma GCC unroll 8
+                    for (int i = 0; i < kRowBlock; ++i) acc[i] = op(acc[i], row[i * S::kRowStep + c]);
+                }
+                for (int i = 0; i < kRowBlock; ++i) out[(r + i) * D::kRowStep] = acc[i];
+            }
+        }
+    }
+    for (; r < rows; ++r) {
         auto acc = widen(src.at(r, 0));
-        for (int c = 1; c < src.GetValidCol(); ++c) acc = op(acc, widen(src.at(r, c)));
+        for (int c = 1; c < cols; ++c) acc = op(acc, widen(src.at(r, c)));
         dst.at(r, 0) = narrow<T>(acc);
     }
     pfsim::current_core().vector(S::kBytes + D::kBytes);
@@ -276,6 +358,7 @@ PFSIM_TILE_COMPUTE auto row_operand(const V& v, int r, int c) {
         return widen(v.at(r, c % kBlock));
     }
 }
+struct ExpDif;
 // dst(r, c) = op(m(r, c), v(r)) where m matches dst and v holds a value per row.
 template <typename D, typename M, typename V, typename Op>
 PFSIM_TILE_COMPUTE void row_expand(const char* instruction, D& dst, M& m, V& v, bool v_first, Op op, bool special) {
@@ -284,6 +367,35 @@ PFSIM_TILE_COMPUTE void row_expand(const char* instruction, D& dst, M& m, V& v, 
                   "a row broadcast's tiles differ in element type");
     same_valid(instruction, dst, m);
     if (v.GetValidRow() < dst.GetValidRow()) fail(instruction, "the per-row operand has fewer rows than the destination");
+    const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
+    if constexpr (std::is_same_v<T, float> && M::kColStep == 1 && D::kColStep == 1 && V::cols == 1) {
+        // Float rows back to back, m on dst or apart from it, v apart from dst (each
+        // row's value read once, before the row's results): through plain pointers,
+        // kLanes columns at a time where op is one IEEE operation (not exp).
+        const T* const in = rows > 0 && cols > 0 ? m.data() : nullptr;
+        const T* const per_row = in ? v.data() : nullptr;
+        T* const out = in ? dst.data() : nullptr;
+        if (in && apart_or_same(out, D::kRowStep, in, M::kRowStep, rows, cols) &&
+            apart(out, D::kRowStep, cols, per_row, V::kRowStep, 1, rows)) {
+            for (int r = 0; r < rows; ++r) {
+                const T* const rm = in + static_cast<int64_t>(r) * M::kRowStep;
+                T* const ro = out + static_cast<int64_t>(r) * D::kRowStep;
+                const float y = per_row[static_cast<int64_t>(r) * V::kRowStep];
+                int c = 0;
+                if constexpr (!std::is_same_v<Op, ExpDif>) {
+                    Lanes ys;
+                    for (int i = 0; i < kLanes; ++i) ys[i] = y;
+                    for (; c + kLanes <= cols; c += kLanes) {
+                        const Lanes x = *reinterpret_cast<const Lanes*>(rm + c);
+                        *reinterpret_cast<Lanes*>(ro + c) = v_first ? op(ys, x) : op(x, ys);
+                    }
+                }
+                for (; c < cols; ++c) ro[c] = v_first ? op(y, rm[c]) : op(rm[c], y);
+            }
+            vector_time(2 * D::kBytes + V::kBytes, special);
+            return;
+        }
+    }
     for_valid(dst, [&](int r, int c) PFSIM_TILE_COMPUTE {
         const auto x = widen(m.at(r, c)), y = row_operand(v, r, c);
         return narrow<T>(v_first ? op(y, x) : op(x, y));
@@ -653,9 +765,7 @@ PFSIM_TILE_COMPUTE void TFILLPAD_INPLACE(D& dst, S& src, Events&...) {
     const T pad = detail::pad_value<T, D::pad>();
     const int vr = src.GetValidRow(), vc = src.GetValidCol();
     for (int r = 0; r < D::rows; ++r) {
-        for (int c = 0; c < D::cols; ++c) {
-            if (r >= vr || c >= vc) dst.at(r, c) = pad;
-        }
+        for (int c = r < vr && vc > 0 ? vc : 0; c < D::cols; ++c) dst.at(r, c) = pad;
     }
     pfsim::current_core().vector(D::kBytes);
 }

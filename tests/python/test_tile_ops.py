@@ -213,6 +213,108 @@ def test_a_destination_partly_over_an_operand_reads_the_results_before_it(worker
     assert torch.equal(y, want), f"rows differing: {sorted(set((y != want).nonzero()[:, 0].tolist()))}"
 
 
+def over_a_in_order(a, f):
+    """y(r, c) = f(r, x) one element after another, row by row, in float32, where y lies on a's
+    bytes with rows two elements longer (as in_element_order lays it): x is a's (r, c) as it is then."""
+    ub = a.flatten().clone()
+    y = torch.empty(R, C)
+    for r in range(R):
+        for c in range(C):
+            y[r, c] = f(r, ub[r * C + c])
+            if r * (C + 2) + c < ub.numel():
+                ub[r * (C + 2) + c] = y[r, c]
+    return y
+
+
+def row_sums_over_row_1(a):
+    """TROWSUM from column 0 up, row by row, into a column that lies on a's row 1."""
+    ub = a.flatten().clone()
+    out = torch.empty(R)
+    for r in range(R):
+        acc = ub[r * C]
+        for c in range(1, C):
+            acc = acc + ub[r * C + c]
+        out[r] = ub[C + r] = acc
+    return out
+
+
+@pytest.mark.parametrize("op", [90, 91, 92, 93], ids=["TADDS", "TNEG", "TROWEXPANDMUL", "TROWSUM"])
+def test_one_operand_instructions_over_their_operand_read_in_element_order(workers, op):
+    """As the binary ones: a destination partly over the operand takes the element-by-element
+    path (the float paths through plain pointers, kLanes columns or eight rows at a time, would
+    read elements after the results that land on them). Negative control: without the overlap
+    check in for_valid_map, row_expand or row_reduce (include/pto/pfsim_tile_ops.hpp) its test fails."""
+    worker, handle, index = workers(torch.float32)
+    a, _, vr, _, _ = inputs(torch.float32, op)
+    y, yr = torch.zeros(R, C), torch.zeros(R)
+    worker.run(handle, [a, a, vr, torch.zeros(C), y, yr, torch.zeros(C), a, op, 0, index])
+    if op == 93:
+        got, want, all_read_first = yr, row_sums_over_row_1(a), row_fold(a, torch.add)
+    else:
+        f = {90: lambda r, x: x + 1.75, 91: lambda r, x: -x, 92: lambda r, x: x * vr[r]}[op]
+        got, want = y, over_a_in_order(a, f)
+        all_read_first = {90: a + 1.75, 91: -a, 92: a * vr[:, None]}[op]
+    assert not torch.equal(want, all_read_first)  # the overlap changes the values: the case is not vacuous
+    assert torch.equal(got, want), f"differing at {(got != want).nonzero()[:4].tolist()}"
+
+
+@pytest.fixture(scope="module")
+def ragged_float(typed_kernels):
+    """The same kernel on float tiles of 11 x 20: a block of eight rows and three over, rows of
+    two vectors of eight and four elements over."""
+    return per_type(typed_kernels, "kernels/orchestration/tile_ops_orch.cpp", "kernels/aiv/kernel_tile_ops.cpp",
+                    {torch.float32: "float"}, 11, 20)(torch.float32)
+
+
+def where_fold(x, pick):
+    """A row fold from column 0 up: acc = pick(b, acc) ? b : acc."""
+    acc = x[:, 0].clone()
+    for c in range(1, x.shape[1]):
+        acc = torch.where(pick(x[:, c], acc), x[:, c], acc)
+    return acc
+
+
+LANE_OPS = {  # op -> (output, reference(a, vr, s)) with the model's comparisons, bit for bit
+    10: ("y", lambda a, vr, s: a + s), 11: ("y", lambda a, vr, s: a - s), 12: ("y", lambda a, vr, s: a * s),
+    13: ("y", lambda a, vr, s: a / s), 14: ("y", lambda a, vr, s: torch.where(a > s, a, s)),
+    15: ("y", lambda a, vr, s: torch.where(a < s, a, s)),
+    16: ("y", lambda a, vr, s: s / a), 24: ("y", lambda a, vr, s: 1.0 / a),
+    25: ("y", lambda a, vr, s: torch.where(a < 0, -a, a)), 26: ("y", lambda a, vr, s: -a),
+    27: ("y", lambda a, vr, s: torch.where(a > 0, a, torch.zeros_like(a))),
+    40: ("yr", lambda a, vr, s: row_fold(a, torch.add)), 41: ("yr", lambda a, vr, s: where_fold(a, torch.gt)),
+    42: ("yr", lambda a, vr, s: where_fold(a, torch.lt)),
+    50: ("y", lambda a, vr, s: a + vr[:, None]), 51: ("y", lambda a, vr, s: a - vr[:, None]),
+    52: ("y", lambda a, vr, s: a * vr[:, None]), 53: ("y", lambda a, vr, s: a / vr[:, None]),
+    54: ("y", lambda a, vr, s: torch.where(vr[:, None] > a, vr[:, None], a)),
+    55: ("y", lambda a, vr, s: torch.where(vr[:, None] < a, vr[:, None], a)),
+    57: ("y", lambda a, vr, s: vr[:, None] - a),
+}
+
+
+@pytest.mark.parametrize("op", list(LANE_OPS), ids=[OPS[o][0] for o in LANE_OPS])
+def test_float_one_operand_paths_bit_for_bit_on_special_values_and_ragged_tiles(ragged_float, op):
+    """Scalar, unary, row-reduction and row-broadcast instructions on float tiles, bit for bit, in
+    the columns taken kLanes at a time and those after them, the rows taken eight at a time and
+    those after them: each element one IEEE operation (max and min as comparisons), each row's
+    fold from column 0 up."""
+    worker, handle, index = ragged_float
+    special = [0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38,
+               -3.4028235e38, 1.0, -1.0, 3.0, 0.1, -7.5]
+    g = torch.Generator().manual_seed(op)
+    pick = lambda *shape: torch.tensor(special, dtype=torch.float32)[torch.randint(len(special), shape, generator=g)]
+    a, vr = pick(11, 20), pick(11)
+    vr[vr.isnan()] = 2.0  # one NaN an operation at most: which of two payloads comes out is the host's choice
+    if op in (40, 41, 42):  # finite rows, signed zeros and subnormals among them: no inf or NaN swamps a fold
+        a = torch.where(a.isfinite() & (a.abs() < 1e38), a, torch.randn(11, 20, generator=g) * 4)
+    s = 1.75
+    y, yr = torch.zeros(11, 20), torch.zeros(11)
+    bits = struct.unpack("<I", struct.pack("<f", s))[0]
+    worker.run(handle, [a, a, vr, torch.zeros(20), y, yr, torch.zeros(20), a, op, bits, index])
+    out, fn = LANE_OPS[op]
+    got, want = {"y": y, "yr": yr}[out], fn(a, vr, torch.tensor(s, dtype=torch.float32))
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32)), f"{OPS[op][0]}: {got} where {want}"
+
+
 def test_a_wrong_reference_is_caught(workers):
     """Negative control: the comparison fails on a value one ulp off."""
     got, (out, want) = run_op(workers, torch.float32, 0)

@@ -5,7 +5,8 @@
 //   outputs y (R x C), yr (one per row), yc (one per column)
 //   args[9]: the scalar operand, as float32 bits; args[10]: the type's index
 // Ops 70..75 and 80..85 (float only): TADD..TMIN (op % 10) into a y that lies
-// over a's bytes (70..) or b's (80..), overlapping().
+// over a's bytes (70..) or b's (80..), overlapping(); ops 90..93 (float only):
+// one-operand instructions over a's bytes, overlapping_one_operand().
 #include <cstdint>
 #include <cstring>
 #include <pto/pto-inst.hpp>
@@ -72,8 +73,41 @@ struct Ops {
         pipe_sync();
     }
 
+    // Ops 90..92: TADDS(y, a, 1.75), TNEG(y, a), TROWEXPANDMUL(y, a, vr) into a y
+    // over a's bytes as overlapping() lays it; op 93: TROWSUM(yr, a) with yr on
+    // a's row 1, which row 0's sum overwrites before row 1 is read.
+    static void overlapping_one_operand(__gm__ int64_t* args, int64_t op) {
+        using Wide = Tile<TileType::Vec, T, R, C + 2, BLayout::RowMajor, R, C>;
+        Full a;
+        Wide y;
+        PerRow vr, yr;
+        TASSIGN(y, 0);
+        TASSIGN(a, 0);
+        TASSIGN(yr, C * sizeof(T));
+        TASSIGN(vr, (Wide::kBytes + 31) / 32 * 32);
+        TLOAD(a, at<FullGM>(args, 0));
+        TLOAD(vr, at<FlatGM<R>>(args, 2));
+        set_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+        wait_flag(PIPE_MTE2, PIPE_V, EVENT_ID0);
+        switch (op) {
+            case 90: TADDS(y, a, 1.75f); break;
+            case 91: TNEG(y, a); break;
+            case 92: TROWEXPANDMUL(y, a, vr); break;
+            default: TROWSUM(yr, a); break;
+        }
+        set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+        wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+        if (op == 93) {
+            TSTORE(at<FlatGM<R>>(args, 5), yr);
+        } else {
+            TSTORE(at<FullGM>(args, 4), y);
+        }
+        pipe_sync();
+    }
+
     static void run(__gm__ int64_t* args) {
         if constexpr (std::is_same_v<T, float>) {
+            if (args[8] >= 90) return overlapping_one_operand(args, args[8]);
             if (args[8] >= 70) return overlapping(args, args[8] % 10, args[8] >= 80);
         }
         Full a, b, y;
