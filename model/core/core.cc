@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/hex.h"
+#include "base/tile_threads.h"
 #include "base/user_code.h"
 #include "model/common/payload.h"
 #include "model/common/peer_window.h"
@@ -99,6 +100,10 @@ CoreOps& current_core() {
     g_current->apply_raw_store();
     g_current->check_stop();
     return *g_current;
+}
+
+void on_two_threads(void (*work)(void* context, int thread, int begin, int end), void* context, int items) {
+    run_on_tile_threads(work, context, items);
 }
 
 unsigned int block_local_index() {
