@@ -1,6 +1,6 @@
 #pragma once
-// A value in a JSON document pfsim did not write (a `pfsim device` request), and
-// its path there, "request.tensors[2].offset". Every read through it names that
+// A value in a JSON document pfsim did not write (a `pfsim device` request, a run
+// spec read by `pfsim run-request`), and its path there, "request.tensors[2].offset". Every read through it names that
 // path when the value is missing or of the wrong type, in one wording:
 //   request.tasks: expected a boolean, got a number
 //   request.handle: expected an integer of 32 bits, got 2.5

@@ -13,12 +13,9 @@
 #include <pthread.h>
 
 #include "base/user_code.h"
-#include "pfsim_kernel_abi.h"
 
 namespace pfsim {
 namespace {
-
-using Work = void (*)(void* context, int thread, int begin, int end);
 
 int threads_from_environment() {
     const char* value = std::getenv("PFSIM_TILE_THREADS");
@@ -56,7 +53,7 @@ public:
         thread_.join();
     }
 
-    void run(Work work, void* context, int items) {
+    void run(PieceWork work, void* context, int items) {
         if (!thread_.joinable()) start();
         // Not left midway by the host-time limit's stop: the helper may be using
         // `context`, which lives on the caller's stack.
@@ -69,7 +66,7 @@ public:
     }
 
 private:
-    void share(Work work, void* context, int items) {
+    void share(PieceWork work, void* context, int items) {
         work_ = work, context_ = context, items_ = items;
         pieces_ = items < kMaxPieces ? items : kMaxPieces;
         next_.store(0, std::memory_order_relaxed);
@@ -141,7 +138,7 @@ private:
     std::atomic<bool> open_{false};      // a job the helper may join
     std::atomic<bool> left_{false};      // the helper, having joined, took its last piece
     // The job, written before open_ is set; the helper reads it only after joining.
-    Work work_ = nullptr;
+    PieceWork work_ = nullptr;
     void* context_ = nullptr;
     int items_ = 0, pieces_ = 0;
     std::atomic<int> next_{0};  // the next piece to take
@@ -154,7 +151,7 @@ int tile_threads() {
     return threads;
 }
 
-void on_two_threads(Work work, void* context, int items) {
+void run_on_tile_threads(PieceWork work, void* context, int items) {
     if (items <= 0) return;
     if (items == 1 || tile_threads() < 2) return work(context, 0, 0, items);
     static Helper helper;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/json_field.h"
 #include "session/case_file.h"
 
 namespace pfsim::api {
@@ -72,81 +73,74 @@ nlohmann::json to_json(const RunSpec& spec) {
 
 namespace {
 
-// Reads field `key` of object `o` (named `where`) into `out` when it is there
-// (else `out` keeps its default; BadInput when `required`), BadInput when it
-// is of another type.
-template <typename T>
-void read_field(const nlohmann::json& o, const std::string& where, const char* key, T* out, bool required = false) {
-    if (!o.contains(key)) {
-        if (required) throw BadInput("run spec: " + where + "." + key + ": missing");
-        return;
-    }
-    try {
-        *out = o.at(key).get<T>();
-    } catch (const nlohmann::json::exception&) {
-        throw BadInput("run spec: " + where + "." + key + ": of the wrong type (" + o.at(key).dump().substr(0, 60) + ")");
-    }
-}
-
-// BadInput unless `o` is an object whose every key is one of `known`.
-void only_known(const nlohmann::json& o, const std::string& where, const std::vector<std::string>& known) {
-    if (!o.is_object()) throw BadInput("run spec: " + where + ": not a JSON object");
+// `o`, named `where`, to read its members from (Field::get: FieldError for a
+// missing or mistyped one); FieldError unless it is an object, BadInput when it
+// holds a key not in `known`.
+Field only_known(const nlohmann::json& o, const std::string& where, const std::vector<std::string>& known) {
+    const Field field(o, where);
+    if (!o.is_object()) field.fail("an object");
     for (const auto& [key, value] : o.items()) {
         if (std::find(known.begin(), known.end(), key) == known.end()) {
             throw BadInput("run spec: " + where + "." + key + ": unknown field");
         }
     }
+    return field;
+}
+
+RunSpec read_spec(const nlohmann::json& j) {
+    only_known(j, "spec", {"config", "run", "replay"});
+    RunSpec spec;
+    if (j.contains("config")) {
+        const Field config = only_known(j["config"], "config", {"preset", "files", "sets"});
+        spec.config.preset = config.get("preset", spec.config.preset);
+        spec.config.files = config.get("files", spec.config.files);
+        spec.config.sets = config.get("sets", spec.config.sets);
+    }
+    if (j.contains("replay") == j.contains("run")) throw BadInput("run spec: needs exactly one of run and replay");
+    if (j.contains("replay")) {
+        spec.is_replay = true;
+        const Field r = only_known(j["replay"], "replay", {"file", "label", "verify", "progress", "trace"});
+        spec.replay.file = r.at("file").get<std::string>();
+        spec.replay.label = r.get("label", spec.replay.file);
+        spec.replay.verify = r.get("verify", spec.replay.verify);
+        spec.replay.progress = r.get("progress", spec.replay.progress);
+        spec.replay.trace = r.get("trace", spec.replay.trace);
+        return spec;
+    }
+    const Field r = only_known(j["run"], "run",
+                               {"target", "kernel_args", "prefetch", "enable_sdma", "warmup", "faults", "trace", "waves",
+                                "outputs_dir", "sanitize", "suppressions", "advise", "dropped_sites", "free_sites",
+                                "warm_load_sites", "around_load_sites", "progress_ms", "task_records"});
+    RunRequest& q = spec.run;
+    q.target = r.at("target").get<std::string>();
+    q.kernel_args = r.get("kernel_args", q.kernel_args);
+    q.prefetch = r.get("prefetch", q.prefetch);
+    q.enable_sdma = r.get("enable_sdma", q.enable_sdma);
+    q.warmup = r.get("warmup", q.warmup);
+    q.faults = r.get("faults", q.faults);
+    q.trace = r.get("trace", q.trace);
+    q.waves = r.get("waves", q.waves);
+    q.outputs_dir = r.get("outputs_dir", q.outputs_dir);
+    q.sanitize = r.get("sanitize", q.sanitize);
+    q.suppressions = r.get("suppressions", q.suppressions);
+    q.advise = r.get("advise", q.advise);
+    q.dropped_sites = r.get("dropped_sites", q.dropped_sites);
+    q.free_sites = r.get("free_sites", q.free_sites);
+    q.warm_load_sites = r.get("warm_load_sites", q.warm_load_sites);
+    q.around_load_sites = r.get("around_load_sites", q.around_load_sites);
+    q.progress_ms = r.get("progress_ms", q.progress_ms);
+    q.task_records = r.get("task_records", q.task_records);
+    return spec;
 }
 
 }  // namespace
 
 RunSpec run_spec_from_json(const nlohmann::json& j) {
-    only_known(j, "spec", {"config", "run", "replay"});
-    RunSpec spec;
-    if (j.contains("config")) {
-        const nlohmann::json& config = j["config"];
-        only_known(config, "config", {"preset", "files", "sets"});
-        read_field(config, "config", "preset", &spec.config.preset);
-        read_field(config, "config", "files", &spec.config.files);
-        read_field(config, "config", "sets", &spec.config.sets);
+    try {
+        return read_spec(j);
+    } catch (const FieldError& e) {
+        throw BadInput(std::string("run spec: ") + e.what());
     }
-    if (j.contains("replay") == j.contains("run")) throw BadInput("run spec: needs exactly one of run and replay");
-    if (j.contains("replay")) {
-        spec.is_replay = true;
-        const nlohmann::json& r = j["replay"];
-        only_known(r, "replay", {"file", "label", "verify", "progress", "trace"});
-        read_field(r, "replay", "file", &spec.replay.file, true);
-        spec.replay.label = spec.replay.file;
-        read_field(r, "replay", "label", &spec.replay.label);
-        read_field(r, "replay", "verify", &spec.replay.verify);
-        read_field(r, "replay", "progress", &spec.replay.progress);
-        read_field(r, "replay", "trace", &spec.replay.trace);
-        return spec;
-    }
-    const nlohmann::json& r = j["run"];
-    only_known(r, "run", {"target", "kernel_args", "prefetch", "enable_sdma", "warmup", "faults", "trace", "waves",
-                          "outputs_dir", "sanitize", "suppressions", "advise", "dropped_sites", "free_sites",
-                          "warm_load_sites", "around_load_sites", "progress_ms", "task_records"});
-    RunRequest& q = spec.run;
-    read_field(r, "run", "target", &q.target, true);
-    read_field(r, "run", "kernel_args", &q.kernel_args);
-    read_field(r, "run", "prefetch", &q.prefetch);
-    read_field(r, "run", "enable_sdma", &q.enable_sdma);
-    read_field(r, "run", "warmup", &q.warmup);
-    read_field(r, "run", "faults", &q.faults);
-    read_field(r, "run", "trace", &q.trace);
-    read_field(r, "run", "waves", &q.waves);
-    read_field(r, "run", "outputs_dir", &q.outputs_dir);
-    read_field(r, "run", "sanitize", &q.sanitize);
-    read_field(r, "run", "suppressions", &q.suppressions);
-    read_field(r, "run", "advise", &q.advise);
-    read_field(r, "run", "dropped_sites", &q.dropped_sites);
-    read_field(r, "run", "free_sites", &q.free_sites);
-    read_field(r, "run", "warm_load_sites", &q.warm_load_sites);
-    read_field(r, "run", "around_load_sites", &q.around_load_sites);
-    read_field(r, "run", "progress_ms", &q.progress_ms);
-    read_field(r, "run", "task_records", &q.task_records);
-    return spec;
 }
 
 }  // namespace pfsim::api

@@ -39,7 +39,8 @@ struct RunSpec {
 
 // A spec and back. In JSON every field but run.target (or replay.file) may be
 // left out for its default; run_spec_from_json throws BadInput naming a field
-// that is missing, unknown or of the wrong type.
+// that is missing, unknown or of the wrong type, worded as base/json_field.h
+// words it: "run spec: run.prefetch: expected a boolean, got a string".
 nlohmann::json to_json(const RunSpec& spec);
 RunSpec run_spec_from_json(const nlohmann::json& j);
 

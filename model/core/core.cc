@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/hex.h"
+#include "base/tile_threads.h"
 #include "base/user_code.h"
 #include "model/common/payload.h"
 #include "model/common/peer_window.h"
@@ -99,6 +100,10 @@ CoreOps& current_core() {
     g_current->apply_raw_store();
     g_current->check_stop();
     return *g_current;
+}
+
+void on_two_threads(void (*work)(void* context, int thread, int begin, int end), void* context, int items) {
+    run_on_tile_threads(work, context, items);
 }
 
 unsigned int block_local_index() {
@@ -462,7 +467,8 @@ void Core::start(KernelFn fn, int64_t* args, uint32_t block_idx, uint32_t block_
     subblock_ = subblock;
     run_ = CoreRun{};
     stop_ = trap_ ? trap_() : std::string();
-    blocked_flag_ = -1;
+    flag_wait_ = -1;
+    flag_blocked_ = false;
     // GUESS: a kernel starts with the normal mode and the full mask (what PTO-ISA
     // assumes; the runtime's reset of the register is not public).
     mask_counter_ = false;
@@ -826,9 +832,9 @@ void Core::cross_core_wait(int flag) {
     const Tick since = issue_;
     flag_wait_ = flag;
     struct Done {
-        int& flag;
-        ~Done() { flag = -1; }
-    } done{flag_wait_};
+        Core& core;
+        ~Done() { core.flag_wait_ = -1; core.flag_blocked_ = false; }
+    } done{*this};
     catch_up(issue_);  // every set made before this time has been made
     for (;;) {
         check_stop();
@@ -839,10 +845,10 @@ void Core::cross_core_wait(int flag) {
         if (arrival) {
             sc_core::wait(to_sc(*arrival - now), cross_flags_->arrived(id_) | stop_event_);
         } else {
-            blocked_flag_ = flag;
+            flag_blocked_ = true;
             changed_.notify(sc_core::SC_ZERO_TIME);
             sc_core::wait(cross_flags_->arrived(id_) | stop_event_);
-            blocked_flag_ = -1;
+            flag_blocked_ = false;
         }
         set_current(this);
     }
@@ -861,8 +867,9 @@ std::string Core::in_flag_wait() const {
 }
 
 std::string Core::blocked_on() const {
-    if (blocked_flag_ < 0 || cross_flags_->earliest(id_, blocked_flag_)) return "";
-    return "wait_flag_dev(" + std::to_string(blocked_flag_) + ")";
+    // A set on its way since it blocked will wake it; else in_flag_wait() names the flag alone.
+    if (!flag_blocked_ || cross_flags_->earliest(id_, flag_wait_)) return "";
+    return in_flag_wait();
 }
 
 void Core::uncached_write(uint64_t gm, const void* src, uint64_t bytes) {

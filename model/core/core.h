@@ -400,8 +400,10 @@ private:
     std::string stop_;                               // request_stop's reason, until the kernel has stopped
     std::function<std::string()> trap_;
     sc_core::sc_event stop_event_;                   // wakes a kernel blocked in a cross-core wait
-    int blocked_flag_ = -1;
-    int flag_wait_ = -1;  // the flag of the wait_flag_dev the kernel is in
+    // The flag of the wait_flag_dev the kernel is in (-1: none), and whether it is
+    // blocked there, in a wait no set was on its way to when it began.
+    int flag_wait_ = -1;
+    bool flag_blocked_ = false;
     CrossCoreFlags* cross_flags_ = nullptr;
     std::vector<CoreObserver*> observers_;
     std::string task_label_;

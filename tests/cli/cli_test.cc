@@ -338,6 +338,8 @@ TEST(RunRequest, ABadSpecIsBadInputNamingWhatIsWrong) {
         {"{", "stdin holds no JSON document"},
         {R"({"run": {"target": "prefetch_demo", "prefetchh": false}})", "run.prefetchh: unknown field"},
         {R"({"run": {"prefetch": false}})", "run.target: missing"},
+        {R"({"run": {"target": "prefetch_demo", "prefetch": "yes"}})",
+         "run spec: run.prefetch: expected a boolean, got a string"},
         {R"({"run": {"target": "prefetch_demo"}, "config": {"sets": ["l2.nope=1"]}})", "l2.nope"},
         {R"({"run": {"target": "no_such_case"}})", "no_such_case"},
     };

@@ -657,7 +657,7 @@ void SimPlatform::scheduler() {
                                (g.submissions_done ? "" : " (the orchestration has not returned)");
                 // Each kernel in a wait, named with what it waits for; then the first of the others.
                 std::string others;
-                size_t named = 0, unnamed = 0;
+                size_t listed = 0, unlisted = 0;
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
                         if (core_task[core->core_id()] < 0) continue;
@@ -665,16 +665,16 @@ void SimPlatform::scheduler() {
                         const std::string in = core->waiting_on().empty() ? core->in_flag_wait() : core->waiting_on();
                         if (!in.empty()) {
                             result.stuck += "; " + running_kernel(*core) + (at.empty() ? "" : " at " + at) + " in " + in;
-                        } else if (named++ < 8) {
+                        } else if (listed++ < 8) {
                             others += (others.empty() ? "" : ", ") + running_kernel(*core);
                         } else {
-                            ++unnamed;
+                            ++unlisted;
                         }
                     }
                 }
                 if (!others.empty()) {
                     result.stuck += "; still running: " + others +
-                                    (unnamed ? " and " + std::to_string(unnamed) + " more" : "");
+                                    (unlisted ? " and " + std::to_string(unlisted) + " more" : "");
                 }
                 for (auto* group : {&aic_, &aiv_}) {
                     for (auto& core : *group) {
