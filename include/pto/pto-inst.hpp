@@ -390,6 +390,17 @@ PFSIM_TILE_COMPUTE inline void transpose_block(T* to, const T* from) {
 // contiguous dimension), the partial blocks at the edges after them.
 template <typename T, int64_t kDr, int64_t kDc, int64_t kSr, int64_t kSc>
 PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, int64_t cols) {
+    if constexpr (kDc == 1 && kSc == 1) {
+        // The same layout, rows back to back on both sides: a row is one copy, where the
+        // two regions do not overlap (else the blocks below, in their order).
+        const auto first = reinterpret_cast<uintptr_t>(dst), in_first = reinterpret_cast<uintptr_t>(src);
+        const auto end = first + sizeof(T) * static_cast<uint64_t>((rows - 1) * kDr + cols);
+        const auto in_end = in_first + sizeof(T) * static_cast<uint64_t>((rows - 1) * kSr + cols);
+        if (rows > 0 && cols > 0 && (end <= in_first || in_end <= first)) {
+            for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * kDr, src + r * kSr, sizeof(T) * static_cast<uint64_t>(cols));
+            return;
+        }
+    }
     constexpr bool kTransposable = sizeof(T) == 4 || sizeof(T) == 2;
     constexpr bool kRowsToColumns = kTransposable && kSc == 1 && kDr == 1 && kDc != 1;
     constexpr bool kColumnsToRows = kTransposable && kSr == 1 && kDc == 1 && kDr != 1;
