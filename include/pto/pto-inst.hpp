@@ -770,10 +770,11 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // The operands are read in place where they are float, each row's elements
     // adjacent; else each element is widened once (exactly) into rows of its own.
     // The sums run in the result tile itself where it starts from zero or from
-    // its own values (TMATMUL, TMATMUL_ACC c += a x b); else in kBlock rows of
-    // their own, each started from c_in.
+    // its own values (TMATMUL, TMATMUL_ACC c += a x b) with its rows' elements
+    // adjacent, whatever the operands' type; else in kBlock rows of their own,
+    // each started from c_in.
     constexpr bool kReadInPlace = std::is_same_v<TA, float> && A::kColStep == 1 && B::kColStep == 1;
-    constexpr bool kMaySumInPlace = kReadInPlace && C::kColStep == 1 && std::is_same_v<CI, C>;
+    constexpr bool kMaySumInPlace = !kInt && C::kColStep == 1 && std::is_same_v<CI, C>;
     const bool some = m_valid > 0 && n_valid > 0;
     const TA* const in_a = m_valid > 0 && k_valid > 0 ? a.data() : nullptr;
     const TA* const in_b = k_valid > 0 && n_valid > 0 ? b.data() : nullptr;
