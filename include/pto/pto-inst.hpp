@@ -605,7 +605,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         if (global.GetStride(3) != 1) fail(instruction, "a DN global tensor's dimension 3 is not contiguous");
         const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
-        mover.staged_columns(tile, vr, vc, [&](int64_t c) {
+        mover.staged_columns(tile, vr, vc, [&](int64_t c) PFSIM_TILE_COMPUTE {
             return gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
         });
         return;
