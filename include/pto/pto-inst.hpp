@@ -390,6 +390,17 @@ PFSIM_TILE_COMPUTE inline void transpose_block(T* to, const T* from) {
 // contiguous dimension), the partial blocks at the edges after them.
 template <typename T, int64_t kDr, int64_t kDc, int64_t kSr, int64_t kSc>
 PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, int64_t cols) {
+    if constexpr (kDc == 1 && kSc == 1) {
+        // The same layout, rows back to back on both sides: a row is one copy, where the
+        // two regions do not overlap (else the blocks below, in their order).
+        const auto first = reinterpret_cast<uintptr_t>(dst), in_first = reinterpret_cast<uintptr_t>(src);
+        const auto end = first + sizeof(T) * static_cast<uint64_t>((rows - 1) * kDr + cols);
+        const auto in_end = in_first + sizeof(T) * static_cast<uint64_t>((rows - 1) * kSr + cols);
+        if (rows > 0 && cols > 0 && (end <= in_first || in_end <= first)) {
+            for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * kDr, src + r * kSr, sizeof(T) * static_cast<uint64_t>(cols));
+            return;
+        }
+    }
     constexpr bool kTransposable = sizeof(T) == 4 || sizeof(T) == 2;
     constexpr bool kRowsToColumns = kTransposable && kSc == 1 && kDr == 1 && kDc != 1;
     constexpr bool kColumnsToRows = kTransposable && kSr == 1 && kDc == 1 && kDr != 1;
@@ -594,7 +605,7 @@ void move_tile(const char* instruction, TileT& tile, const GlobalT& global) {
         if (global.GetStride(3) != 1) fail(instruction, "a DN global tensor's dimension 3 is not contiguous");
         const int64_t vr = tile.GetValidRow(), vc = tile.GetValidCol();
         if (vr > global.GetShape(3) || vc > global.GetShape(4)) fail(instruction, "the tile is larger than the DN global tensor");
-        mover.staged_columns(tile, vr, vc, [&](int64_t c) {
+        mover.staged_columns(tile, vr, vc, [&](int64_t c) PFSIM_TILE_COMPUTE {
             return gm_place(instruction, global.data() + c * global.GetStride(4), static_cast<uint64_t>(vr) * sizeof(T));
         });
         return;
@@ -759,10 +770,11 @@ PFSIM_TILE_COMPUTE void matmul(const char* instruction, C& c, const CI* c_in, co
     // The operands are read in place where they are float, each row's elements
     // adjacent; else each element is widened once (exactly) into rows of its own.
     // The sums run in the result tile itself where it starts from zero or from
-    // its own values (TMATMUL, TMATMUL_ACC c += a x b); else in kBlock rows of
-    // their own, each started from c_in.
+    // its own values (TMATMUL, TMATMUL_ACC c += a x b) with its rows' elements
+    // adjacent, whatever the operands' type; else in kBlock rows of their own,
+    // each started from c_in.
     constexpr bool kReadInPlace = std::is_same_v<TA, float> && A::kColStep == 1 && B::kColStep == 1;
-    constexpr bool kMaySumInPlace = kReadInPlace && C::kColStep == 1 && std::is_same_v<CI, C>;
+    constexpr bool kMaySumInPlace = !kInt && C::kColStep == 1 && std::is_same_v<CI, C>;
     const bool some = m_valid > 0 && n_valid > 0;
     const TA* const in_a = m_valid > 0 && k_valid > 0 ? a.data() : nullptr;
     const TA* const in_b = k_valid > 0 && n_valid > 0 ? b.data() : nullptr;
