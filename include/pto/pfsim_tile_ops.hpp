@@ -53,17 +53,6 @@ inline constexpr int kLanes = 8;
 inline constexpr int kLanes = 4;
 #endif
 
-// Whether two regions of `rows` rows lie apart: one's rows of `cols` elements
-// `step` elements apart, the other's of `in_cols` `in_step` apart.
-template <typename T, typename U>
-PFSIM_TILE_COMPUTE inline bool apart(const T* out, int64_t step, int cols, const U* in, int64_t in_step, int in_cols,
-                                     int rows) {
-    const auto first = reinterpret_cast<uintptr_t>(out), in_first = reinterpret_cast<uintptr_t>(in);
-    const auto end = first + sizeof(T) * (static_cast<uint64_t>(rows - 1) * step + cols);
-    const auto in_end = in_first + sizeof(U) * (static_cast<uint64_t>(rows - 1) * in_step + in_cols);
-    return end <= in_first || in_end <= first;
-}
-
 // Whether an operand's `rows` x `cols` elements, rows `in_step` apart, lie apart
 // from the destination's (rows `out_step` apart), or are the destination's own
 // elements one for one: then an element-by-element loop reads each before any
@@ -383,8 +372,7 @@ PFSIM_TILE_COMPUTE void row_expand(const char* instruction, D& dst, M& m, V& v, 
                 const float y = per_row[static_cast<int64_t>(r) * V::kRowStep];
                 int c = 0;
                 if constexpr (!std::is_same_v<Op, ExpDif>) {
-                    Lanes ys;
-                    for (int i = 0; i < kLanes; ++i) ys[i] = y;
+                    const Lanes ys = splat_like(Lanes{}, y);
                     for (; c + kLanes <= cols; c += kLanes) {
                         const Lanes x = *reinterpret_cast<const Lanes*>(rm + c);
                         *reinterpret_cast<Lanes*>(ro + c) = v_first ? op(ys, x) : op(x, ys);
@@ -608,12 +596,9 @@ template <typename Dt, typename St>
 PFSIM_TILE_COMPUTE bool rows_apart(Dt& dst, const St& src) {
     const int rows = dst.GetValidRow(), cols = dst.GetValidCol();
     if (rows <= 0 || cols <= 0) return false;
-    using D = typename Dt::DType;
-    using S = typename St::DType;
-    const auto in_first = reinterpret_cast<uintptr_t>(src.data()), first = reinterpret_cast<uintptr_t>(dst.data());
-    const auto in_end = in_first + sizeof(S) * (static_cast<uint64_t>(rows - 1) * St::kRowStep + cols);
-    const auto end = first + sizeof(D) * (static_cast<uint64_t>(rows - 1) * Dt::kRowStep + cols);
-    return end <= in_first || in_end <= first;
+    const auto* const in = src.data();
+    const auto* const out = dst.data();
+    return apart(out, Dt::kRowStep, cols, in, St::kRowStep, cols, rows);
 }
 
 typedef uint32_t Bits32 __attribute__((vector_size(4 * kLanes), aligned(4), may_alias));

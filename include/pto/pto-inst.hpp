@@ -381,6 +381,17 @@ PFSIM_TILE_COMPUTE inline void transpose_block(T* to, const T* from) {
     }
 }
 
+// Whether two regions of `rows` rows lie apart: one's rows of `cols` elements
+// `step` elements apart, the other's of `in_cols` `in_step` apart.
+template <typename T, typename U>
+PFSIM_TILE_COMPUTE inline bool apart(const T* out, int64_t step, int64_t cols, const U* in, int64_t in_step,
+                                     int64_t in_cols, int64_t rows) {
+    const auto first = reinterpret_cast<uintptr_t>(out), in_first = reinterpret_cast<uintptr_t>(in);
+    const auto end = first + sizeof(T) * (static_cast<uint64_t>(rows - 1) * step + cols);
+    const auto in_end = in_first + sizeof(U) * (static_cast<uint64_t>(rows - 1) * in_step + in_cols);
+    return end <= in_first || in_end <= first;
+}
+
 // dst[r * kDr + c * kDc] = src[r * kSr + c * kSc] for every r < rows and c < cols,
 // byte for byte, in blocks of 8 x 8; a whole block's 64 moves have their offsets
 // known at compile time (in_blocks' per-element call found the tile's place
@@ -393,10 +404,7 @@ PFSIM_TILE_COMPUTE inline void copy_blocks(T* dst, const T* src, int64_t rows, i
     if constexpr (kDc == 1 && kSc == 1) {
         // The same layout, rows back to back on both sides: a row is one copy, where the
         // two regions do not overlap (else the blocks below, in their order).
-        const auto first = reinterpret_cast<uintptr_t>(dst), in_first = reinterpret_cast<uintptr_t>(src);
-        const auto end = first + sizeof(T) * static_cast<uint64_t>((rows - 1) * kDr + cols);
-        const auto in_end = in_first + sizeof(T) * static_cast<uint64_t>((rows - 1) * kSr + cols);
-        if (rows > 0 && cols > 0 && (end <= in_first || in_end <= first)) {
+        if (rows > 0 && cols > 0 && apart(dst, kDr, cols, src, kSr, cols, rows)) {
             for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * kDr, src + r * kSr, sizeof(T) * static_cast<uint64_t>(cols));
             return;
         }
