@@ -330,17 +330,32 @@ void add_quoted_include_folders(const fs::path& file, const std::vector<std::str
     }
 }
 
+// `dir` as an absolute path without a trailing '/'.
+std::string folder_path(const std::string& dir) {
+    std::string f = fs::absolute(dir).lexically_normal().string();
+    while (f.size() > 1 && f.back() == '/') f.pop_back();
+    return f;
+}
+
+// Each include folder once (GCC searches a folder named twice once), spelled
+// one way: `-Ia/`, `-Ia` and `-Ia -Ia` are one build, not three.
+std::vector<std::string> distinct_folders(const std::vector<std::string>& dirs) {
+    std::vector<std::string> folders;
+    for (const std::string& d : dirs) {
+        const std::string f = folder_path(d);
+        if (std::find(folders.begin(), folders.end(), f) == folders.end()) folders.push_back(f);
+    }
+    return folders;
+}
+
 }  // namespace
 
 std::vector<std::string> source_roots(const std::string& source, const std::vector<std::string>& include_dirs) {
     const fs::path abs = fs::absolute(source).lexically_normal();
     std::vector<std::string> folders = {abs.parent_path().string()};
-    for (const std::string& d : include_dirs) folders.push_back(fs::absolute(d).lexically_normal().string());
+    for (const std::string& d : include_dirs) folders.push_back(folder_path(d));
     std::set<fs::path> seen;
     add_quoted_include_folders(abs, std::vector<std::string>(folders.begin() + 1, folders.end()), folders, seen);
-    for (std::string& f : folders) {
-        while (f.size() > 1 && f.back() == '/') f.pop_back();
-    }
     auto holds = [](const std::string& outer, const std::string& inner) {  // a strict ancestor
         return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 && inner[outer.size()] == '/';
     };
@@ -584,13 +599,14 @@ std::vector<std::string> KernelCompiler::prelude_flags(const std::vector<std::st
 }
 
 std::string KernelCompiler::compile(const std::string& source, BuildKind kind,
-                                    const std::vector<std::string>& include_dirs) {
+                                    const std::vector<std::string>& given_include_dirs) {
     std::string text;
     if (!fs::is_regular_file(source) || !read_file(source, &text)) {
         throw CompileError(source + ": cannot read the source file");
     }
     const std::string abs = fs::absolute(source).lexically_normal().string();
     const std::string rewritten = with_block_local_per_core(text, source, abs);
+    const std::vector<std::string> include_dirs = distinct_folders(given_include_dirs);
     std::vector<std::string> cmd = command(kind, include_dirs);
     if (!rewritten.empty()) cmd.push_back("-iquote" + fs::path(abs).parent_path().string());
     // Paths under the source's roots enter the key, the manifest and the object

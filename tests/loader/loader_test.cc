@@ -182,6 +182,23 @@ extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN + k
     EXPECT_EQ(third.cached(), 1u);
 }
 
+// One include folder spelled with a trailing '/', or named more than once (the
+// Python package names a callable's folder once per incore source), is one build.
+TEST(Compiler, AnIncludeFolderSpelledAnotherWayIsTheSameBuild) {
+    const std::string dir = scratch("spelled");
+    fs::remove_all(dir);
+    fs::create_directories(dir + "/inc");
+    write(dir + "/inc", "shape.h", "constexpr int kN = 8;\n");
+    const std::string src = write(dir, "k.cc", std::string(kCacheHeader) + R"(#include "shape.h"
+extern "C" __aicore__ void kernel_entry(__gm__ int64_t* args) { args[0] = kN; }
+)");
+    KernelCompiler c(dir + "/cache");
+    const std::string built = c.compile(src, BuildKind::Aiv, {dir + "/inc"});
+    EXPECT_EQ(c.compile(src, BuildKind::Aiv, {dir + "/inc/"}), built);
+    EXPECT_EQ(c.compile(src, BuildKind::Aiv, {dir + "/inc", dir + "/./inc/", dir + "/inc"}), built);
+    EXPECT_EQ(c.compiled(), 1u);
+}
+
 // A kernel that includes a header of its parent folder ("../shape.h", as a
 // case's kernels/aic/ and kernels/aiv/ share one) is the same build in
 // another copy too, and another build once that copy's header changed while

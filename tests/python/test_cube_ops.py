@@ -15,20 +15,31 @@ TYPES = {torch.float16: ("pto::half", "float", torch.float32), torch.bfloat16: (
          torch.float32: ("float", "float", torch.float32), torch.int8: ("int8_t", "int32_t", torch.int32)}
 
 
-# The (operand type, m, n) of every matmul below: M x N of each type, and the k-order tests' shapes of
-# each float type ((m, n): see there).
+# Products around kMatmulShareMacs (pto-inst.hpp), the size from which TMATMUL sums its rows on two host
+# threads where the device has a helper thread (PFSIM_TILE_THREADS=2): just below it, at it with two rows
+# after the last block of three, at it with one, and a large product of an odd row count (127 rows: 42
+# blocks and one).
+SHARE_MACS = 1 << int(re.search(r"kMatmulShareMacs = 1 << (\d+);", open(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "pto", "pto-inst.hpp")).read()).group(1))
+SHARE_SHAPES = [(127, 64), (128, 64), (64, 128), (127, 128)]
+
+# The (operand type, m, n) of every matmul below: M x N of each type, the k-order tests' shapes of
+# each float type ((m, n): see there), and the two-thread tests' SHARE_SHAPES.
 SHAPES = [(32, 48), (32, 80), (18, 40)]
-VARIANTS = [(dtype, M, N) for dtype in TYPES] + [(dtype, m, n) for dtype in TYPES if dtype != torch.int8
+VARIANTS = ([(dtype, M, N) for dtype in TYPES] + [(dtype, m, n) for dtype in TYPES if dtype != torch.int8
                                                    for m, n in SHAPES]
+            + [(dtype, m, n) for dtype in (torch.bfloat16, torch.float32, torch.int8) for m, n in SHARE_SHAPES])
+# The kernel's "cube_types.h": one build serves every test of this file.
+CUBE_TYPES = (f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) "
+              + " ".join(f"X({i}, {TYPES[d][0]}, {TYPES[d][1]}, {m}, {n})" for i, (d, m, n) in enumerate(VARIANTS)) + "\n")
 
 
 @pytest.fixture(scope="module")
 def cube(typed_kernels):
-    """One build of the cube kernel with every variant of VARIANTS, on one worker:
+    """The cube kernel with every variant of VARIANTS, on one worker:
     get(dtype, m, n) -> (worker, handle, the variant's index)."""
-    variants = " ".join(f"X({i}, {TYPES[d][0]}, {TYPES[d][1]}, {m}, {n})" for i, (d, m, n) in enumerate(VARIANTS))
     worker, handle = typed_kernels("kernels/orchestration/cube_ops_orch.cpp", "kernels/aic/kernel_cube_ops.cpp", "aic",
-                                   "cube_types.h", f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) {variants}\n")
+                                   "cube_types.h", CUBE_TYPES)
     return lambda dtype, m=M, n=N: (worker, handle, VARIANTS.index((dtype, m, n)))
 
 
@@ -143,23 +154,12 @@ def test_matmul_is_the_k_order_sum_on_adversarial_values(cube, form):
     assert not torch.equal(c.view(torch.int32), reverse.view(torch.int32))
 
 
-# Products around kMatmulShareMacs (pto-inst.hpp), the size from which TMATMUL sums its rows on two host
-# threads where the device has a helper thread (PFSIM_TILE_THREADS=2): just below it, at it with two rows
-# after the last block of three, at it with one, and a large product of an odd row count (127 rows: 42
-# blocks and one).
-SHARE_MACS = 1 << int(re.search(r"kMatmulShareMacs = 1 << (\d+);", open(os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "pto", "pto-inst.hpp")).read()).group(1))
-SHARE_SHAPES = [(127, 64), (128, 64), (64, 128), (127, 128)]
-SHARE_VARIANTS = [(dtype, m, n) for dtype in (torch.bfloat16, torch.float32, torch.int8) for m, n in SHARE_SHAPES]
-
-
 @pytest.fixture(scope="module")
 def cube_by_threads(tmp_path_factory):
-    """The cube kernel with SHARE_VARIANTS on a device of one tile thread and on one of two:
-    get(threads) -> (worker, handle)."""
+    """The cube kernel (the build `cube` takes, from the compile cache) on a device of one tile thread
+    and on one of two: get(threads) -> (worker, handle)."""
     inc = tmp_path_factory.mktemp("share")
-    variants = " ".join(f"X({i}, {TYPES[d][0]}, {TYPES[d][1]}, {m}, {n})" for i, (d, m, n) in enumerate(SHARE_VARIANTS))
-    (inc / "cube_types.h").write_text(f"#pragma once\nconstexpr int K = {K};\n#define CUBE_VARIANTS(X) {variants}\n")
+    (inc / "cube_types.h").write_text(CUBE_TYPES)
     here = os.path.dirname(os.path.abspath(__file__))
     made = {}
     for threads in (1, 2):
@@ -192,7 +192,7 @@ def test_matmul_on_two_threads_is_one_threads_bit_for_bit(cube_by_threads, dtype
     assert (m * n * K >= SHARE_MACS) == ((m, n) != (127, 64))
     a, b, bias, c_in = _operands(dtype, m, n, torch.Generator().manual_seed(m * n))
     op = ["TMATMUL", "TMATMUL+TMATMUL_ACC", "TMATMUL_BIAS", "TMATMUL_ACC(c, c_in, a, b)"].index(form)
-    variant = SHARE_VARIANTS.index((dtype, m, n))
+    variant = VARIANTS.index((dtype, m, n))
     results = {}
     for threads in (1, 2):
         worker, handle = cube_by_threads(threads)

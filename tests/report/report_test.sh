@@ -5,6 +5,8 @@ set -u
 pfsim=$1
 work=${TEST_TMPDIR:-$(mktemp -d)}
 export HOME=$work
+# The kernels from the compile cache every test shares (docs/testing.md, "What it costs").
+export PFSIM_CACHE_DIR="/tmp/pfsim-cache-$(id -u)"
 fail=0
 
 # Loads FILE in headless Chromium; prints the page title; console lines go to FILE.console.
