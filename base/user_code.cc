@@ -48,6 +48,7 @@ constexpr int kFaults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 // signal handlers: fixed slots, written only with the signals' thread running
 // normal code.
 std::array<Frame*, 512> g_frames{};
+size_t g_frames_used = 0;  // slots [0, g_frames_used) are all that may hold a frame: what frame_of scans
 pid_t g_thread = 0;  // the thread that runs users' code (the simulation's)
 
 std::array<std::pair<uintptr_t, uintptr_t>, 1024> g_code{};
@@ -65,8 +66,8 @@ void arm_time_limit();  // below TimeLimit
 const void* current_context() { return sc_core::sc_get_current_process_b(); }
 
 Frame* frame_of(const void* context) {
-    for (Frame* f : g_frames) {
-        if (f && f->context == context) return f;
+    for (size_t i = 0; i < g_frames_used; ++i) {
+        if (g_frames[i] && g_frames[i]->context == context) return g_frames[i];
     }
     return nullptr;
 }
@@ -216,9 +217,12 @@ Escape run(const char* label, const std::function<void()>& call) {
         return frame.escape;
     }
     if (g_limit_seconds > 0) arm_time_limit();
+    if (slot >= g_frames_used) g_frames_used = slot + 1;
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // a handler that finds the frame scans to it
     g_frames[slot] = &frame;
     enter(frame, call);
     g_frames[slot] = nullptr;
+    while (g_frames_used > 0 && !g_frames[g_frames_used - 1]) --g_frames_used;
     return frame.escape;
 }
 

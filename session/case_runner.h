@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -59,7 +58,7 @@ struct CallResult {
     // As recorded (edges and arguments only with dep_records); none kept without task_records.
     rt::TaskWindow<rt::GraphTask> tasks;
     bool task_records = true;  // the worker kept each task's records (rt::Worker::set_task_records)
-    std::deque<rt::ChipTensor> tensors;  // what the tasks' tensor pointers point at (the graph's own)
+    rt::TensorStore tensors;  // what the tasks' tensor pointers point at (the graph's own)
     std::vector<std::string> log;      // the orchestration's LOG_* lines
     std::vector<rt::TaskGraph::ScopeRecord> scopes;  // its scopes' boundaries (scope stats)
     uint64_t heap_base = 0;  // device pointer of the call's first heap-ring allocation; 0: it allocated none

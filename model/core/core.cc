@@ -514,8 +514,13 @@ void Core::thread() {
         run_.returned = sc_core::sc_time_stamp().value();
         running_ = false;
         set_current(nullptr);
-        changed_.notify(sc_core::SC_ZERO_TIME);
+        notify_changed();
     }
+}
+
+void Core::notify_changed() {
+    if (changed_bits_) changed_bits_[id_ / 64] |= uint64_t{1} << (id_ % 64);
+    changed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Core::catch_up(Tick until) {
@@ -854,7 +859,7 @@ void Core::cross_core_wait(int flag) {
             sc_core::wait(to_sc(*arrival - now), cross_flags_->arrived(id_) | stop_event_);
         } else {
             flag_blocked_ = true;
-            changed_.notify(sc_core::SC_ZERO_TIME);
+            notify_changed();
             sc_core::wait(cross_flags_->arrived(id_) | stop_event_);
             flag_blocked_ = false;
         }

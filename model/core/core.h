@@ -103,6 +103,9 @@ public:
     // to it, "" otherwise). Each notify is followed by a wait of the core's
     // thread, so it is notified at most once per evaluation phase.
     const sc_core::sc_event& changed_event() const { return changed_; }
+    // With each notify of changed_event(), also sets bit core_id() of `bits` (64 cores a
+    // word): which cores a waiter woken by the events has to look at.
+    void mark_changes_in(uint64_t* bits) { changed_bits_ = bits; }
     std::string blocked_on() const;
     // The wait_flag_dev a running kernel is in, blocked or not: "wait_flag_dev(N)", and
     // when a set is on its way to it, when it arrives ("" when it is in none).
@@ -294,6 +297,7 @@ private:
     Tick transport(tlm_utils::simple_initiator_socket<Core>& socket, bool write, uint64_t addr,
                    void* data, uint64_t len, Tick issue);
     void catch_up(Tick until);  // SystemC time to `until`
+    void notify_changed();      // changed_event(), and the core's bit where mark_changes_in asked
     void hold_within_quantum(Tick start);
     void maybe_sync();
     // A pointer load of [gm, gm + bytes) in this die's GM through the direct
@@ -358,6 +362,7 @@ private:
     KernelFn fn_ = nullptr;
     int64_t* args_ = nullptr;
     sc_core::sc_event start_, changed_;
+    uint64_t* changed_bits_ = nullptr;
     CoreRun run_;
     CoreStats stats_;
     std::vector<std::string> warnings_;

@@ -75,9 +75,8 @@ const ChipTensor* TaskGraph::keep(const ChipTensor& t) {
         std::copy_backward(recent_, recent_ + i, recent_ + i + 1);  // most recent first
         return recent_[0] = found;
     }
-    tensors_.push_back(t);
     std::copy_backward(recent_, recent_ + kKeptReused - 1, recent_ + kKeptReused);
-    return recent_[0] = &tensors_.back();
+    return recent_[0] = tensors_.push_back(t);
 }
 
 void TaskGraph::byte_range(const ChipTensor& t, uint64_t* begin, uint64_t* end) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,29 @@
 #include "runtime/platform/platform.h"
 
 namespace pfsim::rt {
+
+// Tensor descriptors at addresses that never move, in chunks of kChunk: a few
+// large allocations for a graph's many descriptors. (A std::deque of them
+// allocated one over-aligned 512-byte node per four, which glibc's memalign
+// served and freed slowly in a heap fragmented by a large graph's records, #49.)
+class TensorStore {
+public:
+    TensorStore() = default;
+    TensorStore(TensorStore&&) = default;
+    TensorStore& operator=(TensorStore&&) = default;
+    const ChipTensor* push_back(const ChipTensor& t) {
+        if (size_ % kChunk == 0) chunks_.emplace_back(new ChipTensor[kChunk]);
+        ChipTensor* at = &chunks_.back()[size_ % kChunk];
+        *at = t;
+        ++size_;
+        return at;
+    }
+
+private:
+    static constexpr size_t kChunk = 1024;
+    std::vector<std::unique_ptr<ChipTensor[]>> chunks_;
+    size_t size_ = 0;
+};
 
 struct GraphTask {
     uint32_t index = 0;
@@ -229,7 +253,7 @@ public:
     static constexpr size_t kKeptReused = 8;
     // The descriptors keep() made, for the tasks' pointers to outlive the graph (they stay
     // where they are); the graph records no more after it.
-    std::deque<ChipTensor> take_tensors() {
+    TensorStore take_tensors() {
         std::fill(std::begin(recent_), std::end(recent_), nullptr);
         return std::move(tensors_);
     }
@@ -335,7 +359,7 @@ private:
     TaskWindow<GraphTask> tasks_;
     bool keep_task_records_ = true;
     bool keep_dep_records_ = false;
-    std::deque<ChipTensor> tensors_;
+    TensorStore tensors_;
     const ChipTensor* recent_[kKeptReused] = {};  // the last kept, most recent at recent_[0]
     TensorMap producers_;
     uint64_t producer_count_ = 0;  // tasks the producers' entries name (scope stats' `tensormap`)

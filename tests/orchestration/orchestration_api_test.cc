@@ -185,6 +185,14 @@ extern "C" void aicpu_orchestration_entry(const ChipTaskArgs& args) {
             rt_submit_dummy_task(a);  // LINE with deps
             break;
         }
+        case 17: {  // one task of `value` vector blocks, each waiting for what nobody writes
+            CoreTaskArgs a;
+            a.add_inout(buf);
+            a.add_scalar(3, 0);
+            a.launch_spec.set_block_num(value);
+            rt_submit_aiv_task(0, a);
+            break;
+        }
         case 16:  // `value` tasks on the same tensor, each moving its descriptor after it added
             for (int i = 0; i < value; ++i) task(buf, 5, 0);
             LOG_INFO("final %d", get_tensor_data<int32_t>(buf, 1, kAt0));
@@ -359,6 +367,30 @@ TEST(BadInput, EachIsNamedWithItsTaskOrCallAndItsLine) {
             EXPECT_TRUE(r.out.empty()) << r.out;
         }
     }
+}
+
+// The time limit's message names the first eight kernels still running (none is in a
+// flag wait here: each polls GM) and counts the rest; eight are named with no count.
+TEST(BadInput, TheTimeLimitNamesEightKernelsStillRunningAndCountsTheRest) {
+    // The list after "still running: " and how many kernels it names.
+    const auto running = [](int blocks) {
+        const Result r = pfsim("run " + user_case("polling" + std::to_string(blocks), 17, blocks) +
+                               " --set orch.time_limit=20us");
+        EXPECT_EQ(r.status, 1) << r.err;
+        const size_t at = r.err.find("; still running: ");
+        EXPECT_NE(at, std::string::npos) << r.err;
+        const std::string list = at == std::string::npos ? "" : r.err.substr(at, r.err.find('\n', at) - at);
+        int named = 0;
+        for (size_t p = list.find(" on die.aiv"); p != std::string::npos; p = list.find(" on die.aiv", p + 1)) ++named;
+        return std::make_pair(list, named);
+    };
+    const auto [twelve, of_twelve] = running(12);
+    EXPECT_EQ(of_twelve, 8) << twelve;
+    EXPECT_EQ(twelve.rfind(" and 4 more"), twelve.size() - std::string(" and 4 more").size()) << twelve;
+    // Control: eight running kernels are all named, with no count after them.
+    const auto [eight, of_eight] = running(8);
+    EXPECT_EQ(of_eight, 8) << eight;
+    EXPECT_EQ(eight.find(" more"), std::string::npos) << eight;
 }
 
 TEST(BadInput, ASyncStartCohortWiderThanTheDieIsRefusedNamingItsTaskAndLine) {

@@ -141,11 +141,13 @@ SimPlatform::SimPlatform(sc_core::sc_module_name name, const Config& cfg, const 
     }
     SC_HAS_PROCESS(SimPlatform);
     SC_THREAD(scheduler);
+    changed_cores_.assign((aic_.size() + aiv_.size() + 63) / 64, 0);
     for (auto* group : {&aic_, &aiv_}) {
         for (auto& core : *group) {
             core->set_gm_window(soc_.gm.store().host_base(), soc_.gm.store().capacity());
             core->set_gm_allocated(kGmBase, &next_free_);
             core->set_cross_core_flags(&cross_flags_);
+            core->mark_changes_in(changed_cores_.data());
             core->cached.bind(soc_.l2.cached);
             core->uncached.bind(soc_.l2.uncached);
             core->mmio.bind(soc_.sdma.mmio);

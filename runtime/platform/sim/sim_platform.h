@@ -144,6 +144,9 @@ private:
     Soc soc_;
     Sampler sampler_;
     std::vector<std::unique_ptr<Core>> aiv_, aic_;
+    // By core id, a bit each: the cores that notified their changed_event since the
+    // scheduler last looked (Core::mark_changes_in).
+    std::vector<uint64_t> changed_cores_;
     uint64_t next_free_;
     uint64_t reserved_from_ = 0;  // gm_reserve's lowest address; 0: nothing reserved
     std::vector<bool> queue_live_;

@@ -38,6 +38,7 @@
 #include <cstddef>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "model/common/time.h"
 #include "runtime/kernel_abi.h"
@@ -736,9 +737,12 @@ void SimPlatform::scheduler() {
             const Tick limit = t0 + g.time_limit_ps;
             wake = std::min(wake, limit);
             sc_core::wait(to_sc(wake - now()), core_changed);
-            // Cores that finished: their blocks count as done after the completion latency.
-            for (auto* group : {&aic_, &aiv_}) {
-                for (auto& core : *group) {
+            // Cores that finished, of those that notified since the last look, in core id
+            // order: their blocks count as done after the completion latency.
+            for (size_t word = 0; word < changed_cores_.size(); ++word) {
+                for (uint64_t bits = std::exchange(changed_cores_[word], 0); bits; bits &= bits - 1) {
+                    const auto id = static_cast<uint32_t>(64 * word + __builtin_ctzll(bits));
+                    Core* const core = id < clusters ? aic_[id].get() : aiv_[id - clusters].get();
                     const int64_t t = core_task[core->core_id()];
                     if (t < 0 || core->running() || !core->last_run().ran) continue;  // idle, or not started yet
                     const CoreRun& r = core->last_run();
@@ -751,7 +755,7 @@ void SimPlatform::scheduler() {
                     if (r.fatal) {  // what the user's code left behind is not simulated on
                         for (auto* others : {&aic_, &aiv_}) {
                             for (auto& other : *others) {
-                                if (core_task[other->core_id()] >= 0 && other.get() != core.get()) {
+                                if (core_task[other->core_id()] >= 0 && other.get() != core) {
                                     other->request_stop("the run ends: a kernel on " + std::string(core->name()) + " failed");
                                 }
                             }
@@ -764,7 +768,7 @@ void SimPlatform::scheduler() {
                         core_staged[core->core_id()] = p;
                         for (StagedBlock& b : staged[p].blocks) {
                             for (const auto& sc : b.cores) {
-                                if (sc.second == core.get() && --b.pending == 0) b.promoted = now();
+                                if (sc.second == core && --b.pending == 0) b.promoted = now();
                             }
                         }
                         promoted.push_back(p);
