@@ -572,8 +572,7 @@ Tick Core::move(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t byt
     size_t& next = inflight_next_[index(pipe)];
     // A plain access (no extension on the payload) of this die's GM takes the
     // L2's direct path, with the socket's effects.
-    const bool direct = direct_moves_ && !payload_.get_extension<ReadAroundL2Extension>() &&
-                        !payload_.get_extension<AtomicAddExtension>() && !payload_.get_extension<ResidentExtension>();
+    const bool direct = direct_moves_ && payload_extensions_ == 0;
     // The window of lines in flight carries over from the previous transfer:
     // back-to-back transfers overlap their lines as the engine frees slots.
     Tick last = start;
@@ -650,7 +649,8 @@ void Core::transfer(Pipe pipe, bool write, uint64_t gm, uint8_t* local, uint64_t
     const Tick start = std::max(streaming, issue_ + transfer_setup_);
     for (CoreObserver* o : observers_) o->transfer_started(*this, write, gm, bytes);
     const Tick moved = move(pipe, write, gm, local, bytes, start);
-    const Tick paced = start + transfer_time(bytes, bandwidth);
+    if (bytes != pace_.bytes || bandwidth != pace_.bandwidth) pace_ = {bytes, bandwidth, transfer_time(bytes, bandwidth)};
+    const Tick paced = start + pace_.time;
     const Tick end = std::max(moved, paced);
     const Tick stall = end > std::max(paced, busy) ? end - std::max(paced, busy) : 0;
     stats_.l2_stall += stall;
@@ -672,24 +672,32 @@ std::string calling_kernel_line() {
 }
 
 namespace {
-// `e` on the payload for one call, cleared on the way out (an exception too).
+// `e` on the payload for one call, cleared on the way out (an exception too);
+// `count` counts the extensions on it meanwhile.
 template <typename Extension>
 class ScopedExtension {
 public:
-    ScopedExtension(tlm::tlm_generic_payload& p, Extension* e) : p_(p), e_(e) { p_.set_extension(e_); }
-    ~ScopedExtension() { p_.clear_extension(e_); }
+    ScopedExtension(tlm::tlm_generic_payload& p, Extension* e, int& count) : p_(p), e_(e), count_(count) {
+        p_.set_extension(e_);
+        ++count_;
+    }
+    ~ScopedExtension() {
+        p_.clear_extension(e_);
+        --count_;
+    }
     ScopedExtension(const ScopedExtension&) = delete;
     ScopedExtension& operator=(const ScopedExtension&) = delete;
 
 private:
     tlm::tlm_generic_payload& p_;
     Extension* e_;
+    int& count_;
 };
 }  // namespace
 
 void Core::make_resident(uint64_t gm, uint64_t bytes) {
     if (bytes == 0) return;
-    const ScopedExtension<ResidentExtension> resident(payload_, &resident_);
+    const ScopedExtension<ResidentExtension> resident(payload_, &resident_, payload_extensions_);
     transport(cached, false, gm, nullptr, bytes, issue_);
 }
 
@@ -714,7 +722,7 @@ void Core::load_from(uint64_t gm, uint8_t* local, uint64_t bytes, bool around) {
         transfer(Pipe::Mte2, false, gm, local, bytes, load_bw_);
         return;
     }
-    const ScopedExtension<ReadAroundL2Extension> read_around(payload_, &read_around_);
+    const ScopedExtension<ReadAroundL2Extension> read_around(payload_, &read_around_, payload_extensions_);
     transfer(Pipe::Mte2, false, gm, local, bytes, load_bw_);
 }
 
@@ -730,7 +738,7 @@ void Core::store_add(uint64_t gm, const uint8_t* local, uint64_t bytes, AtomicEl
                           std::to_string(size) + "-byte elements");
     }
     atomic_add_.element = element;
-    const ScopedExtension<AtomicAddExtension> atomic(payload_, &atomic_add_);
+    const ScopedExtension<AtomicAddExtension> atomic(payload_, &atomic_add_, payload_extensions_);
     store(gm, local, bytes);
 }
 

@@ -351,6 +351,13 @@ private:
     std::array<Tick, 5> pipe_{};                   // busy-until per pipe (all data in)
     std::array<Tick, 5> streaming_{};              // move engines: streaming until
     std::array<size_t, 5> inflight_next_{};
+    // The last transfer's transfer_time(bytes, bandwidth): a run of equal
+    // transfers (a tile's rows) divides once.
+    struct {
+        uint64_t bytes;
+        double bandwidth;
+        Tick time;
+    } pace_{0, 0.0, 0};
     std::array<std::array<std::array<Tick, 8>, 5>, 5> flags_{};
     KernelFn fn_ = nullptr;
     int64_t* args_ = nullptr;
@@ -360,6 +367,7 @@ private:
     CoreStats stats_;
     std::vector<std::string> warnings_;
     tlm::tlm_generic_payload payload_;
+    int payload_extensions_ = 0;  // how many extensions a ScopedExtension (core.cc) has on payload_ now
     AtomicAddExtension atomic_add_;  // on payload_ during a store_add
     bool running_ = false;
     // Tracing: this core's process, its lanes (one per Pipe but All, then the

@@ -142,6 +142,9 @@ Tick L2Cache::access_line(int initiator, uint64_t line, bool write, uint8_t* buf
         ready_[slot] = done;
     } else {
         ++stats_.misses;
+        // A line read piece by piece (a tile's 256-byte rows) is hit next; one
+        // written (a task's output) is read soon by its consumer.
+        if (write || offset + len < line_bytes_) same_line_.warm_host_cache(static_cast<uint64_t>(slot));
         // A full-line write needs no refill.
         done = miss_round_trip(true, line * line_bytes_, overwrites_line ? 0 : line_bytes_, start);
         ready_[slot] = done;
