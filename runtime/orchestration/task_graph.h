@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -31,11 +30,13 @@
 namespace pfsim::rt {
 
 // Tensor descriptors at addresses that never move, in chunks of kChunk: a few
-// large allocations for a graph's many descriptors. (A std::deque of them
-// allocated one over-aligned 512-byte node per four, which glibc's memalign
-// served and freed slowly in a heap fragmented by a large graph's records, #49.)
+// large allocations for a graph's many descriptors, not an over-aligned small
+// one per few (which glibc serves and frees slowly in a heap fragmented by a
+// large graph's records, #49).
 class TensorStore {
 public:
+    // Move-only, declared: a vector of unique_ptrs claims to be copyable, and the
+    // containers of CallResults would then copy.
     TensorStore() = default;
     TensorStore(TensorStore&&) = default;
     TensorStore& operator=(TensorStore&&) = default;
